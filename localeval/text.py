@@ -1,0 +1,82 @@
+"""Language detection and deterministic sentence splitting for Chinese and English."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+
+# Abbreviations whose trailing dot does not end an English sentence.
+_ABBREV = {
+    "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd",
+    "co", "corp", "no", "fig", "al", "approx", "dept", "est", "u.s", "u.k", "jan", "feb", "mar",
+    "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "gen", "gov", "col",
+}
+_BULLET = re.compile(r"^\s*(?:[-*•·●▪]|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
+# A sentence ends after 。！？；… (plus closing quotes/brackets), or after .!? followed by space.
+_ZH_END = re.compile(r"([。！？；!?;]|…+|\.{3,})([”’」』）)\]]*)")
+_EN_END = re.compile(r"([.!?]+)([\"'”’)\]]*)(?=\s+|$)")
+
+
+def detect_language(*texts: str | None) -> str:
+    """'zh' if CJK characters make up a fair share of the text, else 'en'."""
+    joined = " ".join(t for t in texts if t)
+    cjk = len(_CJK.findall(joined))
+    latin = sum(len(w) for w in _LATIN_WORD.findall(joined)) / 4  # ~4 letters per word
+    return "zh" if cjk and cjk >= latin * 0.5 else "en"
+
+
+def normalize(text: str) -> str:
+    """NFKC (full→half width), casefold, collapse whitespace: for matching, never for display."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences: line breaks and bullets first, then end punctuation.
+
+    Deterministic; keeps the punctuation with its sentence; drops empty pieces.
+    """
+    out: list[str] = []
+    for raw_line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        line = _BULLET.sub("", raw_line).strip()
+        if line:
+            out.extend(_split_line(line))
+    return out
+
+
+def _split_line(line: str) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for m in _ZH_END.finditer(line):
+        end = m.end()
+        if m.group(1) in "!?;" and end < len(line) and not line[end].isspace() and not _CJK.match(
+                line[end]):
+            continue  # '!?;' inside Latin text without a following space
+        pieces.append(line[start:end])
+        start = end
+    pieces.append(line[start:])
+    result: list[str] = []
+    for piece in pieces:
+        result.extend(_split_english(piece))
+    return [p.strip() for p in result if p.strip()]
+
+
+def _split_english(text: str) -> list[str]:
+    pieces: list[str] = []
+    start = 0
+    for m in _EN_END.finditer(text):
+        before = text[start:m.start()]
+        last_word = before.rsplit(None, 1)[-1] if before.split() else ""
+        if m.group(1) == ".":
+            word = last_word.lower().rstrip(".")
+            if word in _ABBREV or (len(word) == 1 and word.isalpha()) or re.fullmatch(r"\d+", word):
+                # abbreviation, initial ("J. Smith") or number ("No. 3", "3. item")
+                nxt = text[m.end():].lstrip()[:1]
+                if not nxt or not nxt.isupper() or word in _ABBREV or len(word) == 1:
+                    continue
+        pieces.append(text[start:m.end()])
+        start = m.end()
+    pieces.append(text[start:])
+    return pieces

@@ -1,0 +1,123 @@
+"""Read TREC qrels and run files, and rank a run the way trec_eval does.
+
+qrels: ``qid iter docid grade`` (grade an integer; <= 0 is not relevant).
+run:   ``qid Q0 docid rank score [tag ...]``; the rank column is ignored, as in trec_eval: ids are
+ranked by score descending, ties broken by docid descending (byte order of the UTF-8 text).
+Blank lines and lines starting with ``#`` are skipped in both.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from localeval.errors import DatasetError
+
+
+class TrecFormatError(DatasetError, ValueError):
+    """A qrels or run file is missing, unreadable or has a malformed line."""
+
+
+@dataclass
+class TrecRun:
+    """A parsed run: ``{qid: {docid: score}}`` plus what was dropped."""
+
+    scores: dict[str, dict[str, float]]
+    run_id: str | None = None
+    # (line number, qid, docid) of each repeated id; the best-ranked occurrence is kept.
+    duplicates: list[tuple[int, str, str]] = field(default_factory=list)
+
+
+def _lines(path: str | os.PathLike[str], what: str) -> Iterable[tuple[int, list[str]]]:
+    """(line number, fields) of each content line."""
+    lineno = 0
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for lineno, line in enumerate(fh, start=1):
+                fields = line.split()
+                if fields and not fields[0].startswith("#"):
+                    yield lineno, fields
+    except FileNotFoundError:
+        raise TrecFormatError(f"{what} file not found: {os.fspath(path)}") from None
+    except UnicodeDecodeError:
+        raise TrecFormatError(
+            f"{os.fspath(path)}:{lineno + 1}: {what} file is not valid UTF-8"
+        ) from None
+    except OSError as exc:
+        raise TrecFormatError(f"cannot read {what} file {os.fspath(path)}: {exc}") from None
+
+
+def parse_qrels(
+    lines: Iterable[tuple[int, list[str]]], source: str = "<qrels>"
+) -> dict[str, dict[str, int]]:
+    """``{qid: {docid: grade}}`` from numbered, split lines (see :func:`read_qrels`)."""
+    qrels: dict[str, dict[str, int]] = {}
+    for lineno, fields in lines:
+        if len(fields) != 4:
+            raise TrecFormatError(
+                f"{source}:{lineno}: malformed qrels line, expected 'qid iter docid grade', "
+                f"got {len(fields)} fields"
+            )
+        qid, _, docid, grade_text = fields
+        try:
+            grade = int(grade_text)
+        except ValueError:
+            raise TrecFormatError(
+                f"{source}:{lineno}: relevance grade {grade_text!r} is not an integer"
+            ) from None
+        judged = qrels.setdefault(qid, {})
+        if judged.get(docid, grade) != grade:
+            raise TrecFormatError(
+                f"{source}:{lineno}: doc {docid!r} of query {qid!r} is judged twice "
+                f"with different grades ({judged[docid]} and {grade})"
+            )
+        judged[docid] = grade
+    return qrels
+
+
+def parse_run(lines: Iterable[tuple[int, list[str]]], source: str = "<run>") -> TrecRun:
+    """:class:`TrecRun` from numbered, split lines (see :func:`read_run`)."""
+    scores: dict[str, dict[str, float]] = {}
+    run = TrecRun(scores)
+    for lineno, fields in lines:
+        if len(fields) < 5:
+            raise TrecFormatError(
+                f"{source}:{lineno}: malformed run line, expected 'qid Q0 docid rank score tag', "
+                f"got {len(fields)} fields"
+            )
+        qid, docid, score_text = fields[0], fields[2], fields[4]
+        try:
+            score = float(score_text)
+        except ValueError:
+            score = math.nan
+        if math.isnan(score):
+            raise TrecFormatError(f"{source}:{lineno}: score {score_text!r} is not a number")
+        if len(fields) > 5:
+            run.run_id = fields[5]
+        docs = scores.setdefault(qid, {})
+        old = docs.get(docid)
+        if old is not None:
+            run.duplicates.append((lineno, qid, docid))
+            # keep the occurrence trec_eval's order would put first
+            if score <= old:
+                continue
+        docs[docid] = score
+    return run
+
+
+def read_qrels(path: str | os.PathLike[str]) -> dict[str, dict[str, int]]:
+    """Read a TREC qrels file. Raises :class:`TrecFormatError` naming the bad line."""
+    return parse_qrels(_lines(path, "qrels"), os.fspath(path))
+
+
+def read_run(path: str | os.PathLike[str]) -> TrecRun:
+    """Read a TREC run file. A docid repeated within a query keeps its best-ranked line
+    (trec_eval refuses such files); the repeats are listed in ``duplicates``."""
+    return parse_run(_lines(path, "run"), os.fspath(path))
+
+
+def rank(scores: Mapping[str, float]) -> list[str]:
+    """Docids in trec_eval order: score descending, then docid descending."""
+    return sorted(scores, key=lambda d: (scores[d], d), reverse=True)
