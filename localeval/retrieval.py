@@ -8,9 +8,11 @@ the first k ranks. A query without relevant ids is unscored (``None`` plus a rea
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import gc
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from typing import Any
@@ -190,11 +192,17 @@ def _score_sparse(
     return out
 
 
+def as_trec_score(scores: Any) -> np.ndarray:
+    """Scores as trec_eval compares them: rounded to 32-bit floats (its ``float sim``)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32)
+
+
 def _ranks_by_score(
     runs: list[Mapping[Any, float]], which: np.ndarray, ids: list[Any], scores: np.ndarray
 ) -> np.ndarray:
     """1-based rank of ``ids[j]`` (score ``scores[j]``) within ``runs[which[j]]`` in trec_eval
-    order: score descending, ties broken by id descending (compared as strings)."""
+    order: score descending as a 32-bit float, ties broken by id descending (as strings)."""
     out = np.empty(len(ids), dtype=np.int64)
     if not len(ids):
         return out
@@ -205,8 +213,9 @@ def _ranks_by_score(
     if np.isnan(flat).any():
         raise ValueError("a run score is NaN")
     width = int(lengths.max())
-    table = np.full((len(runs), width), np.nan)
-    table[np.arange(width) < lengths[:, None]] = flat
+    table = np.full((len(runs), width), np.nan, dtype=np.float32)
+    table[np.arange(width) < lengths[:, None]] = as_trec_score(flat)
+    scores = as_trec_score(scores)
     ties: list[int] = []
     step = max(1, 4_000_000 // width)  # bound the temporary (step, width) arrays
     for lo in range(0, len(ids), step):
@@ -215,9 +224,23 @@ def _ranks_by_score(
         out[lo : lo + step] = (part > s).sum(axis=1) + 1
         ties.extend(np.flatnonzero((part == s).sum(axis=1) > 1) + lo)
     for j in ties:  # equal scores: trec_eval puts the larger id first
-        me, s = str(ids[j]), scores[j]
-        out[j] += sum(1 for d, v in runs[which[j]].items() if v == s and str(d) > me)
+        keys = list(runs[which[j]])
+        me = str(ids[j])
+        out[j] += sum(1 for t in np.flatnonzero(table[which[j]] == scores[j]) if str(keys[t]) > me)
     return out
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC: building ~1e5 small containers (no cycles) over a large heap of
+    queries otherwise triggers full collections that cost more than the scoring itself."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def evaluate_report(
@@ -231,6 +254,18 @@ def evaluate_report(
 ) -> RetrievalReport:
     """Score every query of ``qrels`` against ``run``, vectorised; see :func:`evaluate`."""
     metrics, at = check_options(metrics, at, gain, ideal)
+    with _gc_paused():
+        return _evaluate(qrels, run, metrics, at, gain, ideal)
+
+
+def _evaluate(
+    qrels: Mapping[str, Mapping[Any, float]],
+    run: Mapping[str, Sequence[Any] | Mapping[Any, float]],
+    metrics: tuple[str, ...],
+    at: tuple[int, ...],
+    gain: str,
+    ideal: str,
+) -> RetrievalReport:
     names = metric_names(metrics, at)
     scored: list[str] = []
     skipped: list[str] = []

@@ -42,9 +42,12 @@ def add_parser(subparsers: Any) -> None:
         "--metrics",
         default="retrieval",
         dest="retrieval_metrics",
+        metavar="A,B",
         help=f"comma-separated, from: {', '.join(RETRIEVAL_METRICS)} ('retrieval' = all)",
     )
-    p.add_argument("--at", default="", dest="retrieval_at", help="cutoffs, e.g. 5,10")
+    p.add_argument(
+        "--at", default="", dest="retrieval_at", metavar="K,K", help="cutoffs, e.g. 5,10"
+    )
     p.add_argument(
         "--gain",
         choices=GAINS,
@@ -110,6 +113,10 @@ def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
         out.write("  ".join(cells).rstrip() + "\n")
 
 
+def _queries(n: int) -> str:
+    return f"{n} query" if n == 1 else f"{n} queries"
+
+
 def _names(qids: Sequence[str]) -> str:
     shown = ", ".join(qids[:_NAMES_SHOWN])
     more = len(qids) - _NAMES_SHOWN
@@ -173,19 +180,19 @@ def run_retrieval(args: argparse.Namespace) -> int:
         return 2
     if report.skipped:
         print(
-            f"note: {len(report.skipped)} queries have no relevant doc and are not scored: "
+            f"note: {_queries(len(report.skipped))} without a relevant doc, not scored: "
             f"{_names(report.skipped)}",
             file=err,
         )
     if report.missing:
         print(
-            f"note: {len(report.missing)} queries of the qrels are missing from the run and "
-            f"score 0: {_names(report.missing)}",
+            f"note: {_queries(len(report.missing))} of the qrels missing from the run, "
+            f"scored 0: {_names(report.missing)}",
             file=err,
         )
     if report.unjudged:
         print(
-            f"note: {len(report.unjudged)} queries of the run are not in the qrels and are "
+            f"note: {_queries(len(report.unjudged))} of the run not in the qrels, "
             f"ignored: {_names(report.unjudged)}",
             file=err,
         )

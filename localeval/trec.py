@@ -3,6 +3,7 @@
 qrels: ``qid iter docid grade`` (grade an integer; <= 0 is not relevant).
 run:   ``qid Q0 docid rank score [tag ...]``; the rank column is ignored, as in trec_eval: ids are
 ranked by score descending, ties broken by docid descending (byte order of the UTF-8 text).
+Like trec_eval, scores are compared as 32-bit floats: scores equal to ~7 significant digits tie.
 Blank lines and lines starting with ``#`` are skipped in both.
 """
 
@@ -14,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from localeval.errors import DatasetError
+from localeval.retrieval import as_trec_score
 
 
 class TrecFormatError(DatasetError, ValueError):
@@ -119,5 +121,8 @@ def read_run(path: str | os.PathLike[str]) -> TrecRun:
 
 
 def rank(scores: Mapping[str, float]) -> list[str]:
-    """Docids in trec_eval order: score descending, then docid descending."""
-    return sorted(scores, key=lambda d: (scores[d], d), reverse=True)
+    """Docids in trec_eval order: score descending (compared as 32-bit floats, as trec_eval
+    stores them), then docid descending."""
+    ids = list(scores)
+    keys = as_trec_score([scores[d] for d in ids]).tolist()
+    return [d for _, d in sorted(zip(keys, ids, strict=True), reverse=True)]

@@ -37,7 +37,9 @@ def _need(path: Path) -> Path:
     if not path.exists():
         if os.environ.get("CI"):
             pytest.fail(f"{path} is missing in CI; scripts/test.sh should have pulled it")
-        pytest.skip(f"{path.name} not pulled (bash scripts/setup.sh --profile tiny --profile small)")
+        pytest.skip(
+            f"{path.name} not pulled (bash scripts/setup.sh --profile tiny --profile small)"
+        )
     return path
 
 
@@ -79,12 +81,18 @@ def small_embedder():  # type: ignore[no-untyped-def]
     return SentenceTransformerEmbedder(_need(spec.path()), models.expected_sha256(spec))
 
 
-def run_fake(rows: Iterable[Mapping[str, Any]], answers: Any, *, out_dir: Path | None = None,
-             **settings: Any):  # type: ignore[no-untyped-def]
+def run_fake(
+    rows: Iterable[Mapping[str, Any]], answers: Any, *, out_dir: Path | None = None, **settings: Any
+):  # type: ignore[no-untyped-def]
     """Run rows through the fake judge (queued raw answers) and the hash embedder."""
     from localeval.runner import run
 
     judge = FakeJudge(answers)
-    outcome = run(list(rows), out_dir, Settings(no_cache=True, **settings), judge=judge,
-                  embedder=HashEmbedder())
+    outcome = run(
+        list(rows),
+        out_dir,
+        Settings(no_cache=True, **settings),
+        judge=judge,
+        embedder=HashEmbedder(),
+    )
     return outcome, judge

@@ -11,18 +11,52 @@ from localeval.cli import main
 from tests.conftest import EXAMPLE
 
 
-def test_run_writes_results_and_summary_and_names_bad_rows(tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_run_writes_results_and_summary_and_names_bad_rows(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     data = tmp_path / "d.jsonl"
-    good = {"id": "g", "question": "q?", "answer": "Paris is in France.", "contexts": ["Paris is in France."]}
-    data.write_text("\n".join([json.dumps(good), "{broken", json.dumps({"id": "na", "question": "q",
-                                                                          "contexts": ["c"]})]) + "\n")
+    good = {
+        "id": "g",
+        "question": "q?",
+        "answer": "Paris is in France.",
+        "contexts": ["Paris is in France."],
+    }
+    data.write_text(
+        "\n".join(
+            [
+                json.dumps(good),
+                "{broken",
+                json.dumps({"id": "na", "question": "q", "contexts": ["c"]}),
+            ]
+        )
+        + "\n"
+    )
     answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps([{"statements": ["Paris is in France."]},
-                                   {"verdicts": [{"reason": "stated", "verdict": 1}]}]))
+    answers.write_text(
+        json.dumps(
+            [
+                {"statements": ["Paris is in France."]},
+                {"verdicts": [{"reason": "stated", "verdict": 1}]},
+            ]
+        )
+    )
     out = tmp_path / "out"
-    code = main(["run", str(data), "--out", str(out), "--judge", "fake", "--fake-answers", str(answers),
-                 "--metrics", "faithfulness", "--no-cache", "--quiet"])
+    code = main(
+        [
+            "run",
+            str(data),
+            "--out",
+            str(out),
+            "--judge",
+            "fake",
+            "--fake-answers",
+            str(answers),
+            "--metrics",
+            "faithfulness",
+            "--no-cache",
+            "--quiet",
+        ]
+    )
     assert code == 0
     err = capsys.readouterr().err
     assert "line 2: malformed JSON" in err and "na (line 3) faithfulness: needs 'answer'" in err
@@ -36,7 +70,9 @@ def test_run_writes_results_and_summary_and_names_bad_rows(tmp_path: Path,
     assert "en/faithfulness_statements.j2" in summary["prompts"]
 
 
-def test_unknown_metric_is_a_usage_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_metric_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["run", str(EXAMPLE), "--out", str(tmp_path), "--metrics", "faithfulnes"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "did you mean 'faithfulness'" in err
@@ -48,13 +84,28 @@ def test_missing_dataset_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert err.startswith("localeval: error:") and "not found" in err and "\n" not in err
 
 
-def test_fake_judge_without_answers_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", str(EXAMPLE), "--out", str(tmp_path), "--judge", "fake",
-                 "--metrics", "faithfulness"]) == 2
+def test_fake_judge_without_answers_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert (
+        main(
+            [
+                "run",
+                str(EXAMPLE),
+                "--out",
+                str(tmp_path),
+                "--judge",
+                "fake",
+                "--metrics",
+                "faithfulness",
+            ]
+        )
+        == 2
+    )
     assert "--fake-answers" in capsys.readouterr().err
 
 
 def test_metrics_lists_required_fields(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["metrics"]) == 0
     out = capsys.readouterr().out
-    assert "faithfulness" in out and "needs: question, answer, contexts" in out
+    assert "faithfulness" in out and "needs: answer, contexts" in out

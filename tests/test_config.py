@@ -24,12 +24,15 @@ def test_localeval_table_and_defaults(tmp_path: Path) -> None:
     assert s.max_tokens == 100 and s.profile == "small" and s.temperature == 0.0
 
 
-@pytest.mark.parametrize(("text", "needle"), [
-    ("parallel = 0\n", "'parallel'"),
-    ("language = 'fr'\n", "'language'"),
-    ("unknown_key = 1\n", "'unknown_key'"),
-    ("parallel = [\n", "c.toml"),
-])
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("parallel = 0\n", "'parallel'"),
+        ("language = 'fr'\n", "'language'"),
+        ("unknown_key = 1\n", "'unknown_key'"),
+        ("parallel = [\n", "c.toml"),
+    ],
+)
 def test_bad_values(tmp_path: Path, text: str, needle: str) -> None:
     cfg = tmp_path / "c.toml"
     cfg.write_text(text, encoding="utf-8")

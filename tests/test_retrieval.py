@@ -20,6 +20,7 @@ from localeval.retrieval import (
     score_query,
     score_texts,
 )
+from localeval.trec import rank
 
 L2, L3, L4, L5 = math.log2(2), math.log2(3), math.log2(4), math.log2(5)
 
@@ -226,6 +227,15 @@ def test_evaluate_scores_ranked_like_trec_eval() -> None:
     assert out["r"]["mrr"] == approx(1 / 2)
 
 
+def test_scores_compared_as_32_bit_floats_like_trec_eval() -> None:
+    qrels = {"q": {"a": 1}}
+    # 1e-12 apart: equal as float32, so the larger id ("b") comes first, as in trec_eval
+    assert evaluate(qrels, {"q": {"b": 0.1, "a": 0.1 + 1e-12}})["q"]["mrr"] == 0.5
+    assert evaluate(qrels, {"q": {"b": 0.1, "a": 0.1 + 1e-6}})["q"]["mrr"] == 1.0
+    # beyond the float32 range both become inf and tie
+    assert evaluate(qrels, {"q": {"b": 1e300, "a": 1e301}})["q"]["mrr"] == 0.5
+
+
 def test_evaluate_rejects_nan_scores() -> None:
     with pytest.raises(ValueError, match="NaN"):
         evaluate({"q": {"a": 1}}, {"q": {"a": 1.0, "b": math.nan}})
@@ -374,7 +384,8 @@ def generate(
         if q % 50 == 7:
             continue  # absent from the run
         docs = rng.sample(pool, rng.randint(1, 60))
-        run[qid] = {d: float(rng.randint(0, 8)) / 4 for d in docs}  # lots of ties
+        # lots of ties, some only as 32-bit floats (trec_eval's precision)
+        run[qid] = {d: rng.randint(0, 8) / 4 + rng.choice((0, 0, 1e-9, 1e-6)) for d in docs}
     return qrels, run
 
 
@@ -386,9 +397,7 @@ def test_agrees_with_pytrec_eval(graded: bool, as_lists: bool) -> None:
     ref = pytrec_eval.RelevanceEvaluator(qrels, TREC_MEASURES).evaluate(run)
     ours_run: dict = run
     if as_lists:  # ranked here in trec_eval order; the list path must give the same
-        ours_run = {
-            q: sorted(s, key=lambda d, s=s: (s[d], d), reverse=True) for q, s in run.items()
-        }
+        ours_run = {q: rank(s) for q, s in run.items()}
     ours = evaluate(qrels, ours_run, at=CUTOFFS, gain="linear")
     assert set(ref) == set(run)
     worst = 0.0

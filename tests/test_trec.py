@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -87,6 +89,7 @@ def test_missing_and_undecodable_files(tmp_path: Path) -> None:
 
 
 def test_rank_breaks_ties_by_docid_descending() -> None:
+    assert rank({"b": 0.1, "a": 0.1 + 1e-12}) == ["b", "a"]  # equal as 32-bit floats
     assert rank({"a": 1.0, "b": 1.0, "c": 2.0, "d1": 1.0, "d10": 1.0}) == [
         "c",
         "d10",
@@ -103,7 +106,7 @@ def test_tie_breaking_matches_pytrec_eval() -> None:
     pool = ["a", "b", "B", "a1", "a10", "a2", "é", "z", "Z9", "10", "9", "-x"]
     for _ in range(200):
         docs = rng.sample(pool, rng.randint(2, len(pool)))
-        scores = {d: float(rng.choice((1, 1, 2))) for d in docs}
+        scores = {d: rng.choice((1, 1, 2)) + rng.choice((0, 1e-9, 1e-6)) for d in docs}
         target = rng.choice(docs)
         qrels = {"q": {target: 1}}
         ref = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate({"q": scores})
@@ -134,7 +137,7 @@ def trec_files(tmp_path: Path, n: int = 300, seed: int = 3) -> tuple[str, str, d
         qrels[str(q)] = dict(zip(judged, grades, strict=True))
         if q % 25 != 4:
             docs = rng.sample(pool, rng.randint(1, 40))
-            run[str(q)] = {d: rng.randint(0, 20) / 10 for d in docs}
+            run[str(q)] = {d: rng.randint(0, 20) / 10 + rng.choice((0, 1e-9)) for d in docs}
     run["extra"] = {"D1": 1.0}
     q_lines = [f"{q} 0 {d} {g}" for q, js in qrels.items() for d, g in js.items()]
     r_lines = [
@@ -175,7 +178,7 @@ def test_subcommand_prints_trec_eval_means(
     assert doc["scored"] == len(qrels)
     assert doc["missing_from_run_scored_0"] == [q for q in qrels if q not in run]
     assert doc["not_in_qrels_ignored"] == ["extra"]
-    assert "missing from the run and score 0" in out.err
+    assert "of the qrels missing from the run, scored 0: 4, 29," in out.err
 
     assert cli("--qrels", qp, "--run", rp, "--at", "5,10") == 0
     table = capsys.readouterr().out.splitlines()
@@ -206,7 +209,7 @@ def test_subcommand_json_file_and_per_query(
     assert lines[4].split() == ["query", "mrr", "recall"]
     assert lines[5].split() == ["1", "1.0000", "1.0000"]
     assert lines[6].split() == ["2", "-", "-"]
-    assert "1 queries have no relevant doc and are not scored: 2" in out.err
+    assert "note: 1 query without a relevant doc, not scored: 2\n" in out.err
     assert "1 repeated docids" in out.err
     doc = json.loads(out_json.read_text())
     assert doc["per_query"] == {
@@ -252,3 +255,14 @@ def test_add_parser_registers_on_a_foreign_parser() -> None:
     assert args.func is retrieval_cli.run_retrieval
     assert args.retrieval_gain == "linear"
     assert args.retrieval_at == "5"
+
+
+def test_no_model_library_is_imported() -> None:
+    code = (
+        "import sys; import localeval.retrieval, localeval.trec, localeval.retrieval_cli; "
+        "heavy = {'torch', 'llama_cpp', 'sentence_transformers'} & set(sys.modules); "
+        "sys.exit(sorted(heavy) or 0)"
+    )
+    root = Path(__file__).resolve().parent.parent
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
