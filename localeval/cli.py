@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, UsageError
 
 
 def _csv_list(value: str) -> list[str]:
@@ -55,7 +56,28 @@ def build_parser() -> argparse.ArgumentParser:
                      help="verdicts without reasons (fewer tokens)")
     run.add_argument("--at", dest="retrieval_at", type=_int_list, help="retrieval cutoffs, e.g. 5,10")
     run.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
+    again = run.add_mutually_exclusive_group()
+    again.add_argument("--resume", action="store_true",
+                       help="continue the run in --out: skip the samples it already holds")
+    again.add_argument("--overwrite", action="store_true",
+                       help="start over in an --out folder that already holds results")
+    _add_fail_under(run)
     run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")
+    rep.add_argument("run_dir", type=Path, help="the --out folder of a run")
+    _add_fail_under(rep)
+    rep.set_defaults(func=cmd_report)
+
+    cmp = sub.add_parser("compare", help="compare two runs: paired differences with 95%% CIs")
+    cmp.add_argument("run_a", type=Path, help="baseline run folder (A)")
+    cmp.add_argument("run_b", type=Path, help="new run folder (B); differences are B - A")
+    cmp.add_argument("--out", type=Path, help="write compare.md, compare.html, compare.json here")
+    cmp.add_argument("--top", type=int, default=5, help="samples that moved most, per score")
+    cmp.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    cmp.add_argument("--max-drop", action="append", default=[], metavar="METRIC=VALUE",
+                     help="exit 1 if B's mean fell more than VALUE below A's (repeatable)")
+    cmp.set_defaults(func=cmd_compare)
 
     met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
     met.set_defaults(func=cmd_metrics)
@@ -81,8 +103,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_fail_under(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
+                        help="exit 1 if the metric's mean is below VALUE (repeatable), "
+                             "e.g. --fail-under faithfulness=0.8")
+
+
+def _gate_report(failures: list[str], n_gates: int) -> int:
+    for line in failures:
+        print(line, file=sys.stderr)
+    if failures:
+        print(f"{len(failures)} of {n_gates} gate(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
+    from localeval import gates
     from localeval.config import load_config
+    from localeval.metrics import REGISTRY, resolve
     from localeval.runner import run
 
     overrides = {k: getattr(args, k, None) for k in (
@@ -90,22 +129,60 @@ def cmd_run(args: argparse.Namespace) -> int:
         "n_threads", "n_gpu_layers", "parallel", "max_tokens", "seed", "cache", "no_cache", "explain",
         "retrieval_at")}
     settings = load_config(args.config, overrides)
-    outcome = run(args.data, args.out, settings, progress=not args.quiet,
-                  log=lambda msg: print(msg, file=sys.stderr))
+    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
+    chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
+    gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
+    outcome = run(args.data, args.out, settings, progress=not args.quiet, resume=args.resume,
+                  overwrite=args.overwrite, log=lambda msg: print(msg, file=sys.stderr))
     if not args.quiet:
         print(summary_table(outcome.summary))
-        print(f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}")
+        print(f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}  "
+              f"report: {args.out / 'report.html'}")
     for rec in outcome.records:
         for metric, reason in rec.errors.items():
             print(f"error: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
         if settings.metrics is not None:  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
                 print(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
-    return 0
+    failures = gates.check_fail_under(fail_under, outcome.summary["metrics"])
+    return _gate_report(failures, len(fail_under))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from localeval import gates
+    from localeval.report import rerender
+
+    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
+    run_folder, paths = rerender(args.run_dir)
+    for note in run_folder.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(summary_table(run_folder.summary))
+    print("report: " + "  ".join(str(p) for p in paths))
+    return _gate_report(gates.check_fail_under(fail_under, run_folder.summary["metrics"]),
+                        len(fail_under))
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from localeval import compare, gates
+
+    max_drop = gates.parse_gates(args.max_drop, "--max-drop")
+    if args.top < 0:
+        raise UsageError("--top must be 0 or more")
+    comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top)
+    for note in comparison.a.notes + comparison.b.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.json:
+        print(_json(comparison.to_json()))
+    else:
+        print(compare.to_markdown(comparison), end="")
+    if args.out is not None:
+        paths = compare.write(comparison, args.out)
+        print("comparison: " + "  ".join(str(p) for p in paths), file=sys.stderr)
+    return _gate_report(gates.check_max_drop(max_drop, comparison), len(max_drop))
 
 
 def summary_table(summary: dict[str, Any]) -> str:
-    rows = [("metric", "mean", "95% CI", "n", "errors", "skipped")]
+    rows = [("metric", "mean", "95% CI", "n scored", "errors", "skipped")]
     for key, m in summary["metrics"].items():
         ci = m.get("ci95")
         rows.append((key, "-" if m["mean"] is None else f"{m['mean']:.3f}",
@@ -114,11 +191,11 @@ def summary_table(summary: dict[str, Any]) -> str:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     judge = summary.get("judge")
-    tail = f"elapsed {summary['elapsed_s']:.1f} s"
+    tail = f"elapsed {summary.get('elapsed_s') or 0:.1f} s"
     if judge:
         tail += (f"; judge calls {judge['calls']} (+{judge['cached']} cached), "
                  f"tokens {judge['prompt_tokens']} in / {judge['completion_tokens']} out")
-    errors = summary["dataset"]["input_errors"]
+    errors = (summary.get("dataset") or {}).get("input_errors") or []
     if errors:
         tail += f"; {len(errors)} input row(s) skipped"
     return "\n".join([*lines, tail])
@@ -183,10 +260,17 @@ def cmd_models_verify(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from localeval.results import RunInterrupted
+
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except RunInterrupted as exc:  # Ctrl-C during run: what is done is saved
+        words = list(sys.argv[1:] if argv is None else argv)
+        again = words if "--resume" in words else [*words, "--resume"]
+        print(f"\n{exc}; resume with: python -m localeval {shlex.join(again)}", file=sys.stderr)
+        return exc.exit_code
     except LocalevalError as exc:
         if args.debug:
             raise

@@ -88,6 +88,40 @@ class Dataset(BaseModel):
     source: str
 
 
+MAX_DEPTH = 32  # lists/objects nested deeper than this in a row are refused
+
+
+def _value_problem(field: str, value: Any) -> str | None:
+    """Why a field's value cannot be used as is: nesting deeper than MAX_DEPTH, or text that is
+    not valid Unicode (a lone surrogate such as "\\ud800" from a JSON escape). Iterative."""
+    stack = [(field, 0), (value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, str):
+            if any("\ud800" <= ch <= "\udfff" for ch in v):
+                return "holds text that is not valid Unicode (an unpaired surrogate escape)"
+        elif isinstance(v, (list, tuple, dict)):
+            if depth >= MAX_DEPTH:
+                return f"is nested more than {MAX_DEPTH} levels deep"
+            items = [*v.keys(), *v.values()] if isinstance(v, dict) else v
+            stack.extend((x, depth + 1) for x in items)
+    return None
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def _short_id(rid: Any) -> str | None:
+    if rid is None:
+        return None
+    try:
+        text = rid if isinstance(rid, str) else str(rid)
+    except ValueError:  # e.g. an integer too long to print
+        return f"<{type(rid).__name__}>"
+    return text[:80]
+
+
 def _id_str(x: Any) -> str:
     if isinstance(x, bool) or not isinstance(x, (str, int, float)):
         raise ValueError(f"ids must be strings or numbers, got {type(x).__name__}")
@@ -100,16 +134,26 @@ def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
     """Load a dataset from a file path (by extension) or an iterable of dicts."""
     if isinstance(source, (str, Path)):
         path = Path(source)
-        if not path.is_file():
+        try:
+            is_file = path.is_file()
+        except (OSError, ValueError):  # name too long, NUL byte in the name
+            is_file = False
+        if not is_file:
             raise DatasetError(f"dataset {path} not found; give a .jsonl, .json, .csv or .parquet file")
         suffix = path.suffix.lower()
         readers = {".jsonl": _read_jsonl, ".ndjson": _read_jsonl, ".json": _read_json,
                    ".csv": _read_csv, ".parquet": _read_parquet}
         if suffix not in readers:
             raise DatasetError(f"dataset {path}: unknown extension {suffix!r}; use .jsonl, .json, .csv or .parquet")
-        raw_rows = readers[suffix](path)
+        try:
+            raw_rows = readers[suffix](path)
+        except OSError as exc:
+            raise DatasetError(f"dataset {path} cannot be read: {exc.strerror or exc}") from None
         name = str(path)
     else:
+        if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
+            raise DatasetError("rows must be a file path or a list of dicts, "
+                               f"got {type(source).__name__}")
         raw_rows = [(i, row) for i, row in enumerate(source, start=1)]
         name = "<rows>"
     return _validate(raw_rows, name)
@@ -127,8 +171,7 @@ def _validate(raw_rows: Iterable[tuple[int, Any]], name: str) -> Dataset:
             sample = to_sample(raw, line)
         except ValueError as exc:  # includes pydantic's ValidationError
             rid = raw.get("id") if isinstance(raw, Mapping) else None
-            problems.append(RowProblem(line=line, id=None if rid is None else str(rid)[:80],
-                                       message=str(exc)))
+            problems.append(RowProblem(line=line, id=_short_id(rid), message=_clip(str(exc))))
             continue
         if sample.id in seen:
             problems.append(RowProblem(line=line, id=sample.id, message=(
@@ -174,6 +217,10 @@ def to_sample(raw: Any, line: int) -> Sample:
             if bad:
                 raise ValueError(f"field {field!r} must be a list of strings; item {bad[0]} is "
                                  f"{type(value[bad[0]]).__name__}")
+    for field, value in row.items():
+        problem = _value_problem(field, value)
+        if problem:
+            raise ValueError(f"field {_clip(field, 40)!r} {problem}")
     row["line"] = line
     try:
         return Sample.model_validate(row)
@@ -213,6 +260,9 @@ def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
         except json.JSONDecodeError as exc:
             rows.append((line_no, RowProblem(line=line_no, message=(
                 f"malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line"))))
+        except (ValueError, RecursionError) as exc:  # a huge integer, absurd nesting
+            rows.append((line_no, RowProblem(line=line_no, message=_clip(
+                f"unreadable JSON ({type(exc).__name__}: {exc}); fix or remove the line"))))
     return rows
 
 
@@ -221,6 +271,9 @@ def _read_json(path: Path) -> list[tuple[int, Any]]:
         data = json.loads(_decode(path))
     except json.JSONDecodeError as exc:
         raise DatasetError(f"{path}: malformed JSON at line {exc.lineno}: {exc.msg}") from None
+    except (ValueError, RecursionError) as exc:
+        message = f"{path}: unreadable JSON ({type(exc).__name__}: {exc})"
+        raise DatasetError(_clip(message)) from None
     if isinstance(data, Mapping):  # {"samples": [...]} or a single row
         data = data.get("samples", data.get("rows", [data]))
     if not isinstance(data, list):
@@ -238,29 +291,46 @@ def _csv_cell(field: str, value: str) -> Any:
         if stripped[0] in "[{":
             try:
                 return json.loads(stripped)
-            except json.JSONDecodeError:
-                raise ValueError(f"field {field!r}: not a valid JSON list") from None
+            except (ValueError, RecursionError):
+                raise ValueError(f"field {_clip(field, 40)!r}: not a valid JSON list") from None
         return [value]
     return value if value != "" or target in ("answer",) else None
 
 
+def _bad_text(text: str) -> bool:
+    """True if text holds bytes that were not UTF-8 (kept as lone surrogates by surrogateescape)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in text)
+
+
 def _read_csv(path: Path) -> list[tuple[int, Any]]:
-    text = _decode(path)
+    data = path.read_bytes()
+    text = data.decode("utf-8-sig", errors="surrogateescape")  # bad bytes → per-row problems
     reader = csv.DictReader(io.StringIO(text, newline=""))
     rows: list[tuple[int, Any]] = []
+    old_limit = csv.field_size_limit()
+    csv.field_size_limit(2**31 - 1)  # a long context is not an error
     try:
+        header = reader.fieldnames or []
+        if any(_bad_text(h) for h in header):
+            raise DatasetError(f"{path}: the header row is not valid UTF-8; save the file as UTF-8")
         for record in reader:
             line = reader.line_num
             if None in record:
                 rows.append((line, RowProblem(line=line, message="more cells than header columns")))
                 continue
+            if any(_bad_text(v) for v in record.values() if v is not None):
+                rows.append((line, RowProblem(line=line,
+                                              message="not valid UTF-8; fix the encoding")))
+                continue
             try:
                 rows.append((line, {k: _csv_cell(k, v if v is not None else "")
                                     for k, v in record.items()}))
             except ValueError as exc:
-                rows.append((line, RowProblem(line=line, message=str(exc))))
+                rows.append((line, RowProblem(line=line, message=_clip(str(exc)))))
     except csv.Error as exc:
         raise DatasetError(f"{path}: CSV error at line {reader.line_num}: {exc}") from None
+    finally:
+        csv.field_size_limit(old_limit)
     return rows
 
 
@@ -269,8 +339,21 @@ def _read_parquet(path: Path) -> list[tuple[int, Any]]:
         import pandas as pd
     except ImportError:
         raise DatasetError("reading Parquet needs pandas and pyarrow: pip install pandas pyarrow") from None
-    frame = pd.read_parquet(path)
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError as exc:
+        raise DatasetError(f"reading Parquet needs pyarrow: pip install pyarrow ({exc})") from None
+    except Exception as exc:  # pyarrow raises its own types for a corrupt file
+        raise DatasetError(_clip(f"{path}: not a readable Parquet file ({exc})")) from None
     rows = []
     for i, rec in enumerate(frame.to_dict(orient="records"), start=1):
-        rows.append((i, {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in rec.items()}))
+        rows.append((i, {k: _parquet_value(v) for k, v in rec.items()}))
     return rows
+
+
+def _parquet_value(v: Any) -> Any:
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, float) and v != v:  # NaN marks a missing cell
+        return None
+    return v

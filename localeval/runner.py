@@ -18,9 +18,16 @@ from localeval.errors import ConfigError, LocalevalError, ModelError
 from localeval.judge.client import JudgeClient
 from localeval.metrics import Metric, MetricContext, resolve
 from localeval.results import (
+    RESULTS_FILE,
+    SUMMARY_FILE,
     ResultsWriter,
+    RunInterrupted,
     SampleRecord,
+    fingerprint_inputs,
+    input_hash,
     metric_summary,
+    open_run_folder,
+    previous_models,
     rewrite_in_order,
     write_json,
 )
@@ -87,13 +94,17 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
     else:
         spec = manifest.get(profile["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
+    from localeval.judge.batched import BatchedLlamaJudge, resolve_parallel
     from localeval.judge.llama import LlamaJudge
 
-    judge = LlamaJudge(path, sha, n_ctx=settings.n_ctx, n_threads=settings.n_threads,
-                       n_gpu_layers=settings.n_gpu_layers, n_batch=settings.n_batch,
-                       seed=settings.seed, temperature=settings.temperature)
+    parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
+    common = dict(n_ctx=settings.n_ctx, n_threads=settings.n_threads,
+                  n_gpu_layers=settings.n_gpu_layers, n_batch=settings.n_batch,
+                  seed=settings.seed, temperature=settings.temperature)
+    judge = (BatchedLlamaJudge(path, sha, parallel=parallel, **common) if parallel > 1
+             else LlamaJudge(path, sha, **common))  # type: ignore[arg-type]
     return judge, {"name": name, "path": str(path), "sha256": sha, "n_ctx": judge.n_ctx,
-                   "gpu_offload": judge.gpu_offload}
+                   "gpu_offload": judge.gpu_offload, "parallel": parallel}
 
 
 def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
@@ -142,8 +153,8 @@ async def evaluate_sample(sample: Sample, metrics: list[Metric], settings: Setti
     for m in metrics:
         missing = m.missing(sample)
         if missing:
-            record.skipped[m.name] = "needs " + ", ".join(f"'{f}'" for f in missing) + \
-                " (missing or empty in this row)"
+            needs = ", ".join(" or ".join(f"'{alt}'" for alt in f.split("|")) for f in missing)
+            record.skipped[m.name] = f"needs {needs} (missing or empty in this row)"
         else:
             runnable.append(m)
     outcomes = await asyncio.gather(*(m.fn(sample, ctx) for m in runnable), return_exceptions=True)
@@ -167,7 +178,9 @@ async def evaluate_sample(sample: Sample, metrics: list[Metric], settings: Setti
 async def evaluate_all(samples: list[Sample], metrics: list[Metric], settings: Settings,
                        backends: Backends, on_record: Callable[[SampleRecord], None]) -> list[SampleRecord]:
     """Evaluate samples with bounded concurrency so that several samples' requests overlap."""
-    limit = asyncio.Semaphore(max(1, settings.parallel or 1))
+    # a batched judge gets twice its slots in samples, so a freed slot finds a request queued
+    slots = (backends.info.get("judge") or {}).get("parallel", 0)
+    limit = asyncio.Semaphore(2 * slots if slots > 1 else max(1, settings.parallel or 1))
     records: list[SampleRecord] = []
 
     async def one(sample: Sample) -> None:
@@ -180,63 +193,93 @@ async def evaluate_all(samples: list[Sample], metrics: list[Metric], settings: S
     return records
 
 
-def owner_of(key: str, metric_names: Iterable[str]) -> str:
-    base = key.split(".", 1)[0]
-    return base if base in set(metric_names) else "retrieval"
+def owner_of(key: str) -> str:
+    """The metric that produced a score key: `metric`, `metric.sub` or `metric@k`."""
+    return key.split(".", 1)[0].split("@", 1)[0]
 
 
 def run(source: str | Path | Iterable[Mapping[str, Any]], out_dir: Path | None, settings: Settings,
         *, judge: Any = None, embedder: Any = None, progress: bool = False,
-        log: Callable[[str], None] | None = None) -> RunOutcome:
-    """Evaluate a dataset; write results.jsonl and summary.json into out_dir (when given)."""
+        log: Callable[[str], None] | None = None, resume: bool = False,
+        overwrite: bool = False) -> RunOutcome:
+    """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
+    given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
+    out_dir already holds (same settings only); Ctrl-C saves what is done and raises
+    RunInterrupted."""
     started = time.perf_counter()
     data = dataset.load(source)
     metrics = resolve(settings.metrics)
     for problem in data.problems:
         if log:
             log(f"skipped input {problem}")
-    backends = build_backends(settings, [m for m in metrics if any(not m.missing(s) for s in data.samples)],
-                              judge=judge, embedder=embedder)
-    writer = None
+    hashes = {s.id: input_hash(s) for s in data.samples}
+    previous: list[SampleRecord] = []
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        (out_dir / "results.jsonl").unlink(missing_ok=True)
-        writer = ResultsWriter(out_dir / "results.jsonl")
-    bar = _progress_bar(len(data.samples), progress)
+        steps = {s for m in metrics for s in m.steps}
+        inputs = fingerprint_inputs(settings, [m.name for m in metrics],
+                                    prompts.prompt_hashes(steps) if steps else {}, __version__)
+        previous = open_run_folder(out_dir, inputs, hashes, resume=resume, overwrite=overwrite,
+                                   log=log)
+    by_id = {s.id: s for s in data.samples}
+    for r in previous:
+        r.line = by_id[r.id].line
+    done_ids = {r.id for r in previous}
+    todo = [s for s in data.samples if s.id not in done_ids]
+    backends = build_backends(settings, [m for m in metrics if any(not m.missing(s) for s in todo)],
+                              judge=judge, embedder=embedder)
+    writer = ResultsWriter(out_dir / RESULTS_FILE) if out_dir is not None else None
+    from localeval.progress import Progress
+
+    bar = Progress(len(data.samples), done=len(previous), enabled=progress,
+                   stats=lambda: backends.judge.stats if backends.judge else None)
+    new: list[SampleRecord] = []
 
     def on_record(record: SampleRecord) -> None:
+        sample = by_id.get(record.id)
+        if sample is not None:
+            record.input_hash = hashes[record.id]
+            record.question, record.answer = sample.question, sample.answer
+        new.append(record)
         if writer:
             writer.write(record)
-        if bar is not None:
-            stats = backends.judge.stats if backends.judge else None
-            if stats:
-                bar.set_postfix(calls=stats.calls, cached=stats.cached, refresh=False)
-            bar.update(1)
+        bar.advance()
 
+    interrupted = False
     try:
-        records = asyncio.run(evaluate_all(data.samples, metrics, settings, backends, on_record))
+        asyncio.run(evaluate_all(todo, metrics, settings, backends, on_record))
+    except KeyboardInterrupt:  # Ctrl-C: keep what is done, write the summary, say how to resume
+        interrupted = True
     finally:
-        if bar is not None:
-            bar.close()
+        bar.close()
         if writer:
             writer.close()
         backends.close()
+    records = sorted(previous + new, key=lambda r: r.line)
     summary = build_summary(data, records, metrics, settings, backends, time.perf_counter() - started)
+    summary["complete"] = not interrupted and len(records) == len(data.samples)
+    summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    if previous and out_dir is not None:  # keep what the earlier sessions loaded
+        summary["resumed"] = {"samples_from_earlier_sessions": len(previous)}
+        summary["models"] = {**previous_models(out_dir), **summary["models"]}
     if out_dir is not None:
-        rewrite_in_order(out_dir / "results.jsonl", records)
-        write_json(out_dir / "summary.json", summary)
-    return RunOutcome(records=sorted(records, key=lambda r: r.line), summary=summary, dataset=data)
+        rewrite_in_order(out_dir / RESULTS_FILE, records)
+        write_json(out_dir / SUMMARY_FILE, summary)
+        from localeval.report import write_report
+
+        write_report(out_dir, records, summary)
+    if interrupted:
+        raise RunInterrupted(len(records), len(data.samples), out_dir, summary)
+    return RunOutcome(records=records, summary=summary, dataset=data)
 
 
 def build_summary(data: Dataset, records: list[SampleRecord], metrics: list[Metric],
                   settings: Settings, backends: Backends, elapsed: float) -> dict[str, Any]:
-    names = [m.name for m in metrics]
     keys: dict[str, str] = {}
     for m in metrics:  # a metric with no score anywhere still gets a line (all errors/skips)
-        keys.setdefault(m.name, m.name) if m.name != "retrieval" else None
+        keys.setdefault(m.name, m.name)
     for r in sorted(records, key=lambda r: r.line):
         for key in r.scores:
-            keys.setdefault(key, owner_of(key, names))
+            keys.setdefault(key, owner_of(key))
     stats = backends.judge.stats if backends.judge else None
     steps = {s for m in metrics for s in m.steps}
     return {
@@ -255,13 +298,3 @@ def build_summary(data: Dataset, records: list[SampleRecord], metrics: list[Metr
         },
         "embedder": None if backends.embeddings is None else {"texts_encoded": backends.embeddings.encoded},
     }
-
-
-def _progress_bar(total: int, enabled: bool):  # type: ignore[no-untyped-def]
-    import sys
-
-    if not enabled or not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="sample", file=sys.stderr, dynamic_ncols=True)

@@ -1,0 +1,162 @@
+"""The Python API: `localeval.evaluate(rows_or_path, metrics=..., **settings)`.
+
+The same code path as `python -m localeval run` (runner.run): the same loader, metrics, judge,
+cache, results files and reports. Returns an EvalResults with the per-sample records, the
+summary, gates and `to_pandas()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import ConfigError, LocalevalError
+from localeval.results import SampleRecord
+
+
+@dataclass
+class EvalResults:
+    """What a run produced: `records` (one per sample, input order) and `summary` (summary.json)."""
+
+    records: list[SampleRecord]
+    summary: dict[str, Any]
+    problems: list[Any] = field(default_factory=list)  # input rows that could not be loaded
+    out_dir: Path | None = None
+
+    @property
+    def metrics(self) -> dict[str, dict[str, Any]]:
+        """Per score key: mean, count, unscored, errors, skipped, ci95."""
+        return self.summary["metrics"]
+
+    def mean(self, key: str) -> float | None:
+        """The mean of a score key (None when no sample was scored); unknown key → error."""
+        if key not in self.metrics:
+            from localeval.gates import Gate, _unknown_key
+
+            raise _unknown_key(Gate(key, 0.0, "mean"), list(self.metrics))
+        return self.metrics[key]["mean"]
+
+    def scores(self, key: str) -> dict[str, float | None]:
+        """Sample id → score for one key (None: unscored; absent: errored or skipped)."""
+        return {r.id: r.scores[key] for r in self.records if key in r.scores}
+
+    @property
+    def errors(self) -> list[tuple[str, str, str]]:
+        """(sample id, metric, message) for every metric that failed on a sample."""
+        return [(r.id, m, msg) for r in self.records for m, msg in r.errors.items()]
+
+    def check(self, fail_under: Mapping[str, float]) -> list[str]:
+        """Gate the means: one message per failed gate, [] when all pass. For pytest:
+        `assert not results.check({"faithfulness": 0.8})`."""
+        from localeval import gates
+
+        return gates.check_fail_under(gates.parse_gates(fail_under, "fail_under"), self.metrics)
+
+    def to_pandas(self) -> Any:
+        """One row per sample: id, line, language, question, answer, one column per score key,
+        then `error.<metric>` / `skipped.<metric>` columns where any sample has one."""
+        try:
+            import pandas as pd
+        except ImportError:
+            raise LocalevalError("to_pandas() needs pandas: pip install pandas") from None
+        keys = list(self.metrics)
+        error_cols = sorted({m for r in self.records for m in r.errors})
+        skipped_cols = sorted({m for r in self.records for m in r.skipped})
+        rows = []
+        for r in self.records:
+            row: dict[str, Any] = {
+                "id": r.id,
+                "line": r.line,
+                "language": r.language,
+                "question": r.question,
+                "answer": r.answer,
+            }
+            row.update({k: r.scores.get(k) for k in keys})
+            row.update({f"error.{m}": r.errors.get(m) for m in error_cols})
+            row.update({f"skipped.{m}": r.skipped.get(m) for m in skipped_cols})
+            rows.append(row)
+        columns = [
+            "id",
+            "line",
+            "language",
+            "question",
+            "answer",
+            *keys,
+            *(f"error.{m}" for m in error_cols),
+            *(f"skipped.{m}" for m in skipped_cols),
+        ]
+        return pd.DataFrame(rows, columns=columns)
+
+    def __repr__(self) -> str:
+        means = ", ".join(
+            f"{k}={'-' if m['mean'] is None else format(m['mean'], '.3f')}"
+            for k, m in self.metrics.items()
+        )
+        return f"EvalResults({len(self.records)} samples: {means})"
+
+
+def evaluate(
+    data: str | Path | Iterable[Mapping[str, Any]],
+    metrics: Iterable[str] | str | None = None,
+    *,
+    out: str | Path | None = None,
+    config: str | Path | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool = False,
+    **settings: Any,
+) -> EvalResults:
+    """Evaluate rows (a list of dicts) or a dataset file; return an EvalResults.
+
+    metrics: names or groups (default: every metric the rows can feed). out: a folder for
+    results.jsonl, summary.json and the reports (none written when omitted). config: a TOML
+    file. judge / embedder: a setting value ("llama", "fake"; a path) or a ready object with
+    the Judge / Embedder protocol (e.g. a FakeJudge in tests). **settings: any Settings field
+    (profile="small", n_ctx=8192, max_tokens=512, language="zh", ...). Errors are
+    LocalevalError subclasses with a message that says what to do.
+    """
+    from localeval.config import load_config
+    from localeval.runner import run
+
+    overrides = dict(settings)
+    if isinstance(metrics, str):
+        metrics = [m.strip() for m in metrics.split(",")]
+    if metrics is not None:
+        overrides["metrics"] = list(metrics)
+    judge_obj = embedder_obj = None
+    if isinstance(judge, str):
+        overrides["judge"] = judge
+    elif judge is not None:
+        judge_obj = judge
+    if isinstance(embedder, (str, Path)):
+        overrides["embedder"] = embedder
+    elif embedder is not None:
+        embedder_obj = embedder
+    if judge_obj is not None and not hasattr(judge_obj, "complete"):
+        raise ConfigError(
+            "judge= must be 'llama', 'fake' or an object with the Judge protocol "
+            "(name, fingerprint, sampling_key(), async complete(request), close())"
+        )
+    cfg = Path(config) if config is not None else None
+    resolved = load_config(cfg, {k: v for k, v in overrides.items() if v is not None})
+    out_dir = Path(out) if out is not None else None
+    outcome = run(
+        data,
+        out_dir,
+        resolved,
+        judge=judge_obj,
+        embedder=embedder_obj,
+        progress=progress,
+        resume=resume,
+        overwrite=overwrite,
+    )
+    return EvalResults(
+        records=outcome.records,
+        summary=outcome.summary,
+        problems=list(outcome.dataset.problems),
+        out_dir=out_dir,
+    )

@@ -1,0 +1,274 @@
+"""Compare two run folders: per score, the mean difference (B − A) on the samples both runs
+scored, its paired bootstrap 95% interval (pairs resampled together) and whether the interval
+excludes 0, plus the samples that moved most. Samples are paired by id."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.report import (
+    esc,
+    fmt,
+    fmt_ci,
+    forest_svg,
+    html_table,
+    md_cell,
+    md_table,
+    page,
+)
+from localeval.results import RunFolder, bootstrap_ci, load_run
+
+TOP = 5
+
+
+@dataclass
+class Mover:
+    id: str
+    a: float
+    b: float
+    delta: float
+    question: str | None = None
+
+
+@dataclass
+class ScoreDiff:
+    key: str
+    n: int  # samples scored in both runs
+    mean_a: float | None
+    mean_b: float | None
+    diff: float | None  # mean of (b - a) over the paired samples
+    ci95: list[float] | None
+    only_a: int = 0  # scored in A only
+    only_b: int = 0
+    movers: list[Mover] = field(default_factory=list)
+
+    @property
+    def excludes_zero(self) -> bool:
+        return bool(self.ci95) and (self.ci95[0] > 0 or self.ci95[1] < 0)
+
+    @property
+    def verdict(self) -> str:
+        if self.diff is None:
+            return "no paired samples"
+        if not self.ci95:
+            return "too few samples"
+        if not self.excludes_zero:
+            return "no clear change"
+        return "better" if self.diff > 0 else "worse"
+
+
+@dataclass
+class Comparison:
+    a: RunFolder
+    b: RunFolder
+    rows: list[ScoreDiff]
+    differences: list[str]  # settings/models/prompts that differ between the runs
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "a": str(self.a.path),
+            "b": str(self.b.path),
+            "differences": self.differences,
+            "scores": [
+                asdict(r) | {"excludes_zero": r.excludes_zero, "verdict": r.verdict}
+                for r in self.rows
+            ],
+        }
+
+
+def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP) -> Comparison:
+    a, b = load_run(Path(a_dir)), load_run(Path(b_dir))
+    keys = list(a.summary["metrics"]) + [
+        k for k in b.summary["metrics"] if k not in a.summary["metrics"]
+    ]
+    rec_a = {r.id: r for r in a.records}
+    rec_b = {r.id: r for r in b.records}
+    rows = []
+    for key in keys:
+        sa = {i: r.scores[key] for i, r in rec_a.items() if r.scores.get(key) is not None}
+        sb = {i: r.scores[key] for i, r in rec_b.items() if r.scores.get(key) is not None}
+        paired = [i for i in rec_a if i in sa and i in sb]
+        diffs = [float(sb[i]) - float(sa[i]) for i in paired]  # type: ignore[arg-type]
+        n = len(paired)
+        movers = sorted(
+            (
+                Mover(
+                    id=i,
+                    a=float(sa[i]),
+                    b=float(sb[i]),  # type: ignore[arg-type]
+                    delta=float(sb[i]) - float(sa[i]),  # type: ignore[arg-type]
+                    question=rec_b[i].question or rec_a[i].question,
+                )
+                for i in paired
+                if sb[i] != sa[i]
+            ),
+            key=lambda m: (-abs(m.delta), m.id),
+        )
+        ci = bootstrap_ci(diffs)
+        rows.append(
+            ScoreDiff(
+                key=key,
+                n=n,
+                mean_a=sum(float(sa[i]) for i in paired) / n if n else None,  # type: ignore[arg-type]
+                mean_b=sum(float(sb[i]) for i in paired) / n if n else None,  # type: ignore[arg-type]
+                diff=sum(diffs) / n if n else None,
+                ci95=list(ci) if ci else None,
+                only_a=len(set(sa) - set(sb)),
+                only_b=len(set(sb) - set(sa)),
+                movers=movers[:top],
+            )
+        )
+    return Comparison(a=a, b=b, rows=rows, differences=_differences(a.summary, b.summary))
+
+
+def _differences(sa: dict[str, Any], sb: dict[str, Any]) -> list[str]:
+    out = []
+    for section in ("settings", "prompts"):
+        x, y = sa.get(section) or {}, sb.get(section) or {}
+        for k in sorted(set(x) | set(y)):
+            if x.get(k) != y.get(k):
+                out.append(f"{section} {k}: {_short(x.get(k))} → {_short(y.get(k))}")
+    ma, mb = sa.get("models") or {}, sb.get("models") or {}
+    for role in sorted(set(ma) | set(mb)):
+        x, y = ma.get(role), mb.get(role)
+        if isinstance(x, dict) or isinstance(y, dict):
+            nx = (x or {}).get("name"), (x or {}).get("sha256")
+            ny = (y or {}).get("name"), (y or {}).get("sha256")
+            if nx != ny:
+                out.append(
+                    f"{role} model: {nx[0]} ({str(nx[1])[:12]}) → {ny[0]} ({str(ny[1])[:12]})"
+                )
+    return out
+
+
+def _short(v: Any) -> str:
+    text = json.dumps(v, ensure_ascii=False, default=str)
+    return text if len(text) <= 50 else text[:47] + "..."
+
+
+HEADER = [
+    "score",
+    "n paired",
+    "mean A",
+    "mean B",
+    "B − A",
+    "95% CI (paired bootstrap)",
+    "excludes 0",
+    "verdict",
+]
+
+
+def _rows(c: Comparison) -> list[list[Any]]:
+    return [
+        [
+            r.key,
+            r.n,
+            fmt(r.mean_a),
+            fmt(r.mean_b),
+            "-" if r.diff is None else f"{r.diff:+.3f}",
+            fmt_ci(r.ci95),
+            "yes" if r.excludes_zero else "no",
+            r.verdict,
+        ]
+        for r in c.rows
+    ]
+
+
+def to_markdown(c: Comparison) -> str:
+    out = [
+        f"# localeval compare: {c.a.path} (A) vs {c.b.path} (B)",
+        "",
+        "Per score: mean over the samples both runs scored (paired by id), the mean difference "
+        "B − A and its paired bootstrap 95% interval (2,000 resamples of the pairs).",
+        "",
+        md_table(HEADER, _rows(c)),
+        "",
+    ]
+    unpaired = [
+        f"{r.key}: {r.only_a} only in A, {r.only_b} only in B"
+        for r in c.rows
+        if r.only_a or r.only_b
+    ]
+    if unpaired:
+        out += ["Not paired (scored in one run only): " + "; ".join(unpaired), ""]
+    if c.differences:
+        out += (
+            ["## What differs between the runs", ""]
+            + [f"- {md_cell(d)}" for d in c.differences]
+            + [""]
+        )
+    moved = [r for r in c.rows if r.movers]
+    if moved:
+        out += ["## Samples that moved most", ""]
+        for r in moved:
+            out += [
+                f"### {r.key}",
+                "",
+                md_table(
+                    ["id", "A", "B", "B − A", "question"],
+                    [
+                        [m.id, fmt(m.a), fmt(m.b), f"{m.delta:+.3f}", (m.question or "")[:120]]
+                        for m in r.movers
+                    ],
+                ),
+                "",
+            ]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def to_html(c: Comparison) -> str:
+    body = [
+        f"<h1>localeval compare</h1><p>A: <code>{esc(c.a.path)}</code><br>"
+        f"B: <code>{esc(c.b.path)}</code></p>",
+        "<h2>Differences B − A</h2><p>Mean difference on the samples both runs scored (paired "
+        "by id) with its paired bootstrap 95% interval; an interval that excludes 0 is a "
+        "clear change.</p>",
+    ]
+    rows = [(r.key, r.diff, r.ci95) for r in c.rows if r.diff is not None]
+    if rows:
+        span = max([0.05] + [abs(v) for _, d, ci in rows for v in ([d] + (ci or []))])
+        span = min(1.0, round(span * 1.2 + 0.005, 2))
+        body.append(forest_svg(rows, lo=-span, hi=span, zero=0.0, css_class="forest diff"))
+    body.append(html_table(HEADER, _rows(c), numeric=range(1, 6)))
+    unpaired = [[r.key, r.only_a, r.only_b] for r in c.rows if r.only_a or r.only_b]
+    if unpaired:
+        body.append(
+            "<h3>Scored in one run only</h3>"
+            + html_table(["score", "only A", "only B"], unpaired, numeric=(1, 2))
+        )
+    if c.differences:
+        body.append(
+            "<h2>What differs between the runs</h2><ul>"
+            + "".join(f"<li><code>{esc(d)}</code></li>" for d in c.differences)
+            + "</ul>"
+        )
+    moved = [r for r in c.rows if r.movers]
+    if moved:
+        body.append("<h2>Samples that moved most</h2>")
+        for r in moved:
+            body.append(
+                f"<h3>{esc(r.key)}</h3>"
+                + html_table(
+                    ["id", "A", "B", "B − A", "question"],
+                    [
+                        [m.id, fmt(m.a), fmt(m.b), f"{m.delta:+.3f}", (m.question or "")[:200]]
+                        for m in r.movers
+                    ],
+                    numeric=(1, 2, 3),
+                )
+            )
+    return page("localeval compare", "".join(body))
+
+
+def write(c: Comparison, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    md, html_path = out_dir / "compare.md", out_dir / "compare.html"
+    md.write_text(to_markdown(c), encoding="utf-8")
+    html_path.write_text(to_html(c), encoding="utf-8")
+    (out_dir / "compare.json").write_text(
+        json.dumps(c.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    return [md, html_path]

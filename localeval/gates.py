@@ -1,0 +1,145 @@
+"""CI gates: `--fail-under metric=value` on a run's means, `--max-drop metric=value` on a
+comparison.
+
+A gate names a score key as it appears in summary.json: a metric (`faithfulness`), a sub-score
+(`context_relevance.answer_supported_precision`) or a retrieval figure (`mrr`, `mrr@10`).
+A failed gate → exit status 1; a gate that names no known score → usage error (exit 2).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from localeval.errors import UsageError
+
+EPS = 1e-9  # float noise in a mean never fails a gate
+
+
+@dataclass(frozen=True)
+class Gate:
+    key: str
+    value: float
+    flag: str  # "--fail-under" or "--max-drop"
+
+    def __str__(self) -> str:
+        return f"{self.flag} {self.key}={self.value:g}"
+
+
+def parse_gates(specs: Iterable[str] | Mapping[str, float] | None, flag: str) -> list[Gate]:
+    """`["faithfulness=0.8", ...]` (or a mapping) → gates; bad syntax is a usage error."""
+    if not specs:
+        return []
+    items = specs.items() if isinstance(specs, Mapping) else (_split(s, flag) for s in specs)
+    gates: list[Gate] = []
+    for key, raw in items:
+        try:
+            value = float(raw)
+        except (TypeError, ValueError):
+            raise UsageError(f"{flag} {key}={raw}: the value must be a number") from None
+        if not math.isfinite(value):
+            raise UsageError(f"{flag} {key}={raw}: the value must be a finite number")
+        if flag == "--max-drop" and value < 0:
+            raise UsageError(f"{flag} {key}={raw}: a drop is given as a positive number, e.g. 0.05")
+        gates.append(Gate(key=key, value=value, flag=flag))
+    return gates
+
+
+def _split(spec: str, flag: str) -> tuple[str, str]:
+    key, sep, value = spec.partition("=")
+    if not sep or not key.strip() or not value.strip():
+        raise UsageError(
+            f"{flag} expects METRIC=VALUE (e.g. {flag} faithfulness=0.8), got {spec!r}"
+        )
+    return key.strip(), value.strip()
+
+
+def known_names(metric_names: Iterable[str]) -> list[str]:
+    """The gate names that can be checked before a run: metrics and retrieval figures."""
+    from localeval.retrieval import RETRIEVAL_METRICS
+
+    return sorted(set(metric_names)) + [m for m in RETRIEVAL_METRICS if m not in metric_names]
+
+
+def check_names(
+    gates: Iterable[Gate], metric_names: Iterable[str], selected: Iterable[str] | None = None
+) -> None:
+    """Before a run: every gate must name a known metric (or a sub-score of one, or a retrieval
+    figure with an optional @k), and one the run will compute when metrics were chosen."""
+    from localeval.retrieval import RETRIEVAL_METRICS
+
+    names = list(metric_names)
+    chosen = None if selected is None else set(selected)
+    for gate in gates:
+        base = gate.key.split(".", 1)[0].split("@", 1)[0]  # metric, metric.sub, metric@k
+        if base in names:
+            owners = {base}
+        elif re.sub(r"@\d+$", "", gate.key) in RETRIEVAL_METRICS:
+            owners = {base, "retrieval"}  # one "retrieval" metric or one metric per figure
+        else:
+            known = known_names(names)
+            raise UsageError(
+                f"{gate.flag}: unknown metric {gate.key!r}{_did_you_mean(gate.key, known)}"
+                f" (known: {', '.join(known)})"
+            )
+        if chosen is not None and not owners & chosen:
+            raise UsageError(
+                f"{gate}: {base!r} is not among the metrics this run computes "
+                f"({', '.join(sorted(chosen))}); add it to --metrics"
+            )
+
+
+def _did_you_mean(name: str, choices: Iterable[str]) -> str:
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def _unknown_key(gate: Gate, keys: list[str]) -> UsageError:
+    listed = ", ".join(keys) if keys else "none"
+    return UsageError(
+        f"{gate}: the run has no score {gate.key!r}{_did_you_mean(gate.key, keys)}"
+        f" (scores in this run: {listed})"
+    )
+
+
+def check_fail_under(gates: Iterable[Gate], metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One message per failed gate (mean below the value, or nothing scored)."""
+    failures = []
+    for gate in gates:
+        if gate.key not in metrics:
+            raise _unknown_key(gate, list(metrics))
+        m = metrics[gate.key]
+        mean = m.get("mean")
+        if mean is None:
+            failures.append(
+                f"gate failed: {gate.key}: no sample was scored ({m.get('errors', 0)} "
+                f"errors, {m.get('skipped', 0)} skipped) ({gate})"
+            )
+        elif mean < gate.value - EPS:
+            failures.append(
+                f"gate failed: {gate.key} mean {mean:.4f} < {gate.value:g} "
+                f"(n={m.get('count', 0)}) ({gate})"
+            )
+    return failures
+
+
+def check_max_drop(gates: Iterable[Gate], comparison: Any) -> list[str]:
+    """One message per failed regression gate: B's paired mean fell more than VALUE below A's."""
+    rows = {row.key: row for row in comparison.rows}
+    failures = []
+    for gate in gates:
+        if gate.key not in rows:
+            raise _unknown_key(gate, list(rows))
+        row = rows[gate.key]
+        if row.n == 0:
+            failures.append(f"gate failed: {gate.key}: no sample scored in both runs ({gate})")
+        elif row.diff < -gate.value - EPS:
+            failures.append(
+                f"gate failed: {gate.key} dropped by {-row.diff:.4f} > {gate.value:g} "
+                f"on {row.n} paired samples ({row.mean_a:.4f} → {row.mean_b:.4f}) ({gate})"
+            )
+    return failures

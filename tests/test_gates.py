@@ -1,0 +1,135 @@
+"""CI gates: --fail-under on run and report, exit 0 / 1 (a gate failed) / 2 (usage), a line per
+failed gate, and unknown metric names caught before anything runs ("did you mean")."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from localeval import gates
+from localeval.cli import main
+from localeval.errors import UsageError
+from localeval.metrics import REGISTRY
+from tests.conftest import EXAMPLE
+
+ANSWERS = {
+    "faithfulness_statements": [{"statements": ["a", "b"]}] * 4,
+    "faithfulness_verdicts": [
+        {"verdicts": [{"reason": "yes", "verdict": 1}, {"reason": "no", "verdict": 0}]}
+    ]
+    * 4,
+}
+
+
+def run_example(tmp_path: Path, *extra: str) -> int:
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(ANSWERS), encoding="utf-8")
+    return main(
+        [
+            "run",
+            str(EXAMPLE),
+            "--out",
+            str(tmp_path / "out"),
+            "--judge",
+            "fake",
+            "--fake-answers",
+            str(answers),
+            "--metrics",
+            "faithfulness",
+            "--no-cache",
+            "--quiet",
+            *extra,
+        ]
+    )
+
+
+def test_fail_under_above_the_mean_exits_1_with_a_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_example(tmp_path, "--fail-under", "faithfulness=1.01") == 1
+    err = capsys.readouterr().err
+    assert "gate failed: faithfulness mean 0.5000 < 1.01 (n=4)" in err
+    assert "1 of 1 gate(s) failed" in err
+    assert (tmp_path / "out" / "results.jsonl").exists()  # the results are kept all the same
+
+
+def test_passing_gates_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert (
+        run_example(
+            tmp_path, "--fail-under", "faithfulness=0.5", "--fail-under", "faithfulness=0.1"
+        )
+        == 0
+    )
+    assert "gate failed" not in capsys.readouterr().err
+
+
+def test_unknown_metric_is_a_usage_error_before_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_example(tmp_path, "--fail-under", "faithfullness=0.5") == 2
+    err = capsys.readouterr().err.strip()
+    assert "unknown metric 'faithfullness'; did you mean 'faithfulness'?" in err
+    assert "known:" in err and "answer_relevance" in err and "mrr" in err
+    assert "\n" not in err
+    assert not (tmp_path / "out").exists()  # nothing ran
+
+
+@pytest.mark.parametrize(
+    "spec", ["faithfulness", "faithfulness=", "=0.5", "faithfulness=high", "faithfulness=nan"]
+)
+def test_malformed_gate_is_a_usage_error(
+    tmp_path: Path, spec: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_example(tmp_path, "--fail-under", spec) == 2
+    assert "--fail-under" in capsys.readouterr().err
+
+
+def test_gate_on_a_metric_the_run_does_not_compute(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_example(tmp_path, "--fail-under", "answer_relevance=0.5") == 2
+    assert "not among the metrics this run computes" in capsys.readouterr().err
+
+
+def test_report_command_gates_an_existing_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run_example(tmp_path) == 0
+    out = str(tmp_path / "out")
+    assert main(["report", out, "--fail-under", "faithfulness=0.9"]) == 1
+    assert main(["report", out, "--fail-under", "faithfulness=0.4"]) == 0
+    capsys.readouterr()
+    assert main(["report", out, "--fail-under", "faithfulnes=0.4"]) == 2
+    assert "did you mean 'faithfulness'" in capsys.readouterr().err
+
+
+def test_check_names_accepts_sub_scores_and_retrieval_figures() -> None:
+    parsed = gates.parse_gates(
+        [
+            "context_relevance.answer_supported_precision=0.5",
+            "mrr@10=0.3",
+            "ndcg=0.2",
+            "faithfulness=1",
+        ],
+        "--fail-under",
+    )
+    gates.check_names(parsed, REGISTRY)
+    gates.check_names(parsed[:1], REGISTRY, ["context_relevance"])
+    with pytest.raises(UsageError, match="did you mean 'mrr'"):
+        gates.check_names(gates.parse_gates(["mrrr@10=0.3"], "--fail-under"), REGISTRY)
+
+
+def test_check_fail_under_cases() -> None:
+    metrics = {
+        "faithfulness": {"mean": 0.8, "count": 3, "errors": 0, "skipped": 0},
+        "answer_relevance": {"mean": None, "count": 0, "errors": 2, "skipped": 1},
+    }
+    fail_under = gates.parse_gates({"faithfulness": 0.8, "answer_relevance": 0.1}, "--fail-under")
+    failures = gates.check_fail_under(fail_under, metrics)
+    assert len(failures) == 1 and "answer_relevance: no sample was scored (2 errors" in failures[0]
+    with pytest.raises(UsageError, match="scores in this run: faithfulness, answer_relevance"):
+        gates.check_fail_under(gates.parse_gates(["recall=0.5"], "--fail-under"), metrics)
+    with pytest.raises(UsageError, match="positive number"):
+        gates.parse_gates(["faithfulness=-0.1"], "--max-drop")
