@@ -1,8 +1,10 @@
 """Pydantic output models of the judge. Each one's JSON schema becomes a llama.cpp grammar.
 
-Keep them small: the grammar forces the shape, the field descriptions document it. Verdict
-lists are built per request with exactly one item per numbered statement, so the judge refers
-to statements by position and never copies them back.
+Keep them small: the grammar forces the shape, the field descriptions document it. Lists that
+answer numbered items (verdicts, ratings, generated questions) are built per request with exactly
+one entry per item, so the judge refers to items by position and never copies them back. The
+`explain` flavour puts a short reason *before* each decision (the model reasons, then decides);
+without it only the decision is generated (fewer tokens).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Literal
 from pydantic import BaseModel, Field, create_model
 
 MAX_STATEMENTS = 24
+MAX_ENTITIES = 30
+REASON_CHARS = 200
 
 
 class Statements(BaseModel):
@@ -23,13 +27,64 @@ class Statements(BaseModel):
                                   description="one claim each, pronouns replaced by names")
 
 
+class Entities(BaseModel):
+    """Named entities of a text: people, places, organisations, works, dates, numbers."""
+
+    entities: list[str] = Field(max_length=MAX_ENTITIES,
+                                description="each entity once, written as in the text")
+
+
 class Verdict(BaseModel):
-    reason: str = Field(max_length=200, description="one short sentence")
-    verdict: Literal[0, 1] = Field(description="1 = supported by the context, 0 = not")
+    reason: str = Field(max_length=REASON_CHARS, description="one short sentence")
+    verdict: Literal[0, 1] = Field(description="1 = yes (supported / useful), 0 = no")
 
 
 class BareVerdict(BaseModel):
-    verdict: Literal[0, 1]
+    verdict: Literal[0, 1] = Field(description="1 = yes (supported / useful), 0 = no")
+
+
+class Rating(BaseModel):
+    reason: str = Field(max_length=REASON_CHARS, description="one short sentence")
+    rating: Literal[0, 1, 2, 3] = Field(description="0 irrelevant … 3 answers the question")
+
+
+class BareRating(BaseModel):
+    rating: Literal[0, 1, 2, 3] = Field(description="0 irrelevant … 3 answers the question")
+
+
+class GeneratedQuestion(BaseModel):
+    question: str = Field(max_length=300, description="a question the answer responds to")
+    reason: str = Field(max_length=REASON_CHARS, description="is the answer clear and direct?")
+    clear: Literal[0, 1] = Field(description="1 = the answer answers it clearly and directly, "
+                                             "0 = evasive, vague or non-committal")
+
+
+class BareGeneratedQuestion(BaseModel):
+    question: str = Field(max_length=300, description="a question the answer responds to")
+    clear: Literal[0, 1] = Field(description="1 = the answer answers it clearly and directly, "
+                                             "0 = evasive, vague or non-committal")
+
+
+@lru_cache(maxsize=64)
+def statements_up_to(n: int) -> type[BaseModel]:
+    """Statements, at most `n` of them (a bound set from the text's length, so that a short
+    answer is not padded with invented claims)."""
+    n = max(1, min(n, MAX_STATEMENTS))
+    return create_model(
+        f"Statements{n}",
+        statements=(list[str], Field(max_length=n,
+                                     description="one claim each, pronouns replaced by names")),
+    )
+
+
+def verdict(explain: bool = True) -> type[BaseModel]:
+    """One yes/no decision (with a reason first when `explain`)."""
+    return Verdict if explain else BareVerdict
+
+
+def rating(explain: bool = True) -> type[BaseModel]:
+    """One 0–3 relevance rating (with a reason first when `explain`)."""
+    return Rating if explain else BareRating
 
 
 @lru_cache(maxsize=256)
@@ -42,6 +97,23 @@ def verdict_list(n: int, explain: bool = True) -> type[BaseModel]:
     )
 
 
+@lru_cache(maxsize=32)
+def question_list(n: int, explain: bool = True) -> type[BaseModel]:
+    """A model with exactly `n` generated questions, each with its clear-answer flag."""
+    item = GeneratedQuestion if explain else BareGeneratedQuestion
+    return create_model(
+        f"Questions{n}{'R' if explain else ''}",
+        questions=(list[item], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
+    )
+
+
 def schema_json(model: type[BaseModel]) -> str:
     """The canonical JSON schema text of a model (part of the cache key)."""
     return json.dumps(model.model_json_schema(), sort_keys=True, ensure_ascii=False)
+
+
+ALL_SCHEMAS: tuple[type[BaseModel], ...] = (
+    Statements, statements_up_to(2), Entities, Verdict, BareVerdict, Rating, BareRating,
+    verdict_list(1), verdict_list(3, False), question_list(3), question_list(2, False),
+)
+"""One of every shape the metrics ask for (grammar-validity test)."""

@@ -13,8 +13,10 @@ _ABBREV = {
     "mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "e.g", "i.e", "inc", "ltd",
     "co", "corp", "no", "fig", "al", "approx", "dept", "est", "u.s", "u.k", "jan", "feb", "mar",
     "apr", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "mt", "gen", "gov", "col",
+    "a.m", "p.m", "ph.d", "vol", "pp", "cf", "ca", "rev", "sgt", "capt", "lt", "ave", "blvd",
 }
-_BULLET = re.compile(r"^\s*(?:[-*•·●▪]|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
+_BULLET = re.compile(
+    r"^\s*(?:[-*•·●▪]|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
 # A sentence ends after 。！？；… (plus closing quotes/brackets), or after .!? followed by space.
 _ZH_END = re.compile(r"([。！？；!?;]|…+|\.{3,})([”’」』）)\]]*)")
 _EN_END = re.compile(r"([.!?]+)([\"'”’)\]]*)(?=\s+|$)")
@@ -26,6 +28,12 @@ def detect_language(*texts: str | None) -> str:
     cjk = len(_CJK.findall(joined))
     latin = sum(len(w) for w in _LATIN_WORD.findall(joined)) / 4  # ~4 letters per word
     return "zh" if cjk and cjk >= latin * 0.5 else "en"
+
+
+def word_count(text: str) -> float:
+    """Latin words plus CJK characters × 2/3 (a Chinese word is about 1.5 characters)."""
+    latin = len(re.findall(r"[A-Za-z0-9]+(?:[.'’-][A-Za-z0-9]+)*", text))
+    return latin + len(_CJK.findall(text)) * 2 / 3
 
 
 def normalize(text: str) -> str:
@@ -51,9 +59,13 @@ def _split_line(line: str) -> list[str]:
     start = 0
     for m in _ZH_END.finditer(line):
         end = m.end()
-        if m.group(1) in "!?;" and end < len(line) and not line[end].isspace() and not _CJK.match(
-                line[end]):
+        mark = m.group(1)
+        after = line[end] if end < len(line) else ""
+        if mark in "!?;" and after and not after.isspace() and not _CJK.match(after):
             continue  # '!?;' inside Latin text without a following space
+        before = line[m.start() - 1] if m.start() else ""
+        if mark == ";" and not (_CJK.match(after) or _CJK.match(before)):
+            continue  # an ASCII ';' ends a sentence only next to Chinese text
         pieces.append(line[start:end])
         start = end
     pieces.append(line[start:])
@@ -69,13 +81,13 @@ def _split_english(text: str) -> list[str]:
     for m in _EN_END.finditer(text):
         before = text[start:m.start()]
         last_word = before.rsplit(None, 1)[-1] if before.split() else ""
+        nxt = text[m.end():].lstrip()[:1]
+        if nxt.islower():
+            continue  # a sentence does not start in lower case: "3 p.m. on Monday", "e.g. this"
         if m.group(1) == ".":
             word = last_word.lower().rstrip(".")
-            if word in _ABBREV or (len(word) == 1 and word.isalpha()) or re.fullmatch(r"\d+", word):
-                # abbreviation, initial ("J. Smith") or number ("No. 3", "3. item")
-                nxt = text[m.end():].lstrip()[:1]
-                if not nxt or not nxt.isupper() or word in _ABBREV or len(word) == 1:
-                    continue
+            if word in _ABBREV or (len(word) == 1 and word.isalpha()):
+                continue  # abbreviation or initial ("Dr. Smith", "J. R. R. Tolkien")
         pieces.append(text[start:m.end()])
         start = m.end()
     pieces.append(text[start:])

@@ -7,9 +7,10 @@ with a reason) and details that explain the score.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field
@@ -43,16 +44,24 @@ class MetricContext:
     settings: Settings
     judge: JudgeClient | None
     embeddings: EmbeddingStore | None
+    # identical requests of one sample (e.g. two metrics extracting the answer's statements with
+    # the same step) share one judge call, even while the first is still running
+    _pending: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
+
+    def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
+        """The judge request for one step (rendered with `explain` from the settings)."""
+        messages = prompts.render(self.language, step, explain=self.settings.explain, **variables)
+        return JudgeRequest(step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
+                            messages=messages, max_tokens=self.settings.max_tokens)
 
     async def ask(self, step: str, schema: type[T], **variables: Any) -> T:
         if self.judge is None:
             raise ConfigError(f"step {step} needs a judge, but none is configured")
-        request = JudgeRequest(
-            step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
-            messages=prompts.render(self.language, step, explain=self.settings.explain, **variables),
-            max_tokens=self.settings.max_tokens,
-        )
-        return await self.judge.ask(request, schema)
+        request = self.request(step, schema, **variables)
+        key = request.model_dump_json()
+        if key not in self._pending:
+            self._pending[key] = asyncio.ensure_future(self.judge.ask(request, schema))
+        return await asyncio.shield(self._pending[key])  # type: ignore[no-any-return]
 
     async def cosine(self, a: str, b: str) -> float:
         if self.embeddings is None:
@@ -74,7 +83,8 @@ class Metric:
     uses_embedder: bool = False
 
     def missing(self, sample: Sample) -> list[str]:
-        return [f for f in self.requires if not sample.has(f)]
+        """Required fields the sample lacks; "a|b" is satisfied by either field."""
+        return [f for f in self.requires if not any(sample.has(alt) for alt in f.split("|"))]
 
 
 REGISTRY: dict[str, Metric] = {}

@@ -1,0 +1,83 @@
+"""answer_correctness(a, g): statements of the answer and of the ground truth, then
+
+- TP: answer statements the ground truth supports; FP: answer statements it does not;
+- FN: ground-truth statements the answer does not cover;
+- answer_correctness = TP / (TP + 0.5 · (FP + FN)), blended with answer_similarity when
+  settings.correctness_weights = (factual, similarity) gives similarity a weight (default (1, 0):
+  facts only, since embedding cosines of related texts sit high and compress the range);
+- answer_correctness.precision = TP / (TP + FP), .recall = TP / (TP + FN), .f1, .factual.
+
+No statements on either side → unscored. Statements come from the shared
+faithfulness_statements step, so an answer is split once per sample for every metric.
+"""
+
+from __future__ import annotations
+
+from localeval.dataset import Sample
+from localeval.errors import ConfigError
+from localeval.metrics.base import MetricContext, MetricResult, metric
+from localeval.metrics.chunking import support_verdicts
+from localeval.metrics.faithfulness import statements_of
+
+NAME = "answer_correctness"
+
+
+def correctness_scores(tp: int, fp: int, fn: int) -> dict[str, float | None]:
+    """The factual score, precision, recall and F1 (None where the ratio is 0/0)."""
+    denom = tp + 0.5 * (fp + fn)
+    precision = tp / (tp + fp) if tp + fp else None
+    recall = tp / (tp + fn) if tp + fn else None
+    if precision is None or recall is None:
+        f1 = None
+    else:
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"factual": tp / denom if denom else None, "precision": precision, "recall": recall,
+            "f1": f1}
+
+
+@metric(NAME, requires=("answer", "ground_truth"), embedder=True,
+        steps=("faithfulness_statements", "answer_correctness_answer",
+               "answer_correctness_reference"),
+        description="TP/(TP+0.5(FP+FN)) over the answer's and the ground truth's statements, "
+                    "plus precision, recall, F1 (optionally blended with answer_similarity)")
+async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult:
+    answer, truth = sample.answer or "", sample.ground_truth or ""
+    a_statements = await statements_of(ctx, answer, sample.question)
+    g_statements = await statements_of(ctx, truth, sample.question)
+    if not a_statements and not g_statements:
+        return MetricResult.unscored(NAME, "the judge found no statements in the answer nor in "
+                                     "the ground truth")
+    a_verdicts = (await support_verdicts(ctx, "answer_correctness_answer", a_statements,
+                                         split="reference", reference=[truth],
+                                         question=sample.question or "")).verdicts \
+        if a_statements else []
+    g_verdicts = (await support_verdicts(ctx, "answer_correctness_reference", g_statements,
+                                         split="answer", answer=[answer],
+                                         question=sample.question or "")).verdicts \
+        if g_statements else []
+    tp = sum(v["verdict"] for v in a_verdicts)
+    fp = len(a_verdicts) - tp
+    fn = sum(1 - v["verdict"] for v in g_verdicts)
+    parts = correctness_scores(tp, fp, fn)
+    factual = parts["factual"]
+    w_fact, w_sim = ctx.settings.correctness_weights
+    if w_fact < 0 or w_sim < 0 or w_fact + w_sim <= 0:
+        raise ConfigError("correctness_weights must be two non-negative numbers, not both 0")
+    details = {
+        "tp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if v["verdict"]],
+        "fp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if not v["verdict"]],
+        "fn": [s for s, v in zip(g_statements, g_verdicts, strict=True) if not v["verdict"]],
+        "answer_statements": [{"statement": s, **v}
+                              for s, v in zip(a_statements, a_verdicts, strict=True)],
+        "ground_truth_statements": [{"statement": s, **v}
+                                    for s, v in zip(g_statements, g_verdicts, strict=True)],
+        "weights": [w_fact, w_sim],
+    }
+    score = factual
+    if w_sim > 0 and factual is not None:
+        similarity = max(0.0, await ctx.cosine(answer, truth))
+        details["similarity"] = similarity
+        score = (w_fact * factual + w_sim * similarity) / (w_fact + w_sim)
+    scores = {NAME: score, **{f"{NAME}.{k}": v for k, v in parts.items()}}
+    return MetricResult(scores=scores, details=details,
+                        reason=None if score is not None else "no statements to compare")

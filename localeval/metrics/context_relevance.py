@@ -1,0 +1,75 @@
+"""context_relevance(a, C), both directions, on deterministic sentences (text.split_sentences):
+
+- answer_supported_precision: share of the answer's sentences that C supports (main score);
+- context_supported_precision: share of the contexts' sentences that the answer supports;
+- rank_weighted: each context's own context-supported precision, averaged with weights
+  w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG).
+
+Sub-score keys: context_relevance.answer_supported_precision, .context_supported_precision,
+.rank_weighted. The main key context_relevance equals answer_supported_precision.
+"""
+
+from __future__ import annotations
+
+import math
+
+from localeval.dataset import Sample
+from localeval.metrics.base import MetricContext, MetricResult, metric
+from localeval.metrics.chunking import support_verdicts
+from localeval.metrics.faithfulness import nonempty
+from localeval.text import split_sentences
+
+NAME = "context_relevance"
+
+
+def rank_weight(rank: int) -> float:
+    """Weight of the context at 1-based `rank`: 1/log2(rank+1)."""
+    return 1.0 / math.log2(rank + 1)
+
+
+@metric(NAME, requires=("answer", "contexts"),
+        steps=("context_relevance_answer", "context_relevance_context"),
+        description="answer sentences supported by the contexts, and context sentences "
+                    "supported by the answer (plus a rank-weighted per-context variant)")
+async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
+    contexts = nonempty(sample.contexts)
+    answer_sentences = split_sentences(sample.answer or "")
+    per_context = [split_sentences(c) for c in contexts]
+    context_sentences = [s for group in per_context for s in group]
+    if not contexts:
+        return MetricResult.unscored(NAME, "every context is empty")
+    if not answer_sentences:
+        return MetricResult.unscored(NAME, "the answer has no sentences")
+    by_answer = await support_verdicts(ctx, "context_relevance_answer", answer_sentences,
+                                       split="contexts", items_var="sentences",
+                                       contexts=contexts)
+    by_context = await support_verdicts(ctx, "context_relevance_context", context_sentences,
+                                        split="answer", items_var="sentences",
+                                        answer=[sample.answer or ""])
+    asp = by_answer.supported / len(answer_sentences)
+    csp = by_context.supported / len(context_sentences) if context_sentences else None
+
+    precisions: list[float | None] = []
+    at = 0
+    for group in per_context:
+        verdicts = by_context.verdicts[at:at + len(group)]
+        at += len(group)
+        precisions.append(sum(v["verdict"] for v in verdicts) / len(group) if group else None)
+    weighted = [(rank_weight(i), p) for i, p in enumerate(precisions, start=1) if p is not None]
+    rank_weighted = (sum(w * p for w, p in weighted) / sum(w for w, _ in weighted)
+                     if weighted else None)
+
+    details = {
+        "answer_sentences": [{"sentence": s, **v}
+                             for s, v in zip(answer_sentences, by_answer.verdicts, strict=True)],
+        "context_sentences": [{"sentence": s, **v}
+                              for s, v in zip(context_sentences, by_context.verdicts, strict=True)],
+        "per_context_precision": precisions,
+        "rank_weights": [round(rank_weight(i), 4) for i in range(1, len(contexts) + 1)],
+    }
+    return MetricResult(scores={
+        NAME: asp,
+        f"{NAME}.answer_supported_precision": asp,
+        f"{NAME}.context_supported_precision": csp,
+        f"{NAME}.rank_weighted": rank_weighted,
+    }, details=details)

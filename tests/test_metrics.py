@@ -1,0 +1,638 @@
+"""Every metric through the fake judge, with hand-computed expected scores and edge cases."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+
+from localeval.config import Settings
+from localeval.dataset import to_sample
+from localeval.embed import EmbeddingStore, HashEmbedder
+from localeval.errors import PromptTooLong
+from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.client import JudgeClient
+from localeval.judge.fake import FakeJudge
+from localeval.metrics import REGISTRY, resolve
+from localeval.metrics.answer_correctness import correctness_scores
+from localeval.metrics.chunking import pack
+from localeval.metrics.context_entities import entity_key, matches
+from localeval.metrics.context_precision import average_precision
+from localeval.metrics.context_relevance import rank_weight
+from localeval.results import SampleRecord
+from localeval.runner import Backends, evaluate_sample
+
+EN = {
+    "id": "s1",
+    "question": "Who founded the company and when?",
+    "answer": "Ada founded it in 1990. It is based in Paris. It makes tea.",
+    "contexts": ["Ada founded Acme in 1990. Acme is in Paris.", "Acme sells coffee."],
+    "ground_truth": "Ada founded Acme in 1990. Acme is based in Paris. Acme sells coffee and tea.",
+}
+
+
+def V(*bits: int, reason: bool = True) -> dict:
+    """A verdict-list answer."""
+    return {
+        "verdicts": [
+            ({"reason": "because", "verdict": b} if reason else {"verdict": b}) for b in bits
+        ]
+    }
+
+
+def run(
+    names: str | list[str], row: dict, answers: Any, judge: FakeJudge | None = None, **settings: Any
+) -> tuple[SampleRecord, FakeJudge]:
+    judge = judge or FakeJudge(answers)
+    backends = Backends(judge=JudgeClient(judge), embeddings=EmbeddingStore(HashEmbedder()))
+    metrics = resolve([names] if isinstance(names, str) else names)
+    record = asyncio.run(
+        evaluate_sample(to_sample(row, 1), metrics, Settings(judge="fake", **settings), backends)
+    )
+    return record, judge
+
+
+def cos(a: str, b: str) -> float:
+    va, vb = HashEmbedder().encode([a, b])
+    return float(np.dot(va, vb))
+
+
+# ---- faithfulness -----------------------------------------------------------------------------
+
+
+def test_faithfulness_counts_supported_statements() -> None:
+    rec, judge = run(
+        "faithfulness",
+        EN,
+        {
+            "faithfulness_statements": [
+                {
+                    "statements": [
+                        "Ada founded Acme in 1990.",
+                        "Acme is based in Paris.",
+                        "Acme makes tea.",
+                    ]
+                }
+            ],
+            "faithfulness_verdicts": [V(1, 1, 0)],
+        },
+    )
+    assert rec.scores["faithfulness"] == pytest.approx(2 / 3)
+    details = rec.details["faithfulness"]["statements"]
+    assert [d["verdict"] for d in details] == [1, 1, 0]
+    assert details[2]["statement"] == "Acme makes tea." and details[2]["reason"] == "because"
+    verdict_prompt = judge.requests[1].messages[1]["content"]
+    assert (
+        "[1] Ada founded Acme in 1990." in verdict_prompt
+        and "[2] Acme sells coffee." in verdict_prompt
+    )
+    assert "3. Acme makes tea." in verdict_prompt  # numbered, referred to by position
+    assert verdict_prompt.index("Context:") < verdict_prompt.index("Statements:")  # shared first
+    assert rec.language == "en"
+
+
+def test_faithfulness_no_statements_is_unscored() -> None:
+    rec, _ = run("faithfulness", EN, {"faithfulness_statements": [{"statements": ["  "]}]})
+    assert rec.scores == {"faithfulness": None}
+    assert "no statements" in rec.details["faithfulness"]["unscored_reason"]
+
+
+def test_faithfulness_empty_contexts_unscored_and_missing_skipped() -> None:
+    rec, judge = run("faithfulness", {**EN, "contexts": ["", "  "]}, {})
+    assert rec.scores == {"faithfulness": None} and not judge.requests
+    rec, _ = run("faithfulness", {**EN, "contexts": []}, {})
+    assert "faithfulness" in rec.skipped and not rec.scores
+
+
+def test_faithfulness_wrong_verdict_count_is_an_error() -> None:
+    rec, _ = run(
+        "faithfulness",
+        EN,
+        {"faithfulness_statements": [{"statements": ["a", "b"]}], "faithfulness_verdicts": [V(1)]},
+    )
+    assert "faithfulness" in rec.errors and "faithfulness" not in rec.scores
+
+
+def test_no_explain_asks_for_bare_verdicts() -> None:
+    rec, judge = run(
+        "faithfulness",
+        EN,
+        {
+            "faithfulness_statements": [{"statements": ["a", "b"]}],
+            "faithfulness_verdicts": [V(0, 1, reason=False)],
+        },
+        explain=False,
+    )
+    assert rec.scores["faithfulness"] == 0.5
+    assert "reason" not in judge.requests[1].answer_schema
+    assert "reason" not in judge.requests[1].messages[1]["content"]
+
+
+# ---- answer_relevance -------------------------------------------------------------------------
+
+
+def test_answer_relevance_mean_of_cosine_times_flag() -> None:
+    q = EN["question"]
+    other = "Where is Acme based?"
+    rec, judge = run(
+        "answer_relevance",
+        EN,
+        {
+            "answer_relevance_questions": [
+                {
+                    "questions": [
+                        {"question": q, "reason": "r", "clear": 1},
+                        {"question": "When was Acme founded?", "reason": "r", "clear": 0},
+                        {"question": other, "reason": "r", "clear": 1},
+                    ]
+                }
+            ]
+        },
+    )
+    expected = (1.0 + 0.0 + max(0.0, cos(q, other))) / 3
+    assert rec.scores["answer_relevance"] == pytest.approx(expected, abs=1e-6)
+    generated = rec.details["answer_relevance"]["generated_questions"]
+    assert [g["clear"] for g in generated] == [1, 0, 1] and "cosine" in generated[0]
+    assert '"minItems": 3' in judge.requests[0].answer_schema.replace(" ", "").replace(
+        '"minItems":3', '"minItems": 3'
+    )
+
+
+def test_answer_relevance_repeated_questions_count_once_and_n_is_configurable() -> None:
+    q = EN["question"]
+    rec, judge = run(
+        "answer_relevance",
+        EN,
+        {
+            "answer_relevance_questions": [
+                {
+                    "questions": [
+                        {"question": q, "clear": 1},
+                        {"question": "  " + q.upper(), "clear": 1},
+                    ]
+                }
+            ]
+        },
+        answer_relevance_n=2,
+        explain=False,
+    )
+    assert rec.details["answer_relevance"]["distinct"] == 1
+    assert rec.scores["answer_relevance"] == pytest.approx(1.0, abs=1e-6)
+    assert "write 2 different questions" in judge.requests[0].messages[1]["content"]
+
+
+# ---- context_relevance ------------------------------------------------------------------------
+
+
+def test_context_relevance_both_directions_and_rank_weighting() -> None:
+    rec, judge = run(
+        "context_relevance",
+        EN,
+        {
+            "context_relevance_answer": [V(1, 1, 0)],  # 3 answer sentences
+            "context_relevance_context": [V(1, 0, 1)],  # ctx1: 2 sentences, ctx2: 1 sentence
+        },
+    )
+    s = rec.scores
+    assert (
+        s["context_relevance"]
+        == s["context_relevance.answer_supported_precision"]
+        == pytest.approx(2 / 3)
+    )
+    assert s["context_relevance.context_supported_precision"] == pytest.approx(2 / 3)
+    w2 = 1 / math.log2(3)
+    assert s["context_relevance.rank_weighted"] == pytest.approx((0.5 + w2 * 1.0) / (1 + w2))
+    assert rec.details["context_relevance"]["per_context_precision"] == [0.5, 1.0]
+    prompts = [r.messages[1]["content"] for r in judge.requests]
+    assert "3. It makes tea." in prompts[0]
+    assert "3. Acme sells coffee." in prompts[1]
+
+
+def test_context_relevance_answer_without_sentences_is_unscored() -> None:
+    rec, judge = run("context_relevance", {**EN, "answer": "- \n* "}, {})
+    assert rec.scores == {"context_relevance": None} and not judge.requests
+
+
+def test_rank_weights_fall_with_rank() -> None:
+    assert rank_weight(1) == 1.0 and rank_weight(3) == pytest.approx(0.5)
+    assert rank_weight(2) > rank_weight(3) > rank_weight(10)
+
+
+# ---- context_precision ------------------------------------------------------------------------
+
+
+def test_context_precision_share_and_average_precision() -> None:
+    row = {
+        **EN,
+        "contexts": ["Acme sells coffee.", "Ada founded Acme in 1990.", "Acme is in Paris."],
+    }
+    rec, judge = run(
+        "context_precision",
+        row,
+        {
+            "context_precision_useful": [
+                {"reason": "r", "verdict": 0},
+                {"reason": "r", "verdict": 1},
+                {"reason": "r", "verdict": 1},
+            ]
+        },
+    )
+    assert rec.scores["context_precision"] == pytest.approx(2 / 3)
+    assert rec.scores["context_precision.average_precision"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert len(judge.requests) == 3  # one per context, question and ground truth first
+    p = judge.requests[0].messages[1]["content"]
+    assert p.index("Reference answer") < p.index("Acme sells coffee.")
+
+
+def test_average_precision_edges() -> None:
+    assert average_precision([1, 1, 0]) == 1.0
+    assert average_precision([0, 0, 1]) == pytest.approx(1 / 3)
+    assert average_precision([0, 0]) == 0.0
+
+
+# ---- context_recall ---------------------------------------------------------------------------
+
+
+def test_context_recall_share_of_ground_truth_statements() -> None:
+    rec, judge = run(
+        "context_recall",
+        EN,
+        {
+            "faithfulness_statements": [
+                {
+                    "statements": [
+                        "Ada founded Acme.",
+                        "Acme was founded in 1990.",
+                        "Acme is in Paris.",
+                        "Acme is old.",
+                    ]
+                }
+            ],
+            "context_recall_verdicts": [V(1, 1, 1, 0)],
+        },
+    )
+    assert rec.scores["context_recall"] == 0.75
+    assert "Answer: Ada founded Acme in 1990. Acme is" in judge.requests[0].messages[1]["content"]
+
+
+def test_context_recall_empty_ground_truth_statements_unscored() -> None:
+    rec, _ = run("context_recall", EN, {"faithfulness_statements": [{"statements": []}]})
+    assert rec.scores == {"context_recall": None}
+    rec, _ = run("context_recall", {**EN, "ground_truth": "  "}, {})
+    assert "context_recall" in rec.skipped
+
+
+# ---- context_entities_recall ------------------------------------------------------------------
+
+
+def test_entity_key_normalises_width_case_and_spaces() -> None:
+    assert entity_key("ＩＢＭ") == entity_key("ibm") == "ibm"
+    assert entity_key(" New  York ") == entity_key("new york") == "newyork"
+    assert entity_key("“美国 最高法院”") == "美国最高法院"
+    assert entity_key("２０２２年") == "2022年"
+
+
+def test_entity_matching_by_containment_needs_long_keys() -> None:
+    assert matches("最高法院", {"美国最高法院"}) == "美国最高法院"
+    assert matches("美国", {"美国最高法院"}) == "美国最高法院"  # 2 CJK characters suffice
+    assert matches("us", {"usa"}) is None  # too short to match by containment
+
+
+def test_context_entities_recall() -> None:
+    row = {**EN, "contexts": ["c one", "c two"]}
+    rec, _ = run(
+        "context_entities_recall",
+        row,
+        {
+            "context_entities_recall_entities": [
+                {"entities": ["ＩＢＭ", "New  York", "美国最高法院", "2022年"]},  # ground truth
+                {"entities": ["ibm", "new york"]},  # context 1
+                {"entities": ["最高法院", "Paris"]},
+            ]
+        },
+    )  # context 2
+    assert rec.scores["context_entities_recall"] == 0.75
+    assert rec.details["context_entities_recall"]["missing"] == ["2022年"]
+
+
+def test_context_entities_recall_no_truth_entities_unscored() -> None:
+    rec, _ = run(
+        "context_entities_recall", EN, {"context_entities_recall_entities": [{"entities": []}]}
+    )
+    assert rec.scores == {"context_entities_recall": None}
+
+
+# ---- answer_correctness -----------------------------------------------------------------------
+
+AC_ANSWERS = {
+    "faithfulness_statements": [
+        {"statements": ["a1", "a2", "a3"]},
+        {"statements": ["g1", "g2", "g3", "g4"]},
+    ],
+    "answer_correctness_answer": [V(1, 1, 0)],  # TP=2, FP=1
+    "answer_correctness_reference": [V(1, 0, 0, 1)],  # FN=2
+}
+
+
+def test_answer_correctness_tp_fp_fn() -> None:
+    rec, _ = run("answer_correctness", EN, AC_ANSWERS)
+    s = rec.scores
+    assert s["answer_correctness"] == pytest.approx(2 / (2 + 0.5 * 3))
+    assert s["answer_correctness.precision"] == pytest.approx(2 / 3)
+    assert s["answer_correctness.recall"] == pytest.approx(0.5)
+    assert s["answer_correctness.f1"] == pytest.approx(2 * (2 / 3 * 0.5) / (2 / 3 + 0.5))
+    d = rec.details["answer_correctness"]
+    assert d["tp"] == ["a1", "a2"] and d["fp"] == ["a3"] and d["fn"] == ["g2", "g3"]
+
+
+def test_answer_correctness_blend_with_similarity() -> None:
+    rec, _ = run("answer_correctness", EN, AC_ANSWERS, correctness_weights=(0.75, 0.25))
+    sim = max(0.0, cos(EN["answer"], EN["ground_truth"]))
+    assert rec.scores["answer_correctness"] == pytest.approx(
+        0.75 * (2 / 3.5) + 0.25 * sim, abs=1e-6
+    )
+    assert rec.scores["answer_correctness.factual"] == pytest.approx(2 / 3.5)
+
+
+def test_answer_correctness_edges() -> None:
+    rec, _ = run(
+        "answer_correctness",
+        EN,
+        {"faithfulness_statements": [{"statements": []}, {"statements": []}]},
+    )
+    assert rec.scores == {"answer_correctness": None}
+    rec, _ = run(
+        "answer_correctness",
+        EN,
+        {
+            "faithfulness_statements": [{"statements": []}, {"statements": ["g1"]}],
+            "answer_correctness_reference": [V(0)],
+        },
+    )
+    assert rec.scores["answer_correctness"] == 0.0
+    assert rec.scores["answer_correctness.precision"] is None
+    assert rec.scores["answer_correctness.f1"] is None
+
+
+def test_correctness_scores_formula() -> None:
+    assert correctness_scores(0, 0, 0)["factual"] is None
+    assert correctness_scores(1, 0, 0) == {
+        "factual": 1.0,
+        "precision": 1.0,
+        "recall": 1.0,
+        "f1": 1.0,
+    }
+    assert correctness_scores(0, 2, 2)["f1"] == 0.0
+
+
+def test_shared_statements_are_asked_once_per_sample() -> None:
+    row = {**EN, "ground_truth": EN["answer"]}
+    answers = {
+        "faithfulness_statements": [{"statements": ["a1", "a2"]}],
+        "faithfulness_verdicts": [V(1, 0)],
+        "context_recall_verdicts": [V(1, 1)],
+        "answer_correctness_answer": [V(1, 1)],
+        "answer_correctness_reference": [V(1, 1)],
+    }
+    rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers)
+    assert not rec.errors
+    assert [r.step for r in judge.requests].count("faithfulness_statements") == 1
+    assert rec.scores["faithfulness"] == 0.5 and rec.scores["answer_correctness"] == 1.0
+
+
+# ---- answer_similarity, rerank_relevancy ------------------------------------------------------
+
+
+def test_answer_similarity_cosine_and_threshold() -> None:
+    rec, _ = run("answer_similarity", EN, {})
+    c = cos(EN["answer"], EN["ground_truth"])
+    assert rec.scores["answer_similarity"] == pytest.approx(c, abs=1e-6)
+    rec, _ = run("answer_similarity", EN, {}, similarity_threshold=c + 0.01)
+    assert rec.scores["answer_similarity"] == 0.0
+
+
+def test_rerank_relevancy_mean_and_max() -> None:
+    row = {**EN, "contexts": ["x", "y", "z"]}
+    rec, _ = run(
+        "rerank_relevancy",
+        row,
+        {
+            "rerank_relevancy_rating": [
+                {"reason": "r", "rating": 3},
+                {"reason": "r", "rating": 1},
+                {"reason": "r", "rating": 0},
+            ]
+        },
+    )
+    assert rec.scores["rerank_relevancy"] == pytest.approx((1 + 1 / 3 + 0) / 3)
+    assert rec.scores["rerank_relevancy.max"] == 1.0
+
+
+# ---- language ---------------------------------------------------------------------------------
+
+ZH = {
+    "id": "zh",
+    "question": "谁创立了这家公司？",
+    "answer": "艾达在1990年创立了它。",
+    "contexts": ["艾达于1990年创立了Acme公司。"],
+    "ground_truth": "艾达在1990年创立了Acme。",
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "expect", "marker"),
+    [("auto", "zh", "上下文"), ("en", "en", "Context:"), ("zh", "zh", "上下文")],
+)
+def test_language_picks_templates(language: str, expect: str, marker: str) -> None:
+    rec, judge = run(
+        "faithfulness",
+        ZH,
+        {"faithfulness_statements": [{"statements": ["s"]}], "faithfulness_verdicts": [V(1)]},
+        language=language,
+    )
+    assert rec.language == expect and rec.scores["faithfulness"] == 1.0
+    assert marker in judge.requests[1].messages[1]["content"]
+
+
+def test_every_metric_has_templates_in_both_languages() -> None:
+    from localeval.prompts import PROMPTS_DIR
+
+    for m in REGISTRY.values():
+        for step in m.steps:
+            for lang in ("zh", "en"):
+                assert (PROMPTS_DIR / lang / f"{step}.j2").is_file(), (lang, step)
+
+
+# ---- contexts longer than the window ----------------------------------------------------------
+
+
+class TooLongJudge(FakeJudge):
+    """Raises PromptTooLong when the prompt has more than `limit` characters (like a window)."""
+
+    def __init__(self, answers: Any, limit: int) -> None:
+        super().__init__(answers)
+        self.limit = limit
+        self.refused = 0
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        size = sum(len(m["content"]) for m in request.messages)
+        if size > self.limit:
+            self.refused += 1
+            raise PromptTooLong(size, self.limit, 0)
+        return await super().complete(request)
+
+
+class CountingJudge(TooLongJudge):
+    """Also counts 'tokens' (one per 2 characters) and has a window, as LlamaJudge does."""
+
+    def __init__(self, answers: Any, limit: int, max_tokens: int) -> None:
+        super().__init__(answers, limit)
+        self.n_ctx = limit // 2
+        self.max_tokens = max_tokens
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        return [0] * (sum(len(m["content"]) for m in messages) // 2)
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        n = len(self.prompt_tokens(request.messages))
+        if n + request.max_tokens > self.n_ctx:
+            self.refused += 1
+            raise PromptTooLong(n, self.n_ctx, request.max_tokens)
+        return await FakeJudge.complete(self, request)
+
+
+LONG = [" ".join(f"Fact {i}.{j} is about topic {i}." for j in range(12)) for i in range(3)]
+
+
+def _context_text(request: JudgeRequest) -> str:
+    content = request.messages[1]["content"]
+    return content[content.index("Context:") : content.index("Task:")]
+
+
+def _covers_everything(requests: list[JudgeRequest]) -> None:
+    seen = "".join(_context_text(r) for r in requests)
+    for c in LONG:
+        for sentence in c.split(". "):
+            assert sentence.rstrip(".") in seen  # nothing silently dropped
+
+
+def _limit_for_about_one_context() -> int:
+    probe = run(
+        "faithfulness",
+        {**EN, "contexts": ["x"]},
+        {
+            "faithfulness_statements": [{"statements": ["s1", "s2"]}],
+            "faithfulness_verdicts": [V(1, 1)],
+        },
+    )[1]
+    return sum(len(m["content"]) for m in probe.requests[1].messages) + len(LONG[0]) + 40
+
+
+def test_long_contexts_are_split_and_every_piece_is_judged() -> None:
+    limit = _limit_for_about_one_context()
+    judge = TooLongJudge(
+        {
+            "faithfulness_statements": [{"statements": ["s1", "s2"]}],
+            "faithfulness_verdicts": [V(1, 0)] + [V(0)] * 20,
+        },
+        limit,
+    )
+    rec, judge = run("faithfulness", {**EN, "contexts": LONG}, None, judge=judge)
+    assert not rec.errors, rec.errors
+    assert rec.scores["faithfulness"] == 0.5
+    statements = rec.details["faithfulness"]["statements"]
+    assert statements[0]["piece"] == 1 and statements[1]["verdict"] == 0
+    verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
+    assert rec.details["faithfulness"]["context_pieces"] == len(verdict_requests) >= 3
+    assert all(sum(len(m["content"]) for m in r.messages) <= limit for r in verdict_requests)
+    # after piece 1 supported s1, later pieces are asked only about s2
+    assert all(
+        r.messages[1]["content"].split("Statements:")[1].count("s1") == 0
+        for r in verdict_requests[1:]
+    )
+    _covers_everything(verdict_requests)
+
+
+def test_a_statement_supported_by_a_later_piece_counts() -> None:
+    judge = TooLongJudge(
+        {
+            "faithfulness_statements": [{"statements": ["s1", "s2"]}],
+            "faithfulness_verdicts": [V(1, 0), V(0), V(1)],
+        },
+        _limit_for_about_one_context(),
+    )
+    rec, judge = run("faithfulness", {**EN, "contexts": LONG}, None, judge=judge)
+    assert rec.scores["faithfulness"] == 1.0
+    assert rec.details["faithfulness"]["statements"][1]["piece"] == 3
+    assert [r.step for r in judge.requests].count("faithfulness_verdicts") == 3  # then stops
+
+
+def test_token_counting_judge_gets_pieces_that_fit_first_time() -> None:
+    row = {**EN, "contexts": LONG}
+    limit = 2 * (1000 + 256)
+    judge = CountingJudge(
+        {"faithfulness_statements": [{"statements": ["s1"]}], "faithfulness_verdicts": [V(0)] * 10},
+        limit,
+        256,
+    )
+    rec, judge = run("faithfulness", row, None, judge=judge, max_tokens=256)
+    assert not rec.errors, rec.errors
+    assert judge.refused == 1  # only the first, whole-context attempt
+    verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
+    assert len(verdict_requests) >= 2 and rec.scores["faithfulness"] == 0.0
+    _covers_everything(verdict_requests)
+
+
+def test_one_sentence_longer_than_the_window_is_cut_not_dropped() -> None:
+    blob = "x" * 3000  # no sentence boundary at all
+    units = [(0, blob)]
+    pieces = pack(units, lambda texts: sum(map(len, texts)) <= 700)
+    assert len(pieces) > 1 and "".join(t for p in pieces for t in p.texts) == blob
+
+
+def test_prompt_too_long_without_material_is_an_error() -> None:
+    judge = TooLongJudge({"faithfulness_statements": [{"statements": ["s" * 2000]}]}, 1500)
+    rec, _ = run("faithfulness", EN, None, judge=judge)
+    assert "does not fit" in rec.errors["faithfulness"]
+
+
+def test_per_context_metric_splits_a_long_context_and_takes_the_best_piece() -> None:
+    probe = run(
+        "rerank_relevancy",
+        {**EN, "contexts": ["x"]},
+        {"rerank_relevancy_rating": [{"reason": "r", "rating": 0}]},
+    )[1]
+    limit = sum(len(m["content"]) for m in probe.requests[0].messages) + len(LONG[0]) + 40
+    ratings = [{"reason": "r", "rating": r} for r in (1, 3, 0, 0, 0, 0, 0, 0)]
+    judge = TooLongJudge({"rerank_relevancy_rating": ratings}, limit)
+    rec, judge = run(
+        "rerank_relevancy", {**EN, "contexts": [LONG[0] + " " + LONG[1]]}, None, judge=judge
+    )
+    assert not rec.errors, rec.errors
+    assert rec.scores["rerank_relevancy"] == 1.0  # the best piece's rating
+    pieces = rec.details["rerank_relevancy"]["contexts"][0]["pieces"]
+    assert pieces == len(judge.requests) >= 2
+
+
+def test_statement_count_is_bounded_by_the_answer_length() -> None:
+    from localeval.metrics.faithfulness import statement_limit
+
+    assert statement_limit("Channel 4") == 1
+    assert statement_limit("Scottish, but he grew up in England.") == 2
+    assert statement_limit("很长的回答。" * 200) == 24
+    rec, judge = run("faithfulness", {**EN, "answer": "Channel 4"}, {
+        "faithfulness_statements": [{"statements": ["Misfits airs on Channel 4.", "Extra."]}]})
+    assert '"maxItems": 1' in judge.requests[0].answer_schema
+    assert "faithfulness" in rec.errors  # two statements for a two-word answer: refused
+
+
+def test_placeholder_statements_without_words_are_dropped() -> None:
+    rec, _ = run("faithfulness", EN, {
+        "faithfulness_statements": [{"statements": ["……", "Ada founded Acme.", "..."]}],
+        "faithfulness_verdicts": [V(1)]})
+    assert rec.scores["faithfulness"] == 1.0
+    assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
+        "Ada founded Acme."]

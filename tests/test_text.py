@@ -1,0 +1,88 @@
+"""Sentence splitting (Chinese and English), language detection and normalisation."""
+
+from __future__ import annotations
+
+import pytest
+
+from localeval.text import detect_language, normalize, split_sentences
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "美国最高法院作出裁决。三分之一的女性受影响！真的吗？是的；好的……然后呢",
+            [
+                "美国最高法院作出裁决。",
+                "三分之一的女性受影响！",
+                "真的吗？",
+                "是的；",
+                "好的……",
+                "然后呢",
+            ],
+        ),
+        ("他说：“我们赢了！”随后离开。", ["他说：“我们赢了！”", "随后离开。"]),
+        ("价格是3.5元。好", ["价格是3.5元。", "好"]),
+        ("中文;英文", ["中文;", "英文"]),
+        (
+            "Dr. Smith went to Washington. He arrived at 3 p.m. on Monday. Really? Yes!",
+            ["Dr. Smith went to Washington.", "He arrived at 3 p.m. on Monday.", "Really?", "Yes!"],
+        ),
+        (
+            "The U.S. economy grew 3.5% in 2020. Mr. J. R. R. Tolkien wrote it.",
+            ["The U.S. economy grew 3.5% in 2020.", "Mr. J. R. R. Tolkien wrote it."],
+        ),
+        (
+            "See Fig. 3 for details, e.g. this one. Done.",
+            ["See Fig. 3 for details, e.g. this one.", "Done."],
+        ),
+        (
+            "It is; however, fine. Version 2.0 is out... Great.",
+            ["It is; however, fine.", "Version 2.0 is out...", "Great."],
+        ),
+        ('He said "stop." Then left.', ['He said "stop."', "Then left."]),
+        (
+            "- 第一条。\n- 第二条\n1. First item\n2) Second item\n（3）第三条\n一、总则",
+            ["第一条。", "第二条", "First item", "Second item", "第三条", "总则"],
+        ),
+        ("Line one\r\nLine two\n\n\nLine three", ["Line one", "Line two", "Line three"]),
+        ("", []),
+        ("  \n- \n", []),
+    ],
+)
+def test_split_sentences(text: str, expected: list[str]) -> None:
+    assert split_sentences(text) == expected
+
+
+def test_split_is_deterministic_and_loses_no_words() -> None:
+    text = "Acme was founded in 1990 by Ada. It is in Paris! 它很有名。真的？Yes."
+    first = split_sentences(text)
+    assert first == split_sentences(text)
+    assert "".join(first).replace(" ", "") == text.replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    ("texts", "lang"),
+    [
+        (("美国最高法院关于堕胎的裁决对全球有什么影响?",), "zh"),
+        (("What is the capital of France?", "Paris"), "en"),
+        (("请解释 BERT 和 GPT 的区别",), "zh"),
+        (("The model 通义千问 is large and has many parameters for many tasks",), "en"),
+        ((None, ""), "en"),
+    ],
+)
+def test_detect_language(texts: tuple, lang: str) -> None:
+    assert detect_language(*texts) == lang
+
+
+def test_normalize_width_case_whitespace() -> None:
+    assert normalize("ＡＢＣ　１２３") == normalize("abc 123") == "abc 123"
+    assert normalize("  New\tYork \n") == "new york"
+
+
+def test_word_count_counts_cjk_as_two_thirds() -> None:
+    from localeval.text import word_count
+
+    assert word_count("96.3 Rock Radio") == 3
+    assert word_count("It's well-known") == 2
+    assert word_count("美国最高法院") == pytest.approx(4.0)
