@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import re
+import threading
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
@@ -37,7 +39,8 @@ class HashEmbedder:
             t = re.sub(r"\s+", " ", text.lower())
             for n in (1, 2, 3):
                 for i in range(max(0, len(t) - n + 1)):
-                    h = int.from_bytes(hashlib.blake2b(t[i:i + n].encode(), digest_size=4).digest(), "little")
+                    digest = hashlib.blake2b(t[i:i + n].encode(), digest_size=4).digest()
+                    h = int.from_bytes(digest, "little")
                     out[row, h % self.dim] += 1.0
             norm = np.linalg.norm(out[row])
             if norm > 0:
@@ -46,11 +49,13 @@ class HashEmbedder:
 
 
 class SentenceTransformerEmbedder:
-    def __init__(self, path: Path, fingerprint: str, *, batch_size: int = 32, device: str | None = None) -> None:
+    def __init__(self, path: Path, fingerprint: str, *, batch_size: int = 32,
+                 device: str | None = None) -> None:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
-            raise ModelError("sentence-transformers is not installed: run scripts/setup.sh") from None
+            raise ModelError("sentence-transformers is not installed: "
+                             "run scripts/setup.sh") from None
         import logging
 
         logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
@@ -69,23 +74,61 @@ class SentenceTransformerEmbedder:
 
 
 class EmbeddingStore:
-    """Run-wide memo: each distinct text is encoded once; calls are serialised off the event loop."""
+    """Run-wide memo: each distinct text is encoded once, in batches, off the event loop.
 
-    def __init__(self, embedder: Embedder) -> None:
+    `prefetch` encodes the texts known before the run (answers, ground truths, questions) in
+    one batched pass — in a background thread while the judge works when there are cores to
+    spare (`background`), else at once. Texts met later (e.g. generated questions) are encoded
+    when asked for, also deduplicated.
+    """
+
+    def __init__(self, embedder: Embedder, *, batch_size: int = 64) -> None:
         self.embedder = embedder
+        self.batch_size = batch_size
         self._vectors: dict[str, np.ndarray] = {}
         self._lock = asyncio.Lock()
+        self._encoder = threading.Lock()  # one encode at a time, prefetch or on demand
+        self._prefetch: threading.Thread | None = None
         self.encoded = 0
 
-    async def vectors(self, texts: list[str]) -> np.ndarray:
-        async with self._lock:
-            missing = list(dict.fromkeys(t for t in texts if t not in self._vectors))
+    def prefetch(self, texts: Iterable[str | None], *, background: bool) -> None:
+        todo = [t for t in dict.fromkeys(t for t in texts if t) if t not in self._vectors]
+        if not todo:
+            return
+
+        def work() -> None:
+            for i in range(0, len(todo), self.batch_size):
+                try:
+                    self._encode(todo[i:i + self.batch_size])
+                except Exception:
+                    return
+
+        if background:
+            self._prefetch = threading.Thread(target=work, name="localeval-embed", daemon=True)
+            self._prefetch.start()
+        else:
+            work()
+
+    def _encode(self, texts: list[str]) -> None:
+        with self._encoder:
+            missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
             if missing:
-                vecs = await asyncio.to_thread(self.embedder.encode, missing)
+                vecs = self.embedder.encode(missing)
                 self._vectors.update(zip(missing, vecs, strict=True))
                 self.encoded += len(missing)
+
+    async def vectors(self, texts: list[str]) -> np.ndarray:
+        if any(t not in self._vectors for t in texts):
+            async with self._lock:
+                if any(t not in self._vectors for t in texts):
+                    await asyncio.to_thread(self._encode, list(texts))
         return np.stack([self._vectors[t] for t in texts])
 
     async def cosine(self, a: str, b: str) -> float:
         va, vb = await self.vectors([a, b])
         return float(np.clip(np.dot(va, vb), -1.0, 1.0))
+
+    def close(self) -> None:
+        if self._prefetch is not None:
+            self._prefetch.join()
+            self._prefetch = None

@@ -4,6 +4,7 @@ metrics concurrently (their judge requests meet in the judge), write results and
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -65,7 +66,8 @@ def build_backends(settings: Settings, metrics: list[Metric], judge: Any = None,
         if judge is None:
             judge, backends.info["judge"] = _make_judge(settings, manifest, profile)
         else:
-            backends.info["judge"] = {"name": judge.name, "sha256": judge.fingerprint}
+            backends.info["judge"] = {"name": judge.name, "sha256": judge.fingerprint,
+                                      "parallel": getattr(judge, "parallel", 1)}
         cache_path = settings.cache_path()
         cache = AnswerCache(cache_path) if cache_path is not None else None
         backends.info["cache"] = str(cache_path) if cache_path else None
@@ -227,6 +229,9 @@ def run(source: str | Path | Iterable[Mapping[str, Any]], out_dir: Path | None, 
     todo = [s for s in data.samples if s.id not in done_ids]
     backends = build_backends(settings, [m for m in metrics if any(not m.missing(s) for s in todo)],
                               judge=judge, embedder=embedder)
+    if backends.embeddings is not None:  # one batched pass over the texts known up front
+        texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
+        backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
     writer = ResultsWriter(out_dir / RESULTS_FILE) if out_dir is not None else None
     from localeval.progress import Progress
 

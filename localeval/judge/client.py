@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -41,15 +42,34 @@ class JudgeClient:
         self.cache = cache
         self.stats = JudgeStats()
         self._sampling = judge.sampling_key()
+        self._in_flight: dict[str, asyncio.Future[JudgeReply]] = {}
 
     async def ask(self, request: JudgeRequest, schema: type[T]) -> T:
-        """Send one request (or serve it from the cache) and parse the answer into `schema`."""
+        """Send one request (or serve it from the cache) and parse the answer into `schema`.
+
+        The same request asked twice while the first is in flight is sent once; the second
+        waits for that answer and counts as cached.
+        """
         key = cache_key(self.judge.fingerprint, self._sampling, request)
         reply = self.cache.get(key) if self.cache is not None else None
+        if reply is None and key in self._in_flight:
+            reply = (await asyncio.shield(self._in_flight[key])).model_copy(update={"cached": True})
         if reply is None:
-            reply = await self.judge.complete(request)
+            pending: asyncio.Future[JudgeReply] = asyncio.get_running_loop().create_future()
+            self._in_flight[key] = pending
+            try:
+                reply = await self.judge.complete(request)
+            except BaseException as exc:
+                if not isinstance(exc, Exception):
+                    exc = JudgeError(f"{request.step}: the request was cancelled")
+                pending.set_exception(exc)
+                pending.exception()  # retrieved: no "never retrieved" warning
+                raise
+            finally:
+                del self._in_flight[key]
             if self.cache is not None:
                 self.cache.put(key, reply)
+            pending.set_result(reply)
         self.stats.add(request, reply)
         if reply.finish_reason == "length":
             self.stats.failures += 1
@@ -61,7 +81,8 @@ class JudgeClient:
             self.stats.failures += 1
             first = exc.errors()[0]
             raise JudgeError(f"{request.step}: the judge's answer does not match the schema "
-                             f"({first['msg']} at {'.'.join(map(str, first['loc'])) or 'top level'}): "
+                             f"({first['msg']} at "
+                             f"{'.'.join(map(str, first['loc'])) or 'top level'}): "
                              f"{reply.text[:120]!r}") from None
 
     def close(self) -> None:

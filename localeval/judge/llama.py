@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from localeval.judge.base import JudgeReply, JudgeRequest
 
 
 def default_threads() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
 
 
 class LlamaJudge:
@@ -62,10 +65,8 @@ class LlamaJudge:
         if schema_json not in self._grammars:
             from llama_cpp import LlamaGrammar
 
-            try:
-                self._grammars[schema_json] = LlamaGrammar.from_json_schema(schema_json, verbose=False)
-            except Exception as exc:  # the converter raises several types
-                raise JudgeError(f"output schema could not be turned into a grammar: {exc}") from None
+            self._grammars[schema_json] = LlamaGrammar.from_string(gbnf_for_schema(schema_json),
+                                                                   verbose=False)
         return self._grammars[schema_json]
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
@@ -95,20 +96,38 @@ class LlamaJudge:
         self.llm.close() if hasattr(self.llm, "close") else None
 
 
-def chat_formatter(llm: Any):  # type: ignore[no-untyped-def]
+def gbnf_for_schema(schema_json: str) -> str:
+    """The GBNF text of a JSON schema (llama-cpp-python's converter), root rule `root`."""
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    try:
+        return json_schema_to_gbnf(schema_json)
+    except Exception as exc:  # the converter raises several types
+        raise JudgeError(f"output schema could not be turned into a grammar: {exc}") from None
+
+
+def chat_formatter(llm: Any) -> Callable[[list[dict[str, str]]], str]:
     """A function messages → prompt text using the chat template stored in the GGUF."""
+
+    def token_text(token_id: int) -> str:
+        if token_id < 0:
+            return ""
+        return llm.detokenize([token_id], special=True).decode("utf-8", errors="ignore")
+
+    return make_chat_formatter(llm.metadata.get("tokenizer.chat_template"), token_text,
+                               llm.token_eos(), llm.token_bos())
+
+
+def make_chat_formatter(template: str | None, token_text: Callable[[int], str], eos: int,
+                        bos: int) -> Callable[[list[dict[str, str]]], str]:
+    """messages → prompt text with a GGUF's Jinja chat template."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    template = llm.metadata.get("tokenizer.chat_template")
     if not template:
         raise ModelError("the GGUF has no chat template (tokenizer.chat_template); use an "
                          "instruct model such as the profiles' Qwen2.5 Instruct GGUFs")
-
-    def token_text(token_id: int) -> str:
-        return llm.detokenize([token_id], special=True).decode("utf-8", errors="ignore") if token_id >= 0 else ""
-
-    formatter = Jinja2ChatFormatter(template=template, eos_token=token_text(llm.token_eos()),
-                                    bos_token=token_text(llm.token_bos()))
+    formatter = Jinja2ChatFormatter(template=template, eos_token=token_text(eos),
+                                    bos_token=token_text(bos))
 
     def render(messages: list[dict[str, str]]) -> str:
         return formatter(messages=messages).prompt  # type: ignore[arg-type]

@@ -1,0 +1,195 @@
+"""Benchmark the judge engine: the same faithfulness run at several `parallel` settings.
+
+Samples come from the dev sets (HaluEval QA in English, UHGEval in Chinese; right and
+hallucinated answers alternate), contexts cut to --context-chars to keep the run short. Each
+setting runs the real runner (`localeval.runner.run`, no cache) and reports wall time,
+generated and prompt tokens per second, prompt tokens saved by prefix reuse, and how many
+samples got the same score as the first setting. `--repeat P` runs setting P a second time and
+checks that both runs gave identical records. `--ceiling` adds llama.cpp's raw batched decode
+throughput (tokens/s for N sequences, no sampling) as the upper bound.
+
+    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/bench_engine.py --samples 16
+
+Settings: `seq` = the sequential judge (LlamaJudge, what --parallel 1 runs), `N` = the batched
+engine with N slots. Prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV = Path("/work/shared/data/dev")
+DEFAULT_MODEL = ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+
+
+def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]]:
+    """n rows: half English (HaluEval QA), half Chinese (UHGEval); answers alternate."""
+    en = [json.loads(line) for line in (data_dir / "halueval_qa_dev.jsonl").open(encoding="utf-8")]
+    zh = [json.loads(line) for line in (data_dir / "uhgeval_dev.jsonl").open(encoding="utf-8")]
+    rows: list[dict[str, Any]] = []
+    for i in range(n):
+        if i % 2 == 0:
+            r = en[i // 2]
+            answer = r["right_answer"] if (i // 2) % 2 == 0 else r["hallucinated_answer"]
+            rows.append({"id": r["id"], "question": r["question"], "answer": answer,
+                         "contexts": [r["knowledge"][:context_chars]]})
+        else:
+            r = zh[i // 2]
+            answer = r["realContinuation"] if (i // 2) % 2 == 0 else r["hallucinatedContinuation"]
+            article = (r["newsBeginning"] + r["newsRemainder"]).strip()
+            rows.append({"id": r["id"], "question": r["headLine"], "answer": answer.strip(),
+                         "contexts": [article[:context_chars]]})
+    return rows
+
+
+def make_judge(setting: str, model: Path, n_ctx: int, threads: int | None) -> Any:
+    if setting == "seq":
+        from localeval.judge.llama import LlamaJudge
+
+        judge = LlamaJudge(model, "bench", n_ctx=n_ctx, n_threads=threads)
+        judge.parallel = 1  # type: ignore[attr-defined]
+        return judge
+    from localeval.judge.batched import BatchedLlamaJudge
+
+    return BatchedLlamaJudge(model, "bench", n_ctx=n_ctx, n_threads=threads, parallel=int(setting))
+
+
+def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: int,
+                threads: int | None, max_tokens: int) -> dict[str, Any]:
+    from localeval.config import Settings
+    from localeval.runner import run
+
+    judge = make_judge(setting, model, n_ctx, threads)
+    settings = Settings(metrics=["faithfulness"], no_cache=True, n_ctx=n_ctx, max_tokens=max_tokens,
+                        parallel=getattr(judge, "parallel", 1))
+    started = time.perf_counter()
+    outcome = run(rows, None, settings, judge=judge)
+    wall = time.perf_counter() - started
+    j = outcome.summary["judge"]
+    print(f"setting {setting}: {wall:.1f} s, {j['calls']} calls", file=sys.stderr, flush=True)
+    return {
+        "setting": setting,
+        "wall_s": round(wall, 2),
+        "judge_calls": j["calls"],
+        "generated_tokens": j["completion_tokens"],
+        "prompt_tokens": j["prompt_tokens"],
+        "prompt_tokens_processed": j["prompt_tokens_processed"],
+        "prefix_tokens_saved": j["prompt_tokens"] - j["prompt_tokens_processed"],
+        "generated_tok_s": round(j["completion_tokens"] / wall, 2),
+        "prompt_tok_s": round(j["prompt_tokens_processed"] / wall, 2),
+        "failures": j["failures"],
+        "_records": [r.model_dump(include={"id", "scores", "details", "errors"})
+                     for r in outcome.records],
+    }
+
+
+def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
+                steps: int = 16) -> dict[str, float]:
+    """llama.cpp batched decode alone: N sequences, one token each per llama_decode, no sampling."""
+    import llama_cpp
+
+    from localeval.judge.batched import BatchedLlamaJudge
+
+    out: dict[str, float] = {}
+    for n in n_seqs:
+        judge = BatchedLlamaJudge(model, "bench", n_ctx=512, n_threads=threads, parallel=n,
+                                  keep_prefixes=0)
+        ctx, batch, mem = judge._ctx.ctx, judge._batch, judge._mem
+        prompt = judge.prompt_tokens([{"role": "user", "content": "Count from one to fifty."}])
+
+        def fill(tokens_by_seq: dict[int, list[int]], start: dict[int, int],
+                 batch: Any = batch) -> None:
+            k = 0
+            for seq, toks in tokens_by_seq.items():
+                for i, t in enumerate(toks):
+                    batch.token[k], batch.pos[k] = t, start[seq] + i
+                    batch.n_seq_id[k], batch.seq_id[k][0], batch.logits[k] = 1, seq, 0
+                    k += 1
+                batch.logits[k - 1] = 1
+            batch.n_tokens = k
+
+        for seq in range(n):  # read the prompt once per sequence (not timed)
+            llama_cpp.llama_memory_seq_rm(mem, seq, -1, -1)
+            fill({seq: prompt}, {seq: 0})
+            llama_cpp.llama_decode(ctx, batch)
+        pos = {seq: len(prompt) for seq in range(n)}
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            fill({seq: [prompt[-1]] for seq in range(n)}, pos)
+            if llama_cpp.llama_decode(ctx, batch) != 0:
+                raise RuntimeError("llama_decode failed")
+            pos = {seq: p + 1 for seq, p in pos.items()}
+        out[str(n)] = round(n * steps / (time.perf_counter() - t0), 2)
+        judge.close()
+    return out
+
+
+def agreement(base: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
+    same = sum(a.get("scores") == b.get("scores") and a.get("errors") == b.get("errors")
+               for a, b in zip(base, other, strict=True))
+    return {"same_score": same, "samples": len(base), "rate": round(same / len(base), 3)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
+    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--context-chars", type=int, default=500)
+    parser.add_argument("--settings", default="1,2,4,8",
+                        help="comma-separated: seq (sequential judge) or N (engine slots)")
+    parser.add_argument("--repeat", default="4", help="setting to run twice (empty: none)")
+    parser.add_argument("--ceiling", default="1,2,4,8", help="raw decode throughput for these N")
+    parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--max-tokens", type=int, default=512)
+    parser.add_argument("--threads", type=int)
+    args = parser.parse_args(argv)
+    if not args.model.is_file():
+        print(f"model {args.model} not found", file=sys.stderr)
+        return 2
+    rows = load_rows(args.samples, args.data, args.context_chars)
+    settings = [s.strip() for s in args.settings.split(",") if s.strip()]
+    results = [run_setting(s, rows, args.model, args.n_ctx, args.threads, args.max_tokens)
+               for s in settings]
+    base = results[0]
+    report: dict[str, Any] = {
+        "model": args.model.name, "samples": len(rows), "context_chars": args.context_chars,
+        "languages": {"en": (len(rows) + 1) // 2, "zh": len(rows) // 2},
+        "runs": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
+        "speedup_vs_first": {r["setting"]: round(base["wall_s"] / r["wall_s"], 2) for r in results},
+        "agreement_vs_first": {r["setting"]: agreement(base["_records"], r["_records"])
+                               for r in results[1:]},
+        "mean_faithfulness": {
+            r["setting"]: _mean([x["scores"].get("faithfulness") for x in r["_records"]])
+            for r in results},
+    }
+    if args.repeat:
+        again = run_setting(args.repeat, rows, args.model, args.n_ctx, args.threads,
+                            args.max_tokens)
+        first = next((r for r in results if r["setting"] == args.repeat), None)
+        if first is not None:
+            report["repeat"] = {
+                "setting": args.repeat, "wall_s": again["wall_s"],
+                "identical_records": first["_records"] == again["_records"],
+                "agreement": agreement(first["_records"], again["_records"]),
+            }
+    if args.ceiling:
+        report["raw_decode_tok_s"] = raw_ceiling(
+            args.model, [int(n) for n in args.ceiling.split(",")], args.threads)
+    print(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
+def _mean(values: list[float | None]) -> float | None:
+    vals = [v for v in values if v is not None]
+    return round(sum(vals) / len(vals), 4) if vals else None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
