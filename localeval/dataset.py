@@ -139,12 +139,21 @@ def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
         except (OSError, ValueError):  # name too long, NUL byte in the name
             is_file = False
         if not is_file:
-            raise DatasetError(f"dataset {path} not found; give a .jsonl, .json, .csv or .parquet file")
+            raise DatasetError(
+                f"dataset {path} not found; give a .jsonl, .json, .csv or .parquet file"
+            )
         suffix = path.suffix.lower()
-        readers = {".jsonl": _read_jsonl, ".ndjson": _read_jsonl, ".json": _read_json,
-                   ".csv": _read_csv, ".parquet": _read_parquet}
+        readers = {
+            ".jsonl": _read_jsonl,
+            ".ndjson": _read_jsonl,
+            ".json": _read_json,
+            ".csv": _read_csv,
+            ".parquet": _read_parquet,
+        }
         if suffix not in readers:
-            raise DatasetError(f"dataset {path}: unknown extension {suffix!r}; use .jsonl, .json, .csv or .parquet")
+            raise DatasetError(
+                f"dataset {path}: unknown extension {suffix!r}; use .jsonl, .json, .csv or .parquet"
+            )
         try:
             raw_rows = readers[suffix](path)
         except OSError as exc:
@@ -152,8 +161,9 @@ def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
         name = str(path)
     else:
         if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
-            raise DatasetError("rows must be a file path or a list of dicts, "
-                               f"got {type(source).__name__}")
+            raise DatasetError(
+                f"rows must be a file path or a list of dicts, got {type(source).__name__}"
+            )
         raw_rows = [(i, row) for i, row in enumerate(source, start=1)]
         name = "<rows>"
     return _validate(raw_rows, name)
@@ -174,8 +184,13 @@ def _validate(raw_rows: Iterable[tuple[int, Any]], name: str) -> Dataset:
             problems.append(RowProblem(line=line, id=_short_id(rid), message=_clip(str(exc))))
             continue
         if sample.id in seen:
-            problems.append(RowProblem(line=line, id=sample.id, message=(
-                f"duplicate id (first on line {seen[sample.id]}); ids must be unique")))
+            problems.append(
+                RowProblem(
+                    line=line,
+                    id=sample.id,
+                    message=(f"duplicate id (first on line {seen[sample.id]}); ids must be unique"),
+                )
+            )
             continue
         seen[sample.id] = line
         samples.append(sample)
@@ -185,8 +200,10 @@ def _validate(raw_rows: Iterable[tuple[int, Any]], name: str) -> Dataset:
 def to_sample(raw: Any, line: int) -> Sample:
     """Validate one raw row; raises ValueError with a one-line, user-facing message."""
     if not isinstance(raw, Mapping):
-        raise ValueError(f"row is a JSON {type(raw).__name__}, expected an object with fields "
-                         "question, answer, contexts, ...")
+        raise ValueError(
+            f"row is a JSON {type(raw).__name__}, expected an object with fields "
+            "question, answer, contexts, ..."
+        )
     row: dict[str, Any] = {}
     for key, value in raw.items():
         if not isinstance(key, str):
@@ -215,8 +232,10 @@ def to_sample(raw: Any, line: int) -> Sample:
         if field in ("contexts", "retrieved_texts", "expected_texts"):
             bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
             if bad:
-                raise ValueError(f"field {field!r} must be a list of strings; item {bad[0]} is "
-                                 f"{type(value[bad[0]]).__name__}")
+                raise ValueError(
+                    f"field {field!r} must be a list of strings; item {bad[0]} is "
+                    f"{type(value[bad[0]]).__name__}"
+                )
     for field, value in row.items():
         problem = _value_problem(field, value)
         if problem:
@@ -232,14 +251,16 @@ def to_sample(raw: Any, line: int) -> Sample:
 
 # ---- readers: yield (line, dict) or (line, RowProblem) -------------------------------------
 
+
 def _decode(path: Path) -> str:
     data = path.read_bytes()
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise DatasetError(f"{path}: line {line} is not valid UTF-8 (byte {exc.start}); "
-                           "save the file as UTF-8") from None
+        raise DatasetError(
+            f"{path}: line {line} is not valid UTF-8 (byte {exc.start}); save the file as UTF-8"
+        ) from None
 
 
 def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
@@ -253,16 +274,37 @@ def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
         try:
             text = raw_line.decode("utf-8")
         except UnicodeDecodeError:
-            rows.append((line_no, RowProblem(line=line_no, message="not valid UTF-8; fix the encoding")))
+            rows.append(
+                (line_no, RowProblem(line=line_no, message="not valid UTF-8; fix the encoding"))
+            )
             continue
         try:
             rows.append((line_no, json.loads(text)))
         except json.JSONDecodeError as exc:
-            rows.append((line_no, RowProblem(line=line_no, message=(
-                f"malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line"))))
+            rows.append(
+                (
+                    line_no,
+                    RowProblem(
+                        line=line_no,
+                        message=(
+                            f"malformed JSON ({exc.msg} at column {exc.colno}); "
+                            "fix or remove the line"
+                        ),
+                    ),
+                )
+            )
         except (ValueError, RecursionError) as exc:  # a huge integer, absurd nesting
-            rows.append((line_no, RowProblem(line=line_no, message=_clip(
-                f"unreadable JSON ({type(exc).__name__}: {exc}); fix or remove the line"))))
+            rows.append(
+                (
+                    line_no,
+                    RowProblem(
+                        line=line_no,
+                        message=_clip(
+                            f"unreadable JSON ({type(exc).__name__}: {exc}); fix or remove the line"
+                        ),
+                    ),
+                )
+            )
     return rows
 
 
@@ -319,12 +361,14 @@ def _read_csv(path: Path) -> list[tuple[int, Any]]:
                 rows.append((line, RowProblem(line=line, message="more cells than header columns")))
                 continue
             if any(_bad_text(v) for v in record.values() if v is not None):
-                rows.append((line, RowProblem(line=line,
-                                              message="not valid UTF-8; fix the encoding")))
+                rows.append(
+                    (line, RowProblem(line=line, message="not valid UTF-8; fix the encoding"))
+                )
                 continue
             try:
-                rows.append((line, {k: _csv_cell(k, v if v is not None else "")
-                                    for k, v in record.items()}))
+                rows.append(
+                    (line, {k: _csv_cell(k, v if v is not None else "") for k, v in record.items()})
+                )
             except ValueError as exc:
                 rows.append((line, RowProblem(line=line, message=_clip(str(exc)))))
     except csv.Error as exc:
@@ -338,7 +382,9 @@ def _read_parquet(path: Path) -> list[tuple[int, Any]]:
     try:
         import pandas as pd
     except ImportError:
-        raise DatasetError("reading Parquet needs pandas and pyarrow: pip install pandas pyarrow") from None
+        raise DatasetError(
+            "reading Parquet needs pandas and pyarrow: pip install pandas pyarrow"
+        ) from None
     try:
         frame = pd.read_parquet(path)
     except ImportError as exc:

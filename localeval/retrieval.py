@@ -1,9 +1,10 @@
 """Ranking metrics over ids (DESIGN.md section 6, "retrieval"); pure numpy, vectorised.
 
 Definitions, edge cases and the trec_eval measure each metric matches are in
-``docs/retrieval.md``. In short: E is the set of relevant ids (grade > 0), R the retrieved ids in
-rank order with repeats dropped (an id counts once, at its first rank), ``name@k`` looks only at
-the first k ranks. A query without relevant ids is unscored (``None`` plus a reason).
+``localeval/docs/retrieval.md``. In short: E is the set of relevant ids (grade > 0), R the
+retrieved ids in rank order with repeats dropped (an id counts once, at its first rank),
+``name@k`` looks only at the first k ranks. A query without relevant ids is unscored
+(``None`` plus a reason).
 """
 
 from __future__ import annotations

@@ -53,8 +53,9 @@ class RunOutcome:
     dataset: Dataset
 
 
-def build_backends(settings: Settings, metrics: list[Metric], judge: Any = None,
-                   embedder: Any = None) -> Backends:
+def build_backends(
+    settings: Settings, metrics: list[Metric], judge: Any = None, embedder: Any = None
+) -> Backends:
     """Load only what the metrics need. `judge`/`embedder` objects override the settings."""
     from localeval import models
     from localeval.judge.cache import AnswerCache
@@ -66,8 +67,11 @@ def build_backends(settings: Settings, metrics: list[Metric], judge: Any = None,
         if judge is None:
             judge, backends.info["judge"] = _make_judge(settings, manifest, profile)
         else:
-            backends.info["judge"] = {"name": judge.name, "sha256": judge.fingerprint,
-                                      "parallel": getattr(judge, "parallel", 1)}
+            backends.info["judge"] = {
+                "name": judge.name,
+                "sha256": judge.fingerprint,
+                "parallel": getattr(judge, "parallel", 1),
+            }
         cache_path = settings.cache_path()
         cache = AnswerCache(cache_path) if cache_path is not None else None
         backends.info["cache"] = str(cache_path) if cache_path else None
@@ -100,13 +104,27 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
     from localeval.judge.llama import LlamaJudge
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
-    common = dict(n_ctx=settings.n_ctx, n_threads=settings.n_threads,
-                  n_gpu_layers=settings.n_gpu_layers, n_batch=settings.n_batch,
-                  seed=settings.seed, temperature=settings.temperature)
-    judge = (BatchedLlamaJudge(path, sha, parallel=parallel, **common) if parallel > 1
-             else LlamaJudge(path, sha, **common))  # type: ignore[arg-type]
-    return judge, {"name": name, "path": str(path), "sha256": sha, "n_ctx": judge.n_ctx,
-                   "gpu_offload": judge.gpu_offload, "parallel": parallel}
+    common = dict(
+        n_ctx=settings.n_ctx,
+        n_threads=settings.n_threads,
+        n_gpu_layers=settings.n_gpu_layers,
+        n_batch=settings.n_batch,
+        seed=settings.seed,
+        temperature=settings.temperature,
+    )
+    judge = (
+        BatchedLlamaJudge(path, sha, parallel=parallel, **common)
+        if parallel > 1
+        else LlamaJudge(path, sha, **common)
+    )  # type: ignore[arg-type]
+    return judge, {
+        "name": name,
+        "path": str(path),
+        "sha256": sha,
+        "n_ctx": judge.n_ctx,
+        "gpu_offload": judge.gpu_offload,
+        "parallel": parallel,
+    }
 
 
 def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
@@ -116,13 +134,17 @@ def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -
     if settings.embedder is not None:
         path = Path(settings.embedder)
         sha = models.sha256_of_user_path(path)
-        return (SentenceTransformerEmbedder(path, sha, batch_size=settings.embed_batch_size),
-                {"name": path.name, "path": str(path), "sha256": sha})
+        return (
+            SentenceTransformerEmbedder(path, sha, batch_size=settings.embed_batch_size),
+            {"name": path.name, "path": str(path), "sha256": sha},
+        )
     if settings.judge == "fake":
         e = HashEmbedder()
         return e, {"name": e.name, "sha256": e.fingerprint}
     wanted = profile["embedder"]
-    candidates = [wanted] + [n for n, s in manifest.models.items() if s.role == "embedder" and n != wanted]
+    candidates = [wanted] + [
+        n for n, s in manifest.models.items() if s.role == "embedder" and n != wanted
+    ]
     problems = []
     for name in candidates:  # the profile's embedder, else the best one present
         spec = manifest.get(name)
@@ -133,8 +155,9 @@ def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -
         info = {"name": name, "path": str(state.path), "sha256": models.expected_sha256(spec)}
         if name != wanted:
             info["fallback"] = f"profile embedder {wanted} unavailable ({problems[0]}); used {name}"
-        return SentenceTransformerEmbedder(state.path, info["sha256"],
-                                           batch_size=settings.embed_batch_size), info
+        return SentenceTransformerEmbedder(
+            state.path, info["sha256"], batch_size=settings.embed_batch_size
+        ), info
     raise ModelError("no embedder available: " + "; ".join(problems))
 
 
@@ -145,12 +168,20 @@ def sample_language(sample: Sample, settings: Settings) -> str:
     return detect_language(sample.question, sample.answer, sample.ground_truth, first_context)
 
 
-async def evaluate_sample(sample: Sample, metrics: list[Metric], settings: Settings,
-                          backends: Backends) -> SampleRecord:
+async def evaluate_sample(
+    sample: Sample, metrics: list[Metric], settings: Settings, backends: Backends
+) -> SampleRecord:
     """Run every metric of one sample concurrently; failures become that metric's error."""
-    record = SampleRecord(id=sample.id, line=sample.line, language=sample_language(sample, settings))
-    ctx = MetricContext(sample=sample, language=record.language, settings=settings,
-                        judge=backends.judge, embeddings=backends.embeddings)
+    record = SampleRecord(
+        id=sample.id, line=sample.line, language=sample_language(sample, settings)
+    )
+    ctx = MetricContext(
+        sample=sample,
+        language=record.language,
+        settings=settings,
+        judge=backends.judge,
+        embeddings=backends.embeddings,
+    )
     runnable = []
     for m in metrics:
         missing = m.missing(sample)
@@ -166,7 +197,9 @@ async def evaluate_sample(sample: Sample, metrics: list[Metric], settings: Setti
         elif isinstance(outcome, BaseException):
             if not isinstance(outcome, Exception):
                 raise outcome  # KeyboardInterrupt, CancelledError
-            record.errors[m.name] = f"internal error {type(outcome).__name__}: {outcome} (a bug; please report it)"
+            record.errors[m.name] = (
+                f"internal error {type(outcome).__name__}: {outcome} (a bug; please report it)"
+            )
         else:
             record.scores.update(outcome.scores)
             details = dict(outcome.details)
@@ -177,8 +210,13 @@ async def evaluate_sample(sample: Sample, metrics: list[Metric], settings: Setti
     return record
 
 
-async def evaluate_all(samples: list[Sample], metrics: list[Metric], settings: Settings,
-                       backends: Backends, on_record: Callable[[SampleRecord], None]) -> list[SampleRecord]:
+async def evaluate_all(
+    samples: list[Sample],
+    metrics: list[Metric],
+    settings: Settings,
+    backends: Backends,
+    on_record: Callable[[SampleRecord], None],
+) -> list[SampleRecord]:
     """Evaluate samples with bounded concurrency so that several samples' requests overlap."""
     # a batched judge gets twice its slots in samples, so a freed slot finds a request queued
     slots = (backends.info.get("judge") or {}).get("parallel", 0)
@@ -200,10 +238,18 @@ def owner_of(key: str) -> str:
     return key.split(".", 1)[0].split("@", 1)[0]
 
 
-def run(source: str | Path | Iterable[Mapping[str, Any]], out_dir: Path | None, settings: Settings,
-        *, judge: Any = None, embedder: Any = None, progress: bool = False,
-        log: Callable[[str], None] | None = None, resume: bool = False,
-        overwrite: bool = False) -> RunOutcome:
+def run(
+    source: str | Path | Iterable[Mapping[str, Any]],
+    out_dir: Path | None,
+    settings: Settings,
+    *,
+    judge: Any = None,
+    embedder: Any = None,
+    progress: bool = False,
+    log: Callable[[str], None] | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+) -> RunOutcome:
     """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
@@ -218,25 +264,38 @@ def run(source: str | Path | Iterable[Mapping[str, Any]], out_dir: Path | None, 
     previous: list[SampleRecord] = []
     if out_dir is not None:
         steps = {s for m in metrics for s in m.steps}
-        inputs = fingerprint_inputs(settings, [m.name for m in metrics],
-                                    prompts.prompt_hashes(steps) if steps else {}, __version__)
-        previous = open_run_folder(out_dir, inputs, hashes, resume=resume, overwrite=overwrite,
-                                   log=log)
+        inputs = fingerprint_inputs(
+            settings,
+            [m.name for m in metrics],
+            prompts.prompt_hashes(steps) if steps else {},
+            __version__,
+        )
+        previous = open_run_folder(
+            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log
+        )
     by_id = {s.id: s for s in data.samples}
     for r in previous:
         r.line = by_id[r.id].line
     done_ids = {r.id for r in previous}
     todo = [s for s in data.samples if s.id not in done_ids]
-    backends = build_backends(settings, [m for m in metrics if any(not m.missing(s) for s in todo)],
-                              judge=judge, embedder=embedder)
+    backends = build_backends(
+        settings,
+        [m for m in metrics if any(not m.missing(s) for s in todo)],
+        judge=judge,
+        embedder=embedder,
+    )
     if backends.embeddings is not None:  # one batched pass over the texts known up front
         texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
         backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
     writer = ResultsWriter(out_dir / RESULTS_FILE) if out_dir is not None else None
     from localeval.progress import Progress
 
-    bar = Progress(len(data.samples), done=len(previous), enabled=progress,
-                   stats=lambda: backends.judge.stats if backends.judge else None)
+    bar = Progress(
+        len(data.samples),
+        done=len(previous),
+        enabled=progress,
+        stats=lambda: backends.judge.stats if backends.judge else None,
+    )
     new: list[SampleRecord] = []
 
     def on_record(record: SampleRecord) -> None:
@@ -260,7 +319,9 @@ def run(source: str | Path | Iterable[Mapping[str, Any]], out_dir: Path | None, 
             writer.close()
         backends.close()
     records = sorted(previous + new, key=lambda r: r.line)
-    summary = build_summary(data, records, metrics, settings, backends, time.perf_counter() - started)
+    summary = build_summary(
+        data, records, metrics, settings, backends, time.perf_counter() - started
+    )
     summary["complete"] = not interrupted and len(records) == len(data.samples)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if previous and out_dir is not None:  # keep what the earlier sessions loaded
@@ -277,8 +338,14 @@ def run(source: str | Path | Iterable[Mapping[str, Any]], out_dir: Path | None, 
     return RunOutcome(records=records, summary=summary, dataset=data)
 
 
-def build_summary(data: Dataset, records: list[SampleRecord], metrics: list[Metric],
-                  settings: Settings, backends: Backends, elapsed: float) -> dict[str, Any]:
+def build_summary(
+    data: Dataset,
+    records: list[SampleRecord],
+    metrics: list[Metric],
+    settings: Settings,
+    backends: Backends,
+    elapsed: float,
+) -> dict[str, Any]:
     keys: dict[str, str] = {}
     for m in metrics:  # a metric with no score anywhere still gets a line (all errors/skips)
         keys.setdefault(m.name, m.name)
@@ -289,17 +356,28 @@ def build_summary(data: Dataset, records: list[SampleRecord], metrics: list[Metr
     steps = {s for m in metrics for s in m.steps}
     return {
         "localeval_version": __version__,
-        "dataset": {"source": data.source, "samples": len(data.samples),
-                    "input_errors": [p.model_dump() for p in data.problems]},
+        "dataset": {
+            "source": data.source,
+            "samples": len(data.samples),
+            "input_errors": [p.model_dump() for p in data.problems],
+        },
         "metrics": metric_summary(records, keys),
         "models": backends.info,
         "prompts": prompts.prompt_hashes(steps) if steps else {},
         "settings": settings.model_dump(mode="json"),
         "elapsed_s": round(elapsed, 3),
-        "judge": None if stats is None else {
-            "calls": stats.calls, "cached": stats.cached, "failures": stats.failures,
-            "prompt_tokens": stats.prompt_tokens, "prompt_tokens_processed": stats.prompt_tokens_processed,
-            "completion_tokens": stats.completion_tokens, "calls_by_step": stats.by_step,
+        "judge": None
+        if stats is None
+        else {
+            "calls": stats.calls,
+            "cached": stats.cached,
+            "failures": stats.failures,
+            "prompt_tokens": stats.prompt_tokens,
+            "prompt_tokens_processed": stats.prompt_tokens_processed,
+            "completion_tokens": stats.completion_tokens,
+            "calls_by_step": stats.by_step,
         },
-        "embedder": None if backends.embeddings is None else {"texts_encoded": backends.embeddings.encoded},
+        "embedder": None
+        if backends.embeddings is None
+        else {"texts_encoded": backends.embeddings.encoded},
     }

@@ -30,7 +30,7 @@ from localeval.retrieval import evaluate
 from localeval.trec import rank
 
 CUTOFFS = (5, 10)
-# pytrec_eval measure -> localeval name (definitions coincide; see docs/retrieval.md)
+# pytrec_eval measure -> localeval name (definitions coincide; see localeval/docs/retrieval.md)
 PAIRS = {
     "map": "average_precision",
     "recip_rank": "mrr",
