@@ -109,24 +109,32 @@ def test_prompt_longer_than_the_window_is_that_samples_error(tmp_path) -> None: 
 
 @pytest.mark.model_small
 def test_small_model_gives_zero_to_a_statement_absent_from_the_context(small_judge) -> None:  # type: ignore[no-untyped-def]
+    context = ["The Great Wall of China is built of stone, brick, tamped earth and wood."]
     rows = [
         {
             "id": "absent",
-            "question": "What is the capital of France?",
+            "question": "What is the Great Wall of China made of?",
             "answer": "The Great Wall of China is made of chocolate.",
-            "contexts": ["Paris is the capital and largest city of France."],
+            "contexts": context,
         },
         {
             "id": "present",
-            "question": "What is the capital of France?",
-            "answer": "Paris is the capital of France.",
-            "contexts": ["Paris is the capital and largest city of France."],
+            "question": "What is the Great Wall of China made of?",
+            "answer": "The Great Wall of China is built of stone and brick.",
+            "contexts": context,
         },
     ]
     outcome = run(rows, None, Settings(metrics=["faithfulness"], no_cache=True), judge=small_judge)
     absent, present = outcome.records
-    assert absent.scores["faithfulness"] == 0.0, json.dumps(absent.details, ensure_ascii=False)
-    assert present.scores["faithfulness"] == 1.0, json.dumps(present.details, ensure_ascii=False)
+    why = json.dumps([r.details for r in outcome.records], ensure_ascii=False)
+    chocolate = [
+        s
+        for s in absent.details["faithfulness"]["statements"]
+        if "chocolate" in s["statement"].lower()
+    ]
+    assert chocolate and all(s["verdict"] == 0 for s in chocolate), why
+    assert absent.scores["faithfulness"] == 0.0, why
+    assert present.scores["faithfulness"] == 1.0, why
 
 
 @pytest.mark.embedder
