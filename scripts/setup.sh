@@ -26,10 +26,18 @@ if [ ! -x .venv/bin/python ]; then
 fi
 pip=(.venv/bin/python -m pip --disable-pip-version-check -q)
 
-extras=""; [ "$dev" = 1 ] && extras="[dev]"
-stamp=".venv/.localeval-installed$( [ "$dev" = 1 ] && echo -dev )"
-want=$(cat pyproject.toml | sha256sum | cut -c1-16)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+extras=""
+stamp=.venv/.localeval-installed
+if [ "$dev" = 1 ]; then
+  extras="[dev]"
+  stamp=.venv/.localeval-installed-dev
+fi
+want=$(sha256sum < pyproject.toml | cut -c1-16)
+installed() {  # the dev install also satisfies a plain one
+  [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] ||
+    { [ "$dev" = 0 ] && [ "$(cat .venv/.localeval-installed-dev 2>/dev/null)" = "$want" ]; }
+}
+if ! installed; then
   torch_req=${LOCALEVAL_TORCH:-torch==2.13.0}
   if ! .venv/bin/python -c "import torch" 2>/dev/null; then
     echo "setup: installing $torch_req (before anything that needs torch)"
