@@ -4,5 +4,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --profile small
-exec .venv/bin/python -m localeval run localeval/examples/example.jsonl --out runs/example \
+exec .venv/bin/python -m localeval run localeval/examples/example.jsonl --out runs/example --overwrite \
   --metrics faithfulness,answer_similarity,retrieval "$@"
