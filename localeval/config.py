@@ -44,7 +44,10 @@ class Settings(BaseModel):
     n_ctx: int = Field(4096, ge=512)
     n_threads: int | None = Field(None, ge=1)
     n_gpu_layers: int = Field(-1, description="-1 = all layers when llama.cpp has a GPU backend")
-    n_batch: int = Field(512, ge=16)
+    n_batch: int = Field(
+        64, ge=16, le=2048,
+        description="prompt chunk: tokens of one prompt per decode call, and the granularity "
+                    "of prefix reuse (part of what makes an answer; see docs/engine.md)")
     parallel: int | None = Field(None, ge=1, le=64, description="judge sequences decoded together")
     max_tokens: int = Field(768, ge=16)
     seed: int = 0

@@ -7,16 +7,15 @@ import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from localeval import __version__, dataset, prompts
+from localeval.backends import Backends, build_backends
 from localeval.config import Settings
 from localeval.dataset import Dataset, Sample
-from localeval.embed import EmbeddingStore
-from localeval.errors import ConfigError, LocalevalError, ModelError
-from localeval.judge.client import JudgeClient
+from localeval.errors import LocalevalError
 from localeval.metrics import Metric, MetricContext, resolve
 from localeval.results import (
     RESULTS_FILE,
@@ -36,129 +35,10 @@ from localeval.text import detect_language
 
 
 @dataclass
-class Backends:
-    judge: JudgeClient | None = None
-    embeddings: EmbeddingStore | None = None
-    info: dict[str, Any] = field(default_factory=dict)
-
-    def close(self) -> None:
-        if self.judge is not None:
-            self.judge.close()
-
-
-@dataclass
 class RunOutcome:
     records: list[SampleRecord]
     summary: dict[str, Any]
     dataset: Dataset
-
-
-def build_backends(
-    settings: Settings, metrics: list[Metric], judge: Any = None, embedder: Any = None
-) -> Backends:
-    """Load only what the metrics need. `judge`/`embedder` objects override the settings."""
-    from localeval import models
-    from localeval.judge.cache import AnswerCache
-
-    backends = Backends()
-    manifest = models.load_manifest()
-    profile = manifest.profile(settings.profile)
-    if any(m.uses_judge for m in metrics):
-        if judge is None:
-            judge, backends.info["judge"] = _make_judge(settings, manifest, profile)
-        else:
-            backends.info["judge"] = {
-                "name": judge.name,
-                "sha256": judge.fingerprint,
-                "parallel": getattr(judge, "parallel", 1),
-            }
-        cache_path = settings.cache_path()
-        cache = AnswerCache(cache_path) if cache_path is not None else None
-        backends.info["cache"] = str(cache_path) if cache_path else None
-        backends.judge = JudgeClient(judge, cache)
-    if any(m.uses_embedder for m in metrics):
-        if embedder is None:
-            embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)
-        else:
-            backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
-        backends.embeddings = EmbeddingStore(embedder)
-    return backends
-
-
-def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
-    from localeval import models
-
-    if settings.judge == "fake":
-        from localeval.judge.fake import FakeJudge
-
-        if settings.fake_answers is None:
-            raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
-        return FakeJudge.from_file(settings.fake_answers), {"name": "fake", "sha256": "fake"}
-    if settings.judge_model is not None:
-        path = Path(settings.judge_model)
-        sha, name = models.sha256_of_user_path(path), path.name
-    else:
-        spec = manifest.get(profile["judge"])
-        path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.batched import BatchedLlamaJudge, resolve_parallel
-    from localeval.judge.llama import LlamaJudge
-
-    parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
-    common = dict(
-        n_ctx=settings.n_ctx,
-        n_threads=settings.n_threads,
-        n_gpu_layers=settings.n_gpu_layers,
-        n_batch=settings.n_batch,
-        seed=settings.seed,
-        temperature=settings.temperature,
-    )
-    judge = (
-        BatchedLlamaJudge(path, sha, parallel=parallel, **common)
-        if parallel > 1
-        else LlamaJudge(path, sha, **common)
-    )  # type: ignore[arg-type]
-    return judge, {
-        "name": name,
-        "path": str(path),
-        "sha256": sha,
-        "n_ctx": judge.n_ctx,
-        "gpu_offload": judge.gpu_offload,
-        "parallel": parallel,
-    }
-
-
-def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
-    from localeval import models
-    from localeval.embed import HashEmbedder, SentenceTransformerEmbedder
-
-    if settings.embedder is not None:
-        path = Path(settings.embedder)
-        sha = models.sha256_of_user_path(path)
-        return (
-            SentenceTransformerEmbedder(path, sha, batch_size=settings.embed_batch_size),
-            {"name": path.name, "path": str(path), "sha256": sha},
-        )
-    if settings.judge == "fake":
-        e = HashEmbedder()
-        return e, {"name": e.name, "sha256": e.fingerprint}
-    wanted = profile["embedder"]
-    candidates = [wanted] + [
-        n for n, s in manifest.models.items() if s.role == "embedder" and n != wanted
-    ]
-    problems = []
-    for name in candidates:  # the profile's embedder, else the best one present
-        spec = manifest.get(name)
-        state = models.check(spec, full=False)
-        if not state.ok:
-            problems.append(f"{name}: {state.detail}")
-            continue
-        info = {"name": name, "path": str(state.path), "sha256": models.expected_sha256(spec)}
-        if name != wanted:
-            info["fallback"] = f"profile embedder {wanted} unavailable ({problems[0]}); used {name}"
-        return SentenceTransformerEmbedder(
-            state.path, info["sha256"], batch_size=settings.embed_batch_size
-        ), info
-    raise ModelError("no embedder available: " + "; ".join(problems))
 
 
 def sample_language(sample: Sample, settings: Settings) -> str:
@@ -362,7 +242,7 @@ def build_summary(
             "input_errors": [p.model_dump() for p in data.problems],
         },
         "metrics": metric_summary(records, keys),
-        "models": backends.info,
+        "models": backends.describe(),
         "prompts": prompts.prompt_hashes(steps) if steps else {},
         "settings": settings.model_dump(mode="json"),
         "elapsed_s": round(elapsed, 3),

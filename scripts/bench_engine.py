@@ -5,13 +5,15 @@ hallucinated answers alternate), contexts cut to --context-chars to keep the run
 setting runs the real runner (`localeval.runner.run`, no cache) and reports wall time,
 generated and prompt tokens per second, prompt tokens saved by prefix reuse, and how many
 samples got the same score as the first setting. `--repeat P` runs setting P a second time and
-checks that both runs gave identical records. `--ceiling` adds llama.cpp's raw batched decode
-throughput (tokens/s for N sequences, no sampling) as the upper bound.
+checks that both runs gave identical records; `alone` scores every sample in a run of its own and
+`rev` scores the set in reverse order (batch invariance: both must equal every other setting).
+`--ceiling` adds llama.cpp's raw batched decode throughput (tokens/s for N sequences, no
+sampling) as the upper bound.
 
     flock /tmp/localeval-cpu.lock .venv/bin/python scripts/bench_engine.py --samples 16
 
-Settings: `seq` = the sequential judge (LlamaJudge, what --parallel 1 runs), `N` = the batched
-engine with N slots. Prints one JSON object.
+Settings: `N` = the engine with N slots (`--parallel N`), `alone` = each sample alone with one
+slot, `revN` = N slots, samples in reverse order. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEV = Path("/work/shared/data/dev")
+DEV = ROOT.parent / "shared" / "data" / "dev"
 DEFAULT_MODEL = ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 
@@ -48,30 +50,28 @@ def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]
     return rows
 
 
-def make_judge(setting: str, model: Path, n_ctx: int, threads: int | None) -> Any:
-    if setting == "seq":
-        from localeval.judge.llama import LlamaJudge
+def make_judge(parallel: int, model: Path, n_ctx: int, threads: int | None, chunk: int) -> Any:
+    from localeval.judge.lazy import open_engine
 
-        judge = LlamaJudge(model, "bench", n_ctx=n_ctx, n_threads=threads)
-        judge.parallel = 1  # type: ignore[attr-defined]
-        return judge
-    from localeval.judge.batched import BatchedLlamaJudge
-
-    return BatchedLlamaJudge(model, "bench", n_ctx=n_ctx, n_threads=threads, parallel=int(setting))
+    return open_engine(model, "bench", parallel=parallel, n_ctx=n_ctx, n_threads=threads,
+                       chunk=chunk)
 
 
 def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: int,
-                threads: int | None, max_tokens: int) -> dict[str, Any]:
-    from localeval.config import Settings
-    from localeval.runner import run
-
-    judge = make_judge(setting, model, n_ctx, threads)
-    settings = Settings(metrics=["faithfulness"], no_cache=True, n_ctx=n_ctx, max_tokens=max_tokens,
-                        parallel=getattr(judge, "parallel", 1))
+                threads: int | None, max_tokens: int, chunk: int) -> dict[str, Any]:
     started = time.perf_counter()
-    outcome = run(rows, None, settings, judge=judge)
+    if setting == "alone":
+        runs = [_run_rows([row], 1, model, n_ctx, threads, max_tokens, chunk) for row in rows]
+        records = [rec for r in runs for rec in r[0]]
+        judge = {k: sum(r[1][k] for r in runs) for k in runs[0][1] if k != "by_step"}
+    else:
+        parallel = int(setting.removeprefix("rev"))
+        order = rows[::-1] if setting.startswith("rev") else rows
+        records, judge = _run_rows(order, parallel, model, n_ctx, threads, max_tokens, chunk)
+        if setting.startswith("rev"):
+            records = records[::-1]
     wall = time.perf_counter() - started
-    j = outcome.summary["judge"]
+    j = judge
     print(f"setting {setting}: {wall:.1f} s, {j['calls']} calls", file=sys.stderr, flush=True)
     return {
         "setting": setting,
@@ -84,9 +84,70 @@ def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: in
         "generated_tok_s": round(j["completion_tokens"] / wall, 2),
         "prompt_tok_s": round(j["prompt_tokens_processed"] / wall, 2),
         "failures": j["failures"],
-        "_records": [r.model_dump(include={"id", "scores", "details", "errors"})
-                     for r in outcome.records],
+        "_records": records,
     }
+
+
+def _run_rows(rows: list[dict[str, Any]], parallel: int, model: Path, n_ctx: int,
+              threads: int | None, max_tokens: int, chunk: int) -> tuple[list[dict], dict]:
+    from localeval.config import Settings
+    from localeval.runner import run
+
+    judge = make_judge(parallel, model, n_ctx, threads, chunk)
+    settings = Settings(metrics=["faithfulness"], no_cache=True, n_ctx=n_ctx,
+                        max_tokens=max_tokens, parallel=parallel, n_batch=chunk)
+    outcome = run(rows, None, settings, judge=judge)
+    records = [r.model_dump(include={"id", "scores", "details", "errors"})
+               for r in outcome.records]
+    return records, outcome.summary["judge"]
+
+
+def kill_and_resume(rows: list[dict[str, Any]], parallel: int, model: Path, args: Any,
+                    work: Path) -> dict[str, Any]:
+    """`localeval run` SIGKILLed once half the samples are written, then `--resume`d; then a
+    rerun into a new folder with the same answer cache (must make 0 judge calls, load no model).
+    """
+    import os
+    import signal
+    import subprocess
+
+    data = work / "rows.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    base = [sys.executable, "-m", "localeval", "run", str(data), "--metrics", "faithfulness",
+            "--judge-model", str(model), "--parallel", str(parallel), "--n-ctx",
+            str(args.n_ctx), "--max-tokens", str(args.max_tokens), "--n-batch", str(args.chunk),
+            "--cache", str(work / "cache.sqlite"), "--quiet"]
+    if args.threads:
+        base += ["--threads", str(args.threads)]
+    out = work / "killed"
+    proc = subprocess.Popen([*base, "--out", str(out)], cwd=ROOT)
+    results = out / "results.jsonl"
+    while proc.poll() is None:
+        done = results.read_text("utf-8").count("\n") if results.is_file() else 0
+        if done >= len(rows) // 2:
+            os.kill(proc.pid, signal.SIGKILL)
+            break
+        time.sleep(0.2)
+    proc.wait()
+    killed_at = results.read_text("utf-8").count("\n") if results.is_file() else 0
+    started = time.perf_counter()
+    subprocess.run([*base, "--out", str(out), "--resume"], cwd=ROOT, check=True)
+    resumed_s = time.perf_counter() - started
+    started = time.perf_counter()
+    subprocess.run([*base, "--out", str(work / "rerun")], cwd=ROOT, check=True)
+    rerun_s = time.perf_counter() - started
+
+    def records(folder: Path) -> list[dict[str, Any]]:
+        lines = (folder / "results.jsonl").read_text("utf-8").splitlines()
+        by_id = {r["id"]: r for r in map(json.loads, lines)}
+        return [{k: by_id[str(row["id"])].get(k) for k in ("id", "scores", "details", "errors")}
+                for row in rows]
+
+    rerun = json.loads((work / "rerun" / "summary.json").read_text("utf-8"))
+    return {"killed_after": killed_at, "resume_s": round(resumed_s, 1),
+            "_records": records(out), "_rerun_records": records(work / "rerun"),
+            "rerun_s": round(rerun_s, 1), "rerun_judge_calls": rerun["judge"]["calls"],
+            "rerun_model_load_seconds": rerun["models"]["judge"].get("load_seconds")}
 
 
 def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
@@ -94,14 +155,14 @@ def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
     """llama.cpp batched decode alone: N sequences, one token each per llama_decode, no sampling."""
     import llama_cpp
 
-    from localeval.judge.batched import BatchedLlamaJudge
+    from localeval.judge.llama import LlamaBackend
 
     out: dict[str, float] = {}
     for n in n_seqs:
-        judge = BatchedLlamaJudge(model, "bench", n_ctx=512, n_threads=threads, parallel=n,
-                                  keep_prefixes=0)
+        judge = LlamaBackend(model, n_ctx=512, n_seq=n, n_batch=64, n_threads=threads)
         ctx, batch, mem = judge._ctx.ctx, judge._batch, judge._mem
-        prompt = judge.prompt_tokens([{"role": "user", "content": "Count from one to fifty."}])
+        prompt = judge.tokenizer.prompt_tokens(
+            [{"role": "user", "content": "Count from one to fifty."}])
 
         def fill(tokens_by_seq: dict[int, list[int]], start: dict[int, int],
                  batch: Any = batch) -> None:
@@ -142,9 +203,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, default=DEV)
     parser.add_argument("--samples", type=int, default=16)
     parser.add_argument("--context-chars", type=int, default=500)
-    parser.add_argument("--settings", default="1,2,4,8",
-                        help="comma-separated: seq (sequential judge) or N (engine slots)")
-    parser.add_argument("--repeat", default="4", help="setting to run twice (empty: none)")
+    parser.add_argument("--settings", default="1,2,4,8,alone,rev4",
+                        help="comma-separated: N (engine slots), alone, revN")
+    parser.add_argument("--chunk", type=int, default=64, help="prompt chunk (--n-batch)")
+    parser.add_argument("--repeat", default="", help="setting to run twice (empty: none)")
+    parser.add_argument("--kill", type=int, default=0,
+                        help="also SIGKILL a CLI run at this --parallel halfway and resume it")
     parser.add_argument("--ceiling", default="1,2,4,8", help="raw decode throughput for these N")
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--max-tokens", type=int, default=512)
@@ -155,11 +219,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = load_rows(args.samples, args.data, args.context_chars)
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
-    results = [run_setting(s, rows, args.model, args.n_ctx, args.threads, args.max_tokens)
-               for s in settings]
+    results = [run_setting(s, rows, args.model, args.n_ctx, args.threads, args.max_tokens,
+                           args.chunk) for s in settings]
     base = results[0]
     report: dict[str, Any] = {
         "model": args.model.name, "samples": len(rows), "context_chars": args.context_chars,
+        "chunk": args.chunk,
+        "identical_records_to_first": {r["setting"]: r["_records"] == base["_records"]
+                                       for r in results[1:]},
         "languages": {"en": (len(rows) + 1) // 2, "zh": len(rows) // 2},
         "runs": [{k: v for k, v in r.items() if not k.startswith("_")} for r in results],
         "speedup_vs_first": {r["setting"]: round(base["wall_s"] / r["wall_s"], 2) for r in results},
@@ -169,9 +236,20 @@ def main(argv: list[str] | None = None) -> int:
             r["setting"]: _mean([x["scores"].get("faithfulness") for x in r["_records"]])
             for r in results},
     }
+    if args.kill:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as tmp:
+            killed = kill_and_resume(rows, args.kill, args.model, args, Path(tmp))
+        report["kill_and_resume"] = {
+            **{k: v for k, v in killed.items() if not k.startswith("_")},
+            "parallel": args.kill,
+            "identical_records_to_first": killed["_records"] == base["_records"],
+            "rerun_identical": killed["_rerun_records"] == base["_records"],
+        }
     if args.repeat:
         again = run_setting(args.repeat, rows, args.model, args.n_ctx, args.threads,
-                            args.max_tokens)
+                            args.max_tokens, args.chunk)
         first = next((r for r in results if r["setting"] == args.repeat), None)
         if first is not None:
             report["repeat"] = {

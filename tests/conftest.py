@@ -46,12 +46,12 @@ def _need(path: Path) -> Path:
 def _llama_judge(profile: str, **kw: Any):  # type: ignore[no-untyped-def]
     pytest.importorskip("llama_cpp")
     from localeval import models
-    from localeval.judge.llama import LlamaJudge
+    from localeval.judge.lazy import open_engine
 
     manifest = load_manifest()
     spec = manifest.get(manifest.profile(profile)["judge"])
     path = _need(spec.path())
-    return LlamaJudge(path, models.expected_sha256(spec), **kw)
+    return open_engine(path, models.expected_sha256(spec), parallel=1, **kw)
 
 
 @pytest.fixture(scope="session")

@@ -1,17 +1,18 @@
-"""The batched judge engine: continuous batching, grammars per sequence, prefix reuse, limits,
-and failures that reach every waiting caller instead of hanging."""
+"""The judge engine on the 0.5B model: answers that do not depend on what else runs (batch
+invariance), prefix reuse, probabilities, limits; and no model load with extra buffer types.
+Scheduling details are tested without a model in test_engine_fake.py."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.base import JudgeReply, JudgeRequest
-from localeval.judge.batched import _common_prefix, default_parallel, resolve_parallel
 from localeval.schemas import Statements, schema_json, verdict_list
 
 SYSTEM = "You are a careful evaluator. You answer with JSON only."
@@ -34,19 +35,37 @@ def _statements(q: str, a: str, max_tokens: int = 160) -> JudgeRequest:
                                   {"role": "user", "content": user}])
 
 
-def test_common_prefix() -> None:
-    assert _common_prefix([1, 2, 3, 4], [1, 2, 3, 9], 10) == 3
-    assert _common_prefix([1, 2, 3], [1, 2, 3, 4], 10) == 3
-    assert _common_prefix([1, 2, 3], [1, 2, 3], 2) == 2  # leave a token to decode
-    assert _common_prefix([5], [1], 10) == 0
-    assert _common_prefix([], [1, 2], 10) == 0
-    long = list(range(1000))
-    assert _common_prefix(long, [*long[:700], -1], 5000) == 700
+PACKAGE = Path(__file__).resolve().parents[1] / "localeval"
+
+
+def test_no_model_load_enables_extra_buffer_types() -> None:
+    """llama.cpp's extra buffer types (repacking, AMX) crash some hosts: nothing may turn them
+    on, and nothing may load through the high-level Llama class (which turns them on)."""
+    offenders = []
+    for path in PACKAGE.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for m in re.finditer(r"use_extra_bufts\s*=\s*(\w+)", text):
+            if m.group(1) != "False":
+                offenders.append(f"{path.name}: {m.group(0)}")
+        if re.search(r"\bLlama\(", text):
+            offenders.append(f"{path.name}: Llama(")
+    assert offenders == []
+
+
+def test_model_params_never_enable_extra_buffer_types() -> None:
+    llama_cpp = pytest.importorskip("llama_cpp")
+    from localeval.judge.llama import model_params
+
+    assert llama_cpp.llama_model_default_params().use_extra_bufts  # llama.cpp's own default
+    for layers in (0, -1):
+        assert model_params(llama_cpp, layers).use_extra_bufts is False
 
 
 def test_default_parallel() -> None:
+    from localeval.judge.engine import default_parallel, resolve_parallel
+
     assert default_parallel(gpu_offload=False) == 4
-    assert default_parallel(gpu_offload=True) > 4
+    assert default_parallel(gpu_offload=True) == 8
     assert resolve_parallel(3) == 3
 
 
@@ -59,52 +78,83 @@ def tiny_path() -> Path:
 
 
 def _engine(path: Path, **kw: object):  # type: ignore[no-untyped-def]
-    from localeval.judge.batched import BatchedLlamaJudge
+    from localeval.judge.lazy import open_engine
 
-    return BatchedLlamaJudge(path, "test", n_ctx=1024, **kw)  # type: ignore[arg-type]
+    kw.setdefault("parallel", 4)
+    return open_engine(path, "test", n_ctx=1024, **kw)  # type: ignore[arg-type]
 
 
 async def _gather(judge, requests: list[JudgeRequest]) -> list[JudgeReply | BaseException]:  # type: ignore[no-untyped-def]
     return await asyncio.gather(*(judge.complete(r) for r in requests), return_exceptions=True)
 
 
+def _verdicts(context: str, claims: list[str]) -> JudgeRequest:
+    numbered = "\n".join(f"{i}. {c}" for i, c in enumerate(claims, 1))
+    return JudgeRequest(step="faithfulness_verdicts", max_tokens=200, probe_fields=["verdict"],
+                        answer_schema=schema_json(verdict_list(len(claims), True)),
+                        messages=[{"role": "system", "content": SYSTEM},
+                                  {"role": "user", "content": (
+                                      f"Judge each statement against the context.\n\n"
+                                      f"Context: {context}\n\nStatements:\n{numbered}")}])
+
+
 @pytest.mark.model
-def test_batched_answers_parse_reuse_prefixes_and_repeat_exactly(tiny_path: Path) -> None:
+def test_a_request_gets_the_same_answer_whatever_runs_beside_it(tiny_path: Path) -> None:
     requests = [_statements(q, a) for q, a in FACTS]
-    judge = _engine(tiny_path, parallel=4)
+    requests += [_verdicts(a, [q.rstrip("?") + " is unknown.", a]) for q, a in FACTS[:3]]
+
+    def answers(judge, batch: list[JudgeRequest]) -> list[tuple]:  # type: ignore[no-untyped-def]
+        try:
+            out = asyncio.run(_gather(judge, batch))
+        finally:
+            judge.close()
+        assert all(isinstance(r, JudgeReply) for r in out), out
+        return [(r.text, [(f.field, f.probs) for f in r.field_probs]) for r in out]  # type: ignore[union-attr]
+
+    alone = [answers(_engine(tiny_path, parallel=1), [r])[0] for r in requests]
+    together = answers(_engine(tiny_path, parallel=4), requests)
+    backwards = answers(_engine(tiny_path, parallel=3), requests[::-1])[::-1]
+    assert together == alone
+    assert backwards == alone
+    for text, probes in alone[len(FACTS):]:  # probabilities of each verdict digit
+        assert len(probes) == 2
+        assert all(set(p) <= {"0", "1"} and abs(sum(p.values()) - 1) < 0.01 for _, p in probes)
+        assert [max(p, key=p.get) for _, p in probes] == [
+            str(v["verdict"]) for v in json.loads(text)["verdicts"]]
+
+
+@pytest.mark.model
+def test_shared_prefixes_are_read_once(tiny_path: Path) -> None:
+    requests = [_statements(q, a) for q, a in FACTS]
+    judge = _engine(tiny_path, parallel=2)
     try:
         first = asyncio.run(_gather(judge, requests))
-        second = asyncio.run(_gather(judge, requests))  # same engine, prefixes now all cached
+        second = asyncio.run(_gather(judge, requests))
     finally:
         judge.close()
-    again = _engine(tiny_path, parallel=4)
-    try:
-        third = asyncio.run(_gather(again, requests))
-    finally:
-        again.close()
     for reply in first:
         assert isinstance(reply, JudgeReply) and reply.finish_reason == "stop"
         Statements.model_validate_json(reply.text)  # the grammar forces the shape
-    assert [r.text for r in first] == [r.text for r in third]  # type: ignore[union-attr]
-    # the system prompt + instruction prefix is read once, not once per request
     processed = sum(r.prompt_tokens_processed for r in first)  # type: ignore[union-attr]
     assert processed < sum(r.prompt_tokens for r in first)  # type: ignore[union-attr]
-    # a second pass finds more of its prompts already in the kept sequences
     assert sum(r.prompt_tokens_processed for r in second) < processed  # type: ignore[union-attr]
+    assert [r.text for r in first] == [r.text for r in second]  # type: ignore[union-attr]
 
 
 @pytest.mark.model
-def test_batched_agrees_with_one_slot(tiny_path: Path) -> None:
-    requests = [_statements(q, a) for q, a in FACTS]
-    one, four = _engine(tiny_path, parallel=1), _engine(tiny_path, parallel=4)
+def test_continuation_probabilities_on_the_model(tiny_path: Path) -> None:
+    ask = JudgeRequest(step="yes-no", answer_schema="{}", max_tokens=1,
+                       continuations=["Yes", "No"],
+                       messages=[{"role": "user", "content": "Is Paris the capital of France? "
+                                                             "Answer Yes or No."}])
+    judge = _engine(tiny_path, parallel=1)
     try:
-        a = asyncio.run(_gather(one, requests))
-        b = asyncio.run(_gather(four, requests))
+        reply = asyncio.run(judge.complete(ask))
     finally:
-        one.close()
-        four.close()
-    same = sum(x.text == y.text for x, y in zip(a, b, strict=True))  # type: ignore[union-attr]
-    assert same >= len(requests) - 1  # float results may differ with the batch's shape
+        judge.close()
+    assert set(reply.choice_probs) == {"Yes", "No"}
+    assert sum(reply.choice_probs.values()) == pytest.approx(1.0)
+    assert reply.choice_probs["Yes"] > 0.5
 
 
 @pytest.mark.model
@@ -126,24 +176,6 @@ def test_limits_are_that_request_s_error_only(tiny_path: Path) -> None:
     assert out[1].completion_tokens == 5
     assert isinstance(out[2], JudgeReply) and len(json.loads(out[2].text)["verdicts"]) == 2
     assert isinstance(out[3], JudgeReply) and out[3].finish_reason == "stop"
-
-
-@pytest.mark.model
-def test_engine_failure_fails_every_waiting_request(tiny_path: Path) -> None:
-    judge = _engine(tiny_path, parallel=2)
-
-    def broken() -> None:
-        raise RuntimeError("simulated llama_decode failure")
-
-    judge._step = broken  # type: ignore[method-assign]
-    try:
-        requests = [_statements(q, a) for q, a in FACTS]
-        out = asyncio.run(asyncio.wait_for(_gather(judge, requests), 60))
-        assert all(isinstance(r, JudgeError) and "simulated" in str(r) for r in out)
-        with pytest.raises(JudgeError, match="simulated"):  # later requests fail at once
-            asyncio.run(judge.complete(_statements(*FACTS[0])))
-    finally:
-        judge.close()
 
 
 @pytest.mark.model

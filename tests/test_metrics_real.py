@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from localeval.models import models_dir
 from localeval.schemas import ALL_SCHEMAS, schema_json
 
-SEED = Path("/work/shared/data/seed_case.json")
+SEED = Path(__file__).resolve().parents[2] / "shared" / "data" / "seed_case.json"
 TINY = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"
 SMALL = "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
@@ -33,9 +33,9 @@ def _model(name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def tiny_judge():  # type: ignore[no-untyped-def]
-    from localeval.judge.llama import LlamaJudge
+    from localeval.judge.lazy import open_engine
 
-    judge = LlamaJudge(_model(TINY), "test-tiny", n_ctx=2048)
+    judge = open_engine(_model(TINY), "test-tiny", parallel=1, n_ctx=2048)
     yield judge
     judge.close()
 
@@ -57,7 +57,6 @@ def test_schema_grammar_compiles_and_generates(tiny_judge, schema: type[BaseMode
         max_tokens=384,
         messages=[{"role": "user", "content": PROMPT}],
     )
-    assert tiny_judge.grammar(request.answer_schema) is not None
     reply = asyncio.run(tiny_judge.complete(request))
     assert reply.finish_reason == "stop", reply.text
     schema.model_validate_json(reply.text)  # the grammar guarantees a valid answer
@@ -70,9 +69,9 @@ def test_seed_case_every_metric_scores_in_range_with_chinese_templates(tmp_path:
     from localeval.metrics import REGISTRY
     from localeval.runner import run
 
-    seed = (
-        json.loads(SEED.read_text(encoding="utf-8")) if SEED.is_file() else pytest.skip("no seed")
-    )
+    if not SEED.is_file():
+        pytest.fail(f"{SEED} is missing: the repository's ../shared/data must be present")
+    seed = json.loads(SEED.read_text(encoding="utf-8"))
     row = {k: seed[k] for k in ("id", "question", "answer", "contexts")}
     # The case has no ground truth; its answer, which the reference implementation found fully
     # supported by the contexts, stands in for one so that the reference-based metrics run.

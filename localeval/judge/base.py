@@ -15,6 +15,26 @@ class JudgeRequest(BaseModel):
     messages: list[dict[str, str]]
     answer_schema: str = Field(description="JSON schema the answer must match (becomes a grammar)")
     max_tokens: int
+    probe_fields: list[str] = Field(
+        default_factory=list,
+        description="JSON keys whose value's first token gets its probabilities reported "
+                    "(e.g. verdict): JudgeReply.field_probs")
+    continuations: list[str] = Field(
+        default_factory=list,
+        description="prompt-only request: the probability of each of these continuations of "
+                    "the prompt (JudgeReply.choice_probs); nothing is generated")
+
+    def probe_key(self) -> list[list[str]]:
+        """What the probes add to the cache key (empty for a plain request)."""
+        return [self.probe_fields, self.continuations] if (
+            self.probe_fields or self.continuations) else []
+
+
+class FieldProbs(BaseModel):
+    """The probabilities of the first token of one JSON value, over what the grammar allows."""
+
+    field: str
+    probs: dict[str, float] = Field(description="token text -> probability (most likely first)")
 
 
 class JudgeReply(BaseModel):
@@ -24,6 +44,9 @@ class JudgeReply(BaseModel):
     completion_tokens: int = 0
     prompt_tokens_processed: int = Field(0, description="prompt tokens not served from a KV prefix")
     cached: bool = False
+    field_probs: list[FieldProbs] = Field(default_factory=list)
+    choice_probs: dict[str, float] = Field(
+        default_factory=dict, description="continuation -> probability (they sum to 1)")
 
 
 class Judge(Protocol):

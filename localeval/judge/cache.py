@@ -18,7 +18,8 @@ from localeval.judge.base import JudgeReply, JudgeRequest
 
 def cache_key(fingerprint: str, sampling: str, request: JudgeRequest) -> str:
     payload = json.dumps(
-        [fingerprint, sampling, request.answer_schema, request.max_tokens, request.messages],
+        [fingerprint, sampling, request.answer_schema, request.max_tokens, request.messages,
+         *request.probe_key()],
         ensure_ascii=False, sort_keys=True,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()

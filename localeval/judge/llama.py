@@ -1,19 +1,30 @@
-"""The llama.cpp judge, in-process: the GGUF's own chat template, a grammar per output schema,
-greedy decoding with a fixed seed. This is the sequential path (one request at a time);
-llama-cpp-python reuses the KV of the longest prefix shared with the previous prompt, so
-requests of one sample that begin alike skip that part of prompt processing.
+"""Everything that touches llama.cpp: loading a GGUF, the chat template, tokenizing, grammars,
+and one `LlamaBackend` that decodes chunks of tokens into per-sequence KV streams.
+
+Models are always loaded with `use_extra_bufts = False`: llama.cpp's extra buffer types (weight
+repacking, AMX) die with SIGILL on some hosts (Xeons with AMX under Firecracker) although the
+kernel grants AMX permission, and gave no speed here. Nothing in the package loads a model any
+other way (tests/test_engine_layout.py checks the source).
+
+The KV cache is split into one stream per sequence (`kv_unified = False`): a sequence's
+attention then spans only its own cells, laid out by its own history, so its results do not
+depend on what other sequences hold (batch invariance; see localeval/docs/engine.md).
 """
 
 from __future__ import annotations
 
-import asyncio
+import ctypes
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import JudgeError, ModelError, PromptTooLong
-from localeval.judge.base import JudgeReply, JudgeRequest
+import numpy as np
+
+from localeval.errors import JudgeError, ModelError
+
+TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)], align=True)
 
 
 def default_threads() -> int:
@@ -22,78 +33,229 @@ def default_threads() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-class LlamaJudge:
-    name = "llama.cpp"
+def import_llama() -> Any:
+    try:
+        import llama_cpp
+        from llama_cpp import _logger
+    except ImportError:
+        raise ModelError("llama-cpp-python is not installed: run scripts/setup.sh "
+                         "(or pip install llama-cpp-python)") from None
+    _logger.set_verbose(False)
+    return llama_cpp
 
-    def __init__(self, model_path: Path, fingerprint: str, *, n_ctx: int = 4096,
-                 n_threads: int | None = None, n_gpu_layers: int = -1, n_batch: int = 512,
-                 seed: int = 0, temperature: float = 0.0) -> None:
-        try:
-            import llama_cpp
-        except ImportError:
-            raise ModelError("llama-cpp-python is not installed: run scripts/setup.sh "
-                             "(or pip install llama-cpp-python)") from None
-        self.model_path = Path(model_path)
-        self.fingerprint = fingerprint
-        self.seed, self.temperature = seed, temperature
-        threads = n_threads or default_threads()
-        try:
-            self.llm = llama_cpp.Llama(
-                model_path=str(model_path), n_ctx=n_ctx, n_threads=threads,
-                n_threads_batch=threads, n_gpu_layers=n_gpu_layers, n_batch=n_batch,
-                seed=seed, verbose=False,
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise ModelError(f"llama.cpp could not load {model_path}: {exc}; run "
-                             "`python -m localeval models verify`") from None
-        self.n_ctx = self.llm.n_ctx()
-        self.gpu_offload = bool(llama_cpp.llama_supports_gpu_offload())
-        self._format = chat_formatter(self.llm)
-        self._grammars: dict[str, Any] = {}
-        self._lock = asyncio.Lock()
 
-    def sampling_key(self) -> str:
-        return f"temperature={self.temperature};seed={self.seed};greedy"
+def model_params(llama_cpp: Any, n_gpu_layers: int = 0, *, vocab_only: bool = False) -> Any:
+    """Model-load parameters. Extra buffer types (repacking, AMX) are never enabled."""
+    params = llama_cpp.llama_model_default_params()
+    params.n_gpu_layers = n_gpu_layers if n_gpu_layers >= 0 else 0x7FFFFFFF
+    params.use_extra_bufts = False
+    params.vocab_only = vocab_only
+    return params
+
+
+def load_model(model_path: Path, n_gpu_layers: int = 0, *, vocab_only: bool = False) -> Any:
+    """A llama-cpp-python `LlamaModel` (the weights, or only the vocabulary)."""
+    llama_cpp = import_llama()
+    from llama_cpp import _internals
+
+    try:
+        return _internals.LlamaModel(
+            path_model=str(model_path),
+            params=model_params(llama_cpp, n_gpu_layers, vocab_only=vocab_only), verbose=False)
+    except (ValueError, RuntimeError) as exc:
+        raise ModelError(f"llama.cpp could not load {model_path}: {exc}; run "
+                         "`python -m localeval models verify`") from None
+
+
+class Tokenizer:
+    """The GGUF's chat template and tokenizer (a vocabulary-only load is enough)."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        metadata = model.metadata()
+        self._format = make_chat_formatter(
+            metadata.get("tokenizer.chat_template"), self.special_piece,
+            model.token_eos(), model.token_bos())
+
+    def special_piece(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self._model.token_to_piece(token, special=True).rstrip(b"\0").decode(
+            "utf-8", errors="ignore")
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         """Chat-template the messages and tokenize (special tokens parsed, no extra BOS)."""
-        text = self._format(messages)
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)
+        return self._model.tokenize(self._format(messages).encode("utf-8"), add_bos=False,
+                                    special=True)
 
-    def grammar(self, schema_json: str) -> Any:
-        """Compile a JSON schema into a llama.cpp grammar once, then reuse it."""
-        if schema_json not in self._grammars:
-            from llama_cpp import LlamaGrammar
+    def tokens(self, text: str) -> list[int]:
+        """Plain text (a continuation) → tokens, no special tokens, no BOS."""
+        return self._model.tokenize(text.encode("utf-8"), add_bos=False, special=False)
 
-            self._grammars[schema_json] = LlamaGrammar.from_string(gbnf_for_schema(schema_json),
-                                                                   verbose=False)
-        return self._grammars[schema_json]
+    def piece(self, token: int) -> bytes:
+        return self._model.token_to_piece(token, special=False).rstrip(b"\0")
 
-    async def complete(self, request: JudgeRequest) -> JudgeReply:
-        async with self._lock:
-            return await asyncio.to_thread(self._complete, request)
 
-    def _complete(self, request: JudgeRequest) -> JudgeReply:
-        from llama_cpp import Llama
+@dataclass
+class Chunk:
+    """Tokens of one sequence to decode at positions start.., and which of them give logits."""
 
-        tokens = self.prompt_tokens(request.messages)
-        if len(tokens) + request.max_tokens > self.n_ctx:
-            raise PromptTooLong(len(tokens), self.n_ctx, request.max_tokens)
-        reused = Llama.longest_token_prefix(list(self.llm._input_ids), tokens)
-        out = self.llm.create_completion(
-            tokens, max_tokens=request.max_tokens, temperature=self.temperature, top_k=1,
-            seed=self.seed, grammar=self.grammar(request.answer_schema),
-        )
-        choice = out["choices"][0]  # type: ignore[index]
-        usage = out["usage"]  # type: ignore[index]
-        return JudgeReply(
-            text=choice["text"], finish_reason=choice["finish_reason"] or "stop",
-            prompt_tokens=usage["prompt_tokens"], completion_tokens=usage["completion_tokens"],
-            prompt_tokens_processed=max(1, len(tokens) - reused),
-        )
+    seq_id: int
+    start: int
+    tokens: Sequence[int]
+    outputs: Sequence[int]  # indexes into tokens whose logits are wanted
+
+
+class LlamaBackend:
+    """One llama.cpp context with `n_seq` KV streams of `n_ctx` cells each."""
+
+    def __init__(self, model_path: Path, *, n_ctx: int, n_seq: int, n_batch: int,
+                 n_threads: int | None = None, n_gpu_layers: int = 0,
+                 flash_attn: bool = False) -> None:
+        ll = self._ll = import_llama()
+        from llama_cpp import _internals
+
+        self._model = load_model(model_path, n_gpu_layers)
+        self.tokenizer = Tokenizer(self._model)
+        threads = n_threads or default_threads()
+        n_seq = min(n_seq, ll.llama_max_parallel_sequences())
+        cparams = ll.llama_context_default_params()
+        cparams.n_ctx = n_ctx * n_seq  # split evenly: every stream holds one full window
+        cparams.n_batch = n_batch
+        cparams.n_ubatch = n_batch
+        cparams.n_seq_max = n_seq
+        cparams.kv_unified = False
+        cparams.n_threads = threads
+        cparams.n_threads_batch = threads
+        cparams.flash_attn_type = (ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
+                                   else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED)
+        cparams.no_perf = True
+        try:
+            self._ctx = _internals.LlamaContext(model=self._model, params=cparams, verbose=False)
+        except ValueError as exc:
+            self._model.close()
+            raise ModelError(f"llama.cpp could not create a context of {n_seq} x {n_ctx} "
+                             f"tokens: {exc}; lower --parallel or --n-ctx") from None
+        self.n_seq, self.n_ctx, self.n_batch = n_seq, n_ctx, n_batch
+        self.gpu_offload = bool(ll.llama_supports_gpu_offload()) and n_gpu_layers != 0
+        self._vocab = self._model.vocab
+        self.n_vocab = ll.llama_vocab_n_tokens(self._vocab)
+        self._mem = ll.llama_get_memory(self._ctx.ctx)
+        self._batch = ll.llama_batch_init(n_batch, 0, 1)
+
+    # ------------------------------------------------------------------ decoding
+
+    def decode(self, chunks: Sequence[Chunk]) -> list[np.ndarray]:
+        """Decode the chunks in one call; the logits (copies) of every wanted output, in order."""
+        batch, n = self._batch, 0
+        wanted: list[int] = []
+        for chunk in chunks:
+            outputs = set(chunk.outputs)
+            for i, tok in enumerate(chunk.tokens):
+                batch.token[n] = tok
+                batch.pos[n] = chunk.start + i
+                batch.n_seq_id[n] = 1
+                batch.seq_id[n][0] = chunk.seq_id
+                batch.logits[n] = i in outputs
+                if i in outputs:
+                    wanted.append(n)
+                n += 1
+        if n > self.n_batch:
+            raise JudgeError(f"internal error: {n} tokens in a batch of {self.n_batch}")
+        batch.n_tokens = n
+        rc = self._ll.llama_decode(self._ctx.ctx, batch)
+        if rc != 0:
+            raise RuntimeError(f"llama_decode returned {rc}")
+        return [np.ctypeslib.as_array(self._ll.llama_get_logits_ith(self._ctx.ctx, i),
+                                      shape=(self.n_vocab,)).copy() for i in wanted]
+
+    def is_eog(self, token: int) -> bool:
+        return bool(self._ll.llama_vocab_is_eog(self._vocab, token))
+
+    # ------------------------------------------------------------------ KV streams
+
+    def seq_keep(self, seq_id: int, n: int) -> None:
+        """Keep the first n positions of a sequence, drop the rest (n=0: empty it)."""
+        self._ll.llama_memory_seq_rm(self._mem, seq_id, n, -1)
+
+    def seq_copy(self, src: int, dst: int, n: int) -> None:
+        """dst := the first n positions of src (the whole stream is copied, then trimmed)."""
+        self._ll.llama_memory_seq_rm(self._mem, dst, -1, -1)
+        self._ll.llama_memory_seq_cp(self._mem, src, dst, -1, -1)
+        self._ll.llama_memory_seq_rm(self._mem, dst, n, -1)
+
+    # ------------------------------------------------------------------ grammars
+
+    def grammar(self, gbnf: str) -> Grammar:
+        ptr = self._ll.llama_sampler_init_grammar(self._vocab, gbnf.encode("utf-8"), b"root")
+        if not ptr:
+            raise JudgeError("llama.cpp rejected the grammar of the output schema")
+        return Grammar(self._ll, ptr, self.n_vocab)
+
+    def dist_sampler(self, temperature: float, seed: int) -> Any:
+        ll = self._ll
+        chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(temperature))
+        ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(seed))
+        return chain
+
+    def free_sampler(self, sampler: Any) -> None:
+        self._ll.llama_sampler_free(sampler)
 
     def close(self) -> None:
-        self.llm.close() if hasattr(self.llm, "close") else None
+        if self._batch is not None:
+            self._ll.llama_batch_free(self._batch)
+            self._batch = None
+            self._ctx.close()
+            self._model.close()
+
+
+class Grammar:
+    """A llama.cpp grammar sampler: which tokens the schema allows next, and accepting one."""
+
+    def __init__(self, ll: Any, ptr: Any, n_vocab: int) -> None:
+        self._ll, self.ptr = ll, ptr
+        self._cand = np.zeros(n_vocab, dtype=TOKEN_DATA)
+        self._cand["id"] = np.arange(n_vocab, dtype=np.int32)
+        self._one = np.zeros(1, dtype=TOKEN_DATA)
+
+    def allows(self, token: int) -> bool:
+        one = self._one
+        one["id"][0], one["logit"][0], one["p"][0] = token, 0.0, 0.0
+        self._apply(one)
+        return bool(np.isfinite(one["logit"][0]))
+
+    def mask(self, logits: np.ndarray) -> np.ndarray:
+        """The logits with every token the grammar forbids at -inf."""
+        cand = self._cand
+        cand["logit"] = logits
+        cand["p"] = 0.0
+        self._apply(cand)
+        return cand["logit"].copy()
+
+    def sample(self, logits: np.ndarray, chain: Any) -> int:
+        """Apply the grammar, then a sampler chain (temperature > 0); the token chosen."""
+        cand = self._cand
+        cand["logit"] = logits
+        cand["p"] = 0.0
+        arr = self._apply(cand)
+        self._ll.llama_sampler_apply(chain, ctypes.byref(arr))
+        return int(cand["id"][arr.selected])
+
+    def accept(self, token: int) -> None:
+        self._ll.llama_sampler_accept(self.ptr, token)
+
+    def free(self) -> None:
+        if self.ptr is not None:
+            self._ll.llama_sampler_free(self.ptr)
+            self.ptr = None
+
+    def _apply(self, data: np.ndarray) -> Any:
+        ll = self._ll
+        arr = ll.llama_token_data_array(data=data.ctypes.data_as(ll.llama_token_data_p),
+                                        size=len(data), selected=-1, sorted=False)
+        ll.llama_sampler_apply(self.ptr, ctypes.byref(arr))
+        return arr
 
 
 def gbnf_for_schema(schema_json: str) -> str:
@@ -104,18 +266,6 @@ def gbnf_for_schema(schema_json: str) -> str:
         return json_schema_to_gbnf(schema_json)
     except Exception as exc:  # the converter raises several types
         raise JudgeError(f"output schema could not be turned into a grammar: {exc}") from None
-
-
-def chat_formatter(llm: Any) -> Callable[[list[dict[str, str]]], str]:
-    """A function messages → prompt text using the chat template stored in the GGUF."""
-
-    def token_text(token_id: int) -> str:
-        if token_id < 0:
-            return ""
-        return llm.detokenize([token_id], special=True).decode("utf-8", errors="ignore")
-
-    return make_chat_formatter(llm.metadata.get("tokenizer.chat_template"), token_text,
-                               llm.token_eos(), llm.token_bos())
 
 
 def make_chat_formatter(template: str | None, token_text: Callable[[int], str], eos: int,

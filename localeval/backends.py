@@ -1,0 +1,141 @@
+"""The backends a run needs, built from the settings: the judge (the llama.cpp engine, loaded
+lazily, or the fake judge) behind its answer cache, and the embedder."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.config import Settings
+from localeval.embed import EmbeddingStore
+from localeval.errors import ConfigError, ModelError
+from localeval.judge.client import JudgeClient
+from localeval.metrics import Metric
+
+
+@dataclass
+class Backends:
+    judge: JudgeClient | None = None
+    embeddings: EmbeddingStore | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> dict[str, Any]:
+        """`info`, plus how long the judge model took to load (null: never loaded, because
+        every answer came from the cache)."""
+        info = dict(self.info)
+        inner = self.judge.judge if self.judge is not None else None
+        if "judge" in info and hasattr(inner, "load_seconds"):
+            info["judge"] = {**info["judge"], "load_seconds": inner.load_seconds}  # type: ignore[union-attr]
+        return info
+
+    def close(self) -> None:
+        if self.judge is not None:
+            self.judge.close()
+
+
+def build_backends(
+    settings: Settings, metrics: list[Metric], judge: Any = None, embedder: Any = None
+) -> Backends:
+    """Load only what the metrics need. `judge`/`embedder` objects override the settings."""
+    from localeval import models
+    from localeval.judge.cache import AnswerCache
+
+    backends = Backends()
+    manifest = models.load_manifest()
+    profile = manifest.profile(settings.profile)
+    if any(m.uses_judge for m in metrics):
+        if judge is None:
+            judge, backends.info["judge"] = _make_judge(settings, manifest, profile)
+        else:
+            backends.info["judge"] = {
+                "name": judge.name,
+                "sha256": judge.fingerprint,
+                "parallel": getattr(judge, "parallel", 1),
+            }
+        cache_path = settings.cache_path()
+        cache = AnswerCache(cache_path) if cache_path is not None else None
+        backends.info["cache"] = str(cache_path) if cache_path else None
+        backends.judge = JudgeClient(judge, cache)
+    if any(m.uses_embedder for m in metrics):
+        if embedder is None:
+            embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)
+        else:
+            backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
+        backends.embeddings = EmbeddingStore(embedder)
+    return backends
+
+
+def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
+    from localeval import models
+
+    if settings.judge == "fake":
+        from localeval.judge.fake import FakeJudge
+
+        if settings.fake_answers is None:
+            raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
+        return FakeJudge.from_file(settings.fake_answers), {"name": "fake", "sha256": "fake"}
+    if settings.judge_model is not None:
+        path = Path(settings.judge_model)
+        sha, name = models.sha256_of_user_path(path), path.name
+    else:
+        spec = manifest.get(profile["judge"])
+        path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
+    from localeval.judge.engine import resolve_parallel
+    from localeval.judge.lazy import LazyJudge
+
+    parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
+    judge = LazyJudge(path, sha, parallel=parallel, n_ctx=settings.n_ctx,
+                      n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
+                      chunk=settings.n_batch, seed=settings.seed,
+                      temperature=settings.temperature)
+    return judge, {
+        "name": name,
+        "path": str(path),
+        "sha256": sha,
+        "n_ctx": settings.n_ctx,
+        "gpu_offload": _gpu_offload(settings.n_gpu_layers),
+        "parallel": parallel,
+        "prompt_chunk": settings.n_batch,
+    }
+
+
+def _gpu_offload(n_gpu_layers: int) -> bool:
+    """Whether llama.cpp was built with a GPU backend that the settings use (no model load)."""
+    from localeval.judge.llama import import_llama
+
+    return bool(import_llama().llama_supports_gpu_offload()) and n_gpu_layers != 0
+
+
+def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
+    from localeval import models
+    from localeval.embed import HashEmbedder, SentenceTransformerEmbedder
+
+    if settings.embedder is not None:
+        path = Path(settings.embedder)
+        sha = models.sha256_of_user_path(path)
+        return (
+            SentenceTransformerEmbedder(path, sha, batch_size=settings.embed_batch_size),
+            {"name": path.name, "path": str(path), "sha256": sha},
+        )
+    if settings.judge == "fake":
+        e = HashEmbedder()
+        return e, {"name": e.name, "sha256": e.fingerprint}
+    wanted = profile["embedder"]
+    candidates = [wanted] + [
+        n for n, s in manifest.models.items() if s.role == "embedder" and n != wanted
+    ]
+    problems = []
+    for name in candidates:  # the profile's embedder, else the best one present
+        spec = manifest.get(name)
+        state = models.check(spec, full=False)
+        if not state.ok:
+            problems.append(f"{name}: {state.detail}")
+            continue
+        info = {"name": name, "path": str(state.path), "sha256": models.expected_sha256(spec)}
+        if name != wanted:
+            info["fallback"] = f"profile embedder {wanted} unavailable ({problems[0]}); used {name}"
+        return SentenceTransformerEmbedder(
+            state.path, info["sha256"], batch_size=settings.embed_batch_size
+        ), info
+    raise ModelError("no embedder available: " + "; ".join(problems))

@@ -1,0 +1,87 @@
+"""The llama.cpp judge as the runner gets it: the engine is built on the first request that the
+answer cache cannot serve, so a rerun whose answers are all cached loads no model. Counting a
+prompt's tokens (for splitting long contexts) needs only the vocabulary, loaded on its own."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+from typing import Any
+
+from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.engine import Engine, sampling_key
+
+
+def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int = 4096,
+                n_threads: int | None = None, n_gpu_layers: int = -1, chunk: int = 64,
+                keep_prefixes: int | None = None, seed: int = 0, temperature: float = 0.0,
+                prefix_reuse: bool = True) -> Engine:
+    """Load the model and start the engine: `parallel` active slots plus `keep_prefixes`
+    (default: as many) slots that keep recent prompts for prefix reuse."""
+    from localeval.judge.llama import LlamaBackend
+
+    keep = parallel if keep_prefixes is None else keep_prefixes
+    backend = LlamaBackend(model_path, n_ctx=n_ctx, n_seq=parallel + keep,
+                           n_batch=max(chunk, min(parallel, 30)), n_threads=n_threads,
+                           n_gpu_layers=n_gpu_layers)
+    try:
+        return Engine(backend, fingerprint, parallel=min(parallel, backend.n_seq), chunk=chunk,
+                      seed=seed, temperature=temperature, prefix_reuse=prefix_reuse)
+    except BaseException:
+        backend.close()
+        raise
+
+
+class LazyJudge:
+    """A judge whose model loads on the first request that reaches it."""
+
+    name = "llama.cpp"
+
+    def __init__(self, model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int = 4096,
+                 seed: int = 0, temperature: float = 0.0, **engine: Any) -> None:
+        self.model_path, self.fingerprint = Path(model_path), fingerprint
+        self.parallel, self.n_ctx = parallel, n_ctx
+        self.seed, self.temperature = seed, temperature
+        self._engine_args = dict(parallel=parallel, n_ctx=n_ctx, seed=seed,
+                                 temperature=temperature, **engine)
+        self.engine: Engine | None = None
+        self.load_seconds: float | None = None  # None until the model has been loaded
+        self._tokenizer: Any = None
+        self._vocab: Any = None
+        self._lock = asyncio.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self.engine is not None
+
+    def sampling_key(self) -> str:
+        return sampling_key(self.temperature, self.seed)
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        if self.engine is not None:
+            return self.engine.prompt_tokens(messages)
+        if self._tokenizer is None:
+            from localeval.judge.llama import Tokenizer, load_model
+
+            self._vocab = load_model(self.model_path, 0, vocab_only=True)
+            self._tokenizer = Tokenizer(self._vocab)
+        return self._tokenizer.prompt_tokens(messages)
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        if self.engine is None:
+            async with self._lock:
+                if self.engine is None:
+                    started = time.perf_counter()
+                    self.engine = await asyncio.to_thread(
+                        open_engine, self.model_path, self.fingerprint, **self._engine_args)
+                    self.load_seconds = round(time.perf_counter() - started, 3)
+        return await self.engine.complete(request)
+
+    def close(self) -> None:
+        if self.engine is not None:
+            self.engine.close()
+            self.engine = None
+        if self._vocab is not None:
+            self._vocab.close()
+            self._vocab = None
