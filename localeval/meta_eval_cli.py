@@ -41,40 +41,76 @@ def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
             "meta_eval.html into --out. `meta-eval convert SET` writes the pairs of a dev set."
         ),
     )
-    p.add_argument("data", metavar="DATA",
-                   help="pairs or labelled rows (JSONL or a JSON list); or the word 'convert'")
-    p.add_argument("convert_set", nargs="?", metavar="SET", choices=list(FILES),
-                   help="with 'convert': " + ", ".join(FILES))
-    p.add_argument("--out", type=Path, required=True,
-                   help="run folder (meta-eval) or output JSONL file (convert)")
-    p.add_argument("--metrics", type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
-                   help="metrics to run (default: the metric of --score)")
-    p.add_argument("--score", help="score key that decides, e.g. faithfulness, "
-                   "answer_correctness.f1 (default: the first metric)")
-    p.add_argument("--limit", type=int, help="judge the first N pairs with a human preference "
-                   "(or the first N rows)")
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="pairs or labelled rows (JSONL or a JSON list); or the word 'convert'",
+    )
+    p.add_argument(
+        "convert_set",
+        nargs="?",
+        metavar="SET",
+        choices=list(FILES),
+        help="with 'convert': " + ", ".join(FILES),
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="run folder (meta-eval) or output JSONL file (convert)",
+    )
+    p.add_argument(
+        "--metrics",
+        type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+        help="metrics to run (default: the metric of --score)",
+    )
+    p.add_argument(
+        "--score",
+        help="score key that decides, e.g. faithfulness, "
+        "answer_correctness.f1 (default: the first metric)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        help="judge the first N pairs with a human preference (or the first N rows)",
+    )
     again = p.add_mutually_exclusive_group()
-    again.add_argument("--resume", action="store_true",
-                       help="continue the meta-eval in --out (judged rows are kept)")
-    again.add_argument("--overwrite", action="store_true",
-                       help="start over in an --out folder that already holds results")
-    p.add_argument("--src", type=Path,
-                   help="convert: folder of the dev files (default: ../shared/data/dev beside "
-                   "the localeval checkout)")
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the meta-eval in --out (judged rows are kept)",
+    )
+    again.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --out folder that already holds results",
+    )
+    p.add_argument(
+        "--src",
+        type=Path,
+        help="convert: folder of the dev files (default: ../shared/data/dev beside "
+        "the localeval checkout)",
+    )
     shared = p.add_argument_group("run options (the same as `localeval run`)")
     for action in run_parser._actions:  # argparse has no public way to share an action
         if action.dest not in NOT_SHARED:
             shared._add_action(action)
-    p.set_defaults(func=cmd_meta_eval, shared_dests=[
-        a.dest for a in run_parser._actions if a.dest not in NOT_SHARED | NOT_SETTINGS])
+    p.set_defaults(
+        func=cmd_meta_eval,
+        shared_dests=[
+            a.dest for a in run_parser._actions if a.dest not in NOT_SHARED | NOT_SETTINGS
+        ],
+    )
 
 
 def cmd_meta_eval(args: argparse.Namespace) -> int:
     if args.data == "convert":
         return cmd_convert(args)
     if args.convert_set is not None:
-        raise UsageError(f"unexpected argument {args.convert_set!r} (did you mean "
-                         f"`meta-eval convert {args.convert_set}`?)")
+        raise UsageError(
+            f"unexpected argument {args.convert_set!r} (did you mean "
+            f"`meta-eval convert {args.convert_set}`?)"
+        )
     if args.src is not None:
         raise UsageError("--src is an option of `meta-eval convert`")
     from localeval.config import load_config
@@ -85,8 +121,14 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     overrides["metrics"] = args.metrics
     settings = load_config(args.config, overrides)
     outcome = evaluate(
-        Path(args.data), args.out, settings, score=args.score, limit=args.limit,
-        resume=args.resume, overwrite=args.overwrite, progress=not args.quiet,
+        Path(args.data),
+        args.out,
+        settings,
+        score=args.score,
+        limit=args.limit,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
         log=lambda msg: print(msg, file=sys.stderr),
     )
     print(table(outcome.result))
@@ -100,10 +142,15 @@ def cmd_convert(args: argparse.Namespace) -> int:
     from localeval.meta_eval.convert import FILES, METRIC, convert, default_src
 
     if args.convert_set is None:
-        raise UsageError("meta-eval convert needs a set: " + ", ".join(FILES)
-                         + " (to judge a file named 'convert', write ./convert)")
+        raise UsageError(
+            "meta-eval convert needs a set: "
+            + ", ".join(FILES)
+            + " (to judge a file named 'convert', write ./convert)"
+        )
     src = args.src or default_src()
     n = convert(args.convert_set, src, args.out)
-    print(f"{n} pairs written to {args.out}; judge them with: python -m localeval meta-eval "
-          f"{args.out} --metrics {METRIC[args.convert_set]} --out runs/{args.convert_set}")
+    print(
+        f"{n} pairs written to {args.out}; judge them with: python -m localeval meta-eval "
+        f"{args.out} --metrics {METRIC[args.convert_set]} --out runs/{args.convert_set}"
+    )
     return 0

@@ -63,23 +63,38 @@ def test_bootstrap_is_seeded_and_brackets_the_statistic() -> None:
 
 def pair(pid: str, a: str, b: str, preferred: str = "a", **extra: Any) -> dict[str, Any]:
     base = {"question": f"What about {pid}?", "contexts": [f"The context of {pid}."]}
-    return {"pair_id": pid, "a": {**base, "answer": a}, "b": {**base, "answer": b},
-            "preferred": preferred, **extra}
+    return {
+        "pair_id": pid,
+        "a": {**base, "answer": a},
+        "b": {**base, "answer": b},
+        "preferred": preferred,
+        **extra,
+    }
 
 
 def write_jsonl(path: Path, lines: list[Any]) -> Path:
-    path.write_text("".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines),
-                    encoding="utf-8")
+    path.write_text(
+        "".join((x if isinstance(x, str) else json.dumps(x)) + "\n" for x in lines),
+        encoding="utf-8",
+    )
     return path
 
 
 def test_bad_lines_are_named_and_the_rest_loads(tmp_path: Path) -> None:
     bad_row = pair("p3", "x", "y")
     bad_row["b"]["contexts"] = "not a list"
-    data = write_jsonl(tmp_path / "p.jsonl", [
-        pair("p1", "x", "y"), "{broken", pair("p2", "x", "y", preferred="both"), bad_row,
-        pair("p1", "x", "y"), {"id": "r", "answer": "a", "label": 1}, pair("p4", "x", "y", "tie"),
-    ])
+    data = write_jsonl(
+        tmp_path / "p.jsonl",
+        [
+            pair("p1", "x", "y"),
+            "{broken",
+            pair("p2", "x", "y", preferred="both"),
+            bad_row,
+            pair("p1", "x", "y"),
+            {"id": "r", "answer": "a", "label": 1},
+            pair("p4", "x", "y", "tie"),
+        ],
+    )
     loaded = formats.load(data)
     assert loaded.kind == "pairs" and [p.pair_id for p in loaded.pairs] == ["p1", "p4"]
     problems = {p.line: p.message for p in loaded.problems}
@@ -92,15 +107,20 @@ def test_bad_lines_are_named_and_the_rest_loads(tmp_path: Path) -> None:
 
 
 def test_labelled_rows_and_their_errors(tmp_path: Path) -> None:
-    data = write_jsonl(tmp_path / "r.jsonl", [
-        {"id": 7, "answer": "a", "contexts": ["c"], "label": 1, "language": "en"},
-        {"answer": "b", "contexts": ["c"], "human_score": 2.5},
-        {"id": "x", "answer": "c", "label": 2},
-        {"id": "y", "answer": "d"},
-    ])
+    data = write_jsonl(
+        tmp_path / "r.jsonl",
+        [
+            {"id": 7, "answer": "a", "contexts": ["c"], "label": 1, "language": "en"},
+            {"answer": "b", "contexts": ["c"], "human_score": 2.5},
+            {"id": "x", "answer": "c", "label": 2},
+            {"id": "y", "answer": "d"},
+        ],
+    )
     loaded = formats.load(data)
     assert [(r.id, r.label, r.human_score) for r in loaded.rows] == [
-        ("7", 1, None), ("row-2", None, 2.5)]
+        ("7", 1, None),
+        ("row-2", None, 2.5),
+    ]
     assert formats.runner_rows(loaded.rows)[0] == {"id": "7", "answer": "a", "contexts": ["c"]}
     assert [p.line for p in loaded.problems] == [3, 4]
     with pytest.raises(DatasetError, match="no usable pair"):
@@ -132,8 +152,11 @@ def test_convert_halueval(tmp_path: Path) -> None:
     first = json.loads((DEV / "halueval_qa_dev.jsonl").read_text().splitlines()[0])
     assert len(lines) == 200 and lines[0]["pair_id"] == "halueval-qa-5000"
     assert lines[0]["preferred"] == "a" and lines[0]["language"] == "en"
-    assert lines[0]["a"] == {"question": first["question"], "contexts": [first["knowledge"]],
-                             "answer": "96.3 Rock Radio"}
+    assert lines[0]["a"] == {
+        "question": first["question"],
+        "contexts": [first["knowledge"]],
+        "answer": "96.3 Rock Radio",
+    }
     assert lines[0]["b"]["answer"] == first["hallucinated_answer"]
 
 
@@ -158,14 +181,12 @@ def test_convert_ragchecker_sums_the_annotators_correctness(tmp_path: Path) -> N
     assert first["preferred"] == {1: "b", -1: "a", 0: "tie"}[(sum(labels) > 0) - (sum(labels) < 0)]
 
 
-def test_convert_cli_and_missing_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]
-                                        ) -> None:
+def test_convert_cli_and_missing_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     need_dev()
     out = tmp_path / "h.jsonl"
     assert main(["meta-eval", "convert", "halueval", "--src", str(DEV), "--out", str(out)]) == 0
     assert "200 pairs written" in capsys.readouterr().out
-    assert main(["meta-eval", "convert", "uhgeval", "--src", str(tmp_path), "--out",
-                 str(out)]) == 2
+    assert main(["meta-eval", "convert", "uhgeval", "--src", str(tmp_path), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "uhgeval_dev.jsonl not found" in err
     assert main(["meta-eval", "convert", "--out", str(out)]) == 2
@@ -186,8 +207,13 @@ def fake_answers(verdicts: list[int]) -> dict[str, list[dict[str, Any]]]:
     return {
         "faithfulness_statements": [{"statements": [f"Claim {i}."]} for i in range(len(verdicts))],
         "faithfulness_verdicts": [
-            {"verdicts": [{"reason": f"reason {i}: " + ("found" if v else "contradicted"),
-                           "verdict": v}]} for i, v in enumerate(verdicts)],
+            {
+                "verdicts": [
+                    {"reason": f"reason {i}: " + ("found" if v else "contradicted"), "verdict": v}
+                ]
+            }
+            for i, v in enumerate(verdicts)
+        ],
     }
 
 
@@ -196,27 +222,56 @@ def all_verdicts(pairs: list[tuple[dict[str, Any], int, int]]) -> list[int]:
 
 
 def pairs_file(tmp_path: Path) -> Path:
-    return write_jsonl(tmp_path / "pairs.jsonl", [
-        *(p for p, _, _ in PAIRS), pair("p4", "x", "y", "tie"), "{broken"])
+    return write_jsonl(
+        tmp_path / "pairs.jsonl",
+        [*(p for p, _, _ in PAIRS), pair("p4", "x", "y", "tie"), "{broken"],
+    )
 
 
 def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(fake_answers(all_verdicts(PAIRS))), encoding="utf-8")
     out = tmp_path / "run"
-    code = main(["meta-eval", str(pairs_file(tmp_path)), "--metrics", "faithfulness", "--out",
-                 str(out), "--judge", "fake", "--fake-answers", str(answers), "--no-cache",
-                 "--quiet"])
+    code = main(
+        [
+            "meta-eval",
+            str(pairs_file(tmp_path)),
+            "--metrics",
+            "faithfulness",
+            "--out",
+            str(out),
+            "--judge",
+            "fake",
+            "--fake-answers",
+            str(answers),
+            "--no-cache",
+            "--quiet",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr()
     assert "skipped input line 5: malformed JSON" in printed.err
     table = printed.out.splitlines()
-    assert table[0].startswith("meta-eval faithfulness: 3 of 3 pairs judged (4 in the file; "
-                               "1 without a human preference")
-    assert table[1].split() == ["group", "pairs", "accuracy", "95%", "CI", "wins", "ties",
-                                "losses", "unscored"]
+    assert table[0].startswith(
+        "meta-eval faithfulness: 3 of 3 pairs judged (4 in the file; 1 without a human preference"
+    )
+    assert table[1].split() == [
+        "group",
+        "pairs",
+        "accuracy",
+        "95%",
+        "CI",
+        "wins",
+        "ties",
+        "losses",
+        "unscored",
+    ]
     assert table[2].split()[:3] == ["all", "3", "0.500"] and table[2].split()[-4:] == [
-        "1", "1", "1", "0"]
+        "1",
+        "1",
+        "1",
+        "0",
+    ]
     assert [ln.split()[0] for ln in table[3:5]] == ["en", "zh"]
     assert "ties count ½" in table[5] and "judge calls 12" in table[5]
 
@@ -227,9 +282,14 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert len(overall["ci95"]) == 2 and overall["ci95"][0] <= 0.5 <= overall["ci95"][1]
     assert result["groups"]["en"]["pairwise_accuracy"] == pytest.approx(0.75)
     assert result["groups"]["zh"]["pairwise_accuracy"] == 0.0
-    assert result["status"] == {"complete": True, "done": 3, "selected": 3, "in_file": 4,
-                                "no_preference": 1, "input_errors": [result["status"][
-                                    "input_errors"][0]]}
+    assert result["status"] == {
+        "complete": True,
+        "done": 3,
+        "selected": 3,
+        "in_file": 4,
+        "no_preference": 1,
+        "input_errors": [result["status"]["input_errors"][0]],
+    }
     assert result["disagreements"] == ["p3", "p2"]  # losses first
     assert [p["outcome"] for p in result["pairs"]] == [1.0, 0.5, 0.0]
     assert result["judge"]["calls"] == 12 and result["seconds_per_sample"] is not None
@@ -248,10 +308,22 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert "<script" not in page and "http" not in page.split("</head>")[1]
 
 
-def test_score_key_must_belong_to_the_metrics(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["meta-eval", str(pairs_file(tmp_path)), "--metrics", "faithfulness",
-                 "--score", "answer_correctness", "--out", str(tmp_path / "o"), "--quiet"])
+def test_score_key_must_belong_to_the_metrics(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(
+        [
+            "meta-eval",
+            str(pairs_file(tmp_path)),
+            "--metrics",
+            "faithfulness",
+            "--score",
+            "answer_correctness",
+            "--out",
+            str(tmp_path / "o"),
+            "--quiet",
+        ]
+    )
     assert code == 2
     assert "not produced by the metrics run" in capsys.readouterr().err
 
@@ -295,14 +367,23 @@ def test_partial_results_then_resume(tmp_path: Path) -> None:
     assert final["judge"]["calls"] == 13
     with pytest.raises(UsageError, match="would drop 2 judged"):  # --limit 2 would lose p3
         evaluate(data, out, settings, limit=2, resume=True, judge=FakeJudge([]))
+    # another --score on resume judges nothing again; one the metric does not give is refused
+    with pytest.raises(UsageError, match="no row has this score; faithfulness gives faith"):
+        evaluate(data, out, settings, score="faithfulness.x", resume=True, judge=FakeJudge([]))
 
 
 def test_limit_judges_the_first_pairs_with_a_preference(tmp_path: Path) -> None:
-    data = write_jsonl(tmp_path / "p.jsonl", [
-        pair("t0", "x", "y", "tie"), *(p for p, _, _ in PAIRS)])
+    data = write_jsonl(
+        tmp_path / "p.jsonl", [pair("t0", "x", "y", "tie"), *(p for p, _, _ in PAIRS)]
+    )
     judge = FakeJudge(fake_answers(all_verdicts(PAIRS[:2])))
-    got = evaluate(data, tmp_path / "o", Settings(no_cache=True, metrics=["faithfulness"]),
-                   limit=2, judge=judge)
+    got = evaluate(
+        data,
+        tmp_path / "o",
+        Settings(no_cache=True, metrics=["faithfulness"]),
+        limit=2,
+        judge=judge,
+    )
     status = got.result.status
     assert (status.done, status.selected, status.in_file, status.no_preference) == (2, 2, 4, 1)
     assert [p.pair_id for p in got.result.pairs or []] == ["p1", "p2"]
@@ -316,19 +397,34 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
         ({"id": "r4", "label": 0, "human_score": 1}, [0, 0]),
         ({"id": "r5", "label": 0, "human_score": 3}, [1, 1]),
     ]
-    data = write_jsonl(tmp_path / "rows.jsonl", [
-        {**r, "question": "q?", "answer": f"Row {r['id']} makes two claims, one and two.", "contexts": ["c"]} for r, _ in rows])
+    data = write_jsonl(
+        tmp_path / "rows.jsonl",
+        [
+            {
+                **r,
+                "question": "q?",
+                "answer": f"Row {r['id']} makes two claims, one and two.",
+                "contexts": ["c"],
+            }
+            for r, _ in rows
+        ],
+    )
     answers = {
         "faithfulness_statements": [{"statements": ["One.", "Two."]} for _ in rows],
-        "faithfulness_verdicts": [{"verdicts": [{"reason": f"why {v}", "verdict": v} for v in vs]}
-                                  for _, vs in rows],
+        "faithfulness_verdicts": [
+            {"verdicts": [{"reason": f"why {v}", "verdict": v} for v in vs]} for _, vs in rows
+        ],
     }
-    got = evaluate(data, tmp_path / "o", Settings(no_cache=True, metrics=["faithfulness"]),
-                   judge=FakeJudge(answers))
+    got = evaluate(
+        data,
+        tmp_path / "o",
+        Settings(no_cache=True, metrics=["faithfulness"]),
+        judge=FakeJudge(answers),
+    )
     overall = got.result.groups["all"]
     # scores 1, .5 | .5, 0, 1 — positive/negative pairs: r1 (1, 1, ½), r2 (½, 1, 0) → 4/6
     assert overall.auroc == pytest.approx(4 / 6)
-    assert overall.spearman == pytest.approx(stats.spearman([1, .5, .5, 0, 1], [3, 2, 2, 1, 3]))
+    assert overall.spearman == pytest.approx(stats.spearman([1, 0.5, 0.5, 0, 1], [3, 2, 2, 1, 3]))
     assert overall.spearman == pytest.approx(1.0)
     assert overall.kendall_tau_b == pytest.approx(1.0)
     # r5 (label 0, score 1) is above both positives' average: the worst disagreement

@@ -54,7 +54,8 @@ class RowResult(BaseModel):
     done: bool = False
     unscored: str | None = None
     discordance: float | None = Field(
-        None, description="share of comparable rows the judge orders the wrong way (ties ½)")
+        None, description="share of comparable rows the judge orders the wrong way (ties ½)"
+    )
 
 
 class RowStats(BaseModel):
@@ -89,14 +90,16 @@ def _score(record: SampleRecord | None, key: str, owner: str) -> tuple[float | N
     return None, f"unscored: {reason or 'no reason given'}"
 
 
-def pair_results(pairs: Iterable[Pair], records: Mapping[str, SampleRecord], key: str,
-                 owner: str) -> list[PairResult]:
+def pair_results(
+    pairs: Iterable[Pair], records: Mapping[str, SampleRecord], key: str, owner: str
+) -> list[PairResult]:
     out = []
     for p in pairs:
         rec_a, rec_b = records.get(p.row_id("a")), records.get(p.row_id("b"))
         language = p.language or (rec_a.language if rec_a else "") or "?"
-        res = PairResult(pair_id=p.pair_id, line=p.line, language=language,
-                         preferred=p.preferred, meta=p.meta)  # type: ignore[arg-type]
+        res = PairResult(
+            pair_id=p.pair_id, line=p.line, language=language, preferred=p.preferred, meta=p.meta
+        )  # type: ignore[arg-type]
         if rec_a is not None and rec_b is not None:
             (sa, why_a), (sb, why_b) = _score(rec_a, key, owner), _score(rec_b, key, owner)
             res.score_a, res.score_b = sa, sb
@@ -134,21 +137,32 @@ def _discordance(scores: np.ndarray, human: np.ndarray) -> np.ndarray:
         return np.where(counts > 0, (wrong * comparable).sum(axis=1) / counts, np.nan)
 
 
-def row_results(rows: Iterable[LabelledRow], records: Mapping[str, SampleRecord], key: str,
-                owner: str) -> list[RowResult]:
+def row_results(
+    rows: Iterable[LabelledRow], records: Mapping[str, SampleRecord], key: str, owner: str
+) -> list[RowResult]:
     out = []
     for r in rows:
         rec = records.get(r.id)
         score, why = _score(rec, key, owner)
-        out.append(RowResult(id=r.id, line=r.line,
-                             language=r.language or (rec.language if rec else "") or "?",
-                             label=r.label, human_score=r.human_score, score=score,
-                             done=rec is not None, unscored=why if rec is not None else None))
+        out.append(
+            RowResult(
+                id=r.id,
+                line=r.line,
+                language=r.language or (rec.language if rec else "") or "?",
+                label=r.label,
+                human_score=r.human_score,
+                score=score,
+                done=rec is not None,
+                unscored=why if rec is not None else None,
+            )
+        )
     for field in ("label", "human_score"):
         scored = [r for r in out if r.score is not None and getattr(r, field) is not None]
         if len(scored) > 1:
-            disc = _discordance(np.asarray([r.score for r in scored], dtype=np.float64),
-                                np.asarray([getattr(r, field) for r in scored], dtype=np.float64))
+            disc = _discordance(
+                np.asarray([r.score for r in scored], dtype=np.float64),
+                np.asarray([getattr(r, field) for r in scored], dtype=np.float64),
+            )
             for r, d in zip(scored, disc, strict=True):
                 if not np.isnan(d):
                     r.discordance = max(r.discordance or 0.0, float(d))
@@ -160,9 +174,14 @@ def row_stats(results: list[RowResult]) -> RowStats:
     scored = [r for r in done if r.score is not None]
     binary = [r for r in scored if r.label is not None]
     graded = [r for r in scored if r.human_score is not None]
-    out = RowStats(rows=len(done), scored=len(scored), unscored=len(done) - len(scored),
-                   positives=sum(r.label == 1 for r in binary),
-                   negatives=sum(r.label == 0 for r in binary), graded=len(graded))
+    out = RowStats(
+        rows=len(done),
+        scored=len(scored),
+        unscored=len(done) - len(scored),
+        positives=sum(r.label == 1 for r in binary),
+        negatives=sum(r.label == 0 for r in binary),
+        graded=len(graded),
+    )
     if binary:
         s, y = [r.score for r in binary], [r.label for r in binary]
         out.auroc = stats.auroc(s, y)  # type: ignore[arg-type]

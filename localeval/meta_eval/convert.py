@@ -27,8 +27,7 @@ FILES = {
     "uhgeval": "uhgeval_dev.jsonl",
     "ragchecker": "ragchecker_human_labeled.json",
 }
-METRIC = {"halueval": "faithfulness", "uhgeval": "faithfulness",
-          "ragchecker": "answer_correctness"}
+METRIC = {"halueval": "faithfulness", "uhgeval": "faithfulness", "ragchecker": "answer_correctness"}
 
 
 def default_src() -> Path:
@@ -45,18 +44,28 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
 def halueval(src: Path) -> Iterator[dict[str, Any]]:
     for r in _jsonl(src / FILES["halueval"]):
         base = {"question": r["question"], "contexts": [r["knowledge"]]}
-        yield {"pair_id": r["id"], "language": "en", "preferred": "a",
-               "a": {**base, "answer": r["right_answer"]},
-               "b": {**base, "answer": r["hallucinated_answer"]}}
+        yield {
+            "pair_id": r["id"],
+            "language": "en",
+            "preferred": "a",
+            "a": {**base, "answer": r["right_answer"]},
+            "b": {**base, "answer": r["hallucinated_answer"]},
+        }
 
 
 def uhgeval(src: Path) -> Iterator[dict[str, Any]]:
     for r in _jsonl(src / FILES["uhgeval"]):
-        base = {"question": UHGEVAL_QUESTION,
-                "contexts": [(r["newsBeginning"] + r["newsRemainder"]).strip()]}
-        yield {"pair_id": r["id"], "language": "zh", "preferred": "a",
-               "a": {**base, "answer": r["realContinuation"].strip()},
-               "b": {**base, "answer": r["hallucinatedContinuation"].strip()}}
+        base = {
+            "question": UHGEVAL_QUESTION,
+            "contexts": [(r["newsBeginning"] + r["newsRemainder"]).strip()],
+        }
+        yield {
+            "pair_id": r["id"],
+            "language": "zh",
+            "preferred": "a",
+            "a": {**base, "answer": r["realContinuation"].strip()},
+            "b": {**base, "answer": r["hallucinatedContinuation"].strip()},
+        }
 
 
 def ragchecker(src: Path) -> Iterator[dict[str, Any]]:
@@ -69,18 +78,26 @@ def ragchecker(src: Path) -> Iterator[dict[str, Any]]:
         correctness = [int(r["correctness_label"]) for r in group]
         total = sum(correctness)
         base = {"question": first["query"], "ground_truth": first["gt_answer"]}
-        yield {"pair_id": f"ragchecker-{iid}", "language": "en",
-               "preferred": "b" if total > 0 else "a" if total < 0 else "tie",
-               "a": {**base, "answer": first["model1"]["response"]},
-               "b": {**base, "answer": first["model2"]["response"]},
-               "meta": {"subset": first.get("dataset"), "correctness_labels": correctness,
-                        "overall_labels": [int(r["overall_label"]) for r in group],
-                        "models": [first["model1"].get("model_name"),
-                                   first["model2"].get("model_name")]}}
+        yield {
+            "pair_id": f"ragchecker-{iid}",
+            "language": "en",
+            "preferred": "b" if total > 0 else "a" if total < 0 else "tie",
+            "a": {**base, "answer": first["model1"]["response"]},
+            "b": {**base, "answer": first["model2"]["response"]},
+            "meta": {
+                "subset": first.get("dataset"),
+                "correctness_labels": correctness,
+                "overall_labels": [int(r["overall_label"]) for r in group],
+                "models": [first["model1"].get("model_name"), first["model2"].get("model_name")],
+            },
+        }
 
 
 CONVERTERS: dict[str, Callable[[Path], Iterator[dict[str, Any]]]] = {
-    "halueval": halueval, "uhgeval": uhgeval, "ragchecker": ragchecker}
+    "halueval": halueval,
+    "uhgeval": uhgeval,
+    "ragchecker": ragchecker,
+}
 
 
 def convert(name: str, src: Path, out: Path) -> int:
@@ -91,12 +108,14 @@ def convert(name: str, src: Path, out: Path) -> int:
     try:
         pairs = list(CONVERTERS[name](Path(src)))
     except (KeyError, TypeError, ValueError) as exc:
-        raise DatasetError(f"{path}: not the expected {name} format ({type(exc).__name__}: "
-                           f"{exc})") from None
+        raise DatasetError(
+            f"{path}: not the expected {name} format ({type(exc).__name__}: {exc})"
+        ) from None
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(out.name + ".tmp")
-    tmp.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs),
-                   encoding="utf-8")
+    tmp.write_text(
+        "".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs), encoding="utf-8"
+    )
     tmp.replace(out)
     return len(pairs)

@@ -130,7 +130,7 @@ def _labelled(raw: Mapping[str, Any], line: int) -> LabelledRow:
     if label is not None:
         if isinstance(label, bool):
             label = int(label)
-        if label not in (0, 1) or isinstance(label, float) and not label.is_integer():
+        if label not in (0, 1):  # 1.0 is 1; 0.5, "1" are not labels
             raise ValueError(f"field 'label' must be 0 or 1, got {label!r}")
         label = int(label)
     if score is not None:
@@ -143,8 +143,14 @@ def _labelled(raw: Mapping[str, Any], line: int) -> LabelledRow:
         raise ValueError("field 'language' must be a string")
     row = {k: v for k, v in raw.items() if k not in LABEL_FIELDS}
     sample = to_sample(row, line)
-    return LabelledRow(id=sample.id, row={**row, "id": sample.id}, label=label,
-                       human_score=score, language=language, line=line)
+    return LabelledRow(
+        id=sample.id,
+        row={**row, "id": sample.id},
+        label=label,
+        human_score=score,
+        language=language,
+        line=line,
+    )
 
 
 def load(path: Path) -> LabelledData:
@@ -160,37 +166,57 @@ def load(path: Path) -> LabelledData:
             problems.append(raw)
             continue
         if not isinstance(raw, Mapping):
-            problems.append(RowProblem(line=line, message=f"expected an object, got a JSON "
-                                       f"{type(raw).__name__}"))
+            problems.append(
+                RowProblem(
+                    line=line, message=f"expected an object, got a JSON {type(raw).__name__}"
+                )
+            )
             continue
         this = "pairs" if PAIR_FIELDS & set(raw) else "rows"
         if kind is None:
             kind = this
         elif this != kind:
-            expected = "a pair (pair_id, a, b, preferred)" if kind == "pairs" else (
-                "a labelled row (a localeval row with label or human_score)")
-            problems.append(RowProblem(line=line, message=f"expected {expected} like the "
-                                       "lines before it; one file holds one kind"))
+            expected = (
+                "a pair (pair_id, a, b, preferred)"
+                if kind == "pairs"
+                else ("a labelled row (a localeval row with label or human_score)")
+            )
+            problems.append(
+                RowProblem(
+                    line=line,
+                    message=f"expected {expected} like the "
+                    "lines before it; one file holds one kind",
+                )
+            )
             continue
         try:
             item: Pair | LabelledRow = _pair(raw, line) if kind == "pairs" else _labelled(raw, line)
         except ValueError as exc:
             rid = raw.get("pair_id" if kind == "pairs" else "id")
-            problems.append(RowProblem(line=line, id=None if rid is None else str(rid)[:80],
-                                       message=str(exc)[:300]))
+            problems.append(
+                RowProblem(
+                    line=line, id=None if rid is None else str(rid)[:80], message=str(exc)[:300]
+                )
+            )
             continue
         key = item.pair_id if isinstance(item, Pair) else item.id
         if key in seen:
-            problems.append(RowProblem(line=line, id=key, message=f"duplicate id (first on "
-                                       f"line {seen[key]}); ids must be unique"))
+            problems.append(
+                RowProblem(
+                    line=line,
+                    id=key,
+                    message=f"duplicate id (first on line {seen[key]}); ids must be unique",
+                )
+            )
             continue
         seen[key] = line
         (pairs if isinstance(item, Pair) else rows).append(item)  # type: ignore[arg-type]
     if not pairs and not rows:
         why = f"; first problem: {problems[0]}" if problems else ""
         raise DatasetError(f"{path} holds no usable pair or labelled row{why}")
-    return LabelledData(kind=kind or "rows", pairs=pairs, rows=rows, problems=problems,
-                        source=str(path))
+    return LabelledData(
+        kind=kind or "rows", pairs=pairs, rows=rows, problems=problems, source=str(path)
+    )
 
 
 def runner_rows(items: list[Pair] | list[LabelledRow]) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.meta_eval.analyse import ALL, PairResult, PairStats, RowResult, RowStats
+from localeval.meta_eval.analyse import PairResult, PairStats, RowResult, RowStats
 from localeval.results import SampleRecord
 
 SHOWN = 50  # disagreements written into the reports (all are listed in meta_eval.json)
@@ -47,7 +47,7 @@ def _unit(result: Any) -> str:
 
 def headline(result: Any) -> str:
     s = result.status
-    text = (f"{s.done} of {s.selected} {_unit(result)} judged ({s.in_file} in the file")
+    text = f"{s.done} of {s.selected} {_unit(result)} judged ({s.in_file} in the file"
     if result.kind == "pairs":
         text += f"; {s.no_preference} without a human preference, not judged"
     text += ")"
@@ -60,14 +60,36 @@ def group_rows(result: Any) -> tuple[list[str], list[list[str]]]:
     """The agreement table: header and one row per group ('all', then languages)."""
     if result.kind == "pairs":
         header = ["group", "pairs", "accuracy", "95% CI", "wins", "ties", "losses", "unscored"]
-        rows = [[g, str(s.pairs), _f(s.pairwise_accuracy), _ci(s.ci95), str(s.wins),
-                 str(s.ties), str(s.losses), str(s.unscored)]
-                for g, s in result.groups.items() if isinstance(s, PairStats)]
+        rows = [
+            [
+                g,
+                str(s.pairs),
+                _f(s.pairwise_accuracy),
+                _ci(s.ci95),
+                str(s.wins),
+                str(s.ties),
+                str(s.losses),
+                str(s.unscored),
+            ]
+            for g, s in result.groups.items()
+            if isinstance(s, PairStats)
+        ]
         return header, rows
     header = ["group", "rows", "scored", "AUROC", "95% CI", "Spearman", "95% CI", "Kendall tau-b"]
-    rows = [[g, str(s.rows), str(s.scored), _f(s.auroc), _ci(s.auroc_ci95), _f(s.spearman),
-             _ci(s.spearman_ci95), _f(s.kendall_tau_b)]
-            for g, s in result.groups.items() if isinstance(s, RowStats)]
+    rows = [
+        [
+            g,
+            str(s.rows),
+            str(s.scored),
+            _f(s.auroc),
+            _ci(s.auroc_ci95),
+            _f(s.spearman),
+            _ci(s.spearman_ci95),
+            _f(s.kendall_tau_b),
+        ]
+        for g, s in result.groups.items()
+        if isinstance(s, RowStats)
+    ]
     return header, rows
 
 
@@ -75,21 +97,39 @@ def cost_line(result: Any) -> str:
     j = result.judge
     text = f"{_f(result.seconds_per_sample, 2)} s per sample"
     if j:
-        text += (f"; judge calls {j.get('calls', 0)} (+{j.get('cached', 0)} cached), tokens "
-                 f"{j.get('prompt_tokens', 0)} in / {j.get('completion_tokens', 0)} out")
+        text += (
+            f"; judge calls {j.get('calls', 0)} (+{j.get('cached', 0)} cached), tokens "
+            f"{j.get('prompt_tokens', 0)} in / {j.get('completion_tokens', 0)} out"
+        )
     return text + f"; {len(result.sessions)} session(s)"
+
+
+def rule(result: Any) -> str:
+    """How the figures are computed, in one sentence."""
+    if result.kind == "pairs":
+        return str(result.tie_rule)
+    return (
+        "AUROC: the chance that a row labelled 1 scores above one labelled 0 (ties ½); "
+        "Spearman and Kendall tau-b against human_score; rows without a score are left out"
+    )
 
 
 def table(result: Any) -> str:
     """The short table printed after a run."""
     header, rows = group_rows(result)
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-             for r in [header, *rows]]
-    rule = "ties count ½, an unscored pair 0" if result.kind == "pairs" else (
-        "AUROC: label 1 above label 0, ties ½")
-    return "\n".join([f"meta-eval {result.score}: {headline(result)}", *lines,
-                      f"{rule}; {cost_line(result)}"])
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *rows]
+    ]
+    rule = (
+        "ties count ½, an unscored pair 0"
+        if result.kind == "pairs"
+        else ("AUROC: label 1 above label 0, ties ½")
+    )
+    return "\n".join(
+        [f"meta-eval {result.score}: {headline(result)}", *lines, f"{rule}; {cost_line(result)}"]
+    )
 
 
 # ---- the disagreements ------------------------------------------------------------------------
@@ -118,8 +158,9 @@ def _details_md(value: Any, indent: str = "") -> list[str]:
         out = []
         for item in value:
             if isinstance(item, Mapping):
-                out.append(f"{indent}- " + "; ".join(f"{k}: {_scalar(str(k), v)}"
-                                                     for k, v in item.items()))
+                out.append(
+                    f"{indent}- " + "; ".join(f"{k}: {_scalar(str(k), v)}" for k, v in item.items())
+                )
             else:
                 out.append(f"{indent}- {_scalar('', item)}")
         return out
@@ -147,15 +188,23 @@ def _details_html(value: Any, depth: int = 0) -> str:
     if not value:
         return '<span class="muted">(none)</span>'
     if isinstance(value, Mapping):
-        return "<table>" + "".join(f"<tr><th>{esc(str(k))}</th><td>{_cell(str(k), v, depth)}"
-                                   "</td></tr>" for k, v in value.items()) + "</table>"
+        return (
+            "<table>"
+            + "".join(
+                f"<tr><th>{esc(str(k))}</th><td>{_cell(str(k), v, depth)}</td></tr>"
+                for k, v in value.items()
+            )
+            + "</table>"
+        )
     if all(isinstance(item, Mapping) for item in value):
         cols: list[str] = []
         for item in value:
             cols += [str(k) for k in item if str(k) not in cols]
         head = "".join(f"<th>{esc(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(f"<td>{_cell(c, item.get(c), depth)}</td>" for c in cols)
-                       + "</tr>" for item in value)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{_cell(c, item.get(c), depth)}</td>" for c in cols) + "</tr>"
+            for item in value
+        )
         return f"<table><tr>{head}</tr>{body}</table>"
     return "<ol>" + "".join(f"<li>{_details_html(v, depth + 1)}</li>" for v in value) + "</ol>"
 
@@ -171,21 +220,33 @@ def _cell(key: str, value: Any, depth: int) -> str:
 def _sides(case: PairResult | RowResult) -> list[tuple[str, str, float | None]]:
     """(label, row id, score) of the rows behind one disagreement."""
     if isinstance(case, PairResult):
-        return [(f"{s}{' (preferred)' if case.preferred == s else ''}", f"{case.pair_id}/{s}",
-                 case.score_a if s == "a" else case.score_b) for s in ("a", "b")]
+        return [
+            (
+                f"{s}{' (preferred)' if case.preferred == s else ''}",
+                f"{case.pair_id}/{s}",
+                case.score_a if s == "a" else case.score_b,
+            )
+            for s in ("a", "b")
+        ]
     return [("row", case.id, case.score)]
 
 
 def _case_title(case: PairResult | RowResult) -> str:
     if isinstance(case, PairResult):
         what = {0.5: "tie", 0.0: "loss"}.get(case.outcome or 0.0, "loss")
-        return (f"{case.pair_id} — {what} (line {case.line}, {case.language}): people prefer "
-                f"{case.preferred}; a = {_f(case.score_a)}, b = {_f(case.score_b)}")
-    human = [f"label {case.label}" if case.label is not None else "",
-             f"human score {case.human_score:g}" if case.human_score is not None else ""]
-    return (f"{case.id} (line {case.line}, {case.language}): {', '.join(h for h in human if h)}"
-            f"; judge {_f(case.score)}; wrongly ordered against "
-            f"{_f(case.discordance, 2)} of the comparable rows")
+        return (
+            f"{case.pair_id} — {what} (line {case.line}, {case.language}): people prefer "
+            f"{case.preferred}; a = {_f(case.score_a)}, b = {_f(case.score_b)}"
+        )
+    human = [
+        f"label {case.label}" if case.label is not None else "",
+        f"human score {case.human_score:g}" if case.human_score is not None else "",
+    ]
+    return (
+        f"{case.id} (line {case.line}, {case.language}): {', '.join(h for h in human if h)}"
+        f"; judge {_f(case.score)}; wrongly ordered against "
+        f"{_f(case.discordance, 2)} of the comparable rows"
+    )
 
 
 def _record_parts(rec: SampleRecord | None, owner: str) -> dict[str, Any]:
@@ -206,16 +267,27 @@ def _record_parts(rec: SampleRecord | None, owner: str) -> dict[str, Any]:
 def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
     owner = result.score.split(".", 1)[0].split("@", 1)[0]
     header, rows = group_rows(result)
-    out = [f"# localeval meta-eval: {result.score}", "", f"Data: `{result.data}` — "
-           f"{headline(result)}.", "", f"Rule: {result.tie_rule}." if result.kind == "pairs"
-           else "AUROC: the chance that a row labelled 1 scores above one labelled 0 (ties ½); "
-           "Spearman and Kendall tau-b against human_score.", "",
-           "| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out = [
+        f"# localeval meta-eval: {result.score}",
+        "",
+        f"Data: `{result.data}` — {headline(result)}.",
+        "",
+        f"Rule: {rule(result)}.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" for _ in header) + "|",
+    ]
     out += ["| " + " | ".join(r) + " |" for r in rows]
-    judge = (result.models.get("judge") or {})
-    out += ["", f"Cost: {cost_line(result)}.", f"Judge: {judge.get('name', '-')} "
-            f"(sha256 {str(judge.get('sha256', '-'))[:12]}), metrics {', '.join(result.metrics)}.",
-            "", f"## Disagreements ({len(result.disagreements)})", ""]
+    judge = result.models.get("judge") or {}
+    out += [
+        "",
+        f"Cost: {cost_line(result)}.",
+        f"Judge: {judge.get('name', '-')} "
+        f"(sha256 {str(judge.get('sha256', '-'))[:12]}), metrics {', '.join(result.metrics)}.",
+        "",
+        f"## Disagreements ({len(result.disagreements)})",
+        "",
+    ]
     if not result.disagreements:
         out.append("None: the judge agrees with people on every judged item.")
     for case in _cases(result)[:SHOWN]:
@@ -249,19 +321,37 @@ def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
     esc = html.escape
     owner = result.score.split(".", 1)[0].split("@", 1)[0]
     header, rows = group_rows(result)
-    body = [f"<h1>localeval meta-eval: {esc(result.score)}</h1>",
-            f"<p>Data <code>{esc(result.data)}</code> — {esc(headline(result))}.</p>"]
+    body = [
+        f"<h1>localeval meta-eval: {esc(result.score)}</h1>",
+        f"<p>Data <code>{esc(result.data)}</code> — {esc(headline(result))}.</p>",
+    ]
     if not result.status.complete:
-        body.append('<p class="warn">Partial results: run the same command with --resume to '
-                    "judge the rest.</p>")
-    body.append(f'<p class="muted">{esc(result.tie_rule if result.kind == "pairs" else "AUROC: a row labelled 1 above one labelled 0, ties ½; Spearman and Kendall tau-b against human_score")}.</p>')  # noqa: E501
-    body.append("<table><tr>" + "".join(f"<th>{esc(h)}</th>" for h in header) + "</tr>" + "".join(
-        "<tr>" + "".join(f'<td class="num">{esc(c)}</td>' if i else f"<td>{esc(c)}</td>"
-                         for i, c in enumerate(r)) + "</tr>" for r in rows) + "</table>")
+        body.append(
+            '<p class="warn">Partial results: run the same command with --resume to '
+            "judge the rest.</p>"
+        )
+    body.append(f'<p class="muted">{esc(rule(result))}.</p>')
+    body.append(
+        "<table><tr>"
+        + "".join(f"<th>{esc(h)}</th>" for h in header)
+        + "</tr>"
+        + "".join(
+            "<tr>"
+            + "".join(
+                f'<td class="num">{esc(c)}</td>' if i else f"<td>{esc(c)}</td>"
+                for i, c in enumerate(r)
+            )
+            + "</tr>"
+            for r in rows
+        )
+        + "</table>"
+    )
     judge = result.models.get("judge") or {}
-    body.append(f"<p>Cost: {esc(cost_line(result))}. Judge: {esc(str(judge.get('name', '-')))}"
-                f" (sha256 {esc(str(judge.get('sha256', '-'))[:12])}), metrics "
-                f"{esc(', '.join(result.metrics))}.</p>")
+    body.append(
+        f"<p>Cost: {esc(cost_line(result))}. Judge: {esc(str(judge.get('name', '-')))}"
+        f" (sha256 {esc(str(judge.get('sha256', '-'))[:12])}), metrics "
+        f"{esc(', '.join(result.metrics))}.</p>"
+    )
     body.append(f"<h2>Disagreements ({len(result.disagreements)})</h2>")
     if not result.disagreements:
         body.append("<p>None: the judge agrees with people on every judged item.</p>")
@@ -273,8 +363,9 @@ def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
             parts.append(f"<div><b>Pair meta</b>: {_details_html(case.meta)}</div>")
         first = records.get(_sides(case)[0][1])
         if first is not None and first.question:
-            parts.append(f'<p><b>Question</b>: <span class="text">{esc(_clip(first.question))}'
-                         "</span></p>")
+            parts.append(
+                f'<p><b>Question</b>: <span class="text">{esc(_clip(first.question))}</span></p>'
+            )
         for label, rid, score in _sides(case):
             rec = records.get(rid)
             parts.append(f"<h4>{esc(label)} — score {esc(_f(score))}</h4>")
@@ -284,16 +375,22 @@ def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
                 parts.append(f"<div><b>{esc(key)}</b>: {_details_html(value)}</div>")
         body.append(f'<section class="case">{"".join(parts)}</section>')
     if len(result.disagreements) > SHOWN:
-        body.append(f"<p>... and {len(result.disagreements) - SHOWN} more "
-                    "(meta_eval.json lists all).</p>")
+        body.append(
+            f"<p>... and {len(result.disagreements) - SHOWN} more (meta_eval.json lists all).</p>"
+        )
     if result.status.input_errors:
-        body.append("<h2>Input lines skipped</h2><ul>" + "".join(
-            f"<li>{esc(e)}</li>" for e in result.status.input_errors) + "</ul>")
+        body.append(
+            "<h2>Input lines skipped</h2><ul>"
+            + "".join(f"<li>{esc(e)}</li>" for e in result.status.input_errors)
+            + "</ul>"
+        )
     csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-            f"<title>meta-eval {esc(result.score)}</title><style>{CSS}</style></head>"
-            f"<body><main>{''.join(body)}</main></body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
+        f"<title>meta-eval {esc(result.score)}</title><style>{CSS}</style></head>"
+        f"<body><main>{''.join(body)}</main></body></html>\n"
+    )
 
 
 def write_reports(out_dir: Path, result: Any, records: Mapping[str, SampleRecord]) -> list[Path]:

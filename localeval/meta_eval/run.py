@@ -62,10 +62,13 @@ class MetaEvalResult(BaseModel):
     tie_rule: str = analyse.TIE_RULE
     status: Status
     groups: dict[str, analyse.PairStats] | dict[str, analyse.RowStats] = Field(
-        description="'all', then one entry per language")
+        description="'all', then one entry per language"
+    )
     seconds_per_sample: float | None = Field(
-        None, description="wall seconds per row judged over the recorded sessions (cached "
-        "answers make it smaller: see judge.cached)")
+        None,
+        description="wall seconds per row judged over the recorded sessions (cached "
+        "answers make it smaller: see judge.cached)",
+    )
     judge: dict[str, int] = Field(default_factory=dict, description="totals over the sessions")
     sessions: list[Session] = Field(default_factory=list)
     models: dict[str, Any] = Field(default_factory=dict)
@@ -113,13 +116,27 @@ def _check_no_drop(out_dir: Path, rows: list[dict[str, Any]]) -> None:
         )
 
 
+def _check_score_key(records: list[SampleRecord], score: str) -> None:
+    """A --score key that no row has (e.g. a sub-score the metric does not give) is a usage
+    error, not a set of losses."""
+    from localeval.runner import owner_of
+
+    owner = owner_of(score)
+    given = sorted({k for r in records for k in r.scores if owner_of(k) == owner})
+    if given and score not in given:
+        raise UsageError(
+            f"--score {score!r}: no row has this score; {owner} gives {', '.join(given)}. "
+            "Run again with --resume and another --score (nothing is judged again)"
+        )
+
+
 def _session(summary: dict[str, Any], total: int, interrupted: bool) -> Session:
     earlier = (summary.get("resumed") or {}).get("samples_from_earlier_sessions", 0)
     judge = summary.get("judge")
     keys = ("calls", "cached", "failures", "prompt_tokens", "completion_tokens")
     return Session(
-        finished_at=summary.get("finished_at") or time.strftime("%Y-%m-%dT%H:%M:%SZ",
-                                                                time.gmtime()),
+        finished_at=summary.get("finished_at")
+        or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         elapsed_s=float(summary.get("elapsed_s") or 0.0),
         samples=max(0, total - int(earlier)),
         interrupted=interrupted,
@@ -175,13 +192,23 @@ def evaluate(
             (out_dir / name).unlink(missing_ok=True)
     interrupted: RunInterrupted | None = None
     try:
-        outcome = run(rows, out_dir, settings, judge=judge, embedder=embedder,
-                      progress=progress, log=log, resume=resume, overwrite=overwrite)
+        outcome = run(
+            rows,
+            out_dir,
+            settings,
+            judge=judge,
+            embedder=embedder,
+            progress=progress,
+            log=log,
+            resume=resume,
+            overwrite=overwrite,
+        )
         records, summary = outcome.records, outcome.summary
     except RunInterrupted as exc:
         interrupted, summary = exc, exc.summary
         records = load_run(out_dir).records
     sessions.append(_session(summary, len(records), interrupted is not None))
+    _check_score_key(records, score)
     by_id = {r.id: r for r in records}
     result = measure(labelled, items, by_id, score, metric_names, sessions, summary)
     from localeval.meta_eval.render import write_reports
@@ -208,8 +235,9 @@ def measure(
     rows = [i for i in items if isinstance(i, LabelledRow)]
     if labelled.kind == "pairs":
         pair_res = analyse.pair_results(pairs, records, score, owner)
-        groups: Any = analyse.by_group([r for r in pair_res if r.outcome is not None],
-                                       analyse.pair_stats)
+        groups: Any = analyse.by_group(
+            [r for r in pair_res if r.outcome is not None], analyse.pair_stats
+        )
         done = groups[analyse.ALL].pairs
         wrong = [r.pair_id for r in analyse.pair_disagreements(pair_res)]
         row_res = None
@@ -234,10 +262,18 @@ def measure(
         input_errors=[str(p) for p in labelled.problems],
     )
     return MetaEvalResult(
-        kind=labelled.kind, data=labelled.source, score=score, metrics=metric_names,
-        status=status, groups=groups,
+        kind=labelled.kind,
+        data=labelled.source,
+        score=score,
+        metrics=metric_names,
+        status=status,
+        groups=groups,
         seconds_per_sample=round(elapsed / samples, 3) if samples else None,
-        judge=totals, sessions=sessions, models=summary.get("models") or {},
-        settings=summary.get("settings") or {}, pairs=pair_res, rows=row_res,
+        judge=totals,
+        sessions=sessions,
+        models=summary.get("models") or {},
+        settings=summary.get("settings") or {},
+        pairs=pair_res,
+        rows=row_res,
         disagreements=wrong,
     )
