@@ -246,6 +246,8 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
             str(answers),
             "--no-cache",
             "--quiet",
+            "--n-ctx",
+            "2048",  # a run option, passed through
         ]
     )
     assert code == 0
@@ -294,6 +296,7 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert [p["outcome"] for p in result["pairs"]] == [1.0, 0.5, 0.0]
     assert result["judge"]["calls"] == 12 and result["seconds_per_sample"] is not None
     assert len(result["sessions"]) == 1 and result["sessions"][0]["samples"] == 6
+    assert result["settings"]["n_ctx"] == 2048 and result["settings"]["judge"] == "fake"
     ids = [json.loads(x)["id"] for x in (out / "results.jsonl").read_text().splitlines()]
     assert ids == ["p1/a", "p1/b", "p2/a", "p2/b", "p3/a", "p3/b"]
 
@@ -326,6 +329,13 @@ def test_score_key_must_belong_to_the_metrics(
     )
     assert code == 2
     assert "not produced by the metrics run" in capsys.readouterr().err
+    out = str(tmp_path / "o")
+    assert (
+        main(["meta-eval", str(pairs_file(tmp_path)), "--metrics", "faithfulnes", "--out", out])
+        == 2
+    )
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "did you mean 'faithfulness'" in err
 
 
 class InterruptingJudge(FakeJudge):
