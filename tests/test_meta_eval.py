@@ -45,6 +45,21 @@ def test_ranks_auroc_spearman_kendall_by_hand() -> None:
     assert stats.kendall_tau_b([1, 2, 3, 4], [1, 3, 2, 4]) == pytest.approx(4 / 6)
     # tau-b with ties: concordant 4, discordant 0, 5 untied pairs on each side → 4 / 5
     assert stats.kendall_tau_b([1, 2, 2, 3], [1, 2, 3, 3]) == pytest.approx(0.8)
+    assert stats.kendall_tau_b([1, 1], [1, 2]) is None
+
+
+def test_kendall_in_blocks_matches_the_pairwise_definition(monkeypatch: pytest.MonkeyPatch) -> None:
+    x = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5]
+    y = [2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4]
+    pairs = [(i, j) for i in range(len(x)) for j in range(i + 1, len(x))]
+    sgn = [((x[i] > x[j]) - (x[i] < x[j]), (y[i] > y[j]) - (y[i] < y[j])) for i, j in pairs]
+    expected = (
+        sum(a * b for a, b in sgn)
+        / (sum(a != 0 for a, _ in sgn) * sum(b != 0 for _, b in sgn)) ** 0.5
+    )
+    assert stats.kendall_tau_b(x, y) == pytest.approx(expected)
+    monkeypatch.setattr(stats, "BLOCK", 3)  # several blocks, one of them short
+    assert stats.kendall_tau_b(x, y) == pytest.approx(expected)
 
 
 def test_bootstrap_is_seeded_and_brackets_the_statistic() -> None:

@@ -127,14 +127,18 @@ def pair_stats(results: list[PairResult]) -> PairStats:
 
 def _discordance(scores: np.ndarray, human: np.ndarray) -> np.ndarray:
     """Per row: among rows with another human value, the share the judge orders the other way
-    (an equal judge score counts ½); NaN when no row is comparable."""
-    dh = np.sign(human[:, None] - human[None, :])
-    ds = np.sign(scores[:, None] - scores[None, :])
-    comparable = dh != 0
-    wrong = np.where(ds == 0, 0.5, (ds != dh).astype(np.float64))
-    counts = comparable.sum(axis=1)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(counts > 0, (wrong * comparable).sum(axis=1) / counts, np.nan)
+    (an equal judge score counts ½); NaN when no row is comparable. In blocks of rows."""
+    out = np.full(len(scores), np.nan)
+    for start in range(0, len(scores), stats.BLOCK):
+        block = slice(start, start + stats.BLOCK)
+        dh = np.sign(human[block, None] - human[None, :])
+        ds = np.sign(scores[block, None] - scores[None, :])
+        comparable = dh != 0
+        wrong = np.where(ds == 0, 0.5, (ds != dh).astype(np.float64))
+        counts = comparable.sum(axis=1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[block] = np.where(counts > 0, (wrong * comparable).sum(axis=1) / counts, np.nan)
+    return out
 
 
 def row_results(
