@@ -144,6 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
         pass
     else:
         retrieval_cli.add_parser(sub)
+    from localeval import meta_eval_cli
+
+    meta_eval_cli.add_parser(sub, run)
     return parser
 
 

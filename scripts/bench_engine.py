@@ -191,6 +191,30 @@ def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
     return out
 
 
+def prompt_rate(model: Path, chunks: list[int], threads: int | None,
+                n_tokens: int = 512) -> dict[str, float]:
+    """Prompt tokens/s when one sequence's prompt is read in chunks of each size."""
+    from localeval.judge.llama import Chunk, LlamaBackend
+
+    out: dict[str, float] = {}
+    for size in chunks:
+        backend = LlamaBackend(model, n_ctx=n_tokens + 8, n_seq=1, n_batch=size,
+                               n_threads=threads)
+        prompt = (backend.tokenizer.tokens("The quick brown fox jumps over the lazy dog. ") * 64)
+        prompt = prompt[:n_tokens]
+        best = float("inf")
+        for _ in range(2):
+            backend.seq_keep(0, 0)
+            t0 = time.perf_counter()
+            for start in range(0, n_tokens, size):
+                piece = prompt[start:start + size]
+                backend.decode([Chunk(0, start, piece, [len(piece) - 1])])
+            best = min(best, time.perf_counter() - t0)
+        out[str(size)] = round(n_tokens / best, 1)
+        backend.close()
+    return out
+
+
 def agreement(base: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[str, Any]:
     same = sum(a.get("scores") == b.get("scores") and a.get("errors") == b.get("errors")
                for a, b in zip(base, other, strict=True))
@@ -207,6 +231,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="comma-separated: N (engine slots), alone, revN")
     parser.add_argument("--chunk", type=int, default=64, help="prompt chunk (--n-batch)")
     parser.add_argument("--repeat", default="", help="setting to run twice (empty: none)")
+    parser.add_argument("--chunk-sweep", default="",
+                        help="also measure prompt tok/s at these chunk sizes, e.g. 16,32,64,512")
     parser.add_argument("--kill", type=int, default=0,
                         help="also SIGKILL a CLI run at this --parallel halfway and resume it")
     parser.add_argument("--ceiling", default="1,2,4,8", help="raw decode throughput for these N")
@@ -217,6 +243,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.model.is_file():
         print(f"model {args.model} not found", file=sys.stderr)
         return 2
+    if args.chunk_sweep:
+        sweep = prompt_rate(args.model, [int(c) for c in args.chunk_sweep.split(",")],
+                            args.threads)
+        if args.samples == 0:
+            print(json.dumps({"prompt_tok_s_by_chunk": sweep}, indent=2))
+            return 0
     rows = load_rows(args.samples, args.data, args.context_chars)
     settings = [s.strip() for s in args.settings.split(",") if s.strip()]
     results = [run_setting(s, rows, args.model, args.n_ctx, args.threads, args.max_tokens,
@@ -236,6 +268,8 @@ def main(argv: list[str] | None = None) -> int:
             r["setting"]: _mean([x["scores"].get("faithfulness") for x in r["_records"]])
             for r in results},
     }
+    if args.chunk_sweep:
+        report["prompt_tok_s_by_chunk"] = sweep
     if args.kill:
         import tempfile
 

@@ -26,9 +26,16 @@ FACTS = [
 ]
 
 
+GUIDE = ("Break the answer below into short atomic statements. Each statement holds one fact, "
+         "names its subject instead of using a pronoun, and keeps the answer's own wording "
+         "where it can. Do not add facts that the answer does not state, do not judge whether "
+         "they are true, and do not repeat the question. Dates, numbers and places stay exactly "
+         "as written. A sentence with two facts gives two statements.\n\n")
+
+
 def _statements(q: str, a: str, max_tokens: int = 160) -> JudgeRequest:
-    user = ("Break the answer below into short atomic statements.\n\n"
-            f"Question: {q}\nAnswer: {a}\n\nReply as {{\"statements\": [\"...\"]}}.")
+    user = (f"{GUIDE}Question: {q}\nAnswer: {a}\n\n"
+            "Reply as {\"statements\": [\"...\"]}.")
     return JudgeRequest(step="faithfulness_statements", sample_id=q, max_tokens=max_tokens,
                         answer_schema=schema_json(Statements),
                         messages=[{"role": "system", "content": SYSTEM},

@@ -1,0 +1,156 @@
+"""``localeval meta-eval``: measure the judge's agreement with people on labelled data, and
+``localeval meta-eval convert SET``: turn a dev set into pairs."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import UsageError
+
+# Options of `run` that meta-eval does not take over (it has its own data, --out, --metrics,
+# --resume/--overwrite; gates and retrieval cutoffs do not apply).
+NOT_SHARED = frozenset(
+    {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "retrieval_at"}
+)
+NOT_SETTINGS = frozenset({"config", "quiet"})
+USAGE = (
+    "localeval meta-eval DATA --out DIR [--metrics A,B] [--score KEY] [--limit N] [--resume]\n"
+    "           [run options: --profile, --judge-model, --parallel, --cache, --no-explain, "
+    "--language, ...]\n"
+    "       localeval meta-eval convert {halueval,uhgeval,ragchecker} --out FILE [--src DIR]"
+)
+
+
+def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
+    """Register `meta-eval`; the judge and run options are the very actions of `run_parser`."""
+    from localeval.meta_eval.convert import FILES
+
+    p = subparsers.add_parser(
+        "meta-eval",
+        help="agreement of the judge with people: pairs or labelled rows (see "
+        "localeval/docs/meta_eval.md)",
+        usage=USAGE,
+        description=(
+            "Judge labelled data through the normal run path (answer cache, results folder, "
+            "--resume) and report pairwise accuracy (ties count ½) with a bootstrap 95% CI, "
+            "wins / ties / losses, AUROC (label) or Spearman / Kendall (human_score), per "
+            "language, with seconds per sample; writes meta_eval.json, meta_eval.md and "
+            "meta_eval.html into --out. `meta-eval convert SET` writes the pairs of a dev set."
+        ),
+    )
+    p.add_argument(
+        "data",
+        metavar="DATA",
+        help="pairs or labelled rows (JSONL or a JSON list); or the word 'convert'",
+    )
+    p.add_argument(
+        "convert_set",
+        nargs="?",
+        metavar="SET",
+        choices=list(FILES),
+        help="with 'convert': " + ", ".join(FILES),
+    )
+    p.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="run folder (meta-eval) or output JSONL file (convert)",
+    )
+    p.add_argument(
+        "--metrics",
+        type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
+        help="metrics to run (default: the metric of --score)",
+    )
+    p.add_argument(
+        "--score",
+        help="score key that decides, e.g. faithfulness, "
+        "answer_correctness.f1 (default: the first metric)",
+    )
+    p.add_argument(
+        "--limit",
+        type=int,
+        help="judge the first N pairs with a human preference (or the first N rows)",
+    )
+    again = p.add_mutually_exclusive_group()
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the meta-eval in --out (judged rows are kept)",
+    )
+    again.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --out folder that already holds results",
+    )
+    p.add_argument(
+        "--src",
+        type=Path,
+        help="convert: folder of the dev files (default: ../shared/data/dev beside "
+        "the localeval checkout)",
+    )
+    shared = p.add_argument_group("run options (the same as `localeval run`)")
+    for action in run_parser._actions:  # argparse has no public way to share an action
+        if action.dest not in NOT_SHARED:
+            shared._add_action(action)
+    p.set_defaults(
+        func=cmd_meta_eval,
+        shared_dests=[
+            a.dest for a in run_parser._actions if a.dest not in NOT_SHARED | NOT_SETTINGS
+        ],
+    )
+
+
+def cmd_meta_eval(args: argparse.Namespace) -> int:
+    if args.data == "convert":
+        return cmd_convert(args)
+    if args.convert_set is not None:
+        raise UsageError(
+            f"unexpected argument {args.convert_set!r} (did you mean "
+            f"`meta-eval convert {args.convert_set}`?)"
+        )
+    if args.src is not None:
+        raise UsageError("--src is an option of `meta-eval convert`")
+    from localeval.config import load_config
+    from localeval.meta_eval.render import table
+    from localeval.meta_eval.run import evaluate
+
+    overrides = {d: getattr(args, d, None) for d in args.shared_dests}
+    overrides["metrics"] = args.metrics
+    settings = load_config(args.config, overrides)
+    outcome = evaluate(
+        Path(args.data),
+        args.out,
+        settings,
+        score=args.score,
+        limit=args.limit,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=not args.quiet,
+        log=lambda msg: print(msg, file=sys.stderr),
+    )
+    print(table(outcome.result))
+    print("meta-eval: " + "  ".join(str(f) for f in outcome.files))
+    if outcome.interrupted is not None:
+        raise outcome.interrupted
+    return 0
+
+
+def cmd_convert(args: argparse.Namespace) -> int:
+    from localeval.meta_eval.convert import FILES, METRIC, convert, default_src
+
+    if args.convert_set is None:
+        raise UsageError(
+            "meta-eval convert needs a set: "
+            + ", ".join(FILES)
+            + " (to judge a file named 'convert', write ./convert)"
+        )
+    src = args.src or default_src()
+    n = convert(args.convert_set, src, args.out)
+    print(
+        f"{n} pairs written to {args.out}; judge them with: python -m localeval meta-eval "
+        f"{args.out} --metrics {METRIC[args.convert_set]} --out runs/{args.convert_set}"
+    )
+    return 0
