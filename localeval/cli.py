@@ -356,7 +356,7 @@ def cmd_models_verify(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from localeval.results import RunInterrupted
+    from localeval.errors import RunInterrupted
 
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -10,7 +10,6 @@ retrieved ids in rank order with repeats dropped (an id counts once, at its firs
 from __future__ import annotations
 
 import contextlib
-import difflib
 import gc
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -21,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from localeval.errors import ConfigError
+from localeval.names import did_you_mean
 from localeval.text import normalize as normalize_text
 
 RETRIEVAL_METRICS: tuple[str, ...] = (
@@ -33,7 +33,8 @@ RETRIEVAL_METRICS: tuple[str, ...] = (
     "average_precision",
     "ndcg",
 )
-GAINS: tuple[str, ...] = ("exponential", "linear")
+GAINS: tuple[str, ...] = ("linear", "exponential")
+DEFAULT_GAIN = "linear"  # trec_eval's and the seed document's; exponential (2^g - 1) on request
 IDEALS: tuple[str, ...] = ("all", "retrieved")
 NO_RELEVANT_REASON = "no relevant ids in the expected set (no grade > 0)"
 
@@ -60,15 +61,10 @@ class RetrievalReport:
 # --------------------------------------------------------------------------- options
 
 
-def _did_you_mean(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def check_options(
     metrics: Sequence[str] = RETRIEVAL_METRICS,
     at: Sequence[int] = (),
-    gain: str = "exponential",
+    gain: str = DEFAULT_GAIN,
     ideal: str = "all",
 ) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """Validate options; return (metrics, cutoffs) without repeats."""
@@ -78,8 +74,8 @@ def check_options(
     for m in metrics:
         if m not in RETRIEVAL_METRICS:
             raise RetrievalOptionError(
-                f"unknown retrieval metric {m!r}{_did_you_mean(m, RETRIEVAL_METRICS)}; "
-                f"known: {', '.join(RETRIEVAL_METRICS)}"
+                f"unknown retrieval metric {m!r}{did_you_mean(m, RETRIEVAL_METRICS)} "
+                f"(known: {', '.join(RETRIEVAL_METRICS)})"
             )
         if m not in out_m:
             out_m.append(m)
@@ -250,7 +246,7 @@ def evaluate_report(
     *,
     metrics: Sequence[str] = RETRIEVAL_METRICS,
     at: Sequence[int] = (),
-    gain: str = "exponential",
+    gain: str = DEFAULT_GAIN,
     ideal: str = "all",
 ) -> RetrievalReport:
     """Score every query of ``qrels`` against ``run``, vectorised; see :func:`evaluate`."""
@@ -359,20 +355,17 @@ def _evaluate(
 def evaluate(
     qrels: Mapping[str, Mapping[Any, float]],
     run: Mapping[str, Sequence[Any] | Mapping[Any, float]],
-    *,
-    metrics: Sequence[str] = RETRIEVAL_METRICS,
-    at: Sequence[int] = (),
-    gain: str = "exponential",
-    ideal: str = "all",
+    **options: Any,
 ) -> dict[str, dict[str, float | None]]:
     """Per-query scores ``{qid: {name or name@k: value}}`` for every query of ``qrels``.
 
     ``run`` maps a query to its ids in rank order, or to ``{id: score}`` (ranked by score
     descending, ties by id descending, as trec_eval). Ids are compared as given (use strings).
     A query of the qrels absent from the run scores 0; one without a relevant id gets ``None``.
-    Queries of the run absent from the qrels are ignored.
+    Queries of the run absent from the qrels are ignored. ``options``: those of
+    :func:`evaluate_report` (metrics, at, gain, ideal).
     """
-    return evaluate_report(qrels, run, metrics=metrics, at=at, gain=gain, ideal=ideal).per_query
+    return evaluate_report(qrels, run, **options).per_query
 
 
 def mean_scores(per_query: Mapping[str, Mapping[str, float | None]]) -> Scores:
@@ -421,7 +414,7 @@ def score_query(
     expected: Sequence[Any] | Mapping[Any, float],
     *,
     at: Sequence[int] = (),
-    gain: str = "exponential",
+    gain: str = DEFAULT_GAIN,
     ideal: str = "all",
     metrics: Sequence[str] = RETRIEVAL_METRICS,
 ) -> tuple[Scores, str | None]:
