@@ -53,7 +53,9 @@ class RunInterrupted(LocalevalError):
 
     exit_code = 130
 
-    def __init__(self, done: int, total: int, out_dir: Path | None, summary: dict[str, Any]) -> None:
+    def __init__(
+        self, done: int, total: int, out_dir: Path | None, summary: dict[str, Any]
+    ) -> None:
         self.done, self.total, self.out_dir, self.summary = done, total, out_dir, summary
         where = f" (saved in {out_dir})" if out_dir is not None else ""
         super().__init__(f"interrupted: {done} of {total} samples done{where}")

@@ -332,11 +332,9 @@ def _run_open(
     finally:
         bar.close()
         backends.close()
+    # with a folder: all it holds, the earlier sessions' results and these
     lines = {s.id: s.line for s in data.samples}
-    if folder is not None:  # what the folder holds: the earlier sessions' results and these
-        records = folder.finish(lines)
-    else:
-        records = sorted(new, key=lambda r: r.line)
+    records = folder.finish(lines) if folder is not None else sorted(new, key=lambda r: r.line)
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
@@ -352,7 +350,8 @@ def _run_open(
 
         write_report(folder.path, records, summary)
     if interrupted:
-        raise RunInterrupted(len(records), len(data.samples), folder.path if folder else None, summary)
+        where = folder.path if folder is not None else None
+        raise RunInterrupted(len(records), len(data.samples), where, summary)
     return RunOutcome(records=records, summary=summary, dataset=data)
 
 

@@ -9,10 +9,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from localeval.report.view import (
-    ERRORS_HEADER,
-    MODELS_HEADER,
-    OVERVIEW_HEADER,
-    PROBLEMS_HEADER,
+    HEADERS,
     SCORES_NOTE,
     ReportView,
     clip_text,
@@ -152,7 +149,7 @@ def render_html(view: ReportView) -> str:
     body.append(f"<h2>Scores</h2><p>{SCORES_NOTE}</p>")
     if view.forest:
         body.append(forest_svg(view.forest))
-    body.append(html_table(OVERVIEW_HEADER, view.overview, numeric=range(1, 7)))
+    body.append(html_table(HEADERS["overview"], view.overview, numeric=range(1, 7)))
     body.append(
         '<h2>Distributions</h2><p class="muted">Bars: samples per score bin; red line: '
         'mean; orange band: 95% CI of the mean.</p><div class="charts">'
@@ -178,11 +175,15 @@ def render_html(view: ReportView) -> str:
                 + "".join(f"<tr><th>{a}</th><td>{b}</td></tr>" for a, b in filter(None, rows))
                 + "</table></details>"
             )
-    body.append(_section("<h2>Errors</h2>", ERRORS_HEADER, view.errors, MAX_ROWS))
-    body.append(_section("<h2>Input rows skipped</h2>", PROBLEMS_HEADER, view.problems, MAX_ROWS))
+    body.append(_section("<h2>Errors</h2>", HEADERS["errors"], view.errors, MAX_ROWS))
+    body.append(
+        _section("<h2>Input rows skipped</h2>", HEADERS["problems"], view.problems, MAX_ROWS)
+    )
     meta = view.meta
-    body.append("<h2>Run</h2>" + html_table(["item", "value"], meta["run"]))
-    body.append(_section("<h3>Models</h3>", MODELS_HEADER, meta["models"], None))
-    body.append(_section("<h3>Prompt templates</h3>", ["template", "sha256"], meta["prompts"], None))
-    body.append(_section("<h3>Settings</h3>", ["setting", "value"], meta["settings"], None))
+    body.append("<h2>Run</h2>" + html_table(HEADERS["run"], meta["run"]))
+    body.append(_section("<h3>Models</h3>", HEADERS["models"], meta["models"], None))
+    body.append(
+        _section("<h3>Prompt templates</h3>", HEADERS["prompts"], meta["prompts"], None)
+    )
+    body.append(_section("<h3>Settings</h3>", HEADERS["settings"], meta["settings"], None))
     return page(view.title, "".join(body))

@@ -6,18 +6,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from localeval.report.view import (
-    BINS,
-    ERRORS_HEADER,
-    MODELS_HEADER,
-    OVERVIEW_HEADER,
-    PROBLEMS_HEADER,
-    SCORES_NOTE,
-    ReportView,
-    clip_text,
-    fmt,
-    is_verdict,
-)
+from localeval.report.view import BINS, HEADERS, SCORES_NOTE, ReportView, clip_text, fmt, is_verdict
 
 MAX_ROWS = 50
 
@@ -83,13 +72,14 @@ def render_markdown(view: ReportView) -> str:
     out = [f"# {view.title}", ""]
     if view.status:
         out += [f"> **{view.status}**", ""]
-    out += ["## Scores", "", SCORES_NOTE, "", md_table(OVERVIEW_HEADER, view.overview), ""]
+    out += ["## Scores", "", SCORES_NOTE, "", md_table(HEADERS["overview"], view.overview), ""]
     out += ["## Distributions", ""]
     for d in view.distributions:
         peak = max(d.counts) or 1
         out += [f"### {d.key}", "", "| bin | n | |", "|---|---:|---|"]
         for i, c in enumerate(d.counts):
-            out.append(f"| {i / BINS:.1f}–{(i + 1) / BINS:.1f} | {c} | {'█' * round(c / peak * 20)} |")
+            bar = "█" * round(c / peak * 20)
+            out.append(f"| {i / BINS:.1f}–{(i + 1) / BINS:.1f} | {c} | {bar} |")
         out.append("")
     out += ["## Lowest-scoring samples", ""]
     for low in view.lowest:
@@ -105,11 +95,11 @@ def render_markdown(view: ReportView) -> str:
             if r.details is not None:
                 out += ["- explanation:", *details_md(r.details, "  ")]
             out.append("")
-    out += _table_section("## Errors", ERRORS_HEADER, view.errors)
-    out += _table_section("## Input rows skipped", PROBLEMS_HEADER, view.problems)
+    out += _table_section("## Errors", HEADERS["errors"], view.errors)
+    out += _table_section("## Input rows skipped", HEADERS["problems"], view.problems)
     meta = view.meta
-    out += ["## Run", "", md_table(["item", "value"], meta["run"]), ""]
-    out += _table_section("### Models", MODELS_HEADER, meta["models"], None)
-    out += _table_section("### Prompt templates", ["template", "sha256"], meta["prompts"], None)
-    out += _table_section("### Settings", ["setting", "value"], meta["settings"], None)
+    out += ["## Run", "", md_table(HEADERS["run"], meta["run"]), ""]
+    out += _table_section("### Models", HEADERS["models"], meta["models"], None)
+    out += _table_section("### Prompt templates", HEADERS["prompts"], meta["prompts"], None)
+    out += _table_section("### Settings", HEADERS["settings"], meta["settings"], None)
     return "\n".join(out).rstrip() + "\n"

@@ -16,10 +16,15 @@ LOWEST = 5  # samples listed per metric
 BINS = 10
 TEXT_LIMIT = 1200
 VERDICT_KEYS = {"verdict", "clear", "flag", "useful", "attributable", "supported", "relevant"}
-OVERVIEW_HEADER = ["score", "mean", "95% CI", "n scored", "unscored", "errors", "skipped"]
-ERRORS_HEADER = ["id", "line", "metric", "error"]
-PROBLEMS_HEADER = ["line", "id", "problem"]
-MODELS_HEADER = ["role", "name", "sha256", "path", "note"]
+HEADERS = {
+    "overview": ["score", "mean", "95% CI", "n scored", "unscored", "errors", "skipped"],
+    "errors": ["id", "line", "metric", "error"],
+    "problems": ["line", "id", "problem"],
+    "models": ["role", "name", "sha256", "path", "note"],
+    "prompts": ["template", "sha256"],
+    "settings": ["setting", "value"],
+    "run": ["item", "value"],
+}
 SCORES_NOTE = (
     "Mean per score with a percentile bootstrap 95% confidence interval "
     "(2,000 resamples of the scored samples)."
