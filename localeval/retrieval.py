@@ -14,7 +14,7 @@ import gc
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ import numpy as np
 from localeval.errors import ConfigError
 from localeval.names import did_you_mean
 from localeval.text import normalize as normalize_text
+from localeval.trec import ranks_by_score
 
 RETRIEVAL_METRICS: tuple[str, ...] = (
     "hit_rate",
@@ -189,44 +190,6 @@ def _score_sparse(
     return out
 
 
-def as_trec_score(scores: Any) -> np.ndarray:
-    """Scores as trec_eval compares them: rounded to 32-bit floats (its ``float sim``)."""
-    with np.errstate(over="ignore"):
-        return np.asarray(scores, dtype=np.float64).astype(np.float32)
-
-
-def _ranks_by_score(
-    runs: list[Mapping[Any, float]], which: np.ndarray, ids: list[Any], scores: np.ndarray
-) -> np.ndarray:
-    """1-based rank of ``ids[j]`` (score ``scores[j]``) within ``runs[which[j]]`` in trec_eval
-    order: score descending as a 32-bit float, ties broken by id descending (as strings)."""
-    out = np.empty(len(ids), dtype=np.int64)
-    if not len(ids):
-        return out
-    lengths = np.fromiter(map(len, runs), np.int64, len(runs))
-    flat = np.fromiter(
-        chain.from_iterable(r.values() for r in runs), np.float64, int(lengths.sum())
-    )
-    if np.isnan(flat).any():
-        raise ValueError("a run score is NaN")
-    width = int(lengths.max())
-    table = np.full((len(runs), width), np.nan, dtype=np.float32)
-    table[np.arange(width) < lengths[:, None]] = as_trec_score(flat)
-    scores = as_trec_score(scores)
-    ties: list[int] = []
-    step = max(1, 4_000_000 // width)  # bound the temporary (step, width) arrays
-    for lo in range(0, len(ids), step):
-        part = table[which[lo : lo + step]]
-        s = scores[lo : lo + step, None]
-        out[lo : lo + step] = (part > s).sum(axis=1) + 1
-        ties.extend(np.flatnonzero((part == s).sum(axis=1) > 1) + lo)
-    for j in ties:  # equal scores: trec_eval puts the larger id first
-        keys = list(runs[which[j]])
-        me = str(ids[j])
-        out[j] += sum(1 for t in np.flatnonzero(table[which[j]] == scores[j]) if str(keys[t]) > me)
-    return out
-
-
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic GC: building ~1e5 small containers (no cycles) over a large heap of
@@ -324,7 +287,7 @@ def _evaluate(
     n = len(scored)
     vals = np.array(by_score_vals, dtype=np.float64)
     which = np.array(by_score_which, dtype=np.int64)
-    ranks = _ranks_by_score(by_score_runs, which, by_score_ids, vals)
+    ranks = ranks_by_score(by_score_runs, which, by_score_ids, vals)
     cols = _score_sparse(
         n,
         np.array(nret, dtype=np.float64),
