@@ -23,6 +23,7 @@ from localeval.judge.base import JudgeRequest
 from localeval.judge.fake import FakeJudge
 from localeval.results import RunInterrupted, read_results
 from localeval.runner import run
+from tests.conftest import fake_run_args
 
 REPO = Path(__file__).resolve().parent.parent
 STATEMENTS = {"statements": ["The sky is blue.", "Grass is red."]}
@@ -56,21 +57,7 @@ def write_inputs(tmp_path: Path, n: int) -> tuple[Path, Path]:
 
 
 def cli_args(data: Path, ans: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        str(data),
-        "--out",
-        str(out),
-        "--judge",
-        "fake",
-        "--fake-answers",
-        str(ans),
-        "--metrics",
-        "faithfulness",
-        "--no-cache",
-        "--quiet",
-        *extra,
-    ]
+    return fake_run_args(data, ans, out, *extra)
 
 
 def result_ids(out: Path) -> list[str]:
