@@ -295,6 +295,9 @@ def summary_table(summary: dict[str, Any]) -> str:
     errors = (summary.get("dataset") or {}).get("input_errors") or []
     if errors:
         tail += f"; {len(errors)} input row(s) skipped"
+    gain = (summary.get("retrieval") or {}).get("ndcg_gain")
+    if gain:
+        tail += f"; ndcg gain {gain}"
     return "\n".join([*lines, tail])
 
 

@@ -24,27 +24,34 @@ def check_before_loading(
     """Raise a LocalevalError (one line) for anything the run would trip over after loading.
 
     `metrics` are the metrics that will run; `judge`/`embedder` are ready objects, if given
-    (they need no file).
+    (they need no file). Paths given by the user are checked first, then the manifest's models,
+    then the answer cache.
     """
-    needs_judge = any(m.uses_judge for m in metrics)
-    if needs_judge and judge is None:
-        _check_judge(settings)
-    if any(m.uses_embedder for m in metrics) and embedder is None:
-        _check_embedder(settings)
+    needs_judge = any(m.uses_judge for m in metrics) and judge is None
+    needs_embedder = any(m.uses_embedder for m in metrics) and embedder is None
     if needs_judge:
+        _check_user_judge(settings)
+    if needs_embedder and settings.embedder is not None and not Path(settings.embedder).is_dir():
+        raise ModelError(f"--embedder {settings.embedder} is not a folder; give a "
+                         "sentence-transformers model folder")
+    if needs_judge and settings.judge == "llama" and settings.judge_model is None:
+        from localeval import models
+
+        manifest = models.load_manifest()
+        models.require(manifest.get(manifest.profile(settings.profile)["judge"]))
+    if needs_embedder and settings.embedder is None and settings.judge != "fake":
+        _check_profile_embedder(settings)  # (the fake judge runs with the hash embedder)
+    if any(m.uses_judge for m in metrics):
         _check_cache(settings)
 
 
-def _check_judge(settings: Settings) -> None:
-    from localeval import models
-
+def _check_user_judge(settings: Settings) -> None:
     if settings.judge == "fake":
         if settings.fake_answers is None:
             raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
         if not Path(settings.fake_answers).is_file():
             raise ConfigError(f"--fake-answers {settings.fake_answers} not found")
-        return
-    if settings.judge_model is not None:
+    elif settings.judge_model is not None:
         path = Path(settings.judge_model)
         if not path.is_file():
             raise ModelError(f"--judge-model {path} not found; give an existing GGUF file")
@@ -56,21 +63,12 @@ def _check_judge(settings: Settings) -> None:
         if magic != GGUF_MAGIC:
             raise ModelError(f"--judge-model {path} is not a GGUF file (it does not start "
                              "with 'GGUF'); give a llama.cpp GGUF model")
-        return
-    manifest = models.load_manifest()
-    models.require(manifest.get(manifest.profile(settings.profile)["judge"]))
 
 
-def _check_embedder(settings: Settings) -> None:
+def _check_profile_embedder(settings: Settings) -> None:
+    """The profile's embedder, or any other one present (the runner falls back to it)."""
     from localeval import models
 
-    if settings.embedder is not None:
-        if not Path(settings.embedder).is_dir():
-            raise ModelError(f"--embedder {settings.embedder} is not a folder; give a "
-                             "sentence-transformers model folder")
-        return
-    if settings.judge == "fake":  # the hash embedder stands in
-        return
     manifest = models.load_manifest()
     wanted = manifest.profile(settings.profile)["embedder"]
     names = [wanted] + [n for n, s in manifest.models.items() if s.role == "embedder"]

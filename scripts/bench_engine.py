@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEV = Path("/work/shared/data/dev")
+DEV = ROOT.parent / "shared" / "data" / "dev"  # ../shared/data/dev beside the repository
 DEFAULT_MODEL = ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 
 

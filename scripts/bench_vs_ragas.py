@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-DEV = Path("/work/shared/data/dev")
+DEV = ROOT.parent / "shared" / "data" / "dev"  # ../shared/data/dev beside the repository
 
 RAGAS_SCRIPT = r'''
 import json, math, sys, time, warnings

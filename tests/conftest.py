@@ -44,6 +44,12 @@ def _need(path: Path) -> Path:
     return path
 
 
+def shared_data(relative: str) -> Path:
+    """A file of the project's shared data (`../shared/data/` beside the repository): the test
+    fails in CI when it is missing, and is skipped elsewhere."""
+    return _need(SHARED / "data" / relative)
+
+
 def _llama_judge(profile: str, **kw: Any):  # type: ignore[no-untyped-def]
     pytest.importorskip("llama_cpp")
     from localeval import models
