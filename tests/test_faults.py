@@ -100,18 +100,24 @@ def test_sigkill_at_random_moments_then_resume_matches_an_uninterrupted_run(
 ) -> None:
     data = write_rows(tmp_path / "data.jsonl")
     rng = random.Random(11)
+
+    def start(i: int) -> int:
+        out, cache = tmp_path / f"out{i}", tmp_path / f"cache{i}.sqlite"
+        return fork(lambda: run(data, out, settings(cache), judge=SleepyJudge(0.03)) and 0)
+
+    began = time.monotonic()  # how long a whole run takes here, to kill within it
+    assert wait(start(0)) == 0
+    duration = time.monotonic() - began
     outcomes = {"killed": 0, "finished before the kill": 0}
-    for i in range(40):
+    for i in range(1, 41):
         if outcomes["killed"] >= 22:
             break
-        out, cache = tmp_path / f"out{i}", tmp_path / f"cache{i}.sqlite"
-        pid = fork(lambda out=out, cache=cache: run(  # type: ignore[misc]
-            data, out, settings(cache), judge=SleepyJudge(0.01)
-        ) and 0)
-        time.sleep(rng.uniform(0.0, 0.3))  # a whole run takes about 0.3 s
+        pid = start(i)
+        time.sleep(rng.uniform(0.0, 0.9 * duration))
         os.kill(pid, signal.SIGKILL)
         status = wait(pid)
         outcomes["killed" if status == -signal.SIGKILL else "finished before the kill"] += 1
+        out, cache = tmp_path / f"out{i}", tmp_path / f"cache{i}.sqlite"
         resumed = run(data, out, settings(cache), judge=SleepyJudge(0.0), resume=True)
         assert resumed.summary["complete"] is True
         assert results(out) == reference, f"kill {i}"
@@ -198,7 +204,7 @@ def test_second_run_on_the_same_out_is_refused_and_the_first_is_untouched(
 ) -> None:
     data = write_rows(tmp_path / "data.jsonl")
     out = tmp_path / "out"
-    first = fork(lambda: run(data, out, settings(None), judge=SleepyJudge(0.05)) and 0)
+    first = fork(lambda: run(data, out, settings(None), judge=SleepyJudge(0.2)) and 0)
     deadline = time.monotonic() + 30
     while not (out / "results.jsonl").is_file() and time.monotonic() < deadline:
         time.sleep(0.005)
