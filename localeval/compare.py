@@ -9,17 +9,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.report import (
-    esc,
-    fmt,
-    fmt_ci,
-    forest_svg,
-    html_table,
-    md_cell,
-    md_table,
-    page,
-)
-from localeval.results import RunFolder, bootstrap_ci, load_run
+from localeval.report.charts import forest_svg
+from localeval.report.html import esc, html_table, page
+from localeval.report.markdown import md_cell, md_table
+from localeval.report.view import fmt, fmt_ci
+from localeval.runfolder import RunFolder, load_run
+from localeval.stats import bootstrap_ci
 
 TOP = 5
 

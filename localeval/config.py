@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localeval.errors import ConfigError
 
@@ -62,9 +63,20 @@ class Settings(BaseModel):
     correctness_weights: tuple[float, float] = Field(
         (1.0, 0.0), description="(factual, similarity) weights of answer_correctness"
     )
-    retrieval_at: list[int] = Field(default_factory=list)
-    retrieval_gain: Literal["exponential", "linear"] = "exponential"
+    retrieval_at: list[Annotated[int, Field(ge=1)]] = Field(
+        default_factory=list, description="retrieval cutoffs k (name@k), each 1 or more"
+    )
+    retrieval_gain: Literal["linear", "exponential"] = Field(
+        "linear", description="ndcg gain of grade g: linear g (trec_eval) or exponential 2^g - 1"
+    )
     embed_batch_size: int = Field(32, ge=1)
+
+    @field_validator("correctness_weights")
+    @classmethod
+    def _weights(cls, v: tuple[float, float]) -> tuple[float, float]:
+        if not all(math.isfinite(w) and w >= 0 for w in v) or sum(v) == 0:
+            raise ValueError("must be two non-negative numbers, not both 0, e.g. [0.75, 0.25]")
+        return v
 
     def cache_path(self) -> Path | None:
         if self.no_cache:

@@ -3,6 +3,9 @@ an exit code."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 
 class LocalevalError(Exception):
     """Base class: the message says what happened and what to do."""
@@ -39,3 +42,20 @@ class PromptTooLong(JudgeError):
 
 class UsageError(LocalevalError):
     """Wrong command-line usage (unknown metric, bad gate)."""
+
+
+class OutputError(LocalevalError):
+    """The --out folder or a file in it cannot be written (missing permission, disk full)."""
+
+
+class RunInterrupted(LocalevalError):
+    """Ctrl-C: the samples done so far are saved; `--resume` continues the run."""
+
+    exit_code = 130
+
+    def __init__(
+        self, done: int, total: int, out_dir: Path | None, summary: dict[str, Any]
+    ) -> None:
+        self.done, self.total, self.out_dir, self.summary = done, total, out_dir, summary
+        where = f" (saved in {out_dir})" if out_dir is not None else ""
+        super().__init__(f"interrupted: {done} of {total} samples done{where}")

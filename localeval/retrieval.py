@@ -10,18 +10,19 @@ retrieved ids in rank order with repeats dropped (an id counts once, at its firs
 from __future__ import annotations
 
 import contextlib
-import difflib
 import gc
 import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain, repeat
+from itertools import repeat
 from typing import Any
 
 import numpy as np
 
 from localeval.errors import ConfigError
+from localeval.names import did_you_mean
 from localeval.text import normalize as normalize_text
+from localeval.trec import ranks_by_score
 
 RETRIEVAL_METRICS: tuple[str, ...] = (
     "hit_rate",
@@ -33,7 +34,8 @@ RETRIEVAL_METRICS: tuple[str, ...] = (
     "average_precision",
     "ndcg",
 )
-GAINS: tuple[str, ...] = ("exponential", "linear")
+GAINS: tuple[str, ...] = ("linear", "exponential")
+DEFAULT_GAIN = "linear"  # trec_eval's and the seed document's; exponential (2^g - 1) on request
 IDEALS: tuple[str, ...] = ("all", "retrieved")
 NO_RELEVANT_REASON = "no relevant ids in the expected set (no grade > 0)"
 
@@ -60,15 +62,10 @@ class RetrievalReport:
 # --------------------------------------------------------------------------- options
 
 
-def _did_you_mean(name: str, choices: Iterable[str]) -> str:
-    close = difflib.get_close_matches(name, list(choices), n=1)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
 def check_options(
     metrics: Sequence[str] = RETRIEVAL_METRICS,
     at: Sequence[int] = (),
-    gain: str = "exponential",
+    gain: str = DEFAULT_GAIN,
     ideal: str = "all",
 ) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """Validate options; return (metrics, cutoffs) without repeats."""
@@ -78,8 +75,8 @@ def check_options(
     for m in metrics:
         if m not in RETRIEVAL_METRICS:
             raise RetrievalOptionError(
-                f"unknown retrieval metric {m!r}{_did_you_mean(m, RETRIEVAL_METRICS)}; "
-                f"known: {', '.join(RETRIEVAL_METRICS)}"
+                f"unknown retrieval metric {m!r}{did_you_mean(m, RETRIEVAL_METRICS)} "
+                f"(known: {', '.join(RETRIEVAL_METRICS)})"
             )
         if m not in out_m:
             out_m.append(m)
@@ -193,44 +190,6 @@ def _score_sparse(
     return out
 
 
-def as_trec_score(scores: Any) -> np.ndarray:
-    """Scores as trec_eval compares them: rounded to 32-bit floats (its ``float sim``)."""
-    with np.errstate(over="ignore"):
-        return np.asarray(scores, dtype=np.float64).astype(np.float32)
-
-
-def _ranks_by_score(
-    runs: list[Mapping[Any, float]], which: np.ndarray, ids: list[Any], scores: np.ndarray
-) -> np.ndarray:
-    """1-based rank of ``ids[j]`` (score ``scores[j]``) within ``runs[which[j]]`` in trec_eval
-    order: score descending as a 32-bit float, ties broken by id descending (as strings)."""
-    out = np.empty(len(ids), dtype=np.int64)
-    if not len(ids):
-        return out
-    lengths = np.fromiter(map(len, runs), np.int64, len(runs))
-    flat = np.fromiter(
-        chain.from_iterable(r.values() for r in runs), np.float64, int(lengths.sum())
-    )
-    if np.isnan(flat).any():
-        raise ValueError("a run score is NaN")
-    width = int(lengths.max())
-    table = np.full((len(runs), width), np.nan, dtype=np.float32)
-    table[np.arange(width) < lengths[:, None]] = as_trec_score(flat)
-    scores = as_trec_score(scores)
-    ties: list[int] = []
-    step = max(1, 4_000_000 // width)  # bound the temporary (step, width) arrays
-    for lo in range(0, len(ids), step):
-        part = table[which[lo : lo + step]]
-        s = scores[lo : lo + step, None]
-        out[lo : lo + step] = (part > s).sum(axis=1) + 1
-        ties.extend(np.flatnonzero((part == s).sum(axis=1) > 1) + lo)
-    for j in ties:  # equal scores: trec_eval puts the larger id first
-        keys = list(runs[which[j]])
-        me = str(ids[j])
-        out[j] += sum(1 for t in np.flatnonzero(table[which[j]] == scores[j]) if str(keys[t]) > me)
-    return out
-
-
 @contextlib.contextmanager
 def _gc_paused() -> Iterator[None]:
     """Pause the cyclic GC: building ~1e5 small containers (no cycles) over a large heap of
@@ -250,7 +209,7 @@ def evaluate_report(
     *,
     metrics: Sequence[str] = RETRIEVAL_METRICS,
     at: Sequence[int] = (),
-    gain: str = "exponential",
+    gain: str = DEFAULT_GAIN,
     ideal: str = "all",
 ) -> RetrievalReport:
     """Score every query of ``qrels`` against ``run``, vectorised; see :func:`evaluate`."""
@@ -328,7 +287,7 @@ def _evaluate(
     n = len(scored)
     vals = np.array(by_score_vals, dtype=np.float64)
     which = np.array(by_score_which, dtype=np.int64)
-    ranks = _ranks_by_score(by_score_runs, which, by_score_ids, vals)
+    ranks = ranks_by_score(by_score_runs, which, by_score_ids, vals)
     cols = _score_sparse(
         n,
         np.array(nret, dtype=np.float64),
@@ -359,20 +318,17 @@ def _evaluate(
 def evaluate(
     qrels: Mapping[str, Mapping[Any, float]],
     run: Mapping[str, Sequence[Any] | Mapping[Any, float]],
-    *,
-    metrics: Sequence[str] = RETRIEVAL_METRICS,
-    at: Sequence[int] = (),
-    gain: str = "exponential",
-    ideal: str = "all",
+    **options: Any,
 ) -> dict[str, dict[str, float | None]]:
     """Per-query scores ``{qid: {name or name@k: value}}`` for every query of ``qrels``.
 
     ``run`` maps a query to its ids in rank order, or to ``{id: score}`` (ranked by score
     descending, ties by id descending, as trec_eval). Ids are compared as given (use strings).
     A query of the qrels absent from the run scores 0; one without a relevant id gets ``None``.
-    Queries of the run absent from the qrels are ignored.
+    Queries of the run absent from the qrels are ignored. ``options``: those of
+    :func:`evaluate_report` (metrics, at, gain, ideal).
     """
-    return evaluate_report(qrels, run, metrics=metrics, at=at, gain=gain, ideal=ideal).per_query
+    return evaluate_report(qrels, run, **options).per_query
 
 
 def mean_scores(per_query: Mapping[str, Mapping[str, float | None]]) -> Scores:
@@ -421,7 +377,7 @@ def score_query(
     expected: Sequence[Any] | Mapping[Any, float],
     *,
     at: Sequence[int] = (),
-    gain: str = "exponential",
+    gain: str = DEFAULT_GAIN,
     ideal: str = "all",
     metrics: Sequence[str] = RETRIEVAL_METRICS,
 ) -> tuple[Scores, str | None]:

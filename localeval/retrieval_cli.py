@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 from localeval.errors import LocalevalError
 from localeval.retrieval import (
+    DEFAULT_GAIN,
     GAINS,
     IDEALS,
     RETRIEVAL_METRICS,
@@ -51,7 +52,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument(
         "--gain",
         choices=GAINS,
-        default="linear",
+        default=DEFAULT_GAIN,
         dest="retrieval_gain",
         help="ndcg gain of a grade g: linear g (trec_eval, default) or exponential 2^g-1",
     )

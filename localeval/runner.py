@@ -15,22 +15,18 @@ from localeval import __version__, dataset, prompts
 from localeval.backends import Backends, build_backends
 from localeval.config import Settings
 from localeval.dataset import Dataset, Sample
-from localeval.errors import LocalevalError
+from localeval.errors import LocalevalError, RunInterrupted
 from localeval.metrics import Metric, MetricContext, resolve
-from localeval.results import (
-    RESULTS_FILE,
+from localeval.preflight import check_before_loading
+from localeval.records import SampleRecord, input_hash
+from localeval.runfolder import (
     SUMMARY_FILE,
-    ResultsWriter,
-    RunInterrupted,
-    SampleRecord,
+    OutputFolder,
     fingerprint_inputs,
-    input_hash,
-    metric_summary,
-    open_run_folder,
     previous_models,
-    rewrite_in_order,
     write_json,
 )
+from localeval.stats import metric_summary, score_keys
 from localeval.text import detect_language
 
 
@@ -113,11 +109,6 @@ async def evaluate_all(
     return records
 
 
-def owner_of(key: str) -> str:
-    """The metric that produced a score key: `metric`, `metric.sub` or `metric@k`."""
-    return key.split(".", 1)[0].split("@", 1)[0]
-
-
 def run(
     source: str | Path | Iterable[Mapping[str, Any]],
     out_dir: Path | None,
@@ -140,8 +131,11 @@ def run(
     for problem in data.problems:
         if log:
             log(f"skipped input {problem}")
+    applicable = [m for m in metrics if any(not m.missing(s) for s in data.samples)]
+    check_before_loading(settings, applicable, judge=judge, embedder=embedder)
     hashes = {s.id: input_hash(s) for s in data.samples}
-    previous: list[SampleRecord] = []
+    by_id = {s.id: s for s in data.samples}
+    folder: OutputFolder | None = None
     if out_dir is not None:
         steps = {s for m in metrics for s in m.steps}
         inputs = fingerprint_inputs(
@@ -150,12 +144,33 @@ def run(
             prompts.prompt_hashes(steps) if steps else {},
             __version__,
         )
-        previous = open_run_folder(
+        folder = OutputFolder.open(
             out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log
         )
-    by_id = {s.id: s for s in data.samples}
-    for r in previous:
-        r.line = by_id[r.id].line
+    try:
+        return _run_open(
+            data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log, started
+        )
+    finally:
+        if folder is not None:
+            folder.close()
+
+
+def _run_open(
+    data: Dataset,
+    metrics: list[Metric],
+    settings: Settings,
+    folder: OutputFolder | None,
+    hashes: dict[str, str],
+    by_id: dict[str, Sample],
+    judge: Any,
+    embedder: Any,
+    progress: bool,
+    log: Callable[[str], None] | None,
+    started: float,
+) -> RunOutcome:
+    """The run once its --out folder (if any) is open and locked."""
+    previous = folder.previous if folder is not None else []
     done_ids = {r.id for r in previous}
     todo = [s for s in data.samples if s.id not in done_ids]
     backends = build_backends(
@@ -164,10 +179,11 @@ def run(
         judge=judge,
         embedder=embedder,
     )
+    if backends.judge is not None and log is not None:
+        backends.judge.warn = log
     if backends.embeddings is not None:  # one batched pass over the texts known up front
         texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
         backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
-    writer = ResultsWriter(out_dir / RESULTS_FILE) if out_dir is not None else None
     from localeval.progress import Progress
 
     bar = Progress(
@@ -184,8 +200,8 @@ def run(
             record.input_hash = hashes[record.id]
             record.question, record.answer = sample.question, sample.answer
         new.append(record)
-        if writer:
-            writer.write(record)
+        if folder is not None:
+            folder.write(record)
         bar.advance()
 
     interrupted = False
@@ -195,27 +211,35 @@ def run(
         interrupted = True
     finally:
         bar.close()
-        if writer:
-            writer.close()
         backends.close()
-    records = sorted(previous + new, key=lambda r: r.line)
+    # with a folder: all it holds, the earlier sessions' results and these
+    lines = {s.id: s.line for s in data.samples}
+    records = folder.finish(lines) if folder is not None else sorted(new, key=lambda r: r.line)
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
-    summary["complete"] = not interrupted and len(records) == len(data.samples)
+    redone = {r.id for r in records if r.input_hash == hashes.get(r.id)}
+    summary["complete"] = not interrupted and redone >= set(hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    if previous and out_dir is not None:  # keep what the earlier sessions loaded
+    if previous and folder is not None:  # keep what the earlier sessions loaded
         summary["resumed"] = {"samples_from_earlier_sessions": len(previous)}
-        summary["models"] = {**previous_models(out_dir), **summary["models"]}
-    if out_dir is not None:
-        rewrite_in_order(out_dir / RESULTS_FILE, records)
-        write_json(out_dir / SUMMARY_FILE, summary)
+        summary["models"] = {**previous_models(folder.path), **summary["models"]}
+    if folder is not None:
+        write_json(folder.path / SUMMARY_FILE, summary)
         from localeval.report import write_report
 
-        write_report(out_dir, records, summary)
+        write_report(folder.path, records, summary)
     if interrupted:
-        raise RunInterrupted(len(records), len(data.samples), out_dir, summary)
+        where = folder.path if folder is not None else None
+        raise RunInterrupted(len(records), len(data.samples), where, summary)
     return RunOutcome(records=records, summary=summary, dataset=data)
+
+
+def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, Any] | None:
+    """How ndcg was computed, when it was: its gain (linear unless asked) and cutoffs."""
+    if not any(m.name == "ndcg" for m in metrics):
+        return None
+    return {"ndcg_gain": settings.retrieval_gain, "at": list(settings.retrieval_at)}
 
 
 def build_summary(
@@ -226,12 +250,8 @@ def build_summary(
     backends: Backends,
     elapsed: float,
 ) -> dict[str, Any]:
-    keys: dict[str, str] = {}
-    for m in metrics:  # a metric with no score anywhere still gets a line (all errors/skips)
-        keys.setdefault(m.name, m.name)
-    for r in sorted(records, key=lambda r: r.line):
-        for key in r.scores:
-            keys.setdefault(key, owner_of(key))
+    # a metric with no score anywhere still gets a line (all errors/skips)
+    keys = score_keys(sorted(records, key=lambda r: r.line), {m.name: m.name for m in metrics})
     stats = backends.judge.stats if backends.judge else None
     steps = {s for m in metrics for s in m.steps}
     return {
@@ -256,7 +276,9 @@ def build_summary(
             "prompt_tokens_processed": stats.prompt_tokens_processed,
             "completion_tokens": stats.completion_tokens,
             "calls_by_step": stats.by_step,
+            "cache_error": backends.judge.cache_error if backends.judge else None,
         },
+        "retrieval": _retrieval_options(metrics, settings),
         "embedder": None
         if backends.embeddings is None
         else {"texts_encoded": backends.embeddings.encoded},

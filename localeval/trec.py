@@ -13,9 +13,12 @@ import math
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any
+
+import numpy as np
 
 from localeval.errors import DatasetError
-from localeval.retrieval import as_trec_score
 
 
 class TrecFormatError(DatasetError, ValueError):
@@ -126,3 +129,45 @@ def rank(scores: Mapping[str, float]) -> list[str]:
     ids = list(scores)
     keys = as_trec_score([scores[d] for d in ids]).tolist()
     return [d for _, d in sorted(zip(keys, ids, strict=True), reverse=True)]
+
+
+# ---- trec_eval's ranking of a scored run ----------------------------------------------------
+
+
+def as_trec_score(scores: Any) -> np.ndarray:
+    """Scores as trec_eval compares them: rounded to 32-bit floats (its ``float sim``)."""
+    with np.errstate(over="ignore"):
+        return np.asarray(scores, dtype=np.float64).astype(np.float32)
+
+
+def ranks_by_score(
+    runs: list[Mapping[Any, float]], which: np.ndarray, ids: list[Any], scores: np.ndarray
+) -> np.ndarray:
+    """1-based rank of ``ids[j]`` (score ``scores[j]``) within ``runs[which[j]]`` in trec_eval
+    order: score descending as a 32-bit float, ties broken by id descending (as strings)."""
+    out = np.empty(len(ids), dtype=np.int64)
+    if not len(ids):
+        return out
+    lengths = np.fromiter(map(len, runs), np.int64, len(runs))
+    flat = np.fromiter(
+        chain.from_iterable(r.values() for r in runs), np.float64, int(lengths.sum())
+    )
+    if np.isnan(flat).any():
+        raise ValueError("a run score is NaN")
+    width = int(lengths.max())
+    table = np.full((len(runs), width), np.nan, dtype=np.float32)
+    table[np.arange(width) < lengths[:, None]] = as_trec_score(flat)
+    scores = as_trec_score(scores)
+    ties: list[int] = []
+    step = max(1, 4_000_000 // width)  # bound the temporary (step, width) arrays
+    for lo in range(0, len(ids), step):
+        part = table[which[lo : lo + step]]
+        s = scores[lo : lo + step, None]
+        out[lo : lo + step] = (part > s).sum(axis=1) + 1
+        ties.extend(np.flatnonzero((part == s).sum(axis=1) > 1) + lo)
+    for j in ties:  # equal scores: trec_eval puts the larger id first
+        keys = list(runs[which[j]])
+        me = str(ids[j])
+        tied = np.flatnonzero(table[which[j]] == scores[j])
+        out[j] += sum(1 for t in tied if str(keys[t]) > me)
+    return out

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -43,6 +44,12 @@ def _need(path: Path) -> Path:
     return path
 
 
+def shared_data(relative: str) -> Path:
+    """A file of the project's shared data (`../shared/data/` beside the repository): the test
+    fails in CI when it is missing, and is skipped elsewhere."""
+    return _need(SHARED / "data" / relative)
+
+
 def _llama_judge(profile: str, **kw: Any):  # type: ignore[no-untyped-def]
     pytest.importorskip("llama_cpp")
     from localeval import models
@@ -79,6 +86,32 @@ def small_embedder():  # type: ignore[no-untyped-def]
     manifest = load_manifest()
     spec = manifest.get(manifest.profile("small")["embedder"])
     return SentenceTransformerEmbedder(_need(spec.path()), models.expected_sha256(spec))
+
+
+def fake_run_args(
+    data: Path, answers: Path, out: Path, *extra: str, metrics: str = "faithfulness"
+) -> list[str]:
+    """argv of `localeval run` on the fake judge (queued answers from a file), no cache, quiet."""
+    return [
+        "run", str(data), "--out", str(out), "--judge", "fake", "--fake-answers", str(answers),
+        "--metrics", metrics, "--no-cache", "--quiet", *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture
+def fake_cli(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """`fake_cli(data, answers, out, *extra, metrics=...)` → exit status of `localeval run` on
+    the fake judge; `answers` is a JSON-able object (written to a file) or a file path."""
+    from localeval.cli import main
+
+    def run_cli(data: Path, answers: Any, out: Path, *extra: str, metrics: str = "faithfulness"):  # type: ignore[no-untyped-def]
+        if not isinstance(answers, Path):
+            path = tmp_path / "fake-answers.json"
+            path.write_text(json.dumps(answers), encoding="utf-8")
+            answers = path
+        return main(fake_run_args(data, answers, out, *extra, metrics=metrics))
+
+    return run_cli
 
 
 def run_fake(

@@ -16,6 +16,7 @@ from localeval.embed import HashEmbedder
 from localeval.errors import ConfigError, DatasetError, UsageError
 from localeval.judge.fake import FakeJudge
 from localeval.progress import Progress
+from tests.conftest import fake_run_args
 
 STATEMENTS = {"statements": ["Paris is the capital of France.", "Paris has 90 million people."]}
 VERDICTS = {
@@ -85,25 +86,8 @@ def test_api_and_cli_take_the_same_path(tmp_path: Path) -> None:
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(fake_answers(3)), encoding="utf-8")
-    assert (
-        main(
-            [
-                "run",
-                str(data),
-                "--out",
-                str(tmp_path / "cli"),
-                "--judge",
-                "fake",
-                "--fake-answers",
-                str(answers),
-                "--metrics",
-                "faithfulness,answer_similarity",
-                "--no-cache",
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    args = fake_run_args(data, answers, tmp_path / "cli", metrics="faithfulness,answer_similarity")
+    assert main(args) == 0
     res = localeval.evaluate(
         data,
         metrics="faithfulness,answer_similarity",

@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from localeval.cli import main
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, fake_run_args
 
 CHROMIUM = Path(os.environ.get("LOCALEVAL_CHROMIUM", "/usr/bin/chromium"))
 pytestmark = pytest.mark.browser
@@ -335,23 +335,8 @@ def _keep(shot: Path) -> None:
 def _run_example(tmp_path: Path, out: Path) -> None:
     answers = tmp_path / "answers.json"
     answers.write_text(json.dumps(FAKE_ANSWERS), encoding="utf-8")
-    code = main(
-        [
-            "run",
-            str(EXAMPLE),
-            "--out",
-            str(out),
-            "--judge",
-            "fake",
-            "--fake-answers",
-            str(answers),
-            "--metrics",
-            "faithfulness,answer_similarity",
-            "--no-cache",
-            "--quiet",
-        ]
-    )
-    assert code == 0
+    args = fake_run_args(EXAMPLE, answers, out, metrics="faithfulness,answer_similarity")
+    assert main(args) == 0
 
 
 def test_example_report_renders_in_chromium_without_errors(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from tests.conftest import EXAMPLE
 
 
 def test_run_writes_results_and_summary_and_names_bad_rows(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    fake_cli, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data = tmp_path / "d.jsonl"
     good = {
@@ -31,33 +31,12 @@ def test_run_writes_results_and_summary_and_names_bad_rows(
         )
         + "\n"
     )
-    answers = tmp_path / "answers.json"
-    answers.write_text(
-        json.dumps(
-            [
-                {"statements": ["Paris is in France."]},
-                {"verdicts": [{"reason": "stated", "verdict": 1}]},
-            ]
-        )
-    )
+    answers = [
+        {"statements": ["Paris is in France."]},
+        {"verdicts": [{"reason": "stated", "verdict": 1}]},
+    ]
     out = tmp_path / "out"
-    code = main(
-        [
-            "run",
-            str(data),
-            "--out",
-            str(out),
-            "--judge",
-            "fake",
-            "--fake-answers",
-            str(answers),
-            "--metrics",
-            "faithfulness",
-            "--no-cache",
-            "--quiet",
-        ]
-    )
-    assert code == 0
+    assert fake_cli(data, answers, out) == 0
     err = capsys.readouterr().err
     assert "line 2: malformed JSON" in err and "na (line 3) faithfulness: needs 'answer'" in err
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]

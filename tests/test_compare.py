@@ -12,7 +12,9 @@ import pytest
 
 from localeval.cli import main
 from localeval.compare import compare_runs, to_markdown
-from localeval.results import SampleRecord, bootstrap_ci, rewrite_in_order, write_json
+from localeval.records import SampleRecord
+from localeval.runfolder import write_json
+from localeval.stats import bootstrap_ci
 
 
 def make_run(
@@ -24,7 +26,9 @@ def make_run(
         SampleRecord(id=sid, line=i, question=f"q {sid}", scores=s)
         for i, (sid, s) in enumerate(scores.items(), 1)
     ]
-    rewrite_in_order(path / "results.jsonl", records)
+    (path / "results.jsonl").write_text(
+        "".join(r.model_dump_json() + "\n" for r in records), encoding="utf-8"
+    )
     write_json(
         path / "summary.json",
         {

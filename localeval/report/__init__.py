@@ -1,0 +1,61 @@
+"""report.md and a self-contained report.html for a run folder.
+
+Per score: the distribution (10 bins over [0, 1]) with the mean and its bootstrap 95% interval;
+the lowest-scoring samples with the judge's explanations (whatever the metric recorded in
+`details`); errors; and the run's metadata. `view` computes what is shown, once; `markdown` and
+`html` (with `charts`) only lay it out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import OutputError
+from localeval.records import SampleRecord
+from localeval.report.html import details_html, esc, html_table, page
+from localeval.report.html import render_html as _html
+from localeval.report.markdown import details_md, md_cell, md_table
+from localeval.report.markdown import render_markdown as _markdown
+from localeval.report.view import ReportView, build_view, fmt, fmt_ci, histogram, lowest_keys
+from localeval.runfolder import RunFolder, load_run
+
+__all__ = [
+    "ReportView", "build_view", "details_html", "details_md", "esc", "fmt", "fmt_ci",
+    "histogram", "html_table", "lowest_keys", "md_cell", "md_table", "page", "render_html",
+    "render_markdown", "rerender", "write_report",
+]
+
+
+def render_markdown(run: RunFolder | ReportView) -> str:
+    return _markdown(run if isinstance(run, ReportView) else build_view(run))
+
+
+def render_html(run: RunFolder | ReportView) -> str:
+    return _html(run if isinstance(run, ReportView) else build_view(run))
+
+
+def write_report(
+    out_dir: Path, records: list[SampleRecord], summary: Mapping[str, Any]
+) -> list[Path]:
+    """Write report.md and report.html into out_dir; returns their paths."""
+    run = RunFolder(
+        path=Path(out_dir),
+        records=sorted(records, key=lambda r: (r.line, r.id)),
+        summary=dict(summary),
+    )
+    view = build_view(run)
+    md, html_path = Path(out_dir) / "report.md", Path(out_dir) / "report.html"
+    try:
+        md.write_text(_markdown(view), encoding="utf-8")
+        html_path.write_text(_html(view), encoding="utf-8")
+    except OSError as exc:
+        raise OutputError(f"cannot write the report in {out_dir}: {exc.strerror or exc}") from None
+    return [md, html_path]
+
+
+def rerender(out_dir: Path) -> tuple[RunFolder, list[Path]]:
+    """`localeval report DIR`: rebuild both files from results.jsonl (+ summary.json metadata)."""
+    run = load_run(Path(out_dir))
+    return run, write_report(run.path, run.records, run.summary)

@@ -1,0 +1,243 @@
+"""What a report shows, computed once from a run's records and summary; the Markdown and HTML
+renderers only lay it out."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.records import SampleRecord
+from localeval.runfolder import RunFolder
+
+LOWEST = 5  # samples listed per metric
+BINS = 10
+TEXT_LIMIT = 1200
+VERDICT_KEYS = {"verdict", "clear", "flag", "useful", "attributable", "supported", "relevant"}
+HEADERS = {
+    "overview": ["score", "mean", "95% CI", "n scored", "unscored", "errors", "skipped"],
+    "errors": ["id", "line", "metric", "error"],
+    "problems": ["line", "id", "problem"],
+    "models": ["role", "name", "sha256", "path", "note"],
+    "prompts": ["template", "sha256"],
+    "settings": ["setting", "value"],
+    "run": ["item", "value"],
+}
+SCORES_NOTE = (
+    "Mean per score with a percentile bootstrap 95% confidence interval "
+    "(2,000 resamples of the scored samples)."
+)
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def fmt_ci(ci: Iterable[float] | None, digits: int = 3) -> str:
+    if not ci:
+        return "-"
+    lo, hi = list(ci)
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def clip_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
+
+
+def is_verdict(key: str, value: Any) -> bool:
+    """A 0/1 verdict-like field of a metric's details (shown as ✓ / ✗)."""
+    return key in VERDICT_KEYS and not isinstance(value, bool) and value in (0, 1)
+
+
+def histogram(values: list[float]) -> list[int]:
+    counts = [0] * BINS
+    for v in values:
+        counts[min(BINS - 1, max(0, int(min(max(v, 0.0), 1.0) * BINS)))] += 1
+    return counts
+
+
+def lowest_keys(metrics: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(score key, owner) to list the lowest samples of: one key per metric (its main score when
+    it has one), and the first retrieval figure."""
+    from localeval.retrieval import RETRIEVAL_METRICS
+
+    chosen: dict[str, tuple[str, str]] = {}  # group → (key, owner)
+    for key, m in metrics.items():
+        owner = m.get("metric", key)
+        if m.get("count", 0) == 0:
+            continue
+        group = "retrieval" if owner in RETRIEVAL_METRICS else owner  # one list for all figures
+        if group not in chosen or (key == owner and group != "retrieval"):
+            chosen[group] = (key, owner)
+    return list(chosen.values())
+
+
+def lowest(records: list[SampleRecord], key: str, n: int = LOWEST) -> list[SampleRecord]:
+    scored = [r for r in records if r.scores.get(key) is not None]
+    return sorted(scored, key=lambda r: (r.scores[key], r.line))[:n]
+
+
+@dataclass
+class Distribution:
+    key: str
+    values: list[float]
+    counts: list[int]
+    mean: float | None
+    ci95: list[float] | None
+    count: int
+    errors: int
+
+
+@dataclass
+class LowSample:
+    id: str
+    line: int
+    score: float
+    question: str | None
+    answer: str | None
+    also: list[str]  # "key = value" of the metric's other scores
+    details: Any  # the metric's details, or None
+
+
+@dataclass
+class LowList:
+    key: str
+    samples: list[LowSample]
+
+
+@dataclass
+class ReportView:
+    title: str
+    source: str
+    n_records: int
+    finished_at: str | None
+    status: str | None
+    overview: list[list[Any]]
+    forest: list[tuple[str, float | None, list[float] | None]]
+    distributions: list[Distribution]
+    lowest: list[LowList]
+    errors: list[list[Any]]
+    problems: list[list[Any]]
+    meta: dict[str, list[list[Any]]] = field(default_factory=dict)
+
+
+def build_view(run: RunFolder) -> ReportView:
+    s, records = run.summary, run.records
+    metrics: Mapping[str, Mapping[str, Any]] = s.get("metrics") or {}
+    dataset = s.get("dataset") or {}
+    dists = []
+    for key, m in metrics.items():
+        values = [float(v) for r in records if (v := r.scores.get(key)) is not None]
+        if values:
+            dists.append(Distribution(key, values, histogram(values), m.get("mean"),
+                                      m.get("ci95"), m.get("count", 0), m.get("errors", 0)))
+    return ReportView(
+        title=f"localeval report: {Path(run.path).name}",
+        source=str(dataset.get("source", "")),
+        n_records=len(records),
+        finished_at=s.get("finished_at"),
+        status=_status(s, records),
+        overview=[_overview_row(key, m) for key, m in metrics.items()],
+        forest=[(k, m.get("mean"), m.get("ci95")) for k, m in metrics.items() if m.get("count")],
+        distributions=dists,
+        lowest=[_low_list(records, metrics, key, owner) for key, owner in lowest_keys(metrics)],
+        errors=[[r.id, r.line, metric, msg] for r in records for metric, msg in r.errors.items()],
+        problems=[[p.get("line"), p.get("id") or "", p.get("message")]
+                  for p in dataset.get("input_errors") or []],
+        meta=_metadata_rows(s),
+    )
+
+
+def _overview_row(key: str, m: Mapping[str, Any]) -> list[Any]:
+    return [key, fmt(m.get("mean")), fmt_ci(m.get("ci95")), m.get("count", 0),
+            m.get("unscored", 0), m.get("errors", 0), m.get("skipped", 0)]
+
+
+def _low_list(
+    records: list[SampleRecord], metrics: Mapping[str, Mapping[str, Any]], key: str, owner: str
+) -> LowList:
+    siblings = [k for k, m in metrics.items() if m.get("metric") == owner and k != key]
+    return LowList(key, [
+        LowSample(
+            id=r.id,
+            line=r.line,
+            score=float(r.scores[key] or 0.0),
+            question=r.question,
+            answer=r.answer,
+            also=[f"{k} = {fmt(r.scores.get(k))}" for k in siblings if k in r.scores],
+            details=r.details.get(owner),
+        )
+        for r in lowest(records, key)
+    ])
+
+
+def _status(summary: Mapping[str, Any], records: list[SampleRecord]) -> str | None:
+    total = (summary.get("dataset") or {}).get("samples")
+    if summary.get("complete") is False or (isinstance(total, int) and len(records) < total):
+        return (
+            f"partial run: {len(records)} of {total if total is not None else '?'} samples "
+            "done (resume with `python -m localeval run ... --resume`)"
+        )
+    return None
+
+
+def _metadata_rows(summary: Mapping[str, Any]) -> dict[str, list[list[Any]]]:
+    models = [
+        [role, info.get("name", ""), info.get("sha256", ""), info.get("path", ""),
+         info.get("fallback", "")]
+        for role, info in (summary.get("models") or {}).items()
+        if isinstance(info, Mapping)
+    ]
+    cache = (summary.get("models") or {}).get("cache")
+    prompts = [[name, sha] for name, sha in (summary.get("prompts") or {}).items()]
+    run: list[list[Any]] = [["localeval", summary.get("localeval_version", "?")]]
+    dataset = summary.get("dataset") or {}
+    run.append(["dataset", f"{dataset.get('source', '?')} ({dataset.get('samples', '?')} samples)"])
+    if summary.get("finished_at"):
+        run.append(["finished at", summary["finished_at"]])
+    if summary.get("elapsed_s") is not None:
+        run.append(["elapsed", f"{summary['elapsed_s']:.1f} s"])
+    if summary.get("resumed"):
+        earlier = summary["resumed"].get("samples_from_earlier_sessions", 0)
+        run.append(["resumed", f"{earlier} samples came from earlier sessions (elapsed and "
+                               "tokens are this session's)"])
+    run += _judge_rows(summary.get("judge") or {}, summary.get("elapsed_s") or 0)
+    if cache:
+        run.append(["answer cache", cache])
+    retrieval = summary.get("retrieval") or {}
+    if retrieval.get("ndcg_gain"):
+        run.append(["ndcg gain", retrieval["ndcg_gain"]])
+    emb = summary.get("embedder") or {}
+    if emb:
+        run.append(["texts embedded", emb.get("texts_encoded", 0)])
+    settings = [
+        [k, json.dumps(v, ensure_ascii=False, default=str)]
+        for k, v in (summary.get("settings") or {}).items()
+    ]
+    return {"models": models, "prompts": prompts, "run": run, "settings": settings}
+
+
+def _judge_rows(judge: Mapping[str, Any], elapsed: float) -> list[list[Any]]:
+    if not judge:
+        return []
+    asked = judge.get("calls", 0) + judge.get("cached", 0)
+    hit = f" ({judge.get('cached', 0) / asked:.0%} of {asked} requests)" if asked else ""
+    rows: list[list[Any]] = [
+        ["judge calls", judge.get("calls", 0)],
+        ["cache hits", f"{judge.get('cached', 0)}{hit}"],
+        ["tokens", f"{judge.get('prompt_tokens', 0)} prompt "
+                   f"({judge.get('prompt_tokens_processed', 0)} processed) / "
+                   f"{judge.get('completion_tokens', 0)} generated"],
+    ]
+    if elapsed and judge.get("completion_tokens"):
+        rows.append(["generated tokens/s", f"{judge['completion_tokens'] / elapsed:.1f}"])
+    if judge.get("failures"):
+        rows.append(["judge failures", judge["failures"]])
+    if judge.get("calls_by_step"):
+        rows.append(["calls by step",
+                     ", ".join(f"{k} {v}" for k, v in judge["calls_by_step"].items())])
+    if judge.get("cache_error"):
+        rows.append(["cache problem", judge["cache_error"]])
+    return rows
