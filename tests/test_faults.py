@@ -233,12 +233,12 @@ def test_cache_deleted_or_garbage_between_runs(
     for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (tmp_path / name).unlink(missing_ok=True)
     cache.write_bytes(b"this is not a database, it is garbage" * 200)
-    from localeval import runner
+    from localeval import backends
 
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was loaded before the cache was checked")
 
-    monkeypatch.setattr(runner, "_make_judge", no_model)
+    monkeypatch.setattr(backends, "_make_judge", no_model)
     args = fake_run_args(data, tmp_path / "x.json", tmp_path / "c")
     args.remove("--no-cache")
     (tmp_path / "x.json").write_text("[]")
@@ -265,12 +265,12 @@ def test_model_truncated_between_runs_is_refused_before_loading(
     monkeypatch.setenv("LOCALEVAL_MODELS_DIR", str(root))
     assert main(["models", "verify", "j"]) == 0  # verified once: later runs trust the stamp
     (root / "j.gguf").write_bytes(payload[: len(payload) // 2])  # a copy cut short
-    from localeval import runner
+    from localeval import backends
 
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("the truncated model was loaded")
 
-    monkeypatch.setattr(runner, "_make_judge", no_model)
+    monkeypatch.setattr(backends, "_make_judge", no_model)
     data = write_rows(tmp_path / "data.jsonl", n=1)
     code = main(["run", str(data), "--out", str(tmp_path / "out"), "--profile", "tiny",
                  "--metrics", "faithfulness", "--no-cache", "--quiet"])

@@ -98,9 +98,9 @@ def test_cache_write_failure_becomes_a_warning_not_a_hang(tmp_path: Path) -> Non
 
 
 def test_a_run_whose_cache_fails_completes_and_says_so(tmp_path: Path) -> None:
-    from localeval import runner
+    from localeval import backends
 
-    original = runner.JudgeClient
+    original = backends.JudgeClient
 
     def failing_client(judge: Any, cache: Any = None) -> JudgeClient:
         return original(judge, FailingCache(tmp_path / "c.sqlite") if cache is not None else None)
@@ -108,7 +108,7 @@ def test_a_run_whose_cache_fails_completes_and_says_so(tmp_path: Path) -> None:
     logs: list[str] = []
     settings = Settings(metrics=["faithfulness"], cache=tmp_path / "c.sqlite", language="en")
     mp = pytest.MonkeyPatch()
-    mp.setattr(runner, "JudgeClient", failing_client)
+    mp.setattr(backends, "JudgeClient", failing_client)
     try:
         outcome = run(rows(3), tmp_path / "out", settings, judge=SleepyJudge(0.0), log=logs.append)
     finally:
@@ -209,13 +209,13 @@ def test_bad_relevance_grade_names_row_and_field(
 
 
 def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    from localeval import runner
+    from localeval import backends
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was loaded")
 
-    monkeypatch.setattr(runner, "_make_judge", refuse)
-    monkeypatch.setattr(runner, "_make_embedder", refuse)
+    monkeypatch.setattr(backends, "_make_judge", refuse)
+    monkeypatch.setattr(backends, "_make_embedder", refuse)
 
 
 def test_at_zero_is_refused_once_before_anything_runs(

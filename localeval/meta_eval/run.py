@@ -119,7 +119,7 @@ def _check_no_drop(out_dir: Path, rows: list[dict[str, Any]]) -> None:
 def _check_score_key(records: list[SampleRecord], score: str) -> None:
     """A --score key that no row has (e.g. a sub-score the metric does not give) is a usage
     error, not a set of losses."""
-    from localeval.runner import owner_of
+    from localeval.names import owner_of
 
     owner = owner_of(score)
     given = sorted({k for r in records for k in r.scores if owner_of(k) == owner})
@@ -161,7 +161,8 @@ def evaluate(
     """Judge the labelled data through runner.run into out_dir and measure the agreement.
     Ctrl-C keeps what is done: the figures are written for it and `interrupted` is set."""
     from localeval.metrics import resolve
-    from localeval.runner import owner_of, run
+    from localeval.names import owner_of
+    from localeval.runner import run
 
     names = settings.metrics or ([owner_of(score)] if score else None)
     if not names:
@@ -228,7 +229,7 @@ def measure(
     summary: dict[str, Any],
 ) -> MetaEvalResult:
     """The agreement figures of the records judged so far."""
-    from localeval.runner import owner_of
+    from localeval.names import owner_of
 
     owner = owner_of(score)
     pairs = [i for i in items if isinstance(i, Pair)]
