@@ -87,7 +87,7 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
     judge = LazyJudge(path, sha, parallel=parallel, n_ctx=settings.n_ctx,
                       n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
-                      chunk=settings.n_batch, seed=settings.seed,
+                      max_chunk=settings.n_batch, seed=settings.seed,
                       temperature=settings.temperature)
     return judge, {
         "name": name,

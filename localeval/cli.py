@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--n-gpu-layers", type=int, help="layers on the GPU (-1 = all, 0 = none)")
     run.add_argument("--parallel", type=int, help="judge sequences decoded together")
     run.add_argument("--n-batch", type=int,
-                     help="prompt chunk in tokens (default 64; changing it changes answers)")
+                     help="longest prompt chunk in tokens (default 512; changing it changes answers)")
     run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")

@@ -46,9 +46,9 @@ class Settings(BaseModel):
     n_threads: int | None = Field(None, ge=1)
     n_gpu_layers: int = Field(-1, description="-1 = all layers when llama.cpp has a GPU backend")
     n_batch: int = Field(
-        64, ge=16, le=2048,
-        description="prompt chunk: tokens of one prompt per decode call, and the granularity "
-                    "of prefix reuse (part of what makes an answer; see docs/engine.md)")
+        512, ge=64, le=2048,
+        description="the longest prompt chunk: tokens of one prompt per decode call (part of "
+                    "what makes an answer; see docs/engine.md)")
     parallel: int | None = Field(None, ge=1, le=64, description="judge sequences decoded together")
     max_tokens: int = Field(768, ge=16)
     seed: int = 0

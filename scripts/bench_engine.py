@@ -54,7 +54,7 @@ def make_judge(parallel: int, model: Path, n_ctx: int, threads: int | None, chun
     from localeval.judge.lazy import open_engine
 
     return open_engine(model, "bench", parallel=parallel, n_ctx=n_ctx, n_threads=threads,
-                       chunk=chunk)
+                       max_chunk=chunk)
 
 
 def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: int,
@@ -229,7 +229,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--context-chars", type=int, default=500)
     parser.add_argument("--settings", default="1,2,4,8,alone,rev4",
                         help="comma-separated: N (engine slots), alone, revN")
-    parser.add_argument("--chunk", type=int, default=64, help="prompt chunk (--n-batch)")
+    parser.add_argument("--chunk", type=int, default=512,
+                        help="longest prompt chunk (--n-batch)")
     parser.add_argument("--repeat", default="", help="setting to run twice (empty: none)")
     parser.add_argument("--chunk-sweep", default="",
                         help="also measure prompt tok/s at these chunk sizes, e.g. 16,32,64,512")

@@ -19,13 +19,13 @@ from localeval.judge.engine import MAX_INVARIANT_STEP, Engine
 from localeval.judge.llama import Chunk
 from localeval.judge.prefix_pool import common_prefix
 
-EOG, END, N_VOCAB = 0, 1, 256
+EOG, END, NL, N_VOCAB = 0, 1, 10, 256
 
 
 class FakeTokenizer:
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         text = "".join(m["content"] for m in messages)
-        return [2 + ord(c) % 200 for c in text] + [END]
+        return [NL if c == "\n" else 11 + ord(c) % 190 for c in text] + [END]
 
     def tokens(self, text: str) -> list[int]:
         return [ord(c) for c in text]
@@ -122,10 +122,13 @@ def request(text: str, max_tokens: int = 20, **kw: object) -> JudgeRequest:
                         answer_schema="{}", max_tokens=max_tokens, **kw)  # type: ignore[arg-type]
 
 
-def engine(backend: FakeBackend, **kw: object) -> Engine:
+def engine(backend: FakeBackend, chunk: int = 8, min_chunk: int | None = None,
+           **kw: object) -> Engine:
+    """An engine over the fake; prompts are cut every `chunk` tokens and at paragraph breaks
+    once a chunk holds `min_chunk` (default chunk // 2) tokens."""
     kw.setdefault("parallel", 2)
-    kw.setdefault("chunk", 8)
-    return Engine(backend, "fake", gbnf=lambda schema: "root ::= x", **kw)  # type: ignore[arg-type]
+    return Engine(backend, "fake", gbnf=lambda schema: "root ::= x", max_chunk=chunk,  # type: ignore[arg-type]
+                  min_chunk=min_chunk or max(1, chunk // 2), **kw)
 
 
 def run_all(judge: Engine, requests: list[JudgeRequest]) -> list[JudgeReply | BaseException]:
@@ -191,14 +194,16 @@ def test_shared_prefix_is_reused_at_chunk_boundaries_with_the_same_answer() -> N
 def test_generated_tokens_are_never_reused_as_a_prefix() -> None:
     backend = FakeBackend()
     pool = engine(backend, parallel=1, chunk=4).pool
-    slot, reused = pool.acquire(list(range(10, 23)))
+    every4 = [4, 8, 12, 16, 20]
+    slot, reused = pool.acquire(list(range(10, 23)), every4)
     assert reused == 0
     pool.extend(slot, list(range(10, 22)), prompt=True)  # 12 prompt tokens read
     pool.extend(slot, [22, 40, 41, 42, 43], prompt=False)  # the last prompt token + generated
     pool.release(slot)
     # a later prompt equal to everything the slot holds may reuse whole prompt chunks only
-    assert pool.reusable(slot, [*slot.tokens, 99]) == 12
-    assert pool.reusable(slot, [10, 11, 12, 13, 14, 15, 0]) == 4
+    assert pool.reusable(slot, [*slot.tokens, 99], every4) == 12
+    assert pool.reusable(slot, [10, 11, 12, 13, 14, 15, 0], every4) == 4
+    assert pool.reusable(slot, [*slot.tokens, 99], [3, 7, 13]) == 7  # the prompt's own cuts
 
 
 def test_least_recently_used_prefix_is_evicted_and_answers_stay_right() -> None:
@@ -281,3 +286,19 @@ def test_continuation_probabilities_without_generating() -> None:
     assert multi.choice_probs["ye"] < 1e-3
     prompt = FakeTokenizer().prompt_tokens([{"role": "user", "content": "is it so?"}])
     assert backend.kv[0] == prompt  # the scored continuation was taken back out of the KV
+
+
+def test_a_paragraph_break_ends_a_chunk_so_fixed_instructions_are_reused_whole() -> None:
+    instructions = "Judge each statement against the context, one by one, in order." + "\n\n"
+    texts = [instructions + "Context: the sky is blue.", instructions + "Context: grass is green."]
+    backend = FakeBackend()
+    judge = engine(backend, parallel=1, chunk=512, min_chunk=32)
+    try:
+        first, second = (run_all(judge, [request(t)])[0] for t in texts)
+    finally:
+        judge.close()
+    assert second.prompt_tokens_processed == second.prompt_tokens - len(instructions)  # type: ignore[union-attr]
+    assert first.prompt_tokens_processed == first.prompt_tokens  # type: ignore[union-attr]
+    assert second.text == expected(texts[1])  # type: ignore[union-attr]
+    reads = [c[0] for c in backend.calls if len(c[0].tokens) > 1]
+    assert [c.start for c in reads] == [0, len(instructions), len(instructions)]

@@ -6,8 +6,8 @@ worker thread owns the backend. It keeps up to `parallel` requests in flight, on
 each, and alternates two kinds of `llama_decode` calls:
 - a generation step: the next token of every generating sequence (fewer than 32 tokens, where
   llama.cpp's CPU results for a row do not depend on the other rows);
-- a prompt chunk: up to `chunk` tokens of ONE sequence's prompt, at boundaries that are
-  multiples of `chunk` from position 0 — fixed by the request alone.
+- a prompt chunk: up to `max_chunk` tokens of ONE sequence's prompt, cut where the prompt's own
+  tokens say (judge/chunks.py) — fixed by the request alone.
 With one KV stream per sequence (see llama.py), a request's answer is then the same whatever
 other requests run beside it, in whatever order, with whatever `--parallel`.
 A request that finishes frees its slot, which the next queued request takes.
@@ -27,6 +27,7 @@ import numpy as np
 
 from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
+from localeval.judge.chunks import MIN_CHUNK, cuts, next_cut
 from localeval.judge.llama import Chunk
 from localeval.judge.prefix_pool import PrefixPool, Slot
 from localeval.judge.sampling import (
@@ -92,6 +93,7 @@ class _Job:
     loop: asyncio.AbstractEventLoop
     order: int = 0
     tokens: list[int] | None = None
+    cuts: list[int] = field(default_factory=list)
 
 
 @dataclass
@@ -134,17 +136,18 @@ class Engine:
 
     name = "llama.cpp"
 
-    def __init__(self, backend: Backend, fingerprint: str, *, parallel: int, chunk: int = 64,
-                 seed: int = 0, temperature: float = 0.0, prefix_reuse: bool = True,
+    def __init__(self, backend: Backend, fingerprint: str, *, parallel: int,
+                 max_chunk: int = 512, min_chunk: int = MIN_CHUNK, seed: int = 0,
+                 temperature: float = 0.0, prefix_reuse: bool = True,
                  gbnf: Callable[[str], str] | None = None) -> None:
         if parallel < 1 or parallel > backend.n_seq:
             raise ValueError(f"parallel must be in 1..{backend.n_seq}")
         self.backend, self.fingerprint = backend, fingerprint
-        self.parallel, self.chunk = parallel, chunk
+        self.parallel, self.max_chunk, self.min_chunk = parallel, max_chunk, min_chunk
         self.seed, self.temperature = seed, temperature
         self.n_ctx = backend.n_ctx
         self.gpu_offload = bool(getattr(backend, "gpu_offload", False))
-        self.pool = PrefixPool(backend, backend.n_seq, chunk, reuse=prefix_reuse)
+        self.pool = PrefixPool(backend, backend.n_seq, reuse=prefix_reuse)
         self.stats = EngineStats()
         if gbnf is None:
             from localeval.judge.llama import gbnf_for_schema as gbnf
@@ -218,8 +221,8 @@ class Engine:
     def _admit(self) -> None:
         """Give queued requests free slots, each from its longest reusable prefix.
 
-        A request whose prompt shares at least one more chunk with a prompt still being read
-        waits for it instead of reading it twice (this changes speed, never answers).
+        A request that would reuse more of a prompt still being read waits for it instead of
+        reading that part twice (this changes speed, never answers).
         """
         deferred: list[_Job] = []
         while len(self._active) < self.parallel:
@@ -232,11 +235,13 @@ class Engine:
             try:
                 if job.tokens is None:
                     job.tokens = self._tokens(job.request)
+                    job.cuts = cuts(job.tokens, self.backend.tokenizer.piece,
+                                    max_chunk=self.max_chunk, min_chunk=self.min_chunk)
                 reading = [(a.slot, a.pending) for a in self._active if a.pending]
-                if self.pool.worth_waiting(job.tokens, reading):
+                if self.pool.worth_waiting(job.tokens, job.cuts, reading):
                     deferred.append(job)
                     continue
-                self._start(job, job.tokens)
+                self._start(job)
             except JudgeError as exc:
                 _resolve(job, lambda f, exc=exc: f.set_exception(exc))
         if deferred:
@@ -253,15 +258,15 @@ class Engine:
         longest = request.max_tokens
         if request.continuations:
             longest = max(len(self.backend.tokenizer.tokens(c)) for c in request.continuations)
-            if longest > self.chunk:
-                raise JudgeError(f"{request.step}: a continuation is longer than {self.chunk} "
-                                 "tokens")
+            if longest > self.max_chunk:
+                raise JudgeError(f"{request.step}: a continuation is longer than "
+                                 f"{self.max_chunk} tokens")
         if len(tokens) + longest > self.n_ctx:
             raise PromptTooLong(len(tokens), self.n_ctx, longest)
         return tokens
 
-    def _start(self, job: _Job, tokens: list[int]) -> None:
-        request = job.request
+    def _start(self, job: _Job) -> None:
+        request, tokens = job.request, job.tokens or []
         grammar = chain = None
         conts: list[list[int]] = []
         if request.continuations:
@@ -272,7 +277,7 @@ class Engine:
             grammar = self.backend.grammar(self._gbnf[request.answer_schema])
             if self.temperature > 0:
                 chain = self.backend.dist_sampler(self.temperature, self.seed)
-        slot, reused = self.pool.acquire(tokens)
+        slot, reused = self.pool.acquire(tokens, job.cuts)
         self._active.append(_Active(job, slot, tokens[reused:], len(tokens), reused,
                                     grammar=grammar, chain=chain, conts=conts))
         self.stats.requests += 1
@@ -299,8 +304,7 @@ class Engine:
         """Decode one prompt chunk of `a`, or score one of its continuations."""
         if a.pending:
             start = len(a.slot.tokens)
-            size = self.chunk - start % self.chunk
-            chunk = a.pending[:size]
+            chunk = a.pending[:next_cut(a.job.cuts, start, a.n_prompt) - start]
             last = len(chunk) == len(a.pending)
             outs = self._decode([Chunk(a.slot.seq_id, start, chunk, [len(chunk) - 1] if last
                                        else [])])

@@ -14,7 +14,7 @@ from localeval.judge.engine import Engine, sampling_key
 
 
 def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int = 4096,
-                n_threads: int | None = None, n_gpu_layers: int = -1, chunk: int = 64,
+                n_threads: int | None = None, n_gpu_layers: int = -1, max_chunk: int = 512,
                 keep_prefixes: int | None = None, seed: int = 0, temperature: float = 0.0,
                 prefix_reuse: bool = True) -> Engine:
     """Load the model and start the engine: `parallel` active slots plus `keep_prefixes`
@@ -23,11 +23,12 @@ def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int
 
     keep = parallel if keep_prefixes is None else keep_prefixes
     backend = LlamaBackend(model_path, n_ctx=n_ctx, n_seq=parallel + keep,
-                           n_batch=max(chunk, min(parallel, 30)), n_threads=n_threads,
+                           n_batch=max(max_chunk, min(parallel, 30)), n_threads=n_threads,
                            n_gpu_layers=n_gpu_layers)
     try:
-        return Engine(backend, fingerprint, parallel=min(parallel, backend.n_seq), chunk=chunk,
-                      seed=seed, temperature=temperature, prefix_reuse=prefix_reuse)
+        return Engine(backend, fingerprint, parallel=min(parallel, backend.n_seq),
+                      max_chunk=max_chunk, seed=seed, temperature=temperature,
+                      prefix_reuse=prefix_reuse)
     except BaseException:
         backend.close()
         raise

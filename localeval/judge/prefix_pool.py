@@ -2,16 +2,18 @@
 
 Each slot is one KV stream. A finished request's tokens stay in its slot, so a later request
 that begins the same way (same instructions, same contexts) starts from that prefix instead of
-reading it again. Reuse is allowed only at multiples of `chunk` and only over tokens that were
-read as prompt chunks: prompts are always read in chunks whose boundaries are multiples of
-`chunk` counted from position 0, so a reused prefix holds exactly the KV the request would have
-computed itself, and its answer does not depend on which request came first.
+reading it again. Reuse stops at a cut of the new prompt (judge/chunks.py) and covers only tokens
+that were read as prompt chunks: prompts are always read in chunks that end at their cuts, which
+two prompts share over their common part, so a reused prefix holds exactly the KV the request
+would have computed itself, and its answer does not depend on which request came first.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from localeval.judge.chunks import cut_at_or_before
 
 
 class Memory(Protocol):
@@ -26,7 +28,7 @@ class Memory(Protocol):
 class Slot:
     seq_id: int
     tokens: list[int] = field(default_factory=list)  # tokens whose KV the stream holds
-    reusable: int = 0  # leading tokens read as aligned prompt chunks
+    reusable: int = 0  # leading tokens read as prompt chunks
     busy: bool = False
     last_used: int = 0
 
@@ -51,26 +53,27 @@ def common_prefix(a: list[int], b: list[int], limit: int) -> int:
 class PrefixPool:
     """`n_slots` KV streams; at most `parallel` busy at once, the others keep prefixes."""
 
-    def __init__(self, memory: Memory, n_slots: int, chunk: int, *, reuse: bool = True) -> None:
-        if chunk < 1 or n_slots < 1:
-            raise ValueError("chunk and n_slots must be >= 1")
-        self.memory, self.chunk, self.reuse = memory, chunk, reuse
+    def __init__(self, memory: Memory, n_slots: int, *, reuse: bool = True) -> None:
+        if n_slots < 1:
+            raise ValueError("n_slots must be >= 1")
+        self.memory, self.reuse = memory, reuse
         self.slots = [Slot(i) for i in range(n_slots)]
         self._clock = 0
         self.evictions = 0
 
-    def reusable(self, slot: Slot, tokens: list[int]) -> int:
-        """How much of `tokens` a request may take from `slot` (aligned; one token left over)."""
+    def reusable(self, slot: Slot, tokens: list[int], cuts: list[int]) -> int:
+        """How much of `tokens` (cut at `cuts`) a request may take from `slot`: up to the last
+        cut within the common prefix, leaving at least one token to read."""
         if not self.reuse:
             return 0
         n = common_prefix(slot.tokens[:slot.reusable], tokens, len(tokens) - 1)
-        return n // self.chunk * self.chunk
+        return cut_at_or_before(cuts, n)
 
-    def best(self, tokens: list[int]) -> tuple[Slot | None, int]:
+    def best(self, tokens: list[int], cuts: list[int]) -> tuple[Slot | None, int]:
         """The slot holding the longest reusable prefix of `tokens`, and its length."""
         best, best_len = None, 0
         for slot in self.slots:
-            n = self.reusable(slot, tokens)
+            n = self.reusable(slot, tokens, cuts)
             if n > best_len:
                 best, best_len = slot, n
         return best, best_len
@@ -78,12 +81,12 @@ class PrefixPool:
     def free(self) -> int:
         return sum(not s.busy for s in self.slots)
 
-    def acquire(self, tokens: list[int]) -> tuple[Slot, int]:
+    def acquire(self, tokens: list[int], cuts: list[int]) -> tuple[Slot, int]:
         """A slot for a new request, holding the longest reusable prefix; (slot, reused)."""
         idle = [s for s in self.slots if not s.busy]
         if not idle:
             raise RuntimeError("no free slot")
-        source, n = self.best(tokens)
+        source, n = self.best(tokens, cuts)
         if source is not None and not source.busy:
             target = source
             self.memory.seq_keep(target.seq_id, n)
@@ -102,7 +105,7 @@ class PrefixPool:
         return target, n
 
     def extend(self, slot: Slot, tokens: list[int], *, prompt: bool) -> None:
-        """Record tokens just decoded into the slot (`prompt`: an aligned prompt chunk)."""
+        """Record tokens just decoded into the slot (`prompt`: a prompt chunk)."""
         if prompt and slot.reusable == len(slot.tokens):
             slot.reusable += len(tokens)
         slot.tokens.extend(tokens)
@@ -116,16 +119,16 @@ class PrefixPool:
         slot.busy = False
         self._touch(slot)
 
-    def worth_waiting(self, tokens: list[int], reading: list[tuple[Slot, list[int]]]) -> bool:
-        """True when a busy slot is still reading a prompt that will give `tokens` at least one
-        more chunk of prefix than any slot holds now (wait for it instead of reading it twice)."""
+    def worth_waiting(self, tokens: list[int], cuts: list[int],
+                      reading: list[tuple[Slot, list[int]]]) -> bool:
+        """True when a busy slot is still reading a prompt that will give `tokens` a longer
+        reusable prefix (by a cut) than any slot holds now: wait for it, don't read it twice."""
         if not self.reuse:
             return False
-        _, now = self.best(tokens)
+        _, now = self.best(tokens, cuts)
         for slot, pending in reading:
             whole = slot.tokens + pending
-            n = common_prefix(whole, tokens, len(tokens) - 1) // self.chunk * self.chunk
-            if n - now >= self.chunk:
+            if cut_at_or_before(cuts, common_prefix(whole, tokens, len(tokens) - 1)) > now:
                 return True
         return False
 
