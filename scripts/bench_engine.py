@@ -19,6 +19,7 @@ slot, `revN` = N slots, samples in reverse order. Prints one JSON object.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -63,7 +64,8 @@ def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: in
     if setting == "alone":
         runs = [_run_rows([row], 1, model, n_ctx, threads, max_tokens, chunk) for row in rows]
         records = [rec for r in runs for rec in r[0]]
-        judge = {k: sum(r[1][k] for r in runs) for k in runs[0][1] if k != "by_step"}
+        judge = {k: sum(r[1][k] for r in runs) for k, v in runs[0][1].items()
+                 if isinstance(v, int | float) and not isinstance(v, bool)}
     else:
         parallel = int(setting.removeprefix("rev"))
         order = rows[::-1] if setting.startswith("rev") else rows
@@ -72,7 +74,9 @@ def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: in
             records = records[::-1]
     wall = time.perf_counter() - started
     j = judge
-    print(f"setting {setting}: {wall:.1f} s, {j['calls']} calls", file=sys.stderr, flush=True)
+    digest = hashlib.sha256(json.dumps(records, sort_keys=True).encode()).hexdigest()[:12]
+    print(f"setting {setting}: {wall:.1f} s, {j['calls']} calls, records {digest}",
+          file=sys.stderr, flush=True)
     return {
         "setting": setting,
         "wall_s": round(wall, 2),
