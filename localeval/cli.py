@@ -95,6 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="start over in an --out folder that already holds results",
     )
     _add_fail_under(run)
+    from localeval.distributed import options as ray_options
+
+    ray_options.add_arguments(run)
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")
@@ -168,6 +171,7 @@ def _gate_report(failures: list[str], n_gates: int) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from localeval import gates
     from localeval.config import load_config
+    from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
     from localeval.runner import run
 
@@ -197,6 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
+    ray = ray_options.from_args(args)
     outcome = run(
         args.data,
         args.out,
@@ -205,6 +210,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=lambda msg: print(msg, file=sys.stderr),
+        ray=ray,
     )
     if not args.quiet:
         print(summary_table(outcome.summary))

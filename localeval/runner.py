@@ -210,6 +210,13 @@ async def evaluate_sample(
     return record
 
 
+def sample_concurrency(settings: Settings, backends: Backends) -> int:
+    """How many samples to evaluate at once: a batched judge gets twice its slots in samples, so
+    a freed slot finds a request queued."""
+    slots = (backends.info.get("judge") or {}).get("parallel", 0)
+    return 2 * slots if slots > 1 else max(1, settings.parallel or 1)
+
+
 async def evaluate_all(
     samples: list[Sample],
     metrics: list[Metric],
@@ -218,9 +225,7 @@ async def evaluate_all(
     on_record: Callable[[SampleRecord], None],
 ) -> list[SampleRecord]:
     """Evaluate samples with bounded concurrency so that several samples' requests overlap."""
-    # a batched judge gets twice its slots in samples, so a freed slot finds a request queued
-    slots = (backends.info.get("judge") or {}).get("parallel", 0)
-    limit = asyncio.Semaphore(2 * slots if slots > 1 else max(1, settings.parallel or 1))
+    limit = asyncio.Semaphore(sample_concurrency(settings, backends))
     records: list[SampleRecord] = []
 
     async def one(sample: Sample) -> None:
@@ -249,11 +254,13 @@ def run(
     log: Callable[[str], None] | None = None,
     resume: bool = False,
     overwrite: bool = False,
+    ray: Any = None,
 ) -> RunOutcome:
     """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
-    RunInterrupted."""
+    RunInterrupted. `ray` (True, an address or RayOptions) evaluates the samples on Ray workers
+    (localeval/distributed) instead of in this process."""
     started = time.perf_counter()
     data = dataset.load(source)
     metrics = resolve(settings.metrics)
@@ -278,15 +285,18 @@ def run(
         r.line = by_id[r.id].line
     done_ids = {r.id for r in previous}
     todo = [s for s in data.samples if s.id not in done_ids]
-    backends = build_backends(
-        settings,
-        [m for m in metrics if any(not m.missing(s) for s in todo)],
-        judge=judge,
-        embedder=embedder,
-    )
-    if backends.embeddings is not None:  # one batched pass over the texts known up front
-        texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
-        backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
+    needed = [m for m in metrics if any(not m.missing(s) for s in todo)]
+    evaluate = evaluate_all
+    if ray is None or ray is False:
+        backends = build_backends(settings, needed, judge=judge, embedder=embedder)
+        if backends.embeddings is not None:  # one batched pass over the texts known up front
+            texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
+            backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
+    else:  # Ray workers load the models and evaluate; this process loads none
+        from localeval.distributed.driver import start_workers
+
+        backends = start_workers(ray, settings, metrics, needed, judge, embedder, log, len(todo))
+        evaluate = backends.evaluate_all
     writer = ResultsWriter(out_dir / RESULTS_FILE) if out_dir is not None else None
     from localeval.progress import Progress
 
@@ -310,7 +320,7 @@ def run(
 
     interrupted = False
     try:
-        asyncio.run(evaluate_all(todo, metrics, settings, backends, on_record))
+        asyncio.run(evaluate(todo, metrics, settings, backends, on_record))
     except KeyboardInterrupt:  # Ctrl-C: keep what is done, write the summary, say how to resume
         interrupted = True
     finally:
@@ -322,6 +332,8 @@ def run(
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
+    if hasattr(backends, "ray_summary"):
+        summary["ray"] = backends.ray_summary()
     summary["complete"] = not interrupted and len(records) == len(data.samples)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if previous and out_dir is not None:  # keep what the earlier sessions loaded
