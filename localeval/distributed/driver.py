@@ -299,7 +299,7 @@ def _launch(
         where = "1 GPU" if gpus else f"{cpus} CPUs"
         backends.log(f"ray: starting {n} worker(s) of {where} each at {backends.address}")
     refs = [a.load.remote() for a in backends.actors]
-    ready, pending = ray.wait(refs, num_returns=len(refs), timeout=options.start_timeout_s)
+    _, pending = ray.wait(refs, num_returns=len(refs), timeout=options.start_timeout_s)
     if pending:
         raise ConfigError(
             f"ray: {len(pending)} of {n} worker(s) did not start within "
