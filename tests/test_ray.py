@@ -227,20 +227,16 @@ def test_tiny_model_through_ray_scores_as_a_local_run(cluster: str, tmp_path: Pa
 
     _need(model_path("tiny"))
     pytest.importorskip("llama_cpp")
-    rows = [
-        {"id": "a", "question": "What is the capital of France?",
-         "answer": "Paris is the capital of France.",
-         "contexts": ["Paris is the capital and largest city of France."]},
-        {"id": "b", "question": "When was the tower built?",
-         "answer": "The tower was built in 1889 and is made of wood.",
-         "contexts": ["The Eiffel Tower was built from 1887 to 1889 from wrought iron."]},
-    ]
+    rows = [{"id": "a", "question": "What is the capital of France?",
+             "answer": "Paris is the capital of France.",
+             "contexts": ["Paris is the capital and largest city of France."]}]
     settings = Settings(profile="tiny", metrics=["faithfulness"], no_cache=True, n_ctx=2048,
-                        parallel=1, n_threads=2, language="en", max_tokens=256)
+                        parallel=1, n_threads=2, language="en", max_tokens=200, explain=False)
     local = run(rows, tmp_path / "local", settings)
     dist = run(rows, tmp_path / "ray", settings, ray=RayOptions(workers=1, cpus_per_worker=2))
     assert [r.scores for r in dist.records] == [r.scores for r in local.records]
     assert [r.details for r in dist.records] == [r.details for r in local.records]
+    assert [r.errors for r in dist.records] == [r.errors for r in local.records]
     assert dist.summary["judge"]["calls"] == local.summary["judge"]["calls"] > 0
     worker = dist.summary["ray"]["workers"][0]
     assert worker["judge_sha256"] == local.summary["models"]["judge"]["sha256"]
