@@ -221,6 +221,46 @@ def test_more_workers_than_the_cluster_holds_is_a_one_line_error(
             embedder=HashEmbedder(), ray=RayOptions(workers=10, cpus_per_worker=2))
 
 
+def test_cli_ray_flags_and_the_api_keyword(cluster: str, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    from localeval import evaluate
+    from localeval.cli import main
+
+    rows = _rows(6)
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = ["run", str(data), "--judge", "fake", "--metrics", "answer_similarity", "--quiet"]
+    assert main([*base, "--out", str(tmp_path / "local")]) == 0
+    ray_flags = ["--ray", "--ray-workers", "2", "--ray-cpus-per-worker", "1"]
+    assert main([*base, "--out", str(tmp_path / "ray"), *ray_flags]) == 0
+    a = (tmp_path / "local" / "results.jsonl").read_text()
+    assert a == (tmp_path / "ray" / "results.jsonl").read_text()
+    summary = json.loads((tmp_path / "ray" / "summary.json").read_text())
+    assert len(summary["ray"]["workers"]) == 2 and summary["complete"] is True
+
+    results = evaluate(rows, "faithfulness", judge=ContentJudge(0.0), embedder=HashEmbedder(),
+                       language="en", no_cache=True, ray={"workers": 2, "cpus_per_worker": 1})
+    local = evaluate(rows, "faithfulness", judge=ContentJudge(0.0), embedder=HashEmbedder(),
+                     language="en", no_cache=True)
+    assert results.metrics == local.metrics
+    assert len(results.summary["ray"]["workers"]) == 2
+
+    capsys.readouterr()
+    code = main([*base, "--out", str(tmp_path / "x"), "--ray-workers", "2"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and err == ["localeval: error: --ray-workers, --ray-cpus-per-worker and "
+                                 "--ray-models need --ray"]
+
+
+def test_ray_options_coercion() -> None:
+    assert RayOptions.coerce(True).address == "local"
+    assert RayOptions.coerce("auto").address == "auto"
+    assert RayOptions.coerce({"address": "10.0.0.1:6379", "workers": 3}).workers == 3
+    with pytest.raises(ConfigError, match="workers"):
+        RayOptions.coerce({"workers": 0})
+    with pytest.raises(ConfigError, match="ray= must be"):
+        RayOptions.coerce(5)
+
+
 @pytest.mark.model
 def test_tiny_model_through_ray_scores_as_a_local_run(cluster: str, tmp_path: Path) -> None:
     from conftest import _need, model_path
