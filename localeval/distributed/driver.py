@@ -78,6 +78,7 @@ class RayBackends(Backends):
 
         queue = deque(samples)
         inflight: dict[asyncio.Future[Any], tuple[int, Sample]] = {}
+        finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()  # O(1) per sample
         load = [0] * len(self.actors)
         records: list[SampleRecord] = []
         while queue or inflight:
@@ -87,8 +88,9 @@ class RayBackends(Backends):
                     break
                 w = min(room, key=lambda i: load[i] / self.workers[i]["capacity"])
                 sample = queue.popleft()
-                ref = self.actors[w].evaluate.remote(sample)
-                inflight[asyncio.wrap_future(ref.future())] = (w, sample)
+                fut = asyncio.wrap_future(self.actors[w].evaluate.remote(sample).future())
+                fut.add_done_callback(finished.put_nowait)
+                inflight[fut] = (w, sample)
                 load[w] += 1
                 self.sent += 1
             if not inflight:
@@ -96,7 +98,9 @@ class RayBackends(Backends):
                     f"ray: every worker was lost; {len(queue)} sample(s) not evaluated "
                     "(the done ones are saved: rerun with --resume)"
                 )
-            done, _ = await asyncio.wait(inflight, return_when=asyncio.FIRST_COMPLETED)
+            done = [await finished.get()]
+            while not finished.empty():
+                done.append(finished.get_nowait())
             for fut in done:
                 w, sample = inflight.pop(fut)
                 load[w] -= 1
@@ -112,7 +116,7 @@ class RayBackends(Backends):
                         f"ray worker on node {self.workers[w]['node']} failed on sample "
                         f"{sample.id}: {str(exc).strip().splitlines()[-1]}"
                     )
-                elif isinstance(exc, RayActorError | OSError | ConnectionError) or _lost(exc):
+                elif isinstance(exc, RayActorError) or _lost(exc):
                     self._lose(w, exc)
                     queue.appendleft(sample)
                     self.retried += 1
