@@ -274,6 +274,7 @@ def test_tiny_model_through_ray_scores_as_a_local_run(cluster: str, tmp_path: Pa
                         parallel=1, n_threads=2, language="en", max_tokens=200, explain=False)
     local = run(rows, tmp_path / "local", settings)
     dist = run(rows, tmp_path / "ray", settings, ray=RayOptions(workers=1, cpus_per_worker=2))
+    assert local.records[0].scores.get("faithfulness") is not None  # scored, not errored
     assert [r.scores for r in dist.records] == [r.scores for r in local.records]
     assert [r.details for r in dist.records] == [r.details for r in local.records]
     assert [r.errors for r in dist.records] == [r.errors for r in local.records]
