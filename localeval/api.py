@@ -108,6 +108,7 @@ def evaluate(
     resume: bool = False,
     overwrite: bool = False,
     progress: bool = False,
+    ray: Any = None,
     **settings: Any,
 ) -> EvalResults:
     """Evaluate rows (a list of dicts) or a dataset file; return an EvalResults.
@@ -115,7 +116,10 @@ def evaluate(
     metrics: names or groups (default: every metric the rows can feed). out: a folder for
     results.jsonl, summary.json and the reports (none written when omitted). config: a TOML
     file. judge / embedder: a setting value ("llama", "fake"; a path) or a ready object with
-    the Judge / Embedder protocol (e.g. a FakeJudge in tests). **settings: any Settings field
+    the Judge / Embedder protocol (e.g. a FakeJudge in tests; with ray, copied to each worker).
+    ray: evaluate on Ray workers — True (a Ray instance on this machine), "auto", "HOST:PORT",
+    or a dict / localeval.distributed.RayOptions (workers, cpus_per_worker, models_dir).
+    **settings: any Settings field
     (profile="small", n_ctx=8192, max_tokens=512, language="zh", ...). Errors are
     LocalevalError subclasses with a message that says what to do.
     """
@@ -153,6 +157,7 @@ def evaluate(
         progress=progress,
         resume=resume,
         overwrite=overwrite,
+        ray=ray,
     )
     return EvalResults(
         records=outcome.records,

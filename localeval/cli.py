@@ -70,7 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--n-gpu-layers", type=int, help="layers on the GPU (-1 = all, 0 = none)")
     run.add_argument("--parallel", type=int, help="judge sequences decoded together")
     run.add_argument("--n-batch", type=int,
-                     help="longest prompt chunk in tokens (default 512; changing it changes answers)")
+                     help="longest prompt chunk (default 512; changing it changes answers)")
     run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
@@ -100,6 +100,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="start over in an --out folder that already holds results",
     )
     _add_fail_under(run)
+    from localeval.distributed import options as ray_options
+
+    ray_options.add_arguments(run)
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")
@@ -184,6 +187,7 @@ def _gate_report(failures: list[str], n_gates: int) -> int:
 def cmd_run(args: argparse.Namespace) -> int:
     from localeval import gates
     from localeval.config import load_config
+    from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
     from localeval.runner import run
 
@@ -214,6 +218,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
+    ray = ray_options.from_args(args)
     outcome = run(
         args.data,
         args.out,
@@ -222,6 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=lambda msg: print(msg, file=sys.stderr),
+        ray=ray,
     )
     if not args.quiet:
         print(summary_table(outcome.summary))

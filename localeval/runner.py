@@ -86,6 +86,13 @@ async def evaluate_sample(
     return record
 
 
+def sample_concurrency(settings: Settings, backends: Backends) -> int:
+    """How many samples to evaluate at once: a batched judge gets twice its slots in samples, so
+    a freed slot finds a request queued."""
+    slots = (backends.info.get("judge") or {}).get("parallel", 0)
+    return 2 * slots if slots > 1 else max(1, settings.parallel or 1)
+
+
 async def evaluate_all(
     samples: list[Sample],
     metrics: list[Metric],
@@ -94,9 +101,7 @@ async def evaluate_all(
     on_record: Callable[[SampleRecord], None],
 ) -> list[SampleRecord]:
     """Evaluate samples with bounded concurrency so that several samples' requests overlap."""
-    # a batched judge gets twice its slots in samples, so a freed slot finds a request queued
-    slots = (backends.info.get("judge") or {}).get("parallel", 0)
-    limit = asyncio.Semaphore(2 * slots if slots > 1 else max(1, settings.parallel or 1))
+    limit = asyncio.Semaphore(sample_concurrency(settings, backends))
     records: list[SampleRecord] = []
 
     async def one(sample: Sample) -> None:
@@ -120,11 +125,13 @@ def run(
     log: Callable[[str], None] | None = None,
     resume: bool = False,
     overwrite: bool = False,
+    ray: Any = None,
 ) -> RunOutcome:
     """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
-    RunInterrupted."""
+    RunInterrupted. `ray` (True, an address or RayOptions) evaluates the samples on Ray workers
+    (localeval/distributed) instead of in this process."""
     started = time.perf_counter()
     data = dataset.load(source)
     metrics = resolve(settings.metrics)
@@ -149,7 +156,8 @@ def run(
         )
     try:
         return _run_open(
-            data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log, started
+            data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
+            started, ray
         )
     finally:
         if folder is not None:
@@ -168,22 +176,26 @@ def _run_open(
     progress: bool,
     log: Callable[[str], None] | None,
     started: float,
+    ray: Any = None,
 ) -> RunOutcome:
     """The run once its --out folder (if any) is open and locked."""
     previous = folder.previous if folder is not None else []
     done_ids = {r.id for r in previous}
     todo = [s for s in data.samples if s.id not in done_ids]
-    backends = build_backends(
-        settings,
-        [m for m in metrics if any(not m.missing(s) for s in todo)],
-        judge=judge,
-        embedder=embedder,
-    )
-    if backends.judge is not None and log is not None:
-        backends.judge.warn = log
-    if backends.embeddings is not None:  # one batched pass over the texts known up front
-        texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
-        backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
+    needed = [m for m in metrics if any(not m.missing(s) for s in todo)]
+    evaluate = evaluate_all
+    if ray is None or ray is False:
+        backends = build_backends(settings, needed, judge=judge, embedder=embedder)
+        if backends.judge is not None and log is not None:
+            backends.judge.warn = log
+        if backends.embeddings is not None:  # one batched pass over the texts known up front
+            texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
+            backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
+    else:  # Ray workers load the models and evaluate; this process loads none
+        from localeval.distributed.driver import start_workers
+
+        backends = start_workers(ray, settings, metrics, needed, judge, embedder, log, len(todo))
+        evaluate = backends.evaluate_all
     from localeval.progress import Progress
 
     bar = Progress(
@@ -206,7 +218,7 @@ def _run_open(
 
     interrupted = False
     try:
-        asyncio.run(evaluate_all(todo, metrics, settings, backends, on_record))
+        asyncio.run(evaluate(todo, metrics, settings, backends, on_record))
     except KeyboardInterrupt:  # Ctrl-C: keep what is done, write the summary, say how to resume
         interrupted = True
     finally:
@@ -218,6 +230,8 @@ def _run_open(
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
+    if hasattr(backends, "ray_summary"):
+        summary["ray"] = backends.ray_summary()
     redone = {r.id for r in records if r.input_hash == hashes.get(r.id)}
     summary["complete"] = not interrupted and redone >= set(hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

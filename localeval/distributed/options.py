@@ -1,0 +1,104 @@
+"""The `--ray` options of a run (`localeval run --ray [ADDRESS]`, `evaluate(ray=...)`).
+
+Importing this module does not import Ray: `--help` and local runs work without it.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from localeval.errors import ConfigError
+
+LOCAL = "local"
+
+
+class RayOptions(BaseModel):
+    """Where the Ray workers run and how many there are."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    address: str = Field(
+        LOCAL,
+        description="'local': start a Ray instance on this machine (or use the one this process "
+        "already joined); 'auto': the cluster this machine belongs to; else HOST:PORT or "
+        "ray://HOST:PORT",
+    )
+    workers: int | None = Field(
+        None, ge=1, description="workers in all; default one per GPU, else CPUs // cpus_per_worker"
+    )
+    cpus_per_worker: int | None = Field(
+        None, ge=1, description="CPUs (llama.cpp threads) of a CPU worker; default 4, or all"
+    )
+    gpus: bool | None = Field(
+        None, description="one GPU per worker; default: when the cluster has GPUs and "
+        "n_gpu_layers != 0"
+    )
+    models_dir: Path | None = Field(
+        None, description="where the workers find the model files (e.g. a shared filesystem); "
+        "default: each worker's own models/ folder"
+    )
+    start_timeout_s: float = Field(
+        900.0, gt=0, description="how long to wait for every worker to start and load"
+    )
+
+    @classmethod
+    def coerce(cls, value: Any) -> RayOptions:
+        """True → a local instance; a string → that address; a dict or RayOptions → as given."""
+        if isinstance(value, RayOptions):
+            return value
+        try:
+            if value is True:
+                return cls()
+            if isinstance(value, str):
+                return cls(address=value.strip() or LOCAL)
+            if isinstance(value, dict):
+                return cls.model_validate(value)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(p) for p in err["loc"]) or "?"
+            raise ConfigError(f"ray option {loc!r}: {err['msg']}") from None
+        raise ConfigError(
+            "ray= must be True, an address ('auto', 'HOST:PORT'), a dict or RayOptions"
+        )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `--ray` flags of `localeval run`."""
+    group = parser.add_argument_group("Ray (evaluate on the workers of a Ray cluster)")
+    group.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        default=None,
+        metavar="ADDRESS",
+        help="spread the samples over Ray workers: no ADDRESS = start Ray on this machine, "
+        "'auto' = the cluster this machine belongs to, or HOST:PORT (needs localeval[ray])",
+    )
+    group.add_argument(
+        "--ray-workers", type=int, help="workers in all (default: one per GPU, else per N CPUs)"
+    )
+    group.add_argument(
+        "--ray-cpus-per-worker", type=int, help="CPUs of each CPU worker (default 4)"
+    )
+    group.add_argument(
+        "--ray-models", type=Path, help="model folder on the workers (default: their models/)"
+    )
+
+
+def from_args(args: argparse.Namespace) -> RayOptions | None:
+    """RayOptions from the parsed flags, or None without --ray (extra flags alone are an error)."""
+    extra = {
+        "workers": args.ray_workers,
+        "cpus_per_worker": args.ray_cpus_per_worker,
+        "models_dir": args.ray_models,
+    }
+    given = {k: v for k, v in extra.items() if v is not None}
+    if args.ray is None:
+        if given:
+            raise ConfigError("--ray-workers, --ray-cpus-per-worker and --ray-models need --ray")
+        return None
+    return RayOptions.coerce({"address": args.ray, **given})

@@ -1,0 +1,67 @@
+"""Judges for the Ray tests and benchmark: each answer is a function of the request (never of
+the order requests arrive in, which differs between workers), after a fixed delay."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import os
+import signal
+from pathlib import Path
+
+from localeval.judge.base import JudgeReply, JudgeRequest
+
+
+class ContentJudge:
+    """Waits `delay` seconds per request; faithfulness answers derived from the request."""
+
+    name = "content"
+    fingerprint = "content-v1"
+
+    def __init__(self, delay: float = 0.02) -> None:
+        self.delay = delay
+
+    def sampling_key(self) -> str:
+        return "content"
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        await asyncio.sleep(self.delay)
+        digest = hashlib.sha256(json.dumps(request.messages).encode()).digest()
+        if request.step == "faithfulness_statements":
+            answer: dict[str, object] = {
+                "statements": [f"claim {i} {digest[i]:02x}" for i in range(1 + digest[0] % 3)]
+            }
+        elif request.step == "faithfulness_verdicts":
+            n = json.loads(request.answer_schema)["properties"]["verdicts"]["minItems"]
+            answer = {"verdicts": [{"reason": f"r{digest[i]}", "verdict": digest[i] % 2}
+                                   for i in range(n)]}
+        else:
+            raise AssertionError(f"unexpected step {request.step}")
+        text = json.dumps(answer)
+        return JudgeReply(text=text, finish_reason="stop", prompt_tokens=100,
+                          prompt_tokens_processed=100, completion_tokens=len(text) // 4)
+
+    def close(self) -> None:
+        pass
+
+
+class KillerJudge(ContentJudge):
+    """A ContentJudge whose worker process SIGKILLs itself at its `after`-th request — in one
+    worker only: the first to create `marker`."""
+
+    def __init__(self, marker: Path, after: int = 3, delay: float = 0.02) -> None:
+        super().__init__(delay)
+        self.marker, self.after, self.seen = str(marker), after, 0
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        self.seen += 1
+        if self.seen == self.after:
+            try:
+                os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
+                Path(self.marker).write_text(str(os.getpid()))
+                os.kill(os.getpid(), signal.SIGKILL)
+        return await super().complete(request)
