@@ -24,7 +24,7 @@ class Backends:
         """`info`, plus how long the judge model took to load (null: never loaded, because
         every answer came from the cache)."""
         info = dict(self.info)
-        inner = self.judge.judge if self.judge is not None else None
+        inner = getattr(self.judge, "judge", None)
         if "judge" in info and hasattr(inner, "load_seconds"):
             info["judge"] = {**info["judge"], "load_seconds": inner.load_seconds}  # type: ignore[union-attr]
         return info

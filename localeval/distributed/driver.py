@@ -41,6 +41,7 @@ class RemoteJudge:
     """What the runner reads of a judge: the run's judge figures, summed over the workers."""
 
     stats: JudgeStats = field(default_factory=JudgeStats)
+    cache_error: str | None = None  # each worker's own cache; failures show in its log
 
 
 @dataclass
