@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from localeval.meta_eval.analyse import PairResult, PairStats, RowResult, RowStats
-from localeval.results import SampleRecord
+from localeval.records import SampleRecord
+from localeval.report.markdown import details_md
 
 SHOWN = 50  # disagreements written into the reports (all are listed in meta_eval.json)
 TEXT_LIMIT = 1500
@@ -143,28 +144,6 @@ def _cases(result: Any) -> list[PairResult] | list[RowResult]:
 
 def _verdict_key(key: str) -> bool:
     return "verdict" in key.lower()
-
-
-def _details_md(value: Any, indent: str = "") -> list[str]:
-    if isinstance(value, Mapping):
-        out = []
-        for k, v in value.items():
-            if isinstance(v, (Mapping, list)) and v:
-                out += [f"{indent}- {k}:", *_details_md(v, indent + "  ")]
-            else:
-                out.append(f"{indent}- {k}: {_scalar(str(k), v)}")
-        return out
-    if isinstance(value, list):
-        out = []
-        for item in value:
-            if isinstance(item, Mapping):
-                out.append(
-                    f"{indent}- " + "; ".join(f"{k}: {_scalar(str(k), v)}" for k, v in item.items())
-                )
-            else:
-                out.append(f"{indent}- {_scalar('', item)}")
-        return out
-    return [f"{indent}- {_scalar('', value)}"]
 
 
 def _scalar(key: str, value: Any) -> str:
@@ -306,7 +285,7 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
                 out.append(f"- answer: {_scalar('', rec.answer)}")
             for key, value in _record_parts(rec, owner).items():
                 if key == "details":
-                    out += ["- details:", *_details_md(value, "  ")] if value else []
+                    out += ["- details:", *details_md(value, "  ")] if value else []
                 else:
                     out.append(f"- {key}: {_scalar('', value)}")
             out.append("")
