@@ -319,7 +319,7 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     section = md.split("## Disagreements (2)")[1]
     assert section.index("### p3 — loss") < section.index("### p2 — tie")
     assert "people prefer b; a = 1.000, b = 0.000" in section
-    assert "✗ reason: reason 5: contradicted" in section  # p3/b's explanation, as in report.md
+    assert "✗ statement: Claim 5.; reason: reason 5: contradicted" in section  # as in report.md
     assert "Claim 4." in section and "p1 —" not in section
     page = (out / "meta_eval.html").read_text(encoding="utf-8")
     assert "Content-Security-Policy" in page and "reason 5: contradicted" in page
