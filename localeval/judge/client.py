@@ -88,6 +88,10 @@ class JudgeClient:
         The same request asked twice while the first is in flight is sent once; the second
         waits for that answer and counts as cached.
         """
+        return (await self.ask_reply(request, schema))[0]
+
+    async def ask_reply(self, request: JudgeRequest, schema: type[T]) -> tuple[T, JudgeReply]:
+        """`ask`, also returning the reply itself (its field probabilities, token counts)."""
         key = cache_key(self.judge.fingerprint, self._sampling, request)
         reply = self._cached(key)
         if reply is None and key in self._in_flight:
@@ -114,7 +118,7 @@ class JudgeClient:
             raise JudgeError(f"{request.step}: the judge's answer reached max_tokens="
                              f"{request.max_tokens} before it was complete; raise --max-tokens")
         try:
-            return schema.model_validate_json(reply.text)
+            return schema.model_validate_json(reply.text), reply
         except ValidationError as exc:
             self.stats.failures += 1
             first = exc.errors()[0]
