@@ -20,6 +20,10 @@ _BULLET = re.compile(
 # A sentence ends after 。！？；… (plus closing quotes/brackets), or after .!? followed by space.
 _ZH_END = re.compile(r"([。！？；!?;]|…+|\.{3,})([”’」』）)\]]*)")
 _EN_END = re.compile(r"([.!?]+)([\"'”’)\]]*)(?=\s+|$)")
+# Sentences run together without a space ("in 2011.The album"): a '.' after two lower-case
+# letters or digits and before a capitalised word ends a sentence too.
+_GLUED = re.compile(r"(?<=[a-z0-9]{2})([.!?])(?=[A-Z][a-z])")
+_PUNCT_OR_SPACE = re.compile(r"[\W_]+")
 
 
 def detect_language(*texts: str | None) -> str:
@@ -39,6 +43,12 @@ def word_count(text: str) -> float:
 def normalize(text: str) -> str:
     """NFKC (full→half width), casefold, collapse whitespace: for matching, never for display."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def match_key(text: str) -> str:
+    """`normalize`, then every punctuation mark and space removed: the form in which a quoted
+    span is looked up in its source ("U.S.", "U. S." and "us" all become "us")."""
+    return _PUNCT_OR_SPACE.sub("", unicodedata.normalize("NFKC", text).casefold())
 
 
 def split_sentences(text: str) -> list[str]:
@@ -76,6 +86,7 @@ def _split_line(line: str) -> list[str]:
 
 
 def _split_english(text: str) -> list[str]:
+    text = _GLUED.sub(r"\1 ", text)
     pieces: list[str] = []
     start = 0
     for m in _EN_END.finditer(text):

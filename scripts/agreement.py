@@ -1,4 +1,4 @@
-"""Agreement of localeval's judge metrics with people, on the dev pairs of /work/shared/data/dev.
+"""Agreement of localeval's judge metrics with people, on the dev pairs of ../shared/data/dev.
 
 Each pair holds a better and a worse answer (as people labelled them); a metric agrees when it
 scores the better one higher. Pairwise accuracy = (wins + ½ ties) / pairs; a pair where either
@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-DATA = Path("/work/shared/data/dev")
+DATA = Path("../shared/data/dev")  # relative to the repository root
 SETS = ("halueval", "uhgeval", "ragchecker")
 METRIC = {"halueval": "faithfulness", "uhgeval": "faithfulness", "ragchecker": "answer_correctness"}
 
@@ -95,6 +95,9 @@ def main() -> int:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--no-explain", action="store_true", help="verdicts without reasons")
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--style", choices=["evidence", "reason", "bare"],
+                        help="what the judge writes before each verdict (default: evidence, or "
+                             "bare with --no-explain)")
     parser.add_argument("--pairs", action="store_true", help="include every pair's scores")
     parser.add_argument("--budget-s", type=float, default=None,
                         help="stop starting new pairs of a set after this many seconds (the JSON "
@@ -114,6 +117,10 @@ def main() -> int:
     settings = Settings(metrics=metric_names, profile=args.profile, judge_model=args.judge_model,
                         cache=args.cache, n_ctx=args.n_ctx, explain=not args.no_explain)
     metrics = resolve(metric_names)
+    if args.style:
+        from localeval.metrics import chunking
+
+        chunking.STYLE = args.style
     started = time.perf_counter()
     backends = build_backends(settings, metrics)
     load_s = time.perf_counter() - started
@@ -130,7 +137,9 @@ def main() -> int:
             rec_a, rec_b = await asyncio.gather(evaluate_sample(a, metric, settings, backends),
                                                 evaluate_sample(b, metric, settings, backends))
             sa, sb = rec_a.scores.get(key), rec_b.scores.get(key)
-            results.append({"id": pid, "human": human, "a": sa, "b": sb,
+            retries = sum(int(d.get("judge_retries", 0)) for rec in (rec_a, rec_b)
+                          for d in rec.details.values() if isinstance(d, dict))
+            results.append({"id": pid, "human": human, "a": sa, "b": sb, "retries": retries,
                             "outcome": outcome(sa, sb, human),
                             "errors": {**rec_a.errors, **rec_b.errors} or None})
             print(f"{name} {pid}: a={sa} b={sb} human={human:+d} -> {results[-1]['outcome']}",
@@ -150,6 +159,7 @@ def main() -> int:
             metric = [m for m in metrics if m.name == METRIC[name]]
             stats = backends.judge.stats if backends.judge else None
             calls0, cached0 = (stats.calls, stats.cached) if stats else (0, 0)
+            gen0 = stats.completion_tokens if stats else 0
             t0 = time.perf_counter()
             results = await score_pairs(chosen, metric, METRIC[name], name)
             elapsed = time.perf_counter() - t0
@@ -168,6 +178,10 @@ def main() -> int:
                 "seconds_per_pair": round(elapsed / n, 1) if n else None,
                 "judge_calls": (stats.calls - calls0) if stats else 0,
                 "cached_calls": (stats.cached - cached0) if stats else 0,
+                "generated_tokens_per_sample": (round((stats.completion_tokens - gen0) / (2 * n),
+                                                      1) if stats and n else None),
+                "seconds_per_sample": round(elapsed / (2 * n), 1) if n else None,
+                "judge_retries": sum(r["retries"] for r in results),
             }
             if n < len(chosen):
                 entry["stopped_by_budget"] = f"{n} of {len(chosen)} pairs scored in --budget-s"
