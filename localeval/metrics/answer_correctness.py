@@ -57,7 +57,8 @@ async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult
                  if a_statements else Support([]))
     g_support = (await support_verdicts(ctx, "answer_correctness_reference", g_statements,
                                         split="answer", answer=[answer],
-                                        question=sample.question, material_name="answer")
+                                        question=sample.question, material_name="answer",
+                                        details=False)
                  if g_statements else Support([]))
     a_verdicts, g_verdicts = a_support.verdicts, g_support.verdicts
     tp = sum(v["verdict"] for v in a_verdicts)

@@ -223,11 +223,14 @@ class Support:
 
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
                            items_var: str = "statements", question: str | None = None,
-                           material_name: str = "context", **variables: Any) -> Support:
+                           material_name: str = "context", details: bool = True,
+                           **variables: Any) -> Support:
     """One verdict per item against the material `variables[split]`, each checked by
     metrics/evidence.py. Items go in groups that bound the answer's length; a material too long
     for the window is split into pieces and each item is judged against the piece that most
-    likely holds its evidence (`route`), so the work grows linearly with the material."""
+    likely holds its evidence (`route`), so the work grows linearly with the material.
+    `details=False` skips the novel-detail check (when the material is an answer that may
+    say "it" where the item names the subject)."""
     style = verdict_style(ctx)
     chars = evidence_chars(ctx)
     size = items_per_request(ctx, style)
@@ -238,17 +241,21 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
         sub = [items[i] for i in indices]
         answer = await ctx.ask(step, checked_verdicts(len(sub), style, chars), style=style,
+                               question=question or "",
                                **{**variables, split: texts, items_var: sub})
         return [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
 
     def bad(answer: list[dict[str, Any]]) -> bool:
-        return degenerate([str(v.get("evidence") or v.get("reason") or "") for v in answer])
+        # several items may rightly quote the same sentence: only looping within one counts
+        return degenerate([str(v.get("evidence") or v.get("reason") or "") for v in answer],
+                          same_texts=False)
 
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
                piece: int | None) -> None:
         for i, judged in zip(indices, answer, strict=True):
             entry = decide(items[i], judged, texts, question,
-                           check_evidence=style == "evidence", material_name=material_name)
+                           check_evidence=style == "evidence", material_name=material_name,
+                           details=details)
             if piece is not None:
                 entry["piece"] = piece
             result[i] = entry
@@ -264,6 +271,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 continue
             except PromptTooLong as exc:
                 pieces = _split(ctx, step, split, {**variables, "style": style,
+                                                   "question": question or "",
                                                    items_var: [items[i] for i in batch]}, exc)
         routed = route([items[i] for i in batch], pieces)
         for p_index, piece in enumerate(pieces):

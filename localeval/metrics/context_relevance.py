@@ -48,7 +48,7 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     by_context = await support_verdicts(ctx, "context_relevance_context", context_sentences,
                                         split="answer", items_var="sentences",
                                         answer=[sample.answer or ""], question=sample.question,
-                                        material_name="answer")
+                                        material_name="answer", details=False)
     asp = by_answer.supported / len(answer_sentences)
     csp = by_context.supported / len(context_sentences) if context_sentences else None
 

@@ -4,9 +4,10 @@ and does the material hold the item's specific details?
 The judge copies the material's sentence that bears on an item (a statement, a sentence) before
 its verdict. `locate` looks the copy up in the material after `text.match_key` (NFKC, case,
 whitespace and punctuation removed): exact containment, else the share of the copy covered by
-order-preserving common runs of at least MIN_RUN characters must reach FOUND_COVERAGE (0.8), so a
-dropped comma or a copy cut short by the schema's length limit still counts, while a statement
-"copied" as evidence (a parroted reason) does not. `novel_details` lists the item's numbers (and,
+order-preserving common runs of at least MIN_RUN characters must reach FOUND_COVERAGE (0.8) and
+every number of the copy must occur in the material, so a dropped comma or a copy cut short by
+the schema's length limit still counts, while a statement "copied" as evidence (a parroted
+reason) does not. `novel_details` lists the item's numbers (and,
 in Latin script, capitalised names) that appear neither in the material nor in the question:
 a detail the material never mentions cannot be supported by it.
 
@@ -62,8 +63,13 @@ def coverage(quote: str, texts: list[str]) -> float:
 
 
 def locate(quote: str, texts: list[str]) -> bool:
-    """Is the quote (not "none") a copy of some of `texts`? See the module doc for the rule."""
-    return not is_none(quote) and coverage(quote, texts) >= FOUND_COVERAGE
+    """Is the quote (not "none") a copy of some of `texts`? See the module doc for the rule;
+    besides, every number of the quote must be in the texts (a fuzzy match must not let a
+    changed number through)."""
+    if is_none(quote) or coverage(quote, texts) < FOUND_COVERAGE:
+        return False
+    known = set().union(*(_numbers(t) for t in texts)) if texts else set()
+    return _numbers(quote) <= known
 
 
 def _numbers(text: str) -> set[str]:

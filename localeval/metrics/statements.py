@@ -91,10 +91,11 @@ def groups(sentences: list[str], max_tokens: int) -> list[tuple[int, int]]:
     return out
 
 
-def degenerate(texts: Sequence[str]) -> bool:
-    """The same word 4-gram (CJK: 8 characters) three times in one text, or one text repeated
-    three times: the signature of a small model looping."""
-    if any(n >= 3 for n in Counter(t.strip() for t in texts if t.strip()).values()):
+def degenerate(texts: Sequence[str], *, same_texts: bool = True) -> bool:
+    """The same word 4-gram (CJK: 8 characters) three times in one text, or (`same_texts`) one
+    text three times: the signature of a small model looping."""
+    if same_texts and any(n >= 3 for n in Counter(t.strip() for t in texts
+                                                   if t.strip()).values()):
         return True
     for text in texts:
         units: list[str] = list(text) if _CJK.search(text) else text.casefold().split()
