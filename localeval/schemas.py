@@ -99,8 +99,8 @@ def sentence_statements(n: int, per_sentence: int, chars: int) -> type[BaseModel
 def _evidence_item(chars: int) -> type[BaseModel]:
     return create_model(
         f"EvidenceVerdict{chars}",
-        evidence=(str, Field(max_length=chars,
-                             description='the material\'s sentence copied word for word, or "none"')),
+        evidence=(str, Field(max_length=chars, description="the material's sentence copied "
+                                                           'word for word, or "none"')),
         verdict=(Literal[0, 1], Field(description="1 = the evidence states it, 0 = no")),
     )
 

@@ -16,7 +16,7 @@ _ABBREV = {
     "a.m", "p.m", "ph.d", "vol", "pp", "cf", "ca", "rev", "sgt", "capt", "lt", "ave", "blvd",
 }
 _BULLET = re.compile(
-    r"^\s*(?:[-*•·●▪]|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
+    r"^\s*(?:[-*•·●▪](?=\s)|\d{1,3}(?:[.)](?=\s)|、)|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
 # A sentence ends after 。！？；… (plus closing quotes/brackets), or after .!? followed by space.
 _ZH_END = re.compile(r"([。！？；!?;]|…+|\.{3,})([”’」』）)\]]*)")
 _EN_END = re.compile(r"([.!?]+)([\"'”’)\]]*)(?=\s+|$)")
@@ -49,6 +49,12 @@ def match_key(text: str) -> str:
     """`normalize`, then every punctuation mark and space removed: the form in which a quoted
     span is looked up in its source ("U.S.", "U. S." and "us" all become "us")."""
     return _PUNCT_OR_SPACE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def json_safe(text: str) -> str:
+    """ASCII double quotes turned into single ones: text shown to the judge to be copied into
+    a JSON string, where a small model ends the string at the first `"` it copies."""
+    return text.replace('"', "'")
 
 
 def split_sentences(text: str) -> list[str]:

@@ -4,7 +4,6 @@ bounded requests, retries and malformed answers."""
 from __future__ import annotations
 
 import json
-
 from typing import Any
 
 from localeval.config import Settings
@@ -57,8 +56,9 @@ def test_score_details_and_requests() -> None:
 
 def test_parroted_evidence_and_novel_details_do_not_count_as_support() -> None:
     row = ROW | {"answer": "It was built in 1889 by Gustave Eiffel. It was finished in 1890."}
-    statements = {"statements": [["The tower was built in 1889.", "Gustave Eiffel built the tower."],
-                                 ["The tower was finished in 1890."]]}
+    statements = {"statements": [
+        ["The tower was built in 1889.", "Gustave Eiffel built the tower."],
+        ["The tower was finished in 1890."]]}
     verdicts = {"verdicts": [
         {"evidence": "The tower was completed in 1889.", "verdict": 1},
         {"evidence": "Gustave Eiffel built the tower.", "verdict": 1},  # parrots the statement
@@ -154,7 +154,7 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
 
 def test_a_degenerate_answer_is_retried_once_split_in_halves() -> None:
     loop = "the tower the tower the tower the tower the tower the tower"
-    outcome, judge = run_fake([ROW], {
+    outcome, _ = run_fake([ROW], {
         "faithfulness_statements": [{"statements": [[loop], ["The tower is red."]]},
                                     {"statements": [["The tower was built in 1889."]]},
                                     {"statements": [["The tower is red."]]}],

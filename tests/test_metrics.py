@@ -645,7 +645,8 @@ def test_statements_per_sentence_are_bounded_by_its_length() -> None:
     assert per_sentence("Channel 4") == 1
     assert per_sentence("Scottish, but he grew up in England and moved to Wales later.") == 2
     assert per_sentence("很长的句子" * 40) == 3
-    assert chars_for("short") == 65 and chars_for("") == 60 and chars_for("x" * 500) == 240
+    assert chars_for("short") == 60 and chars_for("x" * 40, "q" * 20) == 90
+    assert chars_for("x" * 500) == 240
     rec, judge = run("faithfulness", {**EN, "answer": "Channel 4"}, {
         "faithfulness_statements": [S(["Misfits airs on Channel 4.", "Extra."])]})
     schema = json.loads(judge.requests[0].answer_schema)["properties"]["statements"]

@@ -30,7 +30,7 @@ from localeval.metrics.base import MetricContext
 from localeval.metrics.evidence import decide
 from localeval.metrics.statements import degenerate, retry_split
 from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
-from localeval.text import match_key, split_sentences
+from localeval.text import json_safe, match_key, split_sentences
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -242,7 +242,8 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
         sub = [items[i] for i in indices]
         answer = await ctx.ask(step, checked_verdicts(len(sub), style, chars), style=style,
                                question=question or "",
-                               **{**variables, split: texts, items_var: sub})
+                               **{**variables, split: [json_safe(t) for t in texts],
+                                  items_var: [json_safe(t) for t in sub]})
         return [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
 
     def bad(answer: list[dict[str, Any]]) -> bool:

@@ -12,7 +12,8 @@ in Latin script, capitalised names) that appear neither in the material nor in t
 a detail the material never mentions cannot be supported by it.
 
 `decide` combines the judge's verdict with both checks; a verdict of support stands only when the
-evidence is found and no detail is novel. Its `why` says in words what decided.
+evidence is found and no detail of the item is missing from the sentences it was copied from
+(nor the question). Its `why` says in words what decided.
 """
 
 from __future__ import annotations
@@ -22,15 +23,16 @@ import re
 import unicodedata
 from typing import Any
 
-from localeval.text import match_key
+from localeval.text import match_key, split_sentences
 
 FOUND_COVERAGE = 0.8
 MIN_RUN = 4
+WINDOW = 3
 NONE_WORDS = {"none", "无", "没有", "无相关内容", "null", "n/a", ""}
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
-_NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
-_WORD = re.compile(r"[A-Za-z]+")
+_NAME = re.compile(r"\b[A-Z][A-Za-z0-9'’-]*[A-Za-z0-9]|\b[A-Z]\b")
+_WORD = re.compile(r"[A-Za-z0-9]+")
 _STOP_NAMES = {
     "the", "a", "an", "i", "it", "he", "she", "they", "we", "this", "that", "these", "those",
     "in", "on", "at", "of", "and", "or", "but", "for", "to", "by", "with", "as", "from", "his",
@@ -62,19 +64,40 @@ def coverage(quote: str, texts: list[str]) -> float:
     return best
 
 
-def locate(quote: str, texts: list[str]) -> bool:
-    """Is the quote (not "none") a copy of some of `texts`? See the module doc for the rule;
-    besides, every number of the quote must be in the texts (a fuzzy match must not let a
-    changed number through)."""
+def locate(quote: str, texts: list[str]) -> list[str] | None:
+    """The material's sentences the quote was copied from (the fewest consecutive sentences,
+    up to WINDOW, that contain it by the module doc's rule), or None when it is "none" or not
+    found. Every number of the quote must be in them too (a fuzzy match must not let a changed
+    number through)."""
     if is_none(quote) or coverage(quote, texts) < FOUND_COVERAGE:
-        return False
-    known = set().union(*(_numbers(t) for t in texts)) if texts else set()
-    return _numbers(quote) <= known
+        return None
+    for size in range(1, WINDOW + 1):
+        for text in texts:
+            sentences = split_sentences(text) or [text]
+            for i in range(max(1, len(sentences) - size + 1)):
+                window = sentences[i:i + size]
+                if coverage(quote, [" ".join(window)]) >= FOUND_COVERAGE and \
+                        _numbers_copied(quote, " ".join(window)):
+                    return window
+    return None
 
 
 def _numbers(text: str) -> set[str]:
     flat = unicodedata.normalize("NFKC", text)
     return {re.sub(r"(?<=\d),(?=\d{3})", "", n).rstrip(".,") for n in _NUMBER.findall(flat)}
+
+
+def _numbers_copied(quote: str, source: str) -> bool:
+    """Every number of the quote is a number of the source; the quote's last number may be the
+    start of one (the copy was cut short by the schema's length limit)."""
+    known = _numbers(source)
+    flat = unicodedata.normalize("NFKC", quote).rstrip()
+    for m in _NUMBER.finditer(flat):
+        n = re.sub(r"(?<=\d),(?=\d{3})", "", m.group()).rstrip(".,")
+        at_end = m.end() >= len(flat.rstrip(".,"))
+        if n not in known and not (at_end and any(k.startswith(n) for k in known)):
+            return False
+    return True
 
 
 def _names(text: str) -> list[str]:
@@ -113,13 +136,18 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
     out: dict[str, Any] = dict(judged)
     said = int(judged["verdict"])
     out["judge_verdict"] = said
-    novel = novel_details(item, [*material, question or ""]) if details else []
     if check_evidence:
         quote = str(judged.get("evidence", ""))
-        found = locate(quote, material)
+        window = locate(quote, material)
+        found = window is not None
         out["evidence_found"] = found
+        if window is not None and " ".join(window) != quote:
+            out["evidence_sentences"] = window
+        # the item's details must be in what the judge pointed to (or the question)
+        known = [*(window or material), question or ""]
     else:
-        quote, found = "", True
+        quote, found, known = "", True, [*material, question or ""]
+    novel = novel_details(item, known) if details else []
     if novel:
         out["novel_details"] = novel
     problems = []
@@ -129,7 +157,8 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
                         if is_none(quote)
                         else f"the judge found that the {material_name} does not state it")
     if novel:
-        problems.append(f"not in the {material_name}: {', '.join(novel)}")
+        where = "quoted evidence" if check_evidence and found else material_name
+        problems.append(f"not in the {where}: {', '.join(novel)}")
     if said == 1 and not found:
         problems.append("the judge said supported but quoted no evidence" if is_none(quote)
                         else f"the judge said supported, but its quote is not in the "

@@ -22,12 +22,12 @@ from typing import TypeVar
 from localeval.errors import JudgeError, PromptTooLong
 from localeval.metrics.base import MetricContext
 from localeval.schemas import sentence_statements
-from localeval.text import split_sentences, word_count
+from localeval.text import json_safe, split_sentences, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3
 WORDS_PER_STATEMENT = 6
-MIN_CHARS, MAX_CHARS, EXTRA_CHARS = 60, 240, 60
+MIN_CHARS, MAX_CHARS, EXTRA_CHARS = 60, 240, 30
 OVERHEAD_TOKENS = 16
 _WORDY = re.compile(r"[^\W_]")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -60,14 +60,15 @@ def per_sentence(sentence: str) -> int:
     return max(1, min(PER_SENTENCE_MAX, math.ceil(word_count(sentence) / WORDS_PER_STATEMENT)))
 
 
-def chars_for(sentence: str) -> int:
-    """Longest statement allowed: the sentence plus room for names that replace pronouns."""
-    return max(MIN_CHARS, min(MAX_CHARS, len(sentence) + EXTRA_CHARS))
+def chars_for(sentence: str, question: str = "") -> int:
+    """Longest statement allowed: the sentence plus room for the names that replace its
+    pronouns and, for a short answer, the question's words that make it a full sentence."""
+    return max(MIN_CHARS, min(MAX_CHARS, len(sentence) + len(question) + EXTRA_CHARS))
 
 
-def _shape(group: Sequence[str], max_tokens: int) -> tuple[int, int]:
+def _shape(group: Sequence[str], max_tokens: int, question: str = "") -> tuple[int, int]:
     k = max(per_sentence(s) for s in group)
-    chars = max(chars_for(s) for s in group)
+    chars = max(chars_for(s, question) for s in group)
     room = (max_tokens - OVERHEAD_TOKENS) // (len(group) * k) - 4
     return k, max(8, min(chars, room))
 
@@ -76,13 +77,15 @@ def worst_tokens(group: Sequence[str], k: int, chars: int) -> int:
     return len(group) * k * (chars + 4) + OVERHEAD_TOKENS
 
 
-def groups(sentences: list[str], max_tokens: int) -> list[tuple[int, int]]:
+def groups(sentences: list[str], max_tokens: int,
+           question: str = "") -> list[tuple[int, int]]:
     """Consecutive [start, end) runs of sentences whose worst-case answer fits max_tokens."""
     out: list[tuple[int, int]] = []
     start = 0
     for end in range(1, len(sentences) + 1):
         run = sentences[start:end]
-        k, chars = max(per_sentence(s) for s in run), max(chars_for(s) for s in run)
+        k = max(per_sentence(s) for s in run)
+        chars = max(chars_for(s, question) for s in run)
         if end - start > 1 and worst_tokens(run, k, chars) > max_tokens:
             out.append((start, end - 1))
             start = end - 1
@@ -133,16 +136,17 @@ async def anchored_statements(ctx: MetricContext, text: str,
 
     async def ask(indices: list[int]) -> list[list[str]]:
         group = [sentences[i] for i in indices]
-        k, chars = _shape(group, max_tokens)
+        k, chars = _shape(group, max_tokens, question or "")
         found = await ctx.ask(STEP, sentence_statements(len(group), k, chars),
-                              question=question or "", sentences=sentences,
+                              question=question or "",
+                              sentences=[json_safe(s) for s in sentences],
                               first=indices[0] + 1, last=indices[-1] + 1)
         return [list(s) for s in found.statements]  # type: ignore[attr-defined]
 
     def bad(answer: list[list[str]]) -> bool:
         return degenerate([s for per in answer for s in per])
 
-    for start, end in groups(sentences, max_tokens):
+    for start, end in groups(sentences, max_tokens, question or ""):
         answer, retried = await retry_split(list(range(start, end)), ask, bad)
         result.retries += retried
         for offset, per in enumerate(answer):
