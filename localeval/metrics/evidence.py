@@ -40,7 +40,7 @@ _STOP_NAMES = {
     "before", "during", "when", "while", "if", "so", "then", "which", "who", "what", "where",
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
-    "saturday", "sunday",
+    "saturday", "sunday", "you", "all", "our", "your", "my", "is", "are", "was", "were", "be",
 }
 
 
@@ -108,11 +108,18 @@ def _names(text: str) -> list[str]:
 
 
 def _name_known(name: str, words: set[str]) -> bool:
-    """A name is known if a word of the material shares its stem (all but up to 3 final
-    letters, at least 4): "American" matches "America", "Toronto" matches "Toronto's"."""
-    key = name.casefold().strip("'’-")
-    stem = key[:max(4, len(key) - 3)]
-    return any(w.startswith(stem) for w in words)
+    """A name is known if each of its capitalised or numeric parts ("Ju-hyun" → "Ju", "Rae's"
+    → "Rae") shares its stem with a word of the material (all but up to 3 final letters, at
+    least 4): "American" matches "America", "Toronto" matches "Toronto's"."""
+    parts = [p for p in _WORD.findall(name) if len(p) > 1 and (p[0].isupper() or p[0].isdigit())]
+    for part in parts:
+        key = part.casefold()
+        if key in _STOP_NAMES:
+            continue
+        stem = key[:max(4, len(key) - 3)]
+        if not any(w.startswith(stem) for w in words):
+            return False
+    return True
 
 
 def novel_details(item: str, known: list[str]) -> list[str]:
@@ -125,6 +132,23 @@ def novel_details(item: str, known: list[str]) -> list[str]:
     missing = sorted(_numbers(item) - known_numbers, key=item.find)
     missing += [n for n in _names(item) if not _name_known(n, known_words)]
     return missing
+
+
+def _grams(text: str) -> set[str]:
+    key = match_key(text)
+    return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
+
+
+def closest_sentence(item: str, material: list[str]) -> str | None:
+    """The material's sentence sharing the most character trigrams with the item."""
+    g = _grams(item)
+    best, best_n = None, 0
+    for text in material:
+        for sentence in split_sentences(text) or [text]:
+            n = len(g & _grams(sentence))
+            if n > best_n:
+                best, best_n = sentence, n
+    return best
 
 
 def decide(item: str, judged: dict[str, Any], material: list[str], question: str | None,
@@ -147,6 +171,9 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
         known = [*(window or material), question or ""]
     else:
         quote, found, known = "", True, [*material, question or ""]
+        closest = closest_sentence(item, material)
+        if closest:
+            out["closest_sentence"] = closest  # for the reader: no tokens spent on it
     novel = novel_details(item, known) if details else []
     if novel:
         out["novel_details"] = novel
