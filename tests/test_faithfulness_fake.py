@@ -6,12 +6,22 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from localeval.config import Settings
 from localeval.embed import HashEmbedder
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.fake import FakeJudge
 from localeval.runner import run
 from tests.conftest import run_fake
+
+@pytest.fixture(autouse=True)
+def _evidence_style(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests exercise the evidence-first verdicts (quotes checked against the context)."""
+    from localeval.metrics import chunking
+
+    monkeypatch.setattr(chunking, "STYLE", "evidence")
+
 
 ROW = {
     "id": "s1",

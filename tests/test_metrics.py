@@ -66,6 +66,15 @@ def run(
     return record, judge
 
 
+@pytest.fixture(autouse=True)
+def _evidence_style(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tests here exercise the evidence-first verdicts (checked quotes); the default, bare
+    verdicts, have their own tests below."""
+    from localeval.metrics import chunking
+
+    monkeypatch.setattr(chunking, "STYLE", "evidence")
+
+
 def cos(a: str, b: str) -> float:
     va, vb = HashEmbedder().encode([a, b])
     return float(np.dot(va, vb))
@@ -125,20 +134,29 @@ def test_faithfulness_wrong_verdict_count_is_an_error() -> None:
     assert "faithfulness" in rec.errors and "faithfulness" not in rec.scores
 
 
-def test_no_explain_asks_for_bare_verdicts() -> None:
+def test_default_verdicts_are_bare_with_mechanical_explanations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.metrics import chunking
+
+    monkeypatch.setattr(chunking, "STYLE", None)
     rec, judge = run(
         "faithfulness",
         EN,
         {
-            "faithfulness_statements": [S(["Ada founded Acme."], ["Acme is in Paris."], ["x"])],
-            "faithfulness_verdicts": [V(0, 1, 0, reason=False)],
+            "faithfulness_statements": [S(["Ada founded Acme in 1985."], ["Acme is in Paris."],
+                                          ["x"])],
+            "faithfulness_verdicts": [V(1, 1, 0, reason=False)],
         },
-        explain=False,
     )
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
     schema = judge.requests[1].answer_schema
     assert "reason" not in schema and "evidence" not in schema
     assert '"evidence"' not in judge.requests[1].messages[1]["content"]
+    first, second = rec.details["faithfulness"]["statements"][:2]
+    assert first["judge_verdict"] == 1 and first["verdict"] == 0
+    assert first["why"] == "not in the context: 1985"
+    assert first["closest_sentence"] == "Ada founded Acme in 1990."
+    assert second["verdict"] == 1 and second["why"] == "the judge found it in the context"
 
 
 # ---- answer_relevance -------------------------------------------------------------------------
@@ -586,7 +604,11 @@ def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
             assert t.rstrip()[-1] in "。！？.!?"  # every piece ends where a sentence ends
 
 
-def test_token_counting_judge_gets_pieces_that_fit_first_time() -> None:
+def test_token_counting_judge_gets_pieces_that_fit_first_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.metrics import chunking
+
+    monkeypatch.setattr(chunking, "STYLE", "bare")
     limit = 2 * (900 + 256)
     judge = CountingJudge(
         {"faithfulness_statements": [S(["s"], ["t"])], "faithfulness_verdicts": [V(0)] * 10},
