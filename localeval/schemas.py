@@ -77,9 +77,10 @@ def statements_up_to(n: int) -> type[BaseModel]:
     )
 
 
-VerdictStyle = Literal["evidence", "reason", "bare"]
+VerdictStyle = Literal["evidence", "reason", "bare", "focused"]
 """What the judge writes before each verdict: a copy of the material's sentence that bears on
-the item (checked mechanically, see metrics/evidence.py), a short reason, or nothing."""
+the item (checked mechanically, see metrics/evidence.py), a short reason, or nothing ("bare";
+"focused" is bare with the material's closest sentence shown under each item)."""
 
 
 @lru_cache(maxsize=256)
@@ -111,7 +112,7 @@ def checked_verdict(style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
     nothing."""
     if style == "evidence":
         return _evidence_item(chars)
-    return Verdict if style == "reason" else BareVerdict
+    return Verdict if style == "reason" else BareVerdict  # bare, focused
 
 
 @lru_cache(maxsize=256)
@@ -126,7 +127,7 @@ def checked_verdicts(n: int, style: VerdictStyle, chars: int = 160) -> type[Base
 
 def item_tokens(style: VerdictStyle, chars: int) -> int:
     """Upper bound on the tokens of one verdict item (a token holds at least one character)."""
-    return {"evidence": chars, "reason": REASON_CHARS, "bare": 0}[style] + 16
+    return {"evidence": chars, "reason": REASON_CHARS}.get(style, 0) + 16
 
 
 def verdict(explain: bool = True) -> type[BaseModel]:

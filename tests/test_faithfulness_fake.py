@@ -15,6 +15,7 @@ from localeval.judge.fake import FakeJudge
 from localeval.runner import run
 from tests.conftest import run_fake
 
+
 @pytest.fixture(autouse=True)
 def _evidence_style(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests exercise the evidence-first verdicts (quotes checked against the context)."""

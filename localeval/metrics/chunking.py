@@ -27,7 +27,7 @@ from pydantic import BaseModel
 from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.metrics.base import MetricContext
-from localeval.metrics.evidence import decide
+from localeval.metrics.evidence import closest_sentence, decide
 from localeval.metrics.statements import degenerate, retry_split
 from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
 from localeval.text import json_safe, match_key, split_sentences
@@ -244,8 +244,10 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
 
     async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
         sub = [items[i] for i in indices]
+        closest = ({"closest": [json_safe(closest_sentence(x, texts) or "") for x in sub]}
+                   if style == "focused" else {})
         answer = await ctx.ask(step, checked_verdicts(len(sub), style, chars), style=style,
-                               question=question or "",
+                               question=question or "", **closest,
                                **{**variables, split: [json_safe(t) for t in texts],
                                   items_var: [json_safe(t) for t in sub]})
         return [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
