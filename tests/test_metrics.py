@@ -684,3 +684,23 @@ def test_placeholder_statements_without_words_are_dropped() -> None:
     assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
         "Ada founded it in 1990.", "Acme is based in Paris.", "It makes tea."]
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
+
+
+def test_focused_verdicts_show_the_closest_sentence_and_split_long_contexts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.metrics import chunking
+
+    monkeypatch.setattr(chunking, "STYLE", "focused")
+    judge = TooLongJudge(
+        {"faithfulness_statements": [S(["Fact 0.3 is about topic 0."], ["Fact 2.5 is red."])],
+         "faithfulness_verdicts": [V(1, reason=False), V(1, reason=False)]},
+        _limit_for_about_one_context() + 200,
+    )
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge)
+    assert not rec.errors, rec.errors
+    prompts = [r.messages[1]["content"] for r in judge.requests
+               if r.step == "faithfulness_verdicts"]
+    assert "1. Fact 0.3 is about topic 0.\n   closest context sentence: Fact 0.3 is about " \
+           "topic 0." in prompts[0]
+    assert rec.details["faithfulness"]["context_pieces"] >= 2
+    assert [s["verdict"] for s in rec.details["faithfulness"]["statements"]] == [1, 1]

@@ -27,10 +27,10 @@ from pydantic import BaseModel
 from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.metrics.base import MetricContext
-from localeval.metrics.evidence import closest_sentence, decide
+from localeval.metrics.evidence import closest_sentence, decide, grams
 from localeval.metrics.statements import degenerate, retry_split
 from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
-from localeval.text import json_safe, match_key, split_sentences
+from localeval.text import json_safe, split_sentences
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -194,18 +194,13 @@ def items_per_request(ctx: MetricContext, style: VerdictStyle) -> int:
     return max(1, min(ITEMS_PER_REQUEST, (ctx.settings.max_tokens - 16) // per_item))
 
 
-def _grams(text: str) -> set[str]:
-    key = match_key(text)
-    return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
-
-
 def route(items: list[str], pieces: list[Piece]) -> list[int]:
     """For each item, the piece (index) most likely to hold its evidence: the one sharing the
     most character trigrams with it (ties: the earlier piece)."""
-    piece_grams = [_grams(" ".join(p.texts)) for p in pieces]
+    piece_grams = [grams(" ".join(p.texts)) for p in pieces]
     out = []
     for item in items:
-        g = _grams(item)
+        g = grams(item)
         out.append(max(range(len(pieces)), key=lambda i: (len(g & piece_grams[i]), -i)))
     return out
 
@@ -277,9 +272,10 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 settle(batch, answer, material, None)
                 continue
             except PromptTooLong as exc:
+                sub = [items[i] for i in batch]
                 pieces = _split(ctx, step, split, {**variables, "style": style,
-                                                   "question": question or "",
-                                                   items_var: [items[i] for i in batch]}, exc)
+                                                   "question": question or "", items_var: sub,
+                                                   "closest": sub}, exc)  # (sizes alike)
         routed = route([items[i] for i in batch], pieces)
         for p_index, piece in enumerate(pieces):
             mine = [i for i, r in zip(batch, routed, strict=True) if r == p_index]

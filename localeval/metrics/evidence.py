@@ -134,18 +134,19 @@ def novel_details(item: str, known: list[str]) -> list[str]:
     return missing
 
 
-def _grams(text: str) -> set[str]:
+def grams(text: str) -> set[str]:
+    """Character trigrams of the text's match_key form (for closeness in any script)."""
     key = match_key(text)
     return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
 
 
 def closest_sentence(item: str, material: list[str]) -> str | None:
     """The material's sentence sharing the most character trigrams with the item."""
-    g = _grams(item)
+    g = grams(item)
     best, best_n = None, 0
     for text in material:
         for sentence in split_sentences(text) or [text]:
-            n = len(g & _grams(sentence))
+            n = len(g & grams(sentence))
             if n > best_n:
                 best, best_n = sentence, n
     return best
