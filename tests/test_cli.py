@@ -35,7 +35,7 @@ def test_run_writes_results_and_summary_and_names_bad_rows(
     answers.write_text(
         json.dumps(
             [
-                {"statements": ["Paris is in France."]},
+                {"statements": [["Paris is in France."]]},
                 {"verdicts": [{"reason": "stated", "verdict": 1}]},
             ]
         )

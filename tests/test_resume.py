@@ -25,7 +25,7 @@ from localeval.results import RunInterrupted, read_results
 from localeval.runner import run
 
 REPO = Path(__file__).resolve().parent.parent
-STATEMENTS = {"statements": ["The sky is blue.", "Grass is red."]}
+STATEMENTS = {"statements": [["The sky is blue.", "Grass is red."]]}
 VERDICTS = {
     "verdicts": [{"reason": "stated", "verdict": 1}, {"reason": "not stated", "verdict": 0}]
 }
