@@ -43,18 +43,18 @@ def test_decide_overrules_unfounded_support_and_says_why() -> None:
     good = decide("Banting and Best discovered insulin in 1921.",
                   {"evidence": "Insulin was discovered in 1921 by Frederick Banting and "
                                "Charles Best", "verdict": 1}, CONTEXT, q, check_evidence=True)
-    assert good["verdict"] == 1 and good["why"] == "supported by the quoted context"
+    assert good["verdict"] == 1 and good["reason"] == "supported by the quoted context"
     parrot = decide("Marie Curie discovered insulin.", {
         "evidence": "Marie Curie discovered insulin.", "verdict": 1}, CONTEXT, q,
         check_evidence=True)
     assert parrot["verdict"] == 0 and parrot["judge_verdict"] == 1
-    assert "quote is not in the context" in parrot["why"] and "Marie, Curie" in parrot["why"]
+    assert "quote is not in the context" in parrot["reason"] and "Marie, Curie" in parrot["reason"]
     elsewhere = decide("Insulin won a Nobel Prize in 1923.", {
         "evidence": "Insulin was discovered in 1921 by Frederick Banting", "verdict": 1},
         CONTEXT, q, check_evidence=True)  # 1923 is in the context, not in the quoted sentence
-    assert elsewhere["verdict"] == 0 and "not in the quoted evidence: 1923" in elsewhere["why"]
+    assert elsewhere["verdict"] == 0 and "not in the quoted evidence: 1923" in elsewhere["reason"]
     no = decide("Insulin is blue.", {"evidence": "none", "verdict": 0}, CONTEXT, q,
                 check_evidence=True)
-    assert no["verdict"] == 0 and no["why"] == "the context has nothing on it (evidence: none)"
+    assert no["verdict"] == 0 and no["reason"] == "the context has nothing on it (evidence: none)"
     bare = decide("Insulin was found in 1921.", {"verdict": 1}, CONTEXT, q, check_evidence=False)
     assert bare["verdict"] == 1 and "evidence_found" not in bare

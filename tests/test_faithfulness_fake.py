@@ -48,7 +48,7 @@ def test_score_details_and_requests() -> None:
     assert [s["sentence"] for s in details["statements"]] == [1, 2]
     assert details["sentences"] == ["It was built in 1889.", "It is red."]
     assert details["statements"][0]["evidence_found"] is True
-    assert "nothing on it" in details["statements"][1]["why"]
+    assert "nothing on it" in details["statements"][1]["reason"]
     steps = [r.step for r in judge.requests]
     assert steps == ["faithfulness_statements", "faithfulness_verdicts"]
     statement_prompt = judge.requests[0].messages[-1]["content"]
@@ -80,9 +80,9 @@ def test_parroted_evidence_and_novel_details_do_not_count_as_support() -> None:
     assert rec.scores == {"faithfulness": 1 / 3}
     s = rec.details["faithfulness"]["statements"]
     assert [x["judge_verdict"] for x in s] == [1, 1, 1] and [x["verdict"] for x in s] == [1, 0, 0]
-    assert s[1]["evidence_found"] is False and "quote is not in the context" in s[1]["why"]
-    assert "not in the context: Gustave, Eiffel" in s[1]["why"]
-    assert s[2]["novel_details"] == ["1890"] and "1890" in s[2]["why"]
+    assert s[1]["evidence_found"] is False and "quote is not in the context" in s[1]["reason"]
+    assert "not in the context: Gustave, Eiffel" in s[1]["reason"]
+    assert s[2]["novel_details"] == ["1890"] and "1890" in s[2]["reason"]
 
 
 def test_malformed_judge_answer_is_that_samples_error() -> None:

@@ -154,9 +154,9 @@ def test_default_verdicts_are_bare_with_mechanical_explanations(
     assert '"evidence"' not in judge.requests[1].messages[1]["content"]
     first, second = rec.details["faithfulness"]["statements"][:2]
     assert first["judge_verdict"] == 1 and first["verdict"] == 0
-    assert first["why"] == "not in the context: 1985"
+    assert first["reason"] == "not in the context: 1985"
     assert first["closest_sentence"] == "Ada founded Acme in 1990."
-    assert second["verdict"] == 1 and second["why"] == "the judge found it in the context"
+    assert second["verdict"] == 1 and second["reason"] == "the judge found it in the context"
 
 
 # ---- answer_relevance -------------------------------------------------------------------------
@@ -276,7 +276,7 @@ def test_context_precision_share_and_average_precision() -> None:
     assert rec.scores["context_precision"] == pytest.approx(1 / 3)
     assert rec.scores["context_precision.average_precision"] == pytest.approx(1 / 2)
     third = rec.details["context_precision"]["contexts"][2]
-    assert third["judge_verdict"] == 1 and "quote is not in the document" in third["why"]
+    assert third["judge_verdict"] == 1 and "quote is not in the document" in third["reason"]
     assert len(judge.requests) == 3  # one per context, question and ground truth first
     p = judge.requests[0].messages[1]["content"]
     assert p.index("Task:") < p.index("Reference answer") < p.index("Acme sells coffee.")
@@ -385,7 +385,7 @@ def test_answer_correctness_tp_fp_fn() -> None:
     assert s["answer_correctness.f1"] == pytest.approx(2 / 3)
     d = rec.details["answer_correctness"]
     assert d["tp"] == ["sa", "sb"] and d["fp"] == ["sc"] and d["fn"] == ["gb"]
-    assert d["ground_truth_statements"][1]["why"].startswith("the answer has nothing on it")
+    assert d["ground_truth_statements"][1]["reason"].startswith("the answer has nothing on it")
 
 
 def test_answer_correctness_blend_with_similarity() -> None:

@@ -172,7 +172,7 @@ def verdict_style(ctx: MetricContext) -> VerdictStyle:
     """The bare verdict: measured on the dev pairs with the 1.5B judge, a copied evidence
     sentence before it (the judge copied the statement itself instead in 17 of 82 cases) or a
     reason before it bought no agreement and cost 5x the tokens (docs/metrics.md, *Measured*).
-    The explanation a reader sees is mechanical: the closest context sentence and `why`.
+    The explanation a reader sees is mechanical: the closest context sentence and `reason`.
     `STYLE` overrides it (the agreement script compares the styles)."""
     return STYLE or DEFAULT_STYLE
 
@@ -208,8 +208,8 @@ def route(items: list[str], pieces: list[Piece]) -> list[int]:
 @dataclass
 class Support:
     """Per item: the final verdict (1 supported), the judge's own verdict, its evidence or
-    reason, the mechanical checks, and in words why; the piece that judged it when the material
-    was split; and how many requests were retried split smaller."""
+    reason, the mechanical checks, and in words why (`reason`); the piece that judged it when
+    the material was split; and how many requests were retried split smaller."""
 
     verdicts: list[dict[str, Any]]
     pieces: int = 1
@@ -302,7 +302,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             for ix, texts in used.items():
                 settle(list(ix), answer[at:at + len(ix)], texts, p_index + 1)
                 at += len(ix)
-    verdicts = [v if v is not None else {"verdict": 0, "why": "not judged"} for v in result]
+    verdicts = [v if v is not None else {"verdict": 0, "reason": "not judged"} for v in result]
     return Support(verdicts, len(pieces) if pieces else 1, retries)
 
 

@@ -41,7 +41,7 @@ async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
     per_context = []
     for context in sample.contexts or []:
         if not context.strip():
-            per_context.append({"verdict": 0, "why": "empty context"})
+            per_context.append({"verdict": 0, "reason": "empty context"})
             continue
         answers = await ask_pieces(ctx, "context_precision_useful", checked_verdict(style, chars),
                                    split="context", question=sample.question,

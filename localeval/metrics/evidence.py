@@ -13,7 +13,8 @@ a detail the material never mentions cannot be supported by it.
 
 `decide` combines the judge's verdict with both checks; a verdict of support stands only when the
 evidence is found and no detail of the item is missing from the sentences it was copied from
-(nor the question). Its `why` says in words what decided.
+(nor the question). Its `reason` says in words what decided (the judge's own reason, when it
+wrote one, is kept as `judge_reason`).
 """
 
 from __future__ import annotations
@@ -159,6 +160,8 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
     reason) overruled when the evidence is not in the material or (with `details`) one of the
     item's numbers or names is not in the material nor the question."""
     out: dict[str, Any] = dict(judged)
+    if "reason" in out:
+        out["judge_reason"] = out.pop("reason")
     said = int(judged["verdict"])
     out["judge_verdict"] = said
     if check_evidence:
@@ -192,7 +195,7 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
                         else f"the judge said supported, but its quote is not in the "
                              f"{material_name}")
     out["verdict"] = 0 if problems else 1
-    out["why"] = "; ".join(problems) if problems else (
+    out["reason"] = "; ".join(problems) if problems else (
         f"supported by the quoted {material_name}" if check_evidence
         else f"the judge found it in the {material_name}")
     return out
