@@ -73,8 +73,8 @@ def test_run_writes_both_reports(example_run: Path) -> None:
     # the lowest faithfulness sample first, with its statements and verdict reasons
     lowest = md.split("## Lowest-scoring samples")[1]
     assert lowest.index("en-insulin (line 4): faithfulness = 0.000") < lowest.index("seed-roe")
-    assert "- ✗ statement: sa; sentence: 1; judge_verdict: 0; reason: the judge found no support in "
-            "the context" in md
+    assert ("- ✗ statement: sa; sentence: 1; judge_verdict: 0; reason: the judge found no "
+            "support in the context") in md
     assert "question: Who discovered insulin?" in md
     # metadata: models and sha256, prompt hashes, settings, time, tokens, cache hits
     assert "| judge | fake | fake |" in md and "hash-ngram-512-v1" in md
