@@ -40,8 +40,8 @@ class SleepyJudge:
         await asyncio.sleep(self.delay)
         digest = hashlib.sha256(json.dumps(request.messages).encode()).digest()
         if request.step == "faithfulness_statements":
-            n = 1 + digest[0] % 3
-            answer = {"statements": [f"claim {i} {digest[i]:02x}" for i in range(n)]}
+            n = json.loads(request.answer_schema)["properties"]["statements"]["minItems"]
+            answer = {"statements": [[f"claim {i} {digest[i]:02x}"] for i in range(n)]}
         elif request.step == "faithfulness_verdicts":
             n = json.loads(request.answer_schema)["properties"]["verdicts"]["minItems"]
             answer = {"verdicts": [{"reason": f"r{digest[i]}", "verdict": digest[i] % 2}
