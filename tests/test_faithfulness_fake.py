@@ -221,3 +221,13 @@ def test_chinese_sample_uses_chinese_templates() -> None:
     )
     assert outcome.records[0].language == "zh" and outcome.records[0].scores["faithfulness"] == 1.0
     assert "原子陈述" in judge.requests[0].messages[-1]["content"]
+
+
+def test_a_statement_repeated_from_an_earlier_sentence_is_dropped() -> None:
+    outcome, _ = run_fake([ROW], [
+        {"statements": [["The tower was built in 1889."], ["The tower was built in 1889."]]},
+        VERDICTS],
+        metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert [(s["statement"], s["sentence"]) for s in rec.details["faithfulness"]["statements"]] == [
+        ("The tower was built in 1889.", 1), ("It is red.", 2)]  # the sentence stands for itself

@@ -22,7 +22,7 @@ from typing import TypeVar
 from localeval.errors import JudgeError, PromptTooLong
 from localeval.metrics.base import MetricContext
 from localeval.schemas import sentence_statements
-from localeval.text import json_safe, split_sentences, word_count
+from localeval.text import json_safe, match_key, split_sentences, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3
@@ -146,13 +146,17 @@ async def anchored_statements(ctx: MetricContext, text: str,
     def bad(answer: list[list[str]]) -> bool:
         return degenerate([s for per in answer for s in per])
 
+    seen: set[str] = set()
     for start, end in groups(sentences, max_tokens, question or ""):
         answer, retried = await retry_split(list(range(start, end)), ask, bad)
         result.retries += retried
         for offset, per in enumerate(answer):
             number = start + offset + 1
-            kept = list(dict.fromkeys(s.strip() for s in per if _WORDY.search(s)))
+            # a statement already written for an earlier sentence is that sentence's, not this
+            kept = [s for s in dict.fromkeys(s.strip() for s in per if _WORDY.search(s))
+                    if match_key(s) not in seen]
             if not kept:  # the sentence itself stands for its claim: no sentence is dropped
                 kept = [sentences[number - 1]]
+            seen.update(match_key(s) for s in kept)
             result.items.extend(Anchored(s, number) for s in kept)
     return result
