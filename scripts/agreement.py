@@ -95,7 +95,7 @@ def main() -> int:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--no-explain", action="store_true", help="verdicts without reasons")
     parser.add_argument("--data", type=Path, default=DATA)
-    parser.add_argument("--style", choices=["evidence", "reason", "bare"],
+    parser.add_argument("--style", choices=["evidence", "reason", "bare", "focused"],
                         help="what the judge writes before each verdict (default: evidence, or "
                              "bare with --no-explain)")
     parser.add_argument("--pairs", action="store_true", help="include every pair's scores")
