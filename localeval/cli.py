@@ -72,6 +72,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--n-batch", type=int,
                      help="longest prompt chunk (default 512; changing it changes answers)")
     run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
+    run.add_argument("--verdict-style", choices=["bare", "evidence", "reason", "focused"],
+                     help="what the judge writes before each verdict (default bare)")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument(
@@ -206,6 +208,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "n_gpu_layers",
             "parallel",
             "n_batch",
+            "verdict_style",
             "max_tokens",
             "seed",
             "cache",

@@ -58,6 +58,10 @@ class Settings(BaseModel):
     )
     no_cache: bool = False
     explain: bool = Field(True, description="ask for a short reason with each verdict")
+    verdict_style: Literal["bare", "evidence", "reason", "focused"] = Field(
+        "bare", description="what the judge writes before each support verdict: nothing (bare; "
+                            "the measured default), an evidence copy, a reason, or bare with the "
+                            "closest context sentence shown (focused); see docs/metrics.md")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(

@@ -132,3 +132,40 @@ class EmbeddingStore:
         if self._prefetch is not None:
             self._prefetch.join()
             self._prefetch = None
+
+
+LANGUAGE_OF = {"m3e-small": "zh", "all-minilm-l6-v2": "en"}
+"""Embedders of one language (manifest names); any other is taken as multilingual."""
+_COMPANIONS: dict[str, EmbeddingStore | None] = {}
+
+
+def _companion(language: str) -> EmbeddingStore | None:
+    """A store over the manifest's embedder for `language`, if one is present and verified
+    (loaded once per process)."""
+    if language not in _COMPANIONS:
+        from localeval import models
+
+        store = None
+        manifest = models.load_manifest()
+        for name, lang in LANGUAGE_OF.items():
+            if lang != language or name not in manifest.models:
+                continue
+            spec = manifest.get(name)
+            state = models.check(spec, full=False)
+            if state.ok:
+                store = EmbeddingStore(SentenceTransformerEmbedder(
+                    state.path, models.expected_sha256(spec)))
+                break
+        _COMPANIONS[language] = store
+    return _COMPANIONS[language]
+
+
+async def store_for(store: EmbeddingStore, language: str) -> EmbeddingStore:
+    """The run's store, unless its embedder is of another language than the sample and the
+    embedder of the sample's language is present: a Chinese-only model gives ~0.9 to any two
+    English texts, so English rows are embedded with the English model (and vice versa)."""
+    own = LANGUAGE_OF.get(store.embedder.name)
+    if own is None or own == language:
+        return store
+    other = await asyncio.to_thread(_companion, language)
+    return other if other is not None else store

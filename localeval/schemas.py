@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -77,6 +77,59 @@ def statements_up_to(n: int) -> type[BaseModel]:
     )
 
 
+VerdictStyle = Literal["evidence", "reason", "bare", "focused"]
+"""What the judge writes before each verdict: a copy of the material's sentence that bears on
+the item (checked mechanically, see metrics/evidence.py), a short reason, or nothing ("bare";
+"focused" is bare with the material's closest sentence shown under each item)."""
+
+
+@lru_cache(maxsize=256)
+def sentence_statements(n: int, per_sentence: int, chars: int) -> type[BaseModel]:
+    """Exactly `n` lists of statements, one per numbered sentence asked for, each with 1 to
+    `per_sentence` statements of at most `chars` characters: the answer is bounded by the
+    schema (≤ n · per_sentence · (chars + 4) tokens), never by max_tokens."""
+    text = Annotated[str, Field(max_length=chars)]
+    per = Annotated[list[text], Field(min_length=1, max_length=per_sentence)]  # type: ignore[valid-type]
+    return create_model(
+        f"SentenceStatements{n}x{per_sentence}x{chars}",
+        statements=(list[per], Field(min_length=n, max_length=n,  # type: ignore[valid-type]
+                                     description="one list per numbered sentence, in order")),
+    )
+
+
+def _evidence_item(chars: int) -> type[BaseModel]:
+    return create_model(
+        f"EvidenceVerdict{chars}",
+        evidence=(str, Field(max_length=chars, description="the material's sentence copied "
+                                                           'word for word, or "none"')),
+        verdict=(Literal[0, 1], Field(description="1 = the evidence states it, 0 = no")),
+    )
+
+
+@lru_cache(maxsize=256)
+def checked_verdict(style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
+    """One decision, preceded by evidence (a copy of at most `chars` characters), a reason, or
+    nothing."""
+    if style == "evidence":
+        return _evidence_item(chars)
+    return Verdict if style == "reason" else BareVerdict  # bare, focused
+
+
+@lru_cache(maxsize=256)
+def checked_verdicts(n: int, style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
+    """Exactly `n` decisions, one per numbered item, each as `checked_verdict`."""
+    item = checked_verdict(style, chars)
+    return create_model(
+        f"CheckedVerdicts{n}{style[0]}{chars}",
+        verdicts=(list[item], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
+    )
+
+
+def item_tokens(style: VerdictStyle, chars: int) -> int:
+    """Upper bound on the tokens of one verdict item (a token holds at least one character)."""
+    return {"evidence": chars, "reason": REASON_CHARS}.get(style, 0) + 16
+
+
 def verdict(explain: bool = True) -> type[BaseModel]:
     """One yes/no decision (with a reason first when `explain`)."""
     return Verdict if explain else BareVerdict
@@ -115,5 +168,7 @@ def schema_json(model: type[BaseModel]) -> str:
 ALL_SCHEMAS: tuple[type[BaseModel], ...] = (
     Statements, statements_up_to(2), Entities, Verdict, BareVerdict, Rating, BareRating,
     verdict_list(1), verdict_list(3, False), question_list(3), question_list(2, False),
+    sentence_statements(2, 3, 120), checked_verdicts(2, "evidence", 80),
+    checked_verdicts(1, "reason"), checked_verdict("evidence", 160),
 )
 """One of every shape the metrics ask for (grammar-validity test)."""

@@ -16,10 +16,14 @@ _ABBREV = {
     "a.m", "p.m", "ph.d", "vol", "pp", "cf", "ca", "rev", "sgt", "capt", "lt", "ave", "blvd",
 }
 _BULLET = re.compile(
-    r"^\s*(?:[-*•·●▪]|\d{1,3}[.)、]|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
+    r"^\s*(?:[-*•·●▪](?=\s)|\d{1,3}(?:[.)](?=\s)|、)|[（(]\d{1,3}[)）]|[一二三四五六七八九十]+、)\s*")
 # A sentence ends after 。！？；… (plus closing quotes/brackets), or after .!? followed by space.
 _ZH_END = re.compile(r"([。！？；!?;]|…+|\.{3,})([”’」』）)\]]*)")
 _EN_END = re.compile(r"([.!?]+)([\"'”’)\]]*)(?=\s+|$)")
+# Sentences run together without a space ("in 2011.The album"): a '.' after two lower-case
+# letters or digits and before a capitalised word ends a sentence too.
+_GLUED = re.compile(r"(?<=[a-z0-9]{2})([.!?])(?=[A-Z][a-z])")
+_PUNCT_OR_SPACE = re.compile(r"[\W_]+")
 
 
 def detect_language(*texts: str | None) -> str:
@@ -39,6 +43,18 @@ def word_count(text: str) -> float:
 def normalize(text: str) -> str:
     """NFKC (full→half width), casefold, collapse whitespace: for matching, never for display."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def match_key(text: str) -> str:
+    """`normalize`, then every punctuation mark and space removed: the form in which a quoted
+    span is looked up in its source ("U.S.", "U. S." and "us" all become "us")."""
+    return _PUNCT_OR_SPACE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+def json_safe(text: str) -> str:
+    """ASCII double quotes turned into single ones: text shown to the judge to be copied into
+    a JSON string, where a small model ends the string at the first `"` it copies."""
+    return text.replace('"', "'")
 
 
 def split_sentences(text: str) -> list[str]:
@@ -76,6 +92,7 @@ def _split_line(line: str) -> list[str]:
 
 
 def _split_english(text: str) -> list[str]:
+    text = _GLUED.sub(r"\1 ", text)
     pieces: list[str] = []
     start = 0
     for m in _EN_END.finditer(text):

@@ -18,7 +18,7 @@ from localeval.judge.fake import FakeJudge
 from localeval.progress import Progress
 from tests.conftest import fake_run_args
 
-STATEMENTS = {"statements": ["Paris is the capital of France.", "Paris has 90 million people."]}
+STATEMENTS = {"statements": [["Paris is the capital of France."], ["Paris has 90 million people."]]}
 VERDICTS = {
     "verdicts": [
         {"reason": "context 1 says so", "verdict": 1},
@@ -59,7 +59,7 @@ def test_evaluate_rows_returns_records_summary_and_frame(tmp_path: Path) -> None
     assert res.mean("faithfulness") == 0.5 and res.metrics["faithfulness"]["count"] == 3
     assert res.scores("faithfulness") == {"r0": 0.5, "r1": 0.5, "r2": 0.5}
     statements = res.records[0].details["faithfulness"]["statements"]
-    assert statements[1]["verdict"] == 0 and "population" in statements[1]["reason"]
+    assert statements[1]["verdict"] == 0 and "not in the context: 90" in statements[1]["reason"]
     assert res.errors == [] and res.out_dir is None
     assert res.check({"faithfulness": 0.5}) == []
     assert res.check({"faithfulness": 0.9}) == [

@@ -35,35 +35,23 @@ from tests.conftest import EXAMPLE, fake_run_args
 CHROMIUM = Path(os.environ.get("LOCALEVAL_CHROMIUM", "/usr/bin/chromium"))
 pytestmark = pytest.mark.browser
 
+# In the order the example's rows ask (seed-roe: 7 sentences in 4 groups, en-eiffel: 3 in 2,
+# then one sentence each); the same answers again for the second run.
+YES, NO = {"verdict": 1}, {"verdict": 0}
 FAKE_ANSWERS = {
     "faithfulness_statements": [
-        {"statements": ["s1", "s2"]},
-        {"statements": ["s1", "s2", "s3"]},
-        {"statements": ["s1"]},
-        {"statements": ["s1", "s2"]},
+        {"statements": [["sa", "sb"], ["sc"]]}, {"statements": [["sd"], ["se"]]},
+        {"statements": [["sf"], ["sg"]]}, {"statements": [["<b>sh</b>"]]},
+        {"statements": [["sa"], ["sb"]]}, {"statements": [["sc"]]},
+        {"statements": [["sa"]]},
+        {"statements": [["sa", "sb"]]},
     ]
     * 2,
     "faithfulness_verdicts": [
-        {
-            "verdicts": [
-                {"reason": "context 1 says so", "verdict": 1},
-                {"reason": "<b>not</b> in the contexts", "verdict": 0},
-            ]
-        },
-        {
-            "verdicts": [
-                {"reason": "stated", "verdict": 1},
-                {"reason": "stated", "verdict": 1},
-                {"reason": "Gustave Eiffel's company designed it", "verdict": 0},
-            ]
-        },
-        {"verdicts": [{"reason": "stated", "verdict": 1}]},
-        {
-            "verdicts": [
-                {"reason": "Banting and Best, not Curie", "verdict": 0},
-                {"reason": "1921, not 1935", "verdict": 0},
-            ]
-        },
+        {"verdicts": [YES, NO] * 4},
+        {"verdicts": [YES, YES, NO]},
+        {"verdicts": [YES]},
+        {"verdicts": [NO, NO]},
     ]
     * 2,
 }

@@ -32,7 +32,7 @@ def test_run_writes_results_and_summary_and_names_bad_rows(
         + "\n"
     )
     answers = [
-        {"statements": ["Paris is in France."]},
+        {"statements": [["Paris is in France."]]},
         {"verdicts": [{"reason": "stated", "verdict": 1}]},
     ]
     out = tmp_path / "out"

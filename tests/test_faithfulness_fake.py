@@ -1,45 +1,91 @@
-"""faithfulness end to end through the fake judge: the real parsing path, malformed answers."""
+"""faithfulness end to end through the fake judge: anchored statements, evidence checks,
+bounded requests, retries and malformed answers."""
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
+from localeval.config import Settings
+from localeval.embed import HashEmbedder
+from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.fake import FakeJudge
+from localeval.runner import run
 from tests.conftest import run_fake
+
+
+def run_ev(*args: Any, **kw: Any) -> Any:
+    """These tests exercise the evidence-first verdicts (quotes checked against the context)."""
+    return run_fake(*args, verdict_style="evidence", **kw)
+
 
 ROW = {
     "id": "s1",
     "question": "When was the tower built?",
     "answer": "It was built in 1889. It is red.",
-    "contexts": ["The tower was completed in 1889."],
+    "contexts": ["The tower was completed in 1889. It stands in Paris."],
 }
-STATEMENTS = {"statements": ["The tower was built in 1889.", "The tower is red."]}
+STATEMENTS = {"statements": [["The tower was built in 1889."], ["The tower is red."]]}
 VERDICTS = {
     "verdicts": [
-        {"reason": "context says 1889", "verdict": 1},
-        {"reason": "colour not mentioned", "verdict": 0},
+        {"evidence": "The tower was completed in 1889.", "verdict": 1},
+        {"evidence": "none", "verdict": 0},
     ]
 }
 
 
 def test_score_details_and_requests() -> None:
-    outcome, judge = run_fake([ROW], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
+    outcome, judge = run_ev([ROW], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
-    assert [s["verdict"] for s in rec.details["faithfulness"]["statements"]] == [1, 0]
+    details = rec.details["faithfulness"]
+    assert [s["verdict"] for s in details["statements"]] == [1, 0]
+    assert [s["sentence"] for s in details["statements"]] == [1, 2]
+    assert details["sentences"] == ["It was built in 1889.", "It is red."]
+    assert details["statements"][0]["evidence_found"] is True
+    assert "nothing on it" in details["statements"][1]["reason"]
     steps = [r.step for r in judge.requests]
     assert steps == ["faithfulness_statements", "faithfulness_verdicts"]
+    statement_prompt = judge.requests[0].messages[-1]["content"]
+    assert "1. It was built in 1889.\n2. It is red." in statement_prompt
+    schema = json.loads(judge.requests[0].answer_schema)
+    outer = schema["properties"]["statements"]
+    assert outer["minItems"] == outer["maxItems"] == 2  # one list per sentence
+    assert outer["items"]["minItems"] == 1 and outer["items"]["items"]["maxLength"] <= 240
     verdict_prompt = judge.requests[1].messages[-1]["content"]
-    assert (
-        "1. The tower was built in 1889." in verdict_prompt
-        and "[1] The tower was completed" in verdict_prompt
-    )
+    assert "1. The tower was built in 1889." in verdict_prompt
+    assert "[1] The tower was completed" in verdict_prompt
+    assert verdict_prompt.index("Task:") < verdict_prompt.index("Context:")  # fixed part first
+    assert "evidence" in judge.requests[1].answer_schema
     assert rec.language == "en"
 
 
+def test_parroted_evidence_and_novel_details_do_not_count_as_support() -> None:
+    row = ROW | {"answer": "It was built in 1889 by Gustave Eiffel. It was finished in 1890."}
+    statements = {"statements": [
+        ["The tower was built in 1889.", "Gustave Eiffel built the tower."],
+        ["The tower was finished in 1890."]]}
+    verdicts = {"verdicts": [
+        {"evidence": "The tower was completed in 1889.", "verdict": 1},
+        {"evidence": "Gustave Eiffel built the tower.", "verdict": 1},  # parrots the statement
+        {"evidence": "The tower was completed in 1889.", "verdict": 1},  # 1890 is not there
+    ]}
+    outcome, _ = run_ev([row], [statements, verdicts], metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": 1 / 3}
+    s = rec.details["faithfulness"]["statements"]
+    assert [x["judge_verdict"] for x in s] == [1, 1, 1] and [x["verdict"] for x in s] == [1, 0, 0]
+    assert s[1]["evidence_found"] is False and "quote is not in the context" in s[1]["reason"]
+    assert "not in the context: Gustave, Eiffel" in s[1]["reason"]
+    assert s[2]["novel_details"] == ["1890"] and "1890" in s[2]["reason"]
+
+
 def test_malformed_judge_answer_is_that_samples_error() -> None:
-    rows = [ROW, ROW | {"id": "s2"}]
-    outcome, _ = run_fake(
+    rows = [ROW | {"answer": "It was built in 1889."}, ROW | {"id": "s2"}]
+    outcome, _ = run_ev(
         rows,
         {
-            "faithfulness_statements": ['{"statements": ["a"', STATEMENTS],
+            "faithfulness_statements": ['{"statements": [["a"', STATEMENTS],
             "faithfulness_verdicts": [VERDICTS],
         },
         metrics=["faithfulness"],
@@ -50,25 +96,107 @@ def test_malformed_judge_answer_is_that_samples_error() -> None:
     assert outcome.summary["metrics"]["faithfulness"]["errors"] == 1
 
 
-def test_wrong_number_of_verdicts_is_an_error_not_a_score() -> None:
-    one_verdict = {"verdicts": [{"reason": "x", "verdict": 1}]}
-    outcome, _ = run_fake([ROW], [STATEMENTS, one_verdict], metrics=["faithfulness"])
+def test_wrong_number_of_statement_lists_is_an_error_not_a_score() -> None:
+    outcome, _ = run_ev([ROW], [{"statements": [["The tower was built in 1889."]]}],
+                          metrics=["faithfulness"])
     assert "faithfulness" in outcome.records[0].errors and not outcome.records[0].scores
 
 
-def test_no_statements_is_unscored_with_reason() -> None:
-    outcome, _ = run_fake([ROW], [{"statements": []}], metrics=["faithfulness"])
+def test_a_sentence_without_statements_stands_for_itself() -> None:
+    outcome, judge = run_ev(
+        [ROW], [{"statements": [["The tower was built in 1889."], ["……"]]}, VERDICTS],
+        metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": None}
-    assert "no statements" in rec.details["faithfulness"]["unscored_reason"]
+    assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
+        "The tower was built in 1889.", "It is red."]
+    assert "2. It is red." in judge.requests[1].messages[-1]["content"]
+
+
+def test_no_sentence_is_unscored_with_reason() -> None:
+    outcome, judge = run_ev([ROW | {"answer": " - \n"}], [], metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": None} and not judge.requests
+    assert "no sentence" in rec.details["faithfulness"]["unscored_reason"]
 
 
 def test_missing_field_is_skipped_with_reason_and_running_out_of_answers_is_an_error() -> None:
     rows = [ROW | {"id": "noctx", "contexts": []}, ROW]
-    outcome, _ = run_fake(rows, [STATEMENTS], metrics=["faithfulness"])
+    outcome, _ = run_ev(rows, [STATEMENTS], metrics=["faithfulness"])
     noctx, short = outcome.records
     assert "contexts" in noctx.skipped["faithfulness"]
     assert "no queued answer" in short.errors["faithfulness"]
+
+
+class LengthOnce(FakeJudge):
+    """Like FakeJudge, but its first answer ends at max_tokens."""
+
+    def __init__(self, answers: Any) -> None:
+        super().__init__(answers)
+        self.cut = False
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        reply = await super().complete(request)
+        if not self.cut:
+            self.cut = True
+            return reply.model_copy(update={"finish_reason": "length"})
+        return reply
+
+
+def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
+    judge = LengthOnce({
+        "faithfulness_statements": ['{"statements": [["x"', {"statements": [["The tower was "
+                                    "built in 1889."]]}, {"statements": [["The tower is red."]]}],
+        "faithfulness_verdicts": [VERDICTS],
+    })
+    settings = Settings(no_cache=True, metrics=["faithfulness"], verdict_style="evidence")
+    outcome = run([ROW], None, settings, judge=judge, embedder=HashEmbedder())
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": 0.5} and not rec.errors
+    assert rec.details["faithfulness"]["judge_retries"] == 1
+    prompts = [r.messages[-1]["content"] for r in judge.requests[:3]]
+    assert "sentences 1 to 2" in prompts[0] and "sentences 1 to 1" in prompts[1]
+    assert "sentences 2 to 2" in prompts[2]
+
+
+def test_a_degenerate_answer_is_retried_once_split_in_halves() -> None:
+    loop = "the tower the tower the tower the tower the tower the tower"
+    outcome, _ = run_ev([ROW], {
+        "faithfulness_statements": [{"statements": [[loop], ["The tower is red."]]},
+                                    {"statements": [["The tower was built in 1889."]]},
+                                    {"statements": [["The tower is red."]]}],
+        "faithfulness_verdicts": [VERDICTS],
+    }, metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.details["faithfulness"]["judge_retries"] == 1
+    assert rec.details["faithfulness"]["statements"][0]["statement"] == (
+        "The tower was built in 1889.")
+
+
+def test_long_answers_go_in_groups_whose_longest_answer_fits_max_tokens() -> None:
+    answer = " ".join(f"The tower has feature number {i} on floor {i}." for i in range(1, 7))
+    row = ROW | {"answer": answer}
+    outcome, judge = run_ev([row], _echo_answers(row["answer"]), metrics=["faithfulness"],
+                              max_tokens=300)
+    (rec,) = outcome.records
+    assert not rec.errors, rec.errors
+    stmt_requests = [r for r in judge.requests if r.step == "faithfulness_statements"]
+    assert len(stmt_requests) >= 2
+    for r in stmt_requests:
+        outer = json.loads(r.answer_schema)["properties"]["statements"]
+        n, k = outer["maxItems"], outer["items"]["maxItems"]
+        assert n * k * (outer["items"]["items"]["maxLength"] + 4) + 16 <= 300
+    assert len(rec.details["faithfulness"]["statements"]) == 6
+
+
+def _echo_answers(answer: str) -> dict[str, list[Any]]:
+    """Statements that copy each sentence, then verdicts citing a sentence that is absent."""
+    from localeval.metrics.statements import groups
+    from localeval.text import split_sentences
+
+    sentences = split_sentences(answer)
+    stmts = [{"statements": [[s] for s in sentences[a:b]]} for a, b in groups(sentences, 300)]
+    verdicts = [{"verdicts": [{"evidence": "none", "verdict": 0}]} for _ in sentences]
+    return {"faithfulness_statements": stmts, "faithfulness_verdicts": verdicts}
 
 
 def test_chinese_sample_uses_chinese_templates() -> None:
@@ -78,13 +206,23 @@ def test_chinese_sample_uses_chinese_templates() -> None:
         "answer": "裁决影响了全球。",
         "contexts": ["裁决产生了全球影响。"],
     }
-    outcome, judge = run_fake(
+    outcome, judge = run_ev(
         [row],
         [
-            {"statements": ["裁决影响了全球。"]},
-            {"verdicts": [{"reason": "上下文提到", "verdict": 1}]},
+            {"statements": [["裁决影响了全球。"]]},
+            {"verdicts": [{"evidence": "裁决产生了全球影响。", "verdict": 1}]},
         ],
         metrics=["faithfulness"],
     )
     assert outcome.records[0].language == "zh" and outcome.records[0].scores["faithfulness"] == 1.0
     assert "原子陈述" in judge.requests[0].messages[-1]["content"]
+
+
+def test_a_statement_repeated_from_an_earlier_sentence_is_dropped() -> None:
+    outcome, _ = run_ev([ROW], [
+        {"statements": [["The tower was built in 1889."], ["The tower was built in 1889."]]},
+        VERDICTS],
+        metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert [(s["statement"], s["sentence"]) for s in rec.details["faithfulness"]["statements"]] == [
+        ("The tower was built in 1889.", 1), ("It is red.", 2)]  # the sentence stands for itself

@@ -13,12 +13,21 @@ from localeval.errors import UsageError
 from localeval.metrics import REGISTRY
 from tests.conftest import EXAMPLE
 
+# One statements answer per group of sentences, in the order the example's rows ask them
+# (seed-roe: 7 sentences in 4 groups; en-eiffel: 3 in 2; then one sentence each): every
+# sample gets as many supported statements as unsupported ones, so each scores 0.5.
+HALF = {"verdicts": [{"verdict": 1}, {"verdict": 0}]}
 ANSWERS = {
-    "faithfulness_statements": [{"statements": ["a", "b"]}] * 4,
+    "faithfulness_statements": [
+        {"statements": [["a", "b"], ["c"]]}, {"statements": [["d"], ["e"]]},
+        {"statements": [["f"], ["g"]]}, {"statements": [["h"]]},
+        {"statements": [["a", "b"], ["c"]]}, {"statements": [["d"]]},
+        {"statements": [["a", "b"]]},
+        {"statements": [["a", "b"]]},
+    ],
     "faithfulness_verdicts": [
-        {"verdicts": [{"reason": "yes", "verdict": 1}, {"reason": "no", "verdict": 0}]}
-    ]
-    * 4,
+        {"verdicts": HALF["verdicts"] * 4}, {"verdicts": HALF["verdicts"] * 2}, HALF, HALF,
+    ],
 }
 
 

@@ -218,9 +218,13 @@ PAIRS = [  # (pair, verdict of a, verdict of b): p1 won, p2 tied, p3 lost
 ]
 
 
+WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
+
+
 def fake_answers(verdicts: list[int]) -> dict[str, list[dict[str, Any]]]:
     return {
-        "faithfulness_statements": [{"statements": [f"Claim {i}."]} for i in range(len(verdicts))],
+        "faithfulness_statements": [{"statements": [[f"the claim {WORDS[i]}."]]}
+                                    for i in range(len(verdicts))],
         "faithfulness_verdicts": [
             {
                 "verdicts": [
@@ -319,10 +323,10 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     section = md.split("## Disagreements (2)")[1]
     assert section.index("### p3 — loss") < section.index("### p2 — tie")
     assert "people prefer b; a = 1.000, b = 0.000" in section
-    assert "✗ statement: Claim 5.; reason: reason 5: contradicted" in section  # as in report.md
-    assert "Claim 4." in section and "p1 —" not in section
+    assert "✗ statement: the claim five.; sentence: 1; judge_verdict: 0" in section  # p3/b, why
+    assert "the claim four." in section and "p1 —" not in section
     page = (out / "meta_eval.html").read_text(encoding="utf-8")
-    assert "Content-Security-Policy" in page and "reason 5: contradicted" in page
+    assert "Content-Security-Policy" in page and "the claim five." in page
     assert "<script" not in page and "http" not in page.split("</head>")[1]
 
 
@@ -435,7 +439,8 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
         ],
     )
     answers = {
-        "faithfulness_statements": [{"statements": ["One.", "Two."]} for _ in rows],
+        "faithfulness_statements": [{"statements": [["the first claim.", "the second claim."]]}
+                                    for _ in rows],
         "faithfulness_verdicts": [
             {"verdicts": [{"reason": f"why {v}", "verdict": v} for v in vs]} for _, vs in rows
         ],
@@ -454,4 +459,5 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
     assert overall.kendall_tau_b == pytest.approx(1.0)
     # r5 (label 0, score 1) is above both positives' average: the worst disagreement
     assert got.result.disagreements[0] == "r5"
-    assert "why 1" in (tmp_path / "o" / "meta_eval.md").read_text()
+    assert "✓ statement: the first claim.; sentence: 1; judge_verdict: 1" in (
+        tmp_path / "o" / "meta_eval.md").read_text()  # the disagreement shows why

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 from typing import Any
 
@@ -35,12 +36,22 @@ EN = {
 
 
 def V(*bits: int, reason: bool = True) -> dict:
-    """A verdict-list answer."""
+    """A bare (or reasoned) verdict-list answer."""
     return {
         "verdicts": [
             ({"reason": "because", "verdict": b} if reason else {"verdict": b}) for b in bits
         ]
     }
+
+
+def E(*pairs: tuple[str, int]) -> dict:
+    """An evidence-first verdict-list answer: (evidence copied from the material, verdict)."""
+    return {"verdicts": [{"evidence": e, "verdict": v} for e, v in pairs]}
+
+
+def S(*per_sentence: list[str]) -> dict:
+    """A statements answer: one list of statements per numbered sentence."""
+    return {"statements": [list(p) for p in per_sentence]}
 
 
 def run(
@@ -50,9 +61,21 @@ def run(
     backends = Backends(judge=JudgeClient(judge), embeddings=EmbeddingStore(HashEmbedder()))
     metrics = resolve([names] if isinstance(names, str) else names)
     record = asyncio.run(
-        evaluate_sample(to_sample(row, 1), metrics, Settings(judge="fake", **settings), backends)
+        evaluate_sample(to_sample(row, 1), metrics,
+                        Settings(judge="fake", **{**STYLE, **settings}), backends)
     )
     return record, judge
+
+
+STYLE: dict[str, str] = {"verdict_style": "evidence"}
+"""The verdict style of the runs below (a test sets another with monkeypatch.setitem)."""
+
+
+@pytest.fixture(autouse=True)
+def _evidence_style(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Most tests here exercise the evidence-first verdicts (checked quotes); the default, bare
+    verdicts, have their own tests below."""
+    monkeypatch.setitem(STYLE, "verdict_style", "evidence")
 
 
 def cos(a: str, b: str) -> float:
@@ -69,35 +92,33 @@ def test_faithfulness_counts_supported_statements() -> None:
         EN,
         {
             "faithfulness_statements": [
-                {
-                    "statements": [
-                        "Ada founded Acme in 1990.",
-                        "Acme is based in Paris.",
-                        "Acme makes tea.",
-                    ]
-                }
+                S(["Ada founded Acme in 1990."], ["Acme is based in Paris."], ["Acme makes tea."])
             ],
-            "faithfulness_verdicts": [V(1, 1, 0)],
+            "faithfulness_verdicts": [
+                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1), ("none", 0))
+            ],
         },
     )
     assert rec.scores["faithfulness"] == pytest.approx(2 / 3)
     details = rec.details["faithfulness"]["statements"]
     assert [d["verdict"] for d in details] == [1, 1, 0]
-    assert details[2]["statement"] == "Acme makes tea." and details[2]["reason"] == "because"
+    assert details[2]["statement"] == "Acme makes tea." and details[2]["evidence"] == "none"
+    assert [d["sentence"] for d in details] == [1, 2, 3]
     verdict_prompt = judge.requests[1].messages[1]["content"]
     assert (
         "[1] Ada founded Acme in 1990." in verdict_prompt
         and "[2] Acme sells coffee." in verdict_prompt
     )
     assert "3. Acme makes tea." in verdict_prompt  # numbered, referred to by position
-    assert verdict_prompt.index("Context:") < verdict_prompt.index("Statements:")  # shared first
+    assert verdict_prompt.index("Task:") < verdict_prompt.index("Context:")  # shared first
+    assert verdict_prompt.index("Context:") < verdict_prompt.index("Statements:")
     assert rec.language == "en"
 
 
-def test_faithfulness_no_statements_is_unscored() -> None:
-    rec, _ = run("faithfulness", EN, {"faithfulness_statements": [{"statements": ["  "]}]})
-    assert rec.scores == {"faithfulness": None}
-    assert "no statements" in rec.details["faithfulness"]["unscored_reason"]
+def test_faithfulness_answer_without_sentences_is_unscored() -> None:
+    rec, judge = run("faithfulness", {**EN, "answer": "- \n* "}, {})
+    assert rec.scores == {"faithfulness": None} and not judge.requests
+    assert "no sentence" in rec.details["faithfulness"]["unscored_reason"]
 
 
 def test_faithfulness_empty_contexts_unscored_and_missing_skipped() -> None:
@@ -111,24 +132,32 @@ def test_faithfulness_wrong_verdict_count_is_an_error() -> None:
     rec, _ = run(
         "faithfulness",
         EN,
-        {"faithfulness_statements": [{"statements": ["a", "b"]}], "faithfulness_verdicts": [V(1)]},
+        {"faithfulness_statements": [S(["a"], ["b"], ["c"])], "faithfulness_verdicts": [V(1)]},
     )
     assert "faithfulness" in rec.errors and "faithfulness" not in rec.scores
 
 
-def test_no_explain_asks_for_bare_verdicts() -> None:
+def test_default_verdicts_are_bare_with_mechanical_explanations(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(STYLE, "verdict_style", "bare")
     rec, judge = run(
         "faithfulness",
         EN,
         {
-            "faithfulness_statements": [{"statements": ["a", "b"]}],
-            "faithfulness_verdicts": [V(0, 1, reason=False)],
+            "faithfulness_statements": [S(["Ada founded Acme in 1985."], ["Acme is in Paris."],
+                                          ["x"])],
+            "faithfulness_verdicts": [V(1, 1, 0, reason=False)],
         },
-        explain=False,
     )
-    assert rec.scores["faithfulness"] == 0.5
-    assert "reason" not in judge.requests[1].answer_schema
-    assert "reason" not in judge.requests[1].messages[1]["content"]
+    assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
+    schema = judge.requests[1].answer_schema
+    assert "reason" not in schema and "evidence" not in schema
+    assert '"evidence"' not in judge.requests[1].messages[1]["content"]
+    first, second = rec.details["faithfulness"]["statements"][:2]
+    assert first["judge_verdict"] == 1 and first["verdict"] == 0
+    assert first["reason"] == "not in the context: 1985"
+    assert first["closest_sentence"] == "Ada founded Acme in 1990."
+    assert second["verdict"] == 1 and second["reason"] == "the judge found it in the context"
 
 
 # ---- answer_relevance -------------------------------------------------------------------------
@@ -192,8 +221,12 @@ def test_context_relevance_both_directions_and_rank_weighting() -> None:
         "context_relevance",
         EN,
         {
-            "context_relevance_answer": [V(1, 1, 0)],  # 3 answer sentences
-            "context_relevance_context": [V(1, 0, 1)],  # ctx1: 2 sentences, ctx2: 1 sentence
+            "context_relevance_answer": [  # 3 answer sentences
+                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1), ("none", 0))
+            ],
+            "context_relevance_context": [  # ctx1: 2 sentences, ctx2: 1 sentence
+                E(("Ada founded it in 1990.", 1), ("none", 0), ("It makes tea.", 1))
+            ],
         },
     )
     s = rec.scores
@@ -209,6 +242,7 @@ def test_context_relevance_both_directions_and_rank_weighting() -> None:
     prompts = [r.messages[1]["content"] for r in judge.requests]
     assert "3. It makes tea." in prompts[0]
     assert "3. Acme sells coffee." in prompts[1]
+    assert rec.details["context_relevance"]["context_sentences"][2]["evidence_found"] is True
 
 
 def test_context_relevance_answer_without_sentences_is_unscored() -> None:
@@ -234,17 +268,19 @@ def test_context_precision_share_and_average_precision() -> None:
         row,
         {
             "context_precision_useful": [
-                {"reason": "r", "verdict": 0},
-                {"reason": "r", "verdict": 1},
-                {"reason": "r", "verdict": 1},
+                {"evidence": "none", "verdict": 0},
+                {"evidence": "Ada founded Acme in 1990.", "verdict": 1},
+                {"evidence": "Acme is based in Paris.", "verdict": 1},  # not the document's words
             ]
         },
     )
-    assert rec.scores["context_precision"] == pytest.approx(2 / 3)
-    assert rec.scores["context_precision.average_precision"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    assert rec.scores["context_precision"] == pytest.approx(1 / 3)
+    assert rec.scores["context_precision.average_precision"] == pytest.approx(1 / 2)
+    third = rec.details["context_precision"]["contexts"][2]
+    assert third["judge_verdict"] == 1 and "quote is not in the document" in third["reason"]
     assert len(judge.requests) == 3  # one per context, question and ground truth first
     p = judge.requests[0].messages[1]["content"]
-    assert p.index("Reference answer") < p.index("Acme sells coffee.")
+    assert p.index("Task:") < p.index("Reference answer") < p.index("Acme sells coffee.")
 
 
 def test_average_precision_edges() -> None:
@@ -262,25 +298,25 @@ def test_context_recall_share_of_ground_truth_statements() -> None:
         EN,
         {
             "faithfulness_statements": [
-                {
-                    "statements": [
-                        "Ada founded Acme.",
-                        "Acme was founded in 1990.",
-                        "Acme is in Paris.",
-                        "Acme is old.",
-                    ]
-                }
+                S(["Ada founded Acme in 1990."], ["Acme is in Paris."], ["Acme sells tea."])
             ],
-            "context_recall_verdicts": [V(1, 1, 1, 0)],
+            "context_recall_verdicts": [
+                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1),
+                  ("Acme sells coffee.", 0))
+            ],
         },
     )
-    assert rec.scores["context_recall"] == 0.75
-    assert "Answer: Ada founded Acme in 1990. Acme is" in judge.requests[0].messages[1]["content"]
+    assert rec.scores["context_recall"] == pytest.approx(2 / 3)
+    details = rec.details["context_recall"]["statements"]
+    assert [s["sentence"] for s in details] == [1, 2, 3]
+    assert details[2]["evidence"] == "Acme sells coffee." and details[2]["verdict"] == 0
+    assert "1. Ada founded Acme in 1990.\n2. Acme is based in Paris." in (
+        judge.requests[0].messages[1]["content"])
 
 
 def test_context_recall_empty_ground_truth_statements_unscored() -> None:
-    rec, _ = run("context_recall", EN, {"faithfulness_statements": [{"statements": []}]})
-    assert rec.scores == {"context_recall": None}
+    rec, judge = run("context_recall", {**EN, "ground_truth": "* \n- "}, {})
+    assert rec.scores == {"context_recall": None} and not judge.requests
     rec, _ = run("context_recall", {**EN, "ground_truth": "  "}, {})
     assert "context_recall" in rec.skipped
 
@@ -329,47 +365,48 @@ def test_context_entities_recall_no_truth_entities_unscored() -> None:
 
 AC_ANSWERS = {
     "faithfulness_statements": [
-        {"statements": ["a1", "a2", "a3"]},
-        {"statements": ["g1", "g2", "g3", "g4"]},
+        S(["sa"], ["sb"], ["sc"]),  # the answer's three sentences
+        S(["ga"], ["gb"], ["gc"]),  # the ground truth's three
     ],
-    "answer_correctness_answer": [V(1, 1, 0)],  # TP=2, FP=1
-    "answer_correctness_reference": [V(1, 0, 0, 1)],  # FN=2
+    "answer_correctness_answer": [  # TP=2, FP=1
+        E(("Ada founded Acme in 1990.", 1), ("Acme is based in Paris.", 1), ("none", 0))
+    ],
+    "answer_correctness_reference": [  # FN=1
+        E(("Ada founded it in 1990.", 1), ("none", 0), ("It makes tea.", 1))
+    ],
 }
 
 
 def test_answer_correctness_tp_fp_fn() -> None:
     rec, _ = run("answer_correctness", EN, AC_ANSWERS)
     s = rec.scores
-    assert s["answer_correctness"] == pytest.approx(2 / (2 + 0.5 * 3))
+    assert s["answer_correctness"] == pytest.approx(2 / (2 + 0.5 * 2))
     assert s["answer_correctness.precision"] == pytest.approx(2 / 3)
-    assert s["answer_correctness.recall"] == pytest.approx(0.5)
-    assert s["answer_correctness.f1"] == pytest.approx(2 * (2 / 3 * 0.5) / (2 / 3 + 0.5))
+    assert s["answer_correctness.recall"] == pytest.approx(2 / 3)
+    assert s["answer_correctness.f1"] == pytest.approx(2 / 3)
     d = rec.details["answer_correctness"]
-    assert d["tp"] == ["a1", "a2"] and d["fp"] == ["a3"] and d["fn"] == ["g2", "g3"]
+    assert d["tp"] == ["sa", "sb"] and d["fp"] == ["sc"] and d["fn"] == ["gb"]
+    assert d["ground_truth_statements"][1]["reason"].startswith("the answer has nothing on it")
 
 
 def test_answer_correctness_blend_with_similarity() -> None:
     rec, _ = run("answer_correctness", EN, AC_ANSWERS, correctness_weights=(0.75, 0.25))
     sim = max(0.0, cos(EN["answer"], EN["ground_truth"]))
     assert rec.scores["answer_correctness"] == pytest.approx(
-        0.75 * (2 / 3.5) + 0.25 * sim, abs=1e-6
+        0.75 * (2 / 3) + 0.25 * sim, abs=1e-6
     )
-    assert rec.scores["answer_correctness.factual"] == pytest.approx(2 / 3.5)
+    assert rec.scores["answer_correctness.factual"] == pytest.approx(2 / 3)
 
 
 def test_answer_correctness_edges() -> None:
-    rec, _ = run(
-        "answer_correctness",
-        EN,
-        {"faithfulness_statements": [{"statements": []}, {"statements": []}]},
-    )
+    rec, _ = run("answer_correctness", {**EN, "answer": "- ", "ground_truth": "* "}, {})
     assert rec.scores == {"answer_correctness": None}
     rec, _ = run(
         "answer_correctness",
-        EN,
+        {**EN, "answer": "- ", "ground_truth": "Ada founded Acme."},
         {
-            "faithfulness_statements": [{"statements": []}, {"statements": ["g1"]}],
-            "answer_correctness_reference": [V(0)],
+            "faithfulness_statements": [S(["ga"])],
+            "answer_correctness_reference": [E(("none", 0))],
         },
     )
     assert rec.scores["answer_correctness"] == 0.0
@@ -390,17 +427,19 @@ def test_correctness_scores_formula() -> None:
 
 def test_shared_statements_are_asked_once_per_sample() -> None:
     row = {**EN, "ground_truth": EN["answer"]}
+    yes = ("Ada founded Acme in 1990.", 1)
     answers = {
-        "faithfulness_statements": [{"statements": ["a1", "a2"]}],
-        "faithfulness_verdicts": [V(1, 0)],
-        "context_recall_verdicts": [V(1, 1)],
-        "answer_correctness_answer": [V(1, 1)],
-        "answer_correctness_reference": [V(1, 1)],
+        "faithfulness_statements": [S(["sa"], ["sb"], ["sc"])],
+        "faithfulness_verdicts": [E(yes, ("none", 0), ("none", 0))],
+        "context_recall_verdicts": [E(yes, yes, yes)],
+        "answer_correctness_answer": [E(*[("Ada founded it in 1990.", 1)] * 3)],
+        "answer_correctness_reference": [E(*[("Ada founded it in 1990.", 1)] * 3)],
     }
     rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers)
     assert not rec.errors
     assert [r.step for r in judge.requests].count("faithfulness_statements") == 1
-    assert rec.scores["faithfulness"] == 0.5 and rec.scores["answer_correctness"] == 1.0
+    assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
+    assert rec.scores["answer_correctness"] == 1.0
 
 
 # ---- answer_similarity, rerank_relevancy ------------------------------------------------------
@@ -450,7 +489,8 @@ def test_language_picks_templates(language: str, expect: str, marker: str) -> No
     rec, judge = run(
         "faithfulness",
         ZH,
-        {"faithfulness_statements": [{"statements": ["s"]}], "faithfulness_verdicts": [V(1)]},
+        {"faithfulness_statements": [S(["s"])],
+         "faithfulness_verdicts": [E(("艾达于1990年创立了Acme公司。", 1))]},
         language=language,
     )
     assert rec.language == expect and rec.scores["faithfulness"] == 1.0
@@ -505,85 +545,88 @@ class CountingJudge(TooLongJudge):
 
 
 LONG = [" ".join(f"Fact {i}.{j} is about topic {i}." for j in range(12)) for i in range(3)]
+LONG_ROW = {**EN, "answer": "Topic zero is good. Topic two is bad.", "contexts": LONG}
 
 
 def _context_text(request: JudgeRequest) -> str:
     content = request.messages[1]["content"]
-    return content[content.index("Context:") : content.index("Task:")]
-
-
-def _covers_everything(requests: list[JudgeRequest]) -> None:
-    seen = "".join(_context_text(r) for r in requests)
-    for c in LONG:
-        for sentence in c.split(". "):
-            assert sentence.rstrip(".") in seen  # nothing silently dropped
+    return content[content.rindex("Context:") : content.rindex("Statements:")]
 
 
 def _limit_for_about_one_context() -> int:
     probe = run(
         "faithfulness",
-        {**EN, "contexts": ["x"]},
+        {**LONG_ROW, "contexts": ["x"]},
         {
-            "faithfulness_statements": [{"statements": ["s1", "s2"]}],
-            "faithfulness_verdicts": [V(1, 1)],
+            "faithfulness_statements": [S(["s1"], ["s2"])],
+            "faithfulness_verdicts": [E(("x", 1), ("x", 1))],
         },
     )[1]
     return sum(len(m["content"]) for m in probe.requests[1].messages) + len(LONG[0]) + 40
 
 
-def test_long_contexts_are_split_and_every_piece_is_judged() -> None:
+def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_evidence() -> None:
     limit = _limit_for_about_one_context()
     judge = TooLongJudge(
         {
-            "faithfulness_statements": [{"statements": ["s1", "s2"]}],
-            "faithfulness_verdicts": [V(1, 0)] + [V(0)] * 20,
+            "faithfulness_statements": [S(["Fact 0.3 is about topic 0."],
+                                          ["Fact 2.5 is about topic 2."])],
+            "faithfulness_verdicts": [E(("Fact 0.3 is about topic 0.", 1)),
+                                      E(("Fact 0.5 is about topic 0.", 1))],
         },
         limit,
     )
-    rec, judge = run("faithfulness", {**EN, "contexts": LONG}, None, judge=judge)
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge)
     assert not rec.errors, rec.errors
-    assert rec.scores["faithfulness"] == 0.5
     statements = rec.details["faithfulness"]["statements"]
-    assert statements[0]["piece"] == 1 and statements[1]["verdict"] == 0
     verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
-    assert rec.details["faithfulness"]["context_pieces"] == len(verdict_requests) >= 3
+    assert len(verdict_requests) == 2  # one per statement: each judged once, in its own piece
     assert all(sum(len(m["content"]) for m in r.messages) <= limit for r in verdict_requests)
-    # after piece 1 supported s1, later pieces are asked only about s2
-    assert all(
-        r.messages[1]["content"].split("Statements:")[1].count("s1") == 0
-        for r in verdict_requests[1:]
-    )
-    _covers_everything(verdict_requests)
+    assert "Fact 0.3 is about topic 0" in _context_text(verdict_requests[0])
+    assert "Fact 2.5 is about topic 2" in _context_text(verdict_requests[1])
+    assert statements[0]["verdict"] == 1 and statements[0]["piece"] < statements[1]["piece"]
+    # the second quote comes from another piece than the one it was judged against
+    assert statements[1]["judge_verdict"] == 1 and statements[1]["verdict"] == 0
+    assert rec.scores["faithfulness"] == 0.5
+    assert rec.details["faithfulness"]["context_pieces"] >= 3
 
 
-def test_a_statement_supported_by_a_later_piece_counts() -> None:
-    judge = TooLongJudge(
-        {
-            "faithfulness_statements": [{"statements": ["s1", "s2"]}],
-            "faithfulness_verdicts": [V(1, 0), V(0), V(1)],
-        },
-        _limit_for_about_one_context(),
-    )
-    rec, judge = run("faithfulness", {**EN, "contexts": LONG}, None, judge=judge)
-    assert rec.scores["faithfulness"] == 1.0
-    assert rec.details["faithfulness"]["statements"][1]["piece"] == 3
-    assert [r.step for r in judge.requests].count("faithfulness_verdicts") == 3  # then stops
+def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
+    from localeval.metrics.chunking import _units
+
+    zh = "第一句话很长。第二句话也很长！第三句呢？" * 3
+    en = "The first sentence. The second one! A third? " * 3
+    for text in (zh, en):
+        units = _units([text])
+        pieces = pack(units, lambda texts: sum(map(len, texts)) <= 30)
+        joined = [t for p in pieces for t in p.texts]
+        assert len(pieces) > 1 and "".join(joined).replace(" ", "") == text.replace(" ", "")
+        for t in joined:
+            assert t.rstrip()[-1] in "。！？.!?"  # every piece ends where a sentence ends
 
 
-def test_token_counting_judge_gets_pieces_that_fit_first_time() -> None:
-    row = {**EN, "contexts": LONG}
-    limit = 2 * (1000 + 256)
+def test_token_counting_judge_gets_pieces_that_fit_first_time(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(STYLE, "verdict_style", "bare")
+    limit = 2 * (900 + 256)
     judge = CountingJudge(
-        {"faithfulness_statements": [{"statements": ["s1"]}], "faithfulness_verdicts": [V(0)] * 10},
+        {"faithfulness_statements": [S(["s"], ["t"])], "faithfulness_verdicts": [V(0)] * 10},
         limit,
         256,
     )
-    rec, judge = run("faithfulness", row, None, judge=judge, max_tokens=256)
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, max_tokens=256,
+                     explain=False)
     assert not rec.errors, rec.errors
     assert judge.refused == 1  # only the first, whole-context attempt
     verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
-    assert len(verdict_requests) >= 2 and rec.scores["faithfulness"] == 0.0
-    _covers_everything(verdict_requests)
+    assert len(verdict_requests) >= 1 and rec.scores["faithfulness"] == 0.0
+
+
+def test_route_picks_the_piece_sharing_most_with_the_item() -> None:
+    from localeval.metrics.chunking import Piece, route
+
+    pieces = [Piece(["上海男排主场3：1力克山东男排。"], [0]), Piece(["北京队获得亚军。"], [0])]
+    assert route(["上海男排击败山东男排", "北京队是亚军", "无关"], pieces) == [0, 1, 0]
 
 
 def test_one_sentence_longer_than_the_window_is_cut_not_dropped() -> None:
@@ -617,22 +660,44 @@ def test_per_context_metric_splits_a_long_context_and_takes_the_best_piece() -> 
     assert pieces == len(judge.requests) >= 2
 
 
-def test_statement_count_is_bounded_by_the_answer_length() -> None:
-    from localeval.metrics.faithfulness import statement_limit
+def test_statements_per_sentence_are_bounded_by_its_length() -> None:
+    from localeval.metrics.statements import chars_for, per_sentence
 
-    assert statement_limit("Channel 4") == 1
-    assert statement_limit("Scottish, but he grew up in England.") == 2
-    assert statement_limit("很长的回答。" * 200) == 24
+    assert per_sentence("Channel 4") == 1
+    assert per_sentence("Scottish, but he grew up in England and moved to Wales later.") == 2
+    assert per_sentence("很长的句子" * 40) == 3
+    assert chars_for("short") == 60 and chars_for("x" * 40, "q" * 20) == 90
+    assert chars_for("x" * 500) == 240
     rec, judge = run("faithfulness", {**EN, "answer": "Channel 4"}, {
-        "faithfulness_statements": [{"statements": ["Misfits airs on Channel 4.", "Extra."]}]})
-    assert '"maxItems": 1' in judge.requests[0].answer_schema
-    assert "faithfulness" in rec.errors  # two statements for a two-word answer: refused
+        "faithfulness_statements": [S(["Misfits airs on Channel 4.", "Extra."])]})
+    schema = json.loads(judge.requests[0].answer_schema)["properties"]["statements"]
+    assert schema["items"]["maxItems"] == 1
+    assert "faithfulness" in rec.errors  # two statements for a two-word sentence: refused
 
 
 def test_placeholder_statements_without_words_are_dropped() -> None:
     rec, _ = run("faithfulness", EN, {
-        "faithfulness_statements": [{"statements": ["……", "Ada founded Acme.", "..."]}],
-        "faithfulness_verdicts": [V(1)]})
-    assert rec.scores["faithfulness"] == 1.0
+        "faithfulness_statements": [S(["……"], ["Acme is based in Paris."], ["..."])],
+        "faithfulness_verdicts": [E(("Ada founded Acme in 1990.", 1), ("none", 0),
+                                    ("none", 0))]})
     assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
-        "Ada founded Acme."]
+        "Ada founded it in 1990.", "Acme is based in Paris.", "It makes tea."]
+    assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
+
+
+def test_focused_verdicts_show_the_closest_sentence_and_split_long_contexts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(STYLE, "verdict_style", "focused")
+    judge = TooLongJudge(
+        {"faithfulness_statements": [S(["Fact 0.3 is about topic 0."], ["Fact 2.5 is red."])],
+         "faithfulness_verdicts": [V(1, reason=False), V(1, reason=False)]},
+        _limit_for_about_one_context() + 200,
+    )
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge)
+    assert not rec.errors, rec.errors
+    prompts = [r.messages[1]["content"] for r in judge.requests
+               if r.step == "faithfulness_verdicts"]
+    assert "1. Fact 0.3 is about topic 0.\n   closest context sentence: Fact 0.3 is about " \
+           "topic 0." in prompts[0]
+    assert rec.details["faithfulness"]["context_pieces"] >= 2
+    assert [s["verdict"] for s in rec.details["faithfulness"]["statements"]] == [1, 1]

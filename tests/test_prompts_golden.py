@@ -36,7 +36,7 @@ def variables(lang: str, step: str) -> dict[str, object]:
     q, items, contexts = QUESTION[lang], LISTS[lang], CONTEXTS[lang]
     answer = "".join(items) if lang == "zh" else " ".join(items)
     return {
-        "faithfulness_statements": {"question": q, "answer": answer},
+        "faithfulness_statements": {"question": q, "sentences": items, "first": 1, "last": 2},
         "faithfulness_verdicts": {"contexts": contexts, "statements": items},
         "context_recall_verdicts": {"contexts": contexts, "statements": items},
         "context_relevance_answer": {"contexts": contexts, "sentences": items},
@@ -71,7 +71,8 @@ def test_both_languages_have_the_same_templates() -> None:
 @pytest.mark.parametrize(("lang", "step"), TEMPLATES)
 @pytest.mark.parametrize("explain", [True, False])
 def test_golden_prompt(lang: str, step: str, explain: bool) -> None:
-    messages = render(lang, step, explain=explain, **variables(lang, step))
+    style = "evidence" if explain else "bare"  # what metrics/chunking.verdict_style picks
+    messages = render(lang, step, explain=explain, style=style, **variables(lang, step))
     text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages) + "\n"
     path = GOLDEN / lang / f"{step}{'' if explain else '.noexplain'}.txt"
     if os.environ.get("LOCALEVAL_UPDATE_GOLDEN"):  # rewrite, review the diff, commit: no verdict
@@ -91,3 +92,16 @@ def test_every_golden_file_belongs_to_a_template() -> None:
     }
     found = {p.relative_to(GOLDEN).as_posix() for p in GOLDEN.rglob("*.txt")}
     assert found == expected
+
+
+@pytest.mark.parametrize(("lang", "step"), TEMPLATES)
+def test_fixed_instructions_come_before_the_per_sample_material(lang: str, step: str) -> None:
+    """So that every sample's prompt of one step shares its instructions as a prefix."""
+    for style in ("evidence", "reason", "bare"):
+        user = render(lang, step, explain=style != "bare", style=style,
+                      **variables(lang, step))[1]["content"]
+        assert user.startswith("Task:" if lang == "en" else "任务："), (style, user[:40])
+        head = user.split("\n\n")[0]
+        for value in variables(lang, step).values():
+            for text in value if isinstance(value, list) else [value]:
+                assert not isinstance(text, str) or text not in head

@@ -16,28 +16,22 @@ from localeval.report import details_html, details_md, histogram, render_html, w
 from localeval.results import RunFolder, SampleRecord, load_run
 from tests.conftest import EXAMPLE
 
+# In the order the example's rows ask (seed-roe: 7 sentences in 4 groups, en-eiffel: 3 in 2,
+# then one sentence each): seed-roe 0.5, en-eiffel 1, en-photosynthesis 1, en-insulin 0.
+YES, NO = {"verdict": 1}, {"verdict": 0}
 ANSWERS = {
     "faithfulness_statements": [
-        {"statements": ["s1", "s2"]},
-        {"statements": ["s1"]},
-        {"statements": ["s1"]},
-        {"statements": ["s1", "s2"]},
+        {"statements": [["sa", "sb"], ["sc"]]}, {"statements": [["sd"], ["se"]]},
+        {"statements": [["sf"], ["sg"]]}, {"statements": [["<script>alert('x')</script> sh"]]},
+        {"statements": [["sa"], ["sb"]]}, {"statements": [["sc"]]},
+        {"statements": [["sa"]]},
+        {"statements": [["sa", "sb"]]},
     ],
     "faithfulness_verdicts": [
-        {
-            "verdicts": [
-                {"reason": "said in context 1", "verdict": 1},
-                {"reason": "<script>alert('x')</script> not supported", "verdict": 0},
-            ]
-        },
-        {"verdicts": [{"reason": "ok", "verdict": 1}]},
-        {"verdicts": [{"reason": "ok", "verdict": 1}]},
-        {
-            "verdicts": [
-                {"reason": "Banting and Best, not Curie", "verdict": 0},
-                {"reason": "1921, not 1935", "verdict": 0},
-            ]
-        },
+        {"verdicts": [YES, NO] * 4},
+        {"verdicts": [YES, YES, YES]},
+        {"verdicts": [YES]},
+        {"verdicts": [NO, NO]},
     ],
 }
 
@@ -59,12 +53,13 @@ def test_run_writes_both_reports(example_run: Path) -> None:
     # the lowest faithfulness sample first, with its statements and verdict reasons
     lowest = md.split("## Lowest-scoring samples")[1]
     assert lowest.index("en-insulin (line 4): faithfulness = 0.000") < lowest.index("seed-roe")
-    assert "- ✗ statement: s1; reason: Banting and Best, not Curie" in md
+    assert ("- ✗ statement: sa; sentence: 1; judge_verdict: 0; reason: the judge found no "
+            "support in the context") in md
     assert "question: Who discovered insulin?" in md
     # metadata: models and sha256, prompt hashes, settings, time, tokens, cache hits
     assert "| judge | fake | fake |" in md and "hash-ngram-512-v1" in md
     assert "| en/faithfulness_statements.j2 | " in md and "| max_tokens | 768 |" in md
-    assert "| elapsed |" in md and "| cache hits | 0 (0% of 8 requests) |" in md
+    assert "| elapsed |" in md and "| cache hits | 0 (0% of 12 requests) |" in md
     assert "| tokens |" in md
 
 

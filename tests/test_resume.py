@@ -26,7 +26,7 @@ from localeval.runner import run
 from tests.conftest import fake_run_args
 
 REPO = Path(__file__).resolve().parent.parent
-STATEMENTS = {"statements": ["The sky is blue.", "Grass is red."]}
+STATEMENTS = {"statements": [["The sky is blue.", "Grass is red."]]}
 VERDICTS = {
     "verdicts": [{"reason": "stated", "verdict": 1}, {"reason": "not stated", "verdict": 0}]
 }

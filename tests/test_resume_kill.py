@@ -40,8 +40,11 @@ class SleepyJudge:
         await asyncio.sleep(self.delay)
         digest = hashlib.sha256(json.dumps(request.messages).encode()).digest()
         if request.step == "faithfulness_statements":
-            n = 1 + digest[0] % 3
-            answer = {"statements": [f"claim {i} {digest[i]:02x}" for i in range(n)]}
+            shape = json.loads(request.answer_schema)["properties"]["statements"]
+            n = shape.get("minItems", 1 + digest[0] % 3)
+            claims = [f"claim {i} {digest[i]:02x}" for i in range(n)]
+            nested = shape.get("items", {}).get("type") == "array"  # one list per sentence
+            answer = {"statements": [[c] for c in claims] if nested else claims}
         elif request.step == "faithfulness_verdicts":
             n = json.loads(request.answer_schema)["properties"]["verdicts"]["minItems"]
             answer = {"verdicts": [{"reason": f"r{digest[i]}", "verdict": digest[i] % 2}

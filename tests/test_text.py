@@ -46,6 +46,9 @@ from localeval.text import detect_language, normalize, split_sentences
             ["第一条。", "第二条", "First item", "Second item", "第三条", "总则"],
         ),
         ("Line one\r\nLine two\n\n\nLine three", ["Line one", "Line two", "Line three"]),
+        ("96.3 Rock Radio", ["96.3 Rock Radio"]),  # a number, not a list bullet
+        ("It premiered in 2011.The album followed. Version 2.0 works.",
+         ["It premiered in 2011.", "The album followed.", "Version 2.0 works."]),  # glued
         ("", []),
         ("  \n- \n", []),
     ],
@@ -86,3 +89,11 @@ def test_word_count_counts_cjk_as_two_thirds() -> None:
     assert word_count("96.3 Rock Radio") == 3
     assert word_count("It's well-known") == 2
     assert word_count("美国最高法院") == pytest.approx(4.0)
+
+
+def test_match_key_and_json_safe() -> None:
+    from localeval.text import json_safe, match_key
+
+    assert match_key("The U.S. “Army”,  ２０２２") == match_key("the us army 2022")
+    assert match_key("the us army 2022") == "theusarmy2022"
+    assert json_safe('"Faster" is a single') == "'Faster' is a single"

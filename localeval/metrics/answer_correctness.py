@@ -13,10 +13,12 @@ faithfulness_statements step, so an answer is split once per sample for every me
 
 from __future__ import annotations
 
+from typing import Any
+
 from localeval.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import support_verdicts
+from localeval.metrics.chunking import Support, support_verdicts
 from localeval.metrics.faithfulness import statements_of
 
 NAME = "answer_correctness"
@@ -42,19 +44,23 @@ def correctness_scores(tp: int, fp: int, fn: int) -> dict[str, float | None]:
                     "plus precision, recall, F1 (optionally blended with answer_similarity)")
 async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult:
     answer, truth = sample.answer or "", sample.ground_truth or ""
-    a_statements = await statements_of(ctx, answer, sample.question)
-    g_statements = await statements_of(ctx, truth, sample.question)
+    a_found = await statements_of(ctx, answer, sample.question)
+    g_found = await statements_of(ctx, truth, sample.question)
+    a_statements, g_statements = a_found.texts, g_found.texts
     if not a_statements and not g_statements:
-        return MetricResult.unscored(NAME, "the judge found no statements in the answer nor in "
-                                     "the ground truth")
-    a_verdicts = (await support_verdicts(ctx, "answer_correctness_answer", a_statements,
-                                         split="reference", reference=[truth],
-                                         question=sample.question or "")).verdicts \
-        if a_statements else []
-    g_verdicts = (await support_verdicts(ctx, "answer_correctness_reference", g_statements,
-                                         split="answer", answer=[answer],
-                                         question=sample.question or "")).verdicts \
-        if g_statements else []
+        return MetricResult.unscored(NAME, "neither the answer nor the ground truth has a "
+                                     "sentence")
+    a_support = (await support_verdicts(ctx, "answer_correctness_answer", a_statements,
+                                        split="reference", reference=[truth],
+                                        question=sample.question,
+                                        material_name="reference answer")
+                 if a_statements else Support([]))
+    g_support = (await support_verdicts(ctx, "answer_correctness_reference", g_statements,
+                                        split="answer", answer=[answer],
+                                        question=sample.question, material_name="answer",
+                                        details=False)
+                 if g_statements else Support([]))
+    a_verdicts, g_verdicts = a_support.verdicts, g_support.verdicts
     tp = sum(v["verdict"] for v in a_verdicts)
     fp = len(a_verdicts) - tp
     fn = sum(1 - v["verdict"] for v in g_verdicts)
@@ -63,16 +69,19 @@ async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult
     w_fact, w_sim = ctx.settings.correctness_weights
     if w_fact < 0 or w_sim < 0 or w_fact + w_sim <= 0:
         raise ConfigError("correctness_weights must be two non-negative numbers, not both 0")
-    details = {
+    details: dict[str, Any] = {
         "tp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if v["verdict"]],
         "fp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if not v["verdict"]],
         "fn": [s for s, v in zip(g_statements, g_verdicts, strict=True) if not v["verdict"]],
-        "answer_statements": [{"statement": s, **v}
-                              for s, v in zip(a_statements, a_verdicts, strict=True)],
-        "ground_truth_statements": [{"statement": s, **v}
-                                    for s, v in zip(g_statements, g_verdicts, strict=True)],
+        "answer_statements": [{"statement": a.statement, "sentence": a.sentence, **v}
+                              for a, v in zip(a_found.items, a_verdicts, strict=True)],
+        "ground_truth_statements": [{"statement": a.statement, "sentence": a.sentence, **v}
+                                    for a, v in zip(g_found.items, g_verdicts, strict=True)],
         "weights": [w_fact, w_sim],
     }
+    retries = a_found.retries + g_found.retries + a_support.retries + g_support.retries
+    if retries:
+        details["judge_retries"] = retries
     score = factual
     if w_sim > 0 and factual is not None:
         similarity = max(0.0, await ctx.cosine(answer, truth))

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from localeval import prompts
 from localeval.config import Settings
 from localeval.dataset import Sample
-from localeval.embed import EmbeddingStore
+from localeval.embed import EmbeddingStore, store_for
 from localeval.errors import ConfigError, UsageError
 from localeval.judge.base import JudgeRequest
 from localeval.judge.client import JudgeClient
@@ -64,9 +64,14 @@ class MetricContext:
         return await asyncio.shield(self._pending[key])  # type: ignore[no-any-return]
 
     async def cosine(self, a: str, b: str) -> float:
+        """Cosine of two texts' embeddings, by an embedder of the sample's language when the
+        run's embedder is of another one and that embedder is present (embed.store_for)."""
+        return await (await self.embedder()).cosine(a, b)
+
+    async def embedder(self) -> EmbeddingStore:
         if self.embeddings is None:
             raise ConfigError("this metric needs an embedder, but none is configured")
-        return await self.embeddings.cosine(a, b)
+        return await store_for(self.embeddings, self.language)
 
 
 MetricFn = Callable[[Sample, MetricContext], Awaitable[MetricResult]]

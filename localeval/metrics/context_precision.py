@@ -4,16 +4,19 @@
 - context_precision.average_precision = Σ_k precision@k · v_k / Σ_k v_k (rank-aware; 0 when no
   context is useful, as average precision is when nothing relevant was retrieved).
 
-One judge request per context (question and ground truth first, so their prefix is shared);
-a context too long for the window is split and counts as useful if any piece is.
+One judge request per context: the judge copies the document's sentence that gives a fact of
+the reference answer (or "none"), then decides; "useful" counts only if the copy is found in the
+document (metrics/evidence.py). A context too long for the window is split and counts as useful
+if any piece is.
 """
 
 from __future__ import annotations
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import ask_pieces
-from localeval.schemas import verdict
+from localeval.metrics.chunking import ask_pieces, evidence_chars, verdict_style
+from localeval.metrics.evidence import decide
+from localeval.schemas import checked_verdict
 
 NAME = "context_precision"
 
@@ -33,16 +36,22 @@ def average_precision(useful: list[int]) -> float:
         description="share of the contexts useful for reaching the ground truth, and its "
                     "rank-aware average precision")
 async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
+    style = verdict_style(ctx)
+    chars = evidence_chars(ctx)
     per_context = []
     for context in sample.contexts or []:
         if not context.strip():
             per_context.append({"verdict": 0, "reason": "empty context"})
             continue
-        answers = await ask_pieces(ctx, "context_precision_useful", verdict(ctx.settings.explain),
+        answers = await ask_pieces(ctx, "context_precision_useful", checked_verdict(style, chars),
                                    split="context", question=sample.question,
-                                   ground_truth=sample.ground_truth, context=[context])
-        best = max((a for _, a in answers), key=lambda a: a.verdict)  # type: ignore[attr-defined]
-        entry = best.model_dump()
+                                   ground_truth=sample.ground_truth, context=[context],
+                                   style=style)
+        decided = [decide(sample.ground_truth or "", answer.model_dump(), piece.texts,
+                          sample.question, check_evidence=style == "evidence",
+                          material_name="document", details=False)
+                   for piece, answer in answers]
+        entry = max(decided, key=lambda d: d["verdict"])
         if len(answers) > 1:
             entry["pieces"] = len(answers)
         per_context.append(entry)

@@ -1,7 +1,9 @@
-"""context_recall(C, g): split the ground truth into statements; judge each attributable to C.
+"""context_recall(C, g): the ground truth's statements (sentence by sentence), each judged
+attributable to C or not, with the same evidence check as faithfulness.
 
-score = attributable / statements. No statements in g → unscored. Contexts too long for the
-window are split; a statement is attributable if any piece supports it.
+score = attributable / statements. A ground truth without a sentence → unscored. Contexts too
+long for the window are split; each statement is judged against the piece most likely to hold
+its evidence.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.chunking import support_verdicts
-from localeval.metrics.faithfulness import nonempty, statements_of
+from localeval.metrics.faithfulness import nonempty, statement_details, statements_of
 
 NAME = "context_recall"
 
@@ -21,14 +23,11 @@ async def context_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)
     if not contexts:
         return MetricResult.unscored(NAME, "every context is empty")
-    statements = await statements_of(ctx, sample.ground_truth or "", sample.question)
-    if not statements:
-        return MetricResult.unscored(NAME, "the judge found no statements in the ground truth",
-                                     statements=[])
-    support = await support_verdicts(ctx, "context_recall_verdicts", statements,
-                                     split="contexts", contexts=contexts)
-    details = {"statements": [{"statement": s, **v}
-                              for s, v in zip(statements, support.verdicts, strict=True)]}
-    if support.pieces > 1:
-        details["context_pieces"] = support.pieces
-    return MetricResult(scores={NAME: support.supported / len(statements)}, details=details)
+    found = await statements_of(ctx, sample.ground_truth or "", sample.question)
+    if not found.items:
+        return MetricResult.unscored(NAME, "the ground truth has no sentence", statements=[])
+    support = await support_verdicts(ctx, "context_recall_verdicts", found.texts,
+                                     split="contexts", contexts=contexts,
+                                     question=sample.question)
+    return MetricResult(scores={NAME: support.supported / len(found.items)},
+                        details=statement_details(found, support))

@@ -1,4 +1,5 @@
-"""context_relevance(a, C), both directions, on deterministic sentences (text.split_sentences):
+"""context_relevance(a, C), both directions, on deterministic sentences (text.split_sentences),
+each verdict preceded by the judge's copy of the evidence and checked (metrics/evidence.py):
 
 - answer_supported_precision: share of the answer's sentences that C supports (main score);
 - context_supported_precision: share of the contexts' sentences that the answer supports;
@@ -12,6 +13,7 @@ Sub-score keys: context_relevance.answer_supported_precision, .context_supported
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
@@ -42,10 +44,11 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         return MetricResult.unscored(NAME, "the answer has no sentences")
     by_answer = await support_verdicts(ctx, "context_relevance_answer", answer_sentences,
                                        split="contexts", items_var="sentences",
-                                       contexts=contexts)
+                                       contexts=contexts, question=sample.question)
     by_context = await support_verdicts(ctx, "context_relevance_context", context_sentences,
                                         split="answer", items_var="sentences",
-                                        answer=[sample.answer or ""])
+                                        answer=[sample.answer or ""], question=sample.question,
+                                        material_name="answer", details=False)
     asp = by_answer.supported / len(answer_sentences)
     csp = by_context.supported / len(context_sentences) if context_sentences else None
 
@@ -59,7 +62,7 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     rank_weighted = (sum(w * p for w, p in weighted) / sum(w for w, _ in weighted)
                      if weighted else None)
 
-    details = {
+    details: dict[str, Any] = {
         "answer_sentences": [{"sentence": s, **v}
                              for s, v in zip(answer_sentences, by_answer.verdicts, strict=True)],
         "context_sentences": [{"sentence": s, **v}
@@ -67,6 +70,8 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         "per_context_precision": precisions,
         "rank_weights": [round(rank_weight(i), 4) for i in range(1, len(contexts) + 1)],
     }
+    if by_answer.retries or by_context.retries:
+        details["judge_retries"] = by_answer.retries + by_context.retries
     return MetricResult(scores={
         NAME: asp,
         f"{NAME}.answer_supported_precision": asp,

@@ -1,0 +1,201 @@
+"""Mechanical checks behind a support verdict: is the judge's evidence really in the material,
+and does the material hold the item's specific details?
+
+The judge copies the material's sentence that bears on an item (a statement, a sentence) before
+its verdict. `locate` looks the copy up in the material after `text.match_key` (NFKC, case,
+whitespace and punctuation removed): exact containment, else the share of the copy covered by
+order-preserving common runs of at least MIN_RUN characters must reach FOUND_COVERAGE (0.8) and
+every number of the copy must occur in the material, so a dropped comma or a copy cut short by
+the schema's length limit still counts, while a statement "copied" as evidence (a parroted
+reason) does not. `novel_details` lists the item's numbers (and,
+in Latin script, capitalised names) that appear neither in the material nor in the question:
+a detail the material never mentions cannot be supported by it.
+
+`decide` combines the judge's verdict with both checks; a verdict of support stands only when the
+evidence is found and no detail of the item is missing from the sentences it was copied from
+(nor the question). Its `reason` says in words what decided (the judge's own reason, when it
+wrote one, is kept as `judge_reason`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from typing import Any
+
+from localeval.text import match_key, split_sentences
+
+FOUND_COVERAGE = 0.8
+MIN_RUN = 4
+WINDOW = 3
+NONE_WORDS = {"none", "无", "没有", "无相关内容", "null", "n/a", ""}
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_NAME = re.compile(r"\b[A-Z][A-Za-z0-9'’-]*[A-Za-z0-9]|\b[A-Z]\b")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+_STOP_NAMES = {
+    "the", "a", "an", "i", "it", "he", "she", "they", "we", "this", "that", "these", "those",
+    "in", "on", "at", "of", "and", "or", "but", "for", "to", "by", "with", "as", "from", "his",
+    "her", "its", "their", "there", "yes", "no", "not", "both", "also", "however", "after",
+    "before", "during", "when", "while", "if", "so", "then", "which", "who", "what", "where",
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday", "you", "all", "our", "your", "my", "is", "are", "was", "were", "be",
+}
+
+
+def is_none(quote: str) -> bool:
+    return match_key(quote) in {match_key(w) for w in NONE_WORDS}
+
+
+def coverage(quote: str, texts: list[str]) -> float:
+    """Share of the quote's characters (match_key form) found, in order, in one of `texts`."""
+    q = match_key(quote)
+    if not q:
+        return 0.0
+    best = 0.0
+    for text in texts:
+        t = match_key(text)
+        if q in t:
+            return 1.0
+        matcher = difflib.SequenceMatcher(None, q, t, autojunk=False)
+        covered = sum(b.size for b in matcher.get_matching_blocks() if b.size >= MIN_RUN)
+        best = max(best, covered / len(q))
+    return best
+
+
+def locate(quote: str, texts: list[str]) -> list[str] | None:
+    """The material's sentences the quote was copied from (the fewest consecutive sentences,
+    up to WINDOW, that contain it by the module doc's rule), or None when it is "none" or not
+    found. Every number of the quote must be in them too (a fuzzy match must not let a changed
+    number through)."""
+    if is_none(quote) or coverage(quote, texts) < FOUND_COVERAGE:
+        return None
+    for size in range(1, WINDOW + 1):
+        for text in texts:
+            sentences = split_sentences(text) or [text]
+            for i in range(max(1, len(sentences) - size + 1)):
+                window = sentences[i:i + size]
+                if coverage(quote, [" ".join(window)]) >= FOUND_COVERAGE and \
+                        _numbers_copied(quote, " ".join(window)):
+                    return window
+    return None
+
+
+def _numbers(text: str) -> set[str]:
+    flat = unicodedata.normalize("NFKC", text)
+    return {re.sub(r"(?<=\d),(?=\d{3})", "", n).rstrip(".,") for n in _NUMBER.findall(flat)}
+
+
+def _numbers_copied(quote: str, source: str) -> bool:
+    """Every number of the quote is a number of the source; the quote's last number may be the
+    start of one (the copy was cut short by the schema's length limit)."""
+    known = _numbers(source)
+    flat = unicodedata.normalize("NFKC", quote).rstrip()
+    for m in _NUMBER.finditer(flat):
+        n = re.sub(r"(?<=\d),(?=\d{3})", "", m.group()).rstrip(".,")
+        at_end = m.end() >= len(flat.rstrip(".,"))
+        if n not in known and not (at_end and any(k.startswith(n) for k in known)):
+            return False
+    return True
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised words of Latin text, except function words (a capitalised common noun at
+    the start of a statement is normally in the material too, in any case)."""
+    return list(dict.fromkeys(w for w in _NAME.findall(text)
+                              if w.casefold().strip("'’-") not in _STOP_NAMES))
+
+
+def _name_known(name: str, words: set[str]) -> bool:
+    """A name is known if each of its capitalised or numeric parts ("Ju-hyun" → "Ju", "Rae's"
+    → "Rae") shares its stem with a word of the material (all but up to 3 final letters, at
+    least 4): "American" matches "America", "Toronto" matches "Toronto's"."""
+    parts = [p for p in _WORD.findall(name) if len(p) > 1 and (p[0].isupper() or p[0].isdigit())]
+    for part in parts:
+        key = part.casefold()
+        if key in _STOP_NAMES:
+            continue
+        stem = key[:max(4, len(key) - 3)]
+        if not any(w.startswith(stem) for w in words):
+            return False
+    return True
+
+
+def novel_details(item: str, known: list[str]) -> list[str]:
+    """The item's numbers and capitalised names that none of the `known` texts mention."""
+    known_numbers: set[str] = set()
+    known_words: set[str] = set()
+    for text in known:
+        known_numbers |= _numbers(text)
+        known_words |= {w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))}
+    missing = sorted(_numbers(item) - known_numbers, key=item.find)
+    missing += [n for n in _names(item) if not _name_known(n, known_words)]
+    return missing
+
+
+def grams(text: str) -> set[str]:
+    """Character trigrams of the text's match_key form (for closeness in any script)."""
+    key = match_key(text)
+    return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
+
+
+def closest_sentence(item: str, material: list[str]) -> str | None:
+    """The material's sentence sharing the most character trigrams with the item."""
+    g = grams(item)
+    best, best_n = None, 0
+    for text in material:
+        for sentence in split_sentences(text) or [text]:
+            n = len(g & grams(sentence))
+            if n > best_n:
+                best, best_n = sentence, n
+    return best
+
+
+def decide(item: str, judged: dict[str, Any], material: list[str], question: str | None,
+           *, check_evidence: bool, material_name: str = "context",
+           details: bool = True) -> dict[str, Any]:
+    """The final verdict of one item: the judge's answer (`judged`: verdict, plus evidence or
+    reason) overruled when the evidence is not in the material or (with `details`) one of the
+    item's numbers or names is not in the material nor the question."""
+    out: dict[str, Any] = dict(judged)
+    if "reason" in out:
+        out["judge_reason"] = out.pop("reason")
+    said = int(judged["verdict"])
+    out["judge_verdict"] = said
+    if check_evidence:
+        quote = str(judged.get("evidence", ""))
+        window = locate(quote, material)
+        found = window is not None
+        out["evidence_found"] = found
+        if window is not None and " ".join(window) != quote:
+            out["evidence_sentences"] = window
+        # the item's details must be in what the judge pointed to (or the question)
+        known = [*(window or material), question or ""]
+    else:
+        quote, found, known = "", True, [*material, question or ""]
+        closest = closest_sentence(item, material)
+        if closest:
+            out["closest_sentence"] = closest  # for the reader: no tokens spent on it
+    novel = novel_details(item, known) if details else []
+    if novel:
+        out["novel_details"] = novel
+    problems = []
+    if said != 1:
+        problems.append(f"the judge found no support in the {material_name}" if not check_evidence
+                        else f"the {material_name} has nothing on it (evidence: none)"
+                        if is_none(quote)
+                        else f"the judge found that the {material_name} does not state it")
+    if novel:
+        where = "quoted evidence" if check_evidence and found else material_name
+        problems.append(f"not in the {where}: {', '.join(novel)}")
+    if said == 1 and not found:
+        problems.append("the judge said supported but quoted no evidence" if is_none(quote)
+                        else f"the judge said supported, but its quote is not in the "
+                             f"{material_name}")
+    out["verdict"] = 0 if problems else 1
+    out["reason"] = "; ".join(problems) if problems else (
+        f"supported by the quoted {material_name}" if check_evidence
+        else f"the judge found it in the {material_name}")
+    return out
