@@ -9,6 +9,7 @@ assertion. Its "model" answers `{"v": D}` where D depends on the whole prompt.
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -302,3 +303,17 @@ def test_a_paragraph_break_ends_a_chunk_so_fixed_instructions_are_reused_whole()
     assert second.text == expected(texts[1])  # type: ignore[union-attr]
     reads = [c[0] for c in backend.calls if len(c[0].tokens) > 1]
     assert [c.start for c in reads] == [0, len(instructions), len(instructions)]
+
+
+def test_the_cache_key_names_the_prompt_cuts_alike_before_and_after_loading() -> None:
+    from localeval.judge.lazy import LazyJudge
+
+    loaded = engine(FakeBackend(), chunk=512, min_chunk=64)
+    try:
+        lazy = LazyJudge(Path("never-loaded.gguf"), "fake", parallel=2, max_chunk=512)
+        assert lazy.sampling_key() == loaded.sampling_key()
+        assert "cuts=64/512" in loaded.sampling_key()
+        other = LazyJudge(Path("never-loaded.gguf"), "fake", parallel=2, max_chunk=256)
+        assert other.sampling_key() != loaded.sampling_key()
+    finally:
+        loaded.close()

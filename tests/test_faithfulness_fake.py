@@ -6,9 +6,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from localeval.config import Settings
 from localeval.embed import HashEmbedder
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.fake import FakeJudge
 from localeval.runner import run
 from tests.conftest import run_fake
@@ -226,3 +228,34 @@ def test_a_statement_repeated_from_an_earlier_sentence_is_dropped() -> None:
     (rec,) = outcome.records
     assert [(s["statement"], s["sentence"]) for s in rec.details["faithfulness"]["statements"]] == [
         ("The tower was built in 1889.", 1), ("It is red.", 2)]  # the sentence stands for itself
+
+
+class ProbingJudge(FakeJudge):
+    """The fake judge, plus the engine's verdict probabilities (P("1") given per verdict)."""
+
+    def __init__(self, answers: dict[str, list[Any]], p_one: list[float]) -> None:
+        super().__init__(answers)
+        self.p_one = p_one
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        reply = await super().complete(request)
+        if "verdict" in request.probe_fields:
+            reply.field_probs = [FieldProbs(field="verdict", probs={"1": p, "0": 1 - p})
+                                 for p in self.p_one]
+        return reply
+
+
+def test_soft_faithfulness_is_the_mean_probability_of_support_zero_where_overruled() -> None:
+    row = {"id": "p", "question": "When was the tower built?", "contexts": ["Built in 1889."],
+           "answer": "It was built in 1889. It was built in 1920."}
+    judge = ProbingJudge({
+        "faithfulness_statements": [{"statements": [["The tower was built in 1889."],
+                                                    ["The tower was built in 1920."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 1}]}],
+    }, p_one=[0.9, 0.8])
+    outcome = run([row], None, Settings(no_cache=True, metrics=["faithfulness"]), judge=judge,
+                  embedder=HashEmbedder())
+    (rec,) = outcome.records
+    assert rec.scores["faithfulness"] == 0.5  # 1920 is not in the context: overruled
+    assert rec.scores["faithfulness.soft"] == pytest.approx(0.45)  # (0.9 + 0) / 2
+    assert [s["p_supported"] for s in rec.details["faithfulness"]["statements"]] == [0.9, 0.0]

@@ -65,9 +65,10 @@ class Backend(Protocol):
     def close(self) -> None: ...
 
 
-def sampling_key(temperature: float, seed: int) -> str:
-    """The settings that change answers, for the cache key."""
-    return f"temperature={temperature};seed={seed};greedy"
+def sampling_key(temperature: float, seed: int, max_chunk: int, min_chunk: int) -> str:
+    """The engine settings that change answers, for the answer cache's key."""
+    return (f"temperature={temperature};seed={seed};greedy;"
+            f"cuts={min_chunk}/{max_chunk};kv=per-sequence")
 
 
 def default_parallel(gpu_offload: bool = False) -> int:
@@ -165,7 +166,7 @@ class Engine:
     # ------------------------------------------------------------------ public interface
 
     def sampling_key(self) -> str:
-        return sampling_key(self.temperature, self.seed)
+        return sampling_key(self.temperature, self.seed, self.max_chunk, self.min_chunk)
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         return self.backend.tokenizer.prompt_tokens(messages)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.chunks import MIN_CHUNK
 from localeval.judge.engine import Engine, sampling_key
 
 
@@ -57,7 +58,8 @@ class LazyJudge:
         return self.engine is not None
 
     def sampling_key(self) -> str:
-        return sampling_key(self.temperature, self.seed)
+        return sampling_key(self.temperature, self.seed, self._engine_args.get("max_chunk", 512),
+                            MIN_CHUNK)
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
         if self.engine is not None:

@@ -19,7 +19,7 @@ from localeval.config import Settings
 from localeval.dataset import Sample
 from localeval.embed import EmbeddingStore, store_for
 from localeval.errors import ConfigError, UsageError
-from localeval.judge.base import JudgeRequest
+from localeval.judge.base import FieldProbs, JudgeRequest
 from localeval.judge.client import JudgeClient
 from localeval.names import did_you_mean
 from localeval.schemas import schema_json
@@ -55,13 +55,21 @@ class MetricContext:
                             messages=messages, max_tokens=self.settings.max_tokens)
 
     async def ask(self, step: str, schema: type[T], **variables: Any) -> T:
+        return (await self.ask_probs(step, schema, [], **variables))[0]
+
+    async def ask_probs(self, step: str, schema: type[T], probe: list[str],
+                        **variables: Any) -> tuple[T, list[FieldProbs]]:
+        """The parsed answer, and the probabilities of the `probe` fields' values (in the
+        order they were written; empty from a judge that gives none)."""
         if self.judge is None:
             raise ConfigError(f"step {step} needs a judge, but none is configured")
         request = self.request(step, schema, **variables)
+        request.probe_fields = probe
         key = request.model_dump_json()
         if key not in self._pending:
-            self._pending[key] = asyncio.ensure_future(self.judge.ask(request, schema))
-        return await asyncio.shield(self._pending[key])  # type: ignore[no-any-return]
+            self._pending[key] = asyncio.ensure_future(self.judge.ask_reply(request, schema))
+        answer, reply = await asyncio.shield(self._pending[key])
+        return answer, reply.field_probs
 
     async def cosine(self, a: str, b: str) -> float:
         """Cosine of two texts' embeddings, by an embedder of the sample's language when the

@@ -26,6 +26,7 @@ from pydantic import BaseModel
 
 from localeval import prompts
 from localeval.errors import PromptTooLong
+from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.evidence import closest_sentence, decide, grams
 from localeval.metrics.statements import degenerate, retry_split
@@ -215,6 +216,20 @@ class Support:
     def supported(self) -> int:
         return sum(v["verdict"] for v in self.verdicts)
 
+    @property
+    def p_supported(self) -> float | None:
+        """The items' summed probability of support (None when the judge gave none)."""
+        probs = [v.get("p_supported") for v in self.verdicts]
+        return None if any(p is None for p in probs) else sum(probs)  # type: ignore[arg-type]
+
+
+def p_yes(entry: FieldProbs | None) -> float | None:
+    """P(verdict = 1) renormalised over the two verdicts, from the judge's probabilities."""
+    if entry is None:
+        return None
+    yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
+    return yes / (yes + no) if yes + no > 0 else None
+
 
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
                            items_var: str = "statements", question: str | None = None,
@@ -237,11 +252,14 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
         sub = [items[i] for i in indices]
         closest = ({"closest": [json_safe(closest_sentence(x, texts) or "") for x in sub]}
                    if style == "focused" else {})
-        answer = await ctx.ask(step, checked_verdicts(len(sub), style, chars), style=style,
-                               question=question or "", **closest,
-                               **{**variables, split: [json_safe(t) for t in texts],
-                                  items_var: [json_safe(t) for t in sub]})
-        return [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
+        answer, probs = await ctx.ask_probs(
+            step, checked_verdicts(len(sub), style, chars), ["verdict"], style=style,
+            question=question or "", **closest,
+            **{**variables, split: [json_safe(t) for t in texts],
+               items_var: [json_safe(t) for t in sub]})
+        verdicts = [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
+        found = probs if len(probs) == len(verdicts) else [None] * len(verdicts)
+        return [{**v, "_p": p_yes(f)} for v, f in zip(verdicts, found, strict=True)]
 
     def bad(answer: list[dict[str, Any]]) -> bool:
         # several items may rightly quote the same sentence: only looping within one counts
@@ -251,9 +269,14 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
                piece: int | None) -> None:
         for i, judged in zip(indices, answer, strict=True):
+            judged = dict(judged)
+            p = judged.pop("_p", None)
             entry = decide(items[i], judged, texts, question,
                            check_evidence=style == "evidence", material_name=material_name,
                            details=details)
+            if p is not None:  # overruled by a mechanical check: no support, whatever the judge
+                overruled = entry["judge_verdict"] == 1 and entry["verdict"] == 0
+                entry["p_supported"] = 0.0 if overruled else round(p, 4)
             if piece is not None:
                 entry["piece"] = piece
             result[i] = entry

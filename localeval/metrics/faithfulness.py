@@ -1,12 +1,13 @@
 """faithfulness(q, a, C): the statements of each of the answer's sentences, each judged against C.
 
 The answer is split into sentences (deterministic) and the judge writes the statements of each
-numbered sentence (metrics/statements.py: exact-length, bounded answers). For each statement the
-judge copies the context sentence that bears on it, or "none", then decides; a verdict of support
-counts only if the copy is found in the context and the statement has no number or name the
-context lacks (metrics/evidence.py). score = supported statements / statements. Contexts too long
-for the window are split into pieces (metrics/chunking.py). Only empty contexts, or an answer
-without a sentence → unscored, with the reason.
+numbered sentence (metrics/statements.py: exact-length, bounded answers). Each statement gets a
+verdict; support counts only if the statement has no number or name the context lacks (and, in
+the evidence style, the judge's copy is found in the context; metrics/evidence.py).
+score = supported statements / statements; `.soft` = the mean of the judge's P(verdict = 1) over
+what the grammar allows (0 where a check overruled it). Contexts too long for the window are
+split into pieces (metrics/chunking.py). Only empty contexts, or an answer without a sentence →
+unscored, with the reason.
 """
 
 from __future__ import annotations
@@ -56,5 +57,7 @@ async def faithfulness(sample: Sample, ctx: MetricContext) -> MetricResult:
                                      statements=[])
     support = await support_verdicts(ctx, "faithfulness_verdicts", found.texts, split="contexts",
                                      contexts=contexts, question=sample.question)
-    return MetricResult(scores={"faithfulness": support.supported / len(found.items)},
-                        details=statement_details(found, support))
+    scores = {"faithfulness": support.supported / len(found.items)}
+    if support.p_supported is not None:  # the judge's own confidence: breaks ties between answers
+        scores["faithfulness.soft"] = support.p_supported / len(found.items)
+    return MetricResult(scores=scores, details=statement_details(found, support))
