@@ -4,8 +4,8 @@ shared prompt prefixes, and answers that do not depend on what else runs.
 Metrics are coroutines; each `complete()` puts its request on a queue and awaits a future. One
 worker thread owns the backend. It keeps up to `parallel` requests in flight, one KV stream
 each, and alternates two kinds of `llama_decode` calls:
-- a generation step: the next token of every generating sequence (fewer than 32 tokens, where
-  llama.cpp's CPU results for a row do not depend on the other rows);
+- generation steps: the next token of every generating sequence, at most 4 per decode call,
+  where llama.cpp's CPU results for a row were measured not to depend on the other rows;
 - a prompt chunk: up to `max_chunk` tokens of ONE sequence's prompt, cut where the prompt's own
   tokens say (judge/chunks.py) — fixed by the request alone.
 With one KV stream per sequence (see llama.py), a request's answer is then the same whatever
@@ -38,7 +38,11 @@ from localeval.judge.sampling import (
     pick,
 )
 
-MAX_INVARIANT_STEP = 30  # tokens per generation step that keep rows independent on a CPU
+MAX_INVARIANT_STEP = 4
+"""Tokens per generation decode call. Measured on the 1.5B judge (scripts/bench_engine.py, 16 dev
+samples): steps of up to 4 tokens gave the same records as 1 token alone; steps of up to 8 did
+not. llama.cpp's issue #24962 reports rows independent up to ~30 tokens on another CPU: the
+threshold depends on the CPU's kernels, so the engine stays at the measured one."""
 
 
 class Backend(Protocol):
