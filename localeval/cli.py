@@ -310,6 +310,11 @@ def summary_table(summary: dict[str, Any]) -> str:
     errors = (summary.get("dataset") or {}).get("input_errors") or []
     if errors:
         tail += f"; {len(errors)} input row(s) skipped"
+    retried = {k: m["judge_retries"] for k, m in summary["metrics"].items()
+               if m.get("judge_retries") and "." not in k}
+    if retried:
+        tail += "; requests retried split smaller: " + ", ".join(
+            f"{k} {n}" for k, n in retried.items())
     gain = (summary.get("retrieval") or {}).get("ndcg_gain")
     if gain:
         tail += f"; ndcg gain {gain}"

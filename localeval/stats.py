@@ -29,7 +29,8 @@ def bootstrap_ci(
 
 
 def metric_summary(records: list[SampleRecord], owners: dict[str, str]) -> dict[str, Any]:
-    """Per score key: mean, n scored, n unscored, n errors, n skipped and a 95% CI."""
+    """Per score key: mean, n scored, n unscored, n errors, n skipped, a 95% CI, and the judge
+    requests its metric asked again split smaller (`details[owner].judge_retries`)."""
     out: dict[str, Any] = {}
     for key, owner in owners.items():
         vals = [float(v) for r in records if (v := r.scores.get(key)) is not None]
@@ -42,8 +43,15 @@ def metric_summary(records: list[SampleRecord], owners: dict[str, str]) -> dict[
             "errors": sum(1 for r in records if owner in r.errors),
             "skipped": sum(1 for r in records if owner in r.skipped),
             "ci95": list(ci) if ci else None,
+            "judge_retries": sum(_retries(r, owner) for r in records),
         }
     return out
+
+
+def _retries(record: SampleRecord, owner: str) -> int:
+    found = record.details.get(owner)
+    n = found.get("judge_retries") if isinstance(found, Mapping) else None
+    return n if isinstance(n, int) else 0
 
 
 def score_keys(

@@ -155,6 +155,7 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     assert rec.details["faithfulness"]["judge_retries"] == 1
+    assert outcome.summary["metrics"]["faithfulness"]["judge_retries"] == 1
     prompts = [r.messages[-1]["content"] for r in judge.requests[:3]]
     assert "sentences 1 to 2" in prompts[0] and "sentences 1 to 1" in prompts[1]
     assert "sentences 2 to 2" in prompts[2]
@@ -259,3 +260,61 @@ def test_soft_faithfulness_is_the_mean_probability_of_support_zero_where_overrul
     assert rec.scores["faithfulness"] == 0.5  # 1920 is not in the context: overruled
     assert rec.scores["faithfulness.soft"] == pytest.approx(0.45)  # (0.9 + 0) / 2
     assert [s["p_supported"] for s in rec.details["faithfulness"]["statements"]] == [0.9, 0.0]
+
+
+QUOTED = ("The tower was completed in 1889 by a large team of workers. It stands in Paris. "
+          "Nobody knows its colour.")
+
+
+def test_a_sentence_quoted_from_the_context_is_supported_without_a_request() -> None:
+    row = ROW | {"answer": "The tower was completed in 1889 by a large team of workers! "
+                           "It is red.",
+                 "contexts": [QUOTED]}
+    outcome, judge = run_ev([row], {
+        "faithfulness_statements": [{"statements": [["The tower is red."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"evidence": "none", "verdict": 0}]}],
+    }, metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": 0.5} and not rec.errors
+    first, second = rec.details["faithfulness"]["statements"]
+    assert first["quoted"] is True and first["verdict"] == 1 and first["sentence"] == 1
+    assert "quoted from the context" in first["reason"]
+    assert second["sentence"] == 2 and second["verdict"] == 0
+    statement_prompt, verdict_prompt = (r.messages[-1]["content"] for r in judge.requests)
+    assert "1. The tower was completed" in statement_prompt  # still shown, for the names
+    assert "sentences 2 to 2" in statement_prompt
+    judged = verdict_prompt.rsplit("Statements:", 1)[1]
+    assert "1. The tower is red." in judged and "completed" not in judged
+
+
+def test_a_short_sentence_found_in_the_context_is_still_judged() -> None:
+    row = ROW | {"answer": "It stands in Paris.", "contexts": [QUOTED]}
+    outcome, judge = run_ev([row], {
+        "faithfulness_statements": [{"statements": [["The tower stands in Paris."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"evidence": "It stands in Paris.",
+                                                 "verdict": 1}]}],
+    }, metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": 1.0}
+    assert "quoted" not in rec.details["faithfulness"]["statements"][0]
+    assert [r.step for r in judge.requests] == ["faithfulness_statements",
+                                                "faithfulness_verdicts"]
+
+
+def test_a_question_claims_nothing_and_an_answer_of_questions_is_unscored() -> None:
+    row = ROW | {"answer": "When was the tower built? It was built in 1889."}
+    outcome, judge = run_ev([row], {
+        "faithfulness_statements": [{"statements": [["The tower was built in 1889."]]}],
+        "faithfulness_verdicts": [{"verdicts": [VERDICTS["verdicts"][0]]}],
+    }, metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": 1.0}
+    assert rec.details["faithfulness"]["no_claim"] == [1]
+    assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [2]
+    assert "sentences 2 to 2" in judge.requests[0].messages[-1]["content"]
+
+    outcome, judge = run_ev([ROW | {"answer": "Was it built in 1889？ Who knows?"}], [],
+                            metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": None} and not judge.requests
+    assert "every sentence is a question" in rec.details["faithfulness"]["unscored_reason"]

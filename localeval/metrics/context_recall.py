@@ -1,5 +1,6 @@
 """context_recall(C, g): the ground truth's statements (sentence by sentence), each judged
-attributable to C or not, with the same evidence check as faithfulness.
+attributable to C or not, with the same checks as faithfulness (metrics/claims.py: a question
+claims nothing, a sentence quoted from C is attributable without a request).
 
 score = attributable / statements. A ground truth without a sentence → unscored. Contexts too
 long for the window are split; each statement is judged against the piece most likely to hold
@@ -10,8 +11,8 @@ from __future__ import annotations
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import support_verdicts
-from localeval.metrics.faithfulness import nonempty, statement_details, statements_of
+from localeval.metrics.claims import judge_claims
+from localeval.metrics.faithfulness import nonempty
 
 NAME = "context_recall"
 
@@ -23,11 +24,12 @@ async def context_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)
     if not contexts:
         return MetricResult.unscored(NAME, "every context is empty")
-    found = await statements_of(ctx, sample.ground_truth or "", sample.question)
-    if not found.items:
+    claims = await judge_claims(ctx, "context_recall_verdicts", sample.ground_truth or "",
+                                sample.question, contexts)
+    if not claims.sentences:
         return MetricResult.unscored(NAME, "the ground truth has no sentence", statements=[])
-    support = await support_verdicts(ctx, "context_recall_verdicts", found.texts,
-                                     split="contexts", contexts=contexts,
-                                     question=sample.question)
-    return MetricResult(scores={NAME: support.supported / len(found.items)},
-                        details=statement_details(found, support))
+    if not claims.statements:
+        return MetricResult.unscored(NAME, "the ground truth makes no claim: every sentence "
+                                     "is a question", **claims.details())
+    return MetricResult(scores={NAME: claims.supported / len(claims.statements)},
+                        details=claims.details())

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
@@ -126,10 +126,24 @@ async def retry_split(items: list[T], ask: Callable[[list[T]], Awaitable[list[R]
     return [*(await ask(items[:half])), *(await ask(items[half:]))], 1
 
 
-async def anchored_statements(ctx: MetricContext, text: str,
-                              question: str | None) -> Statements:
-    """The statements of every sentence of `text`, in order. Shared by faithfulness,
-    context_recall and answer_correctness (identical requests of a sample are asked once)."""
+def runs(n: int, skip: Collection[int]) -> list[tuple[int, int]]:
+    """The [start, end) runs of 0..n-1 that avoid `skip`."""
+    out: list[tuple[int, int]] = []
+    start = None
+    for i in range(n + 1):
+        if i < n and i not in skip:
+            start = i if start is None else start
+        elif start is not None:
+            out.append((start, i))
+            start = None
+    return out
+
+
+async def anchored_statements(ctx: MetricContext, text: str, question: str | None,
+                              skip: Collection[int] = ()) -> Statements:
+    """The statements of every sentence of `text` but those (0-based) in `skip`, in order. The
+    prompt still shows every sentence, for the names that pronouns stand for. Shared by
+    faithfulness, context_recall and answer_correctness (identical requests are asked once)."""
     sentences = split_sentences(text)
     result = Statements(sentences=sentences, items=[])
     max_tokens = ctx.settings.max_tokens
@@ -147,7 +161,9 @@ async def anchored_statements(ctx: MetricContext, text: str,
         return degenerate([s for per in answer for s in per])
 
     seen: set[str] = set()
-    for start, end in groups(sentences, max_tokens, question or ""):
+    spans = [(a + start, a + end) for a, b in runs(len(sentences), skip)
+             for start, end in groups(sentences[a:b], max_tokens, question or "")]
+    for start, end in spans:
         answer, retried = await retry_split(list(range(start, end)), ask, bad)
         result.retries += retried
         for offset, per in enumerate(answer):
