@@ -318,3 +318,18 @@ def test_a_question_claims_nothing_and_an_answer_of_questions_is_unscored() -> N
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": None} and not judge.requests
     assert "every sentence is a question" in rec.details["faithfulness"]["unscored_reason"]
+
+
+def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
+    row = {"id": "r", "question": "When was the tower built?", "contexts": [QUOTED],
+           "ground_truth": "The tower was completed in 1889 by a large team of workers. "
+                           "It is red."}
+    judge = ProbingJudge({
+        "faithfulness_statements": [{"statements": [["The tower is red."]]}],
+        "context_recall_verdicts": [{"verdicts": [{"verdict": 0}]}],
+    }, p_one=[0.3])
+    outcome = run([row], None, Settings(no_cache=True, metrics=["context_recall"]),
+                  judge=judge, embedder=HashEmbedder())
+    (rec,) = outcome.records
+    assert rec.scores["context_recall"] == 0.5
+    assert rec.scores["context_recall.soft"] == pytest.approx(0.65)  # (1 + 0.3) / 2

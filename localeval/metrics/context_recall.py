@@ -2,7 +2,7 @@
 attributable to C or not, with the same checks as faithfulness (metrics/claims.py: a question
 claims nothing, a sentence quoted from C is attributable without a request).
 
-score = attributable / statements. A ground truth without a sentence → unscored. Contexts too
+score = attributable / statements; `.soft` = the mean P(attributable), as faithfulness.soft. A ground truth without a sentence → unscored. Contexts too
 long for the window are split; each statement is judged against the piece most likely to hold
 its evidence.
 """
@@ -31,5 +31,7 @@ async def context_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
     if not claims.statements:
         return MetricResult.unscored(NAME, "the ground truth makes no claim: every sentence "
                                      "is a question", **claims.details())
-    return MetricResult(scores={NAME: claims.supported / len(claims.statements)},
-                        details=claims.details())
+    scores = {NAME: claims.supported / len(claims.statements)}
+    if claims.p_supported is not None:  # as faithfulness.soft: the judge's own confidence
+        scores[f"{NAME}.soft"] = claims.p_supported / len(claims.statements)
+    return MetricResult(scores=scores, details=claims.details())
