@@ -1,4 +1,4 @@
-"""The sentences settled without the judge: questions and whole sentences quoted from the material."""
+"""Sentences settled without the judge: questions, and whole sentences quoted from the material."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def test_a_whole_sentence_is_quoted_whatever_its_spaces_and_punctuation() -> Non
 
 
 def test_short_sentences_and_fragments_are_never_quotes() -> None:
-    assert not quoted_in("上海男排主场获胜。", ["本月10日，上海男排主场获胜。"])  # under 15 characters
+    short = "上海男排主场获胜。"  # under 15 characters
+    assert not quoted_in(short, ["本月10日，上海男排主场获胜。"])
     title = "Harry Potter and the Half Blood Prince and the Deathly Hallows"
     assert not quoted_in(title, [f"He read {title}. It was long."])  # no sentence end: a fragment

@@ -2,9 +2,9 @@
 attributable to C or not, with the same checks as faithfulness (metrics/claims.py: a question
 claims nothing, a sentence quoted from C is attributable without a request).
 
-score = attributable / statements; `.soft` = the mean P(attributable), as faithfulness.soft. A ground truth without a sentence → unscored. Contexts too
-long for the window are split; each statement is judged against the piece most likely to hold
-its evidence.
+score = attributable / statements; `.soft` = the mean P(attributable), as faithfulness.soft.
+A ground truth without a sentence (or of questions only) → unscored. Contexts too long for the
+window are split; each statement is judged against the piece most likely to hold its evidence.
 """
 
 from __future__ import annotations
