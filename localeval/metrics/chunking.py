@@ -216,12 +216,6 @@ class Support:
     def supported(self) -> int:
         return sum(v["verdict"] for v in self.verdicts)
 
-    @property
-    def p_supported(self) -> float | None:
-        """The items' summed probability of support (None when the judge gave none)."""
-        probs = [v.get("p_supported") for v in self.verdicts]
-        return None if any(p is None for p in probs) else sum(probs)  # type: ignore[arg-type]
-
 
 def p_yes(entry: FieldProbs | None) -> float | None:
     """P(verdict = 1) renormalised over the two verdicts, from the judge's probabilities."""
