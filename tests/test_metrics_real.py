@@ -106,7 +106,8 @@ def test_contexts_longer_than_the_window_are_split_on_the_real_judge(tmp_path: P
     facts = [f"Fact number {i}: the warehouse in city {i} stores {i * 7} crates of tea."
              for i in range(120)]
     row = {"id": "long", "question": "How many crates does the warehouse in city 3 store?",
-           "answer": "The warehouse in city 3 stores 21 crates of tea.",
+           # not word for word in the contexts, so that the judge (not the quote rule) decides
+           "answer": "City 3's warehouse holds 21 crates of tea.",
            "contexts": [" ".join(facts[:60]), " ".join(facts[60:])]}
     settings = Settings(profile="tiny", n_ctx=1024, max_tokens=256, explain=False,
                         metrics=["faithfulness"], cache=tmp_path / "cache.sqlite")
