@@ -333,3 +333,16 @@ def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
     (rec,) = outcome.records
     assert rec.scores["context_recall"] == 0.5
     assert rec.scores["context_recall.soft"] == pytest.approx(0.65)  # (1 + 0.3) / 2
+
+
+def test_sentences_around_a_question_share_one_request() -> None:
+    row = ROW | {"answer": "It was built in 1889. Why red? It is red."}
+    outcome, judge = run_ev([row], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert rec.scores == {"faithfulness": 0.5} and not rec.errors
+    assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [1, 3]
+    first = judge.requests[0]
+    assert "Statements of sentences 1, 3:" in first.messages[-1]["content"]
+    assert "exactly 2 lists" in first.messages[-1]["content"]
+    assert "2. Why red?" in first.messages[-1]["content"]  # shown, but not asked for
+    assert json.loads(first.answer_schema)["properties"]["statements"]["maxItems"] == 2

@@ -36,7 +36,8 @@ def variables(lang: str, step: str) -> dict[str, object]:
     q, items, contexts = QUESTION[lang], LISTS[lang], CONTEXTS[lang]
     answer = "".join(items) if lang == "zh" else " ".join(items)
     return {
-        "faithfulness_statements": {"question": q, "sentences": items, "first": 1, "last": 2},
+        "faithfulness_statements": {"question": q, "sentences": items, "first": 1, "last": 2,
+                                    "count": 2, "numbers": None},
         "faithfulness_verdicts": {"contexts": contexts, "statements": items},
         "context_recall_verdicts": {"contexts": contexts, "statements": items},
         "context_relevance_answer": {"contexts": contexts, "sentences": items},

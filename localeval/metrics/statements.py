@@ -126,24 +126,19 @@ async def retry_split(items: list[T], ask: Callable[[list[T]], Awaitable[list[R]
     return [*(await ask(items[:half])), *(await ask(items[half:]))], 1
 
 
-def runs(n: int, skip: Collection[int]) -> list[tuple[int, int]]:
-    """The [start, end) runs of 0..n-1 that avoid `skip`."""
-    out: list[tuple[int, int]] = []
-    start = None
-    for i in range(n + 1):
-        if i < n and i not in skip:
-            start = i if start is None else start
-        elif start is not None:
-            out.append((start, i))
-            start = None
-    return out
+def _numbers(indices: list[int]) -> list[int] | None:
+    """The 1-based numbers of a group that skips some, else None (the prompt says "i to j")."""
+    consecutive = indices == list(range(indices[0], indices[-1] + 1))
+    return None if consecutive else [i + 1 for i in indices]
 
 
 async def anchored_statements(ctx: MetricContext, text: str, question: str | None,
                               skip: Collection[int] = ()) -> Statements:
     """The statements of every sentence of `text` but those (0-based) in `skip`, in order. The
-    prompt still shows every sentence, for the names that pronouns stand for. Shared by
-    faithfulness, context_recall and answer_correctness (identical requests are asked once)."""
+    prompt still shows every sentence, for the names that pronouns stand for; a group of the
+    others may skip numbers ("sentences 2, 4 and 6"), so skipped sentences cost no extra request.
+    Shared by faithfulness, context_recall and answer_correctness (identical requests are asked
+    once)."""
     sentences = split_sentences(text)
     result = Statements(sentences=sentences, items=[])
     max_tokens = ctx.settings.max_tokens
@@ -154,20 +149,20 @@ async def anchored_statements(ctx: MetricContext, text: str, question: str | Non
         found = await ctx.ask(STEP, sentence_statements(len(group), k, chars),
                               question=question or "",
                               sentences=[json_safe(s) for s in sentences],
-                              first=indices[0] + 1, last=indices[-1] + 1)
+                              first=indices[0] + 1, last=indices[-1] + 1, count=len(indices),
+                              numbers=_numbers(indices))
         return [list(s) for s in found.statements]  # type: ignore[attr-defined]
 
     def bad(answer: list[list[str]]) -> bool:
         return degenerate([s for per in answer for s in per])
 
     seen: set[str] = set()
-    spans = [(a + start, a + end) for a, b in runs(len(sentences), skip)
-             for start, end in groups(sentences[a:b], max_tokens, question or "")]
-    for start, end in spans:
-        answer, retried = await retry_split(list(range(start, end)), ask, bad)
+    asked = [i for i in range(len(sentences)) if i not in skip]
+    for start, end in groups([sentences[i] for i in asked], max_tokens, question or ""):
+        answer, retried = await retry_split(asked[start:end], ask, bad)
         result.retries += retried
-        for offset, per in enumerate(answer):
-            number = start + offset + 1
+        for index, per in zip(asked[start:end], answer, strict=True):
+            number = index + 1
             # a statement already written for an earlier sentence is that sentence's, not this
             kept = [s for s in dict.fromkeys(s.strip() for s in per if _WORDY.search(s))
                     if match_key(s) not in seen]
