@@ -41,7 +41,8 @@ def main() -> int:
         per_language.setdefault(pid.split("-")[1], []).append(result)
     n = len(pairs)
     judge = summary.get("judge") or {}
-    retries = sum(int((r.get("details", {}).get(args.metric) or {}).get("judge_retries", 0))
+    owner = args.metric.split(".")[0]  # faithfulness.soft: faithfulness's details
+    retries = sum(int((r.get("details", {}).get(owner) or {}).get("judge_retries", 0))
                   for r in results)
     print(json.dumps({
         "samples": len(rows), "pairs": n,
