@@ -74,6 +74,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
     run.add_argument("--verdict-style", choices=["bare", "evidence", "reason", "focused"],
                      help="what the judge writes before each verdict (default bare)")
+    run.add_argument("--claims", choices=["sentences", "statements"],
+                     help="judge each sentence as written (default) or extracted statements")
+    run.add_argument("--support-threshold", type=float, metavar="P",
+                     help="P(supported) a claim needs (default: fitted per language)")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument(
@@ -209,6 +213,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             "parallel",
             "n_batch",
             "verdict_style",
+            "claims",
+            "support_threshold",
             "max_tokens",
             "seed",
             "cache",

@@ -62,6 +62,13 @@ class Settings(BaseModel):
         "bare", description="what the judge writes before each support verdict: nothing (bare; "
                             "the measured default), an evidence copy, a reason, or bare with the "
                             "closest context sentence shown (focused); see docs/metrics.md")
+    claims: Literal["sentences", "statements"] = Field(
+        "sentences", description="what faithfulness and context_recall judge: each sentence as "
+                                 "written, or statements the judge extracts per sentence")
+    support_threshold: float | None = Field(
+        None, ge=0.0, le=1.0,
+        description="a claim is supported when the judge's P(supported) reaches it; None = the "
+                    "value fitted per language on the dev sets (metrics/threshold.py)")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(

@@ -20,7 +20,8 @@ USAGE = (
     "localeval meta-eval DATA --out DIR [--metrics A,B] [--score KEY] [--limit N] [--resume]\n"
     "           [run options: --profile, --judge-model, --parallel, --cache, --no-explain, "
     "--language, ...]\n"
-    "       localeval meta-eval convert {halueval,uhgeval,ragchecker} --out FILE [--src DIR]"
+    "       localeval meta-eval convert SET --out FILE [--src DIR]\n"
+    "       (SET: halueval, uhgeval, halluqa, halueval_summarization, adversarial, ragchecker)"
 )
 
 

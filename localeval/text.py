@@ -24,6 +24,16 @@ _EN_END = re.compile(r"([.!?]+)([\"'”’)\]]*)(?=\s+|$)")
 # letters or digits and before a capitalised word ends a sentence too.
 _GLUED = re.compile(r"(?<=[a-z0-9]{2})([.!?])(?=[A-Z][a-z])")
 _PUNCT_OR_SPACE = re.compile(r"[\W_]+")
+STOPWORDS = frozenset({
+    "a", "an", "the", "and", "or", "but", "of", "in", "on", "at", "to", "for", "from", "by",
+    "with", "as", "is", "are", "was", "were", "be", "been", "being", "it", "its", "this", "that",
+    "these", "those", "he", "she", "they", "them", "his", "her", "their", "there", "here",
+    "which", "who", "whom", "whose", "what", "when", "where", "why", "how", "not", "no", "also",
+    "than", "then", "so", "such", "very", "more", "most", "into", "onto", "about", "over",
+    "under", "after", "before", "during", "while", "if", "because", "has", "have", "had", "do",
+    "does", "did", "can", "could", "will", "would", "should", "may", "might", "must", "shall",
+})
+"""English function words: left out when texts are compared by their content words."""
 
 
 def detect_language(*texts: str | None) -> str:

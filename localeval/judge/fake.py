@@ -8,13 +8,17 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from localeval.errors import ConfigError, JudgeError
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
+
+Queued = tuple[str, list[FieldProbs]]
 
 
 class FakeJudge:
     """Answers come from a FIFO queue, or one queue per step when given a mapping.
 
     The raw strings go through the real parsing path, so malformed answers can be tested.
+    A dict answer may carry `"_probs": [[field, {value: probability}], ...]`: the field
+    probabilities an engine would report (e.g. P(verdict)), left out of the text.
     Running out of answers is an error, never a default answer.
     """
 
@@ -22,12 +26,16 @@ class FakeJudge:
     fingerprint = "fake"
 
     def __init__(self, answers: Iterable[str | dict] | Mapping[str, Iterable[str | dict]]) -> None:
-        def as_text(a: str | dict) -> str:
-            return a if isinstance(a, str) else json.dumps(a, ensure_ascii=False)
+        def as_text(a: str | dict) -> Queued:
+            if isinstance(a, str):
+                return a, []
+            a = dict(a)
+            probs = [FieldProbs(field=f, probs=p) for f, p in a.pop("_probs", [])]
+            return json.dumps(a, ensure_ascii=False), probs
 
         if isinstance(answers, Mapping):
             self._by_step = {k: deque(as_text(a) for a in v) for k, v in answers.items()}
-            self._queue: deque[str] | None = None
+            self._queue: deque[Queued] | None = None
         else:
             self._by_step = {}
             self._queue = deque(as_text(a) for a in answers)
@@ -51,10 +59,11 @@ class FakeJudge:
         queue = self._queue if self._queue is not None else self._by_step.get(request.step)
         if not queue:
             raise JudgeError(f"fake judge has no queued answer left for step {request.step!r}")
-        text = queue.popleft()
+        text, probs = queue.popleft()
         words = sum(len(m["content"]) for m in request.messages) // 4
         return JudgeReply(text=text, finish_reason="stop", prompt_tokens=words,
-                          prompt_tokens_processed=words, completion_tokens=len(text) // 4)
+                          prompt_tokens_processed=words, completion_tokens=len(text) // 4,
+                          field_probs=probs)
 
     def close(self) -> None:
         pass

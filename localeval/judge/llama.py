@@ -84,9 +84,30 @@ class Tokenizer:
             "utf-8", errors="ignore")
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
-        """Chat-template the messages and tokenize (special tokens parsed, no extra BOS)."""
-        return self._model.tokenize(self._format(messages).encode("utf-8"), add_bos=False,
-                                    special=True)
+        """Chat-template the messages and tokenize, no extra BOS. Only the template's own
+        special tokens are parsed: a message's text is plain text, so `<|im_start|>` inside an
+        answer or a context stays characters and never becomes a chat-role token. A prompt
+        whose texts hold no special token tokenizes exactly as the whole text parsed at once."""
+        if not any(self._has_special(m["content"]) for m in messages):
+            return self._model.tokenize(self._format(messages).encode("utf-8"), add_bos=False,
+                                        special=True)
+        marks = [f"\x00\x01{i}\x01\x00" for i in range(len(messages))]
+        skeleton = self._format([{**m, "content": k} for m, k in zip(messages, marks,
+                                                                       strict=True)])
+        out: list[int] = []
+        for mark, message in zip(marks, messages, strict=True):
+            head, _, skeleton = skeleton.partition(mark)
+            out += self._tokenize(head, special=True)
+            out += self._tokenize(message["content"], special=False)
+        return out + self._tokenize(skeleton, special=True)
+
+    def _has_special(self, text: str) -> bool:
+        return self._tokenize(text, special=True) != self._tokenize(text, special=False)
+
+    def _tokenize(self, text: str, *, special: bool) -> list[int]:
+        if not text:
+            return []
+        return self._model.tokenize(text.encode("utf-8"), add_bos=False, special=special)
 
     def tokens(self, text: str) -> list[int]:
         """Plain text (a continuation) → tokens, no special tokens, no BOS."""

@@ -18,9 +18,9 @@ ratings, union of entities).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
@@ -29,7 +29,9 @@ from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.evidence import closest_sentence, decide, grams
+from localeval.metrics.focus import Index, is_long
 from localeval.metrics.statements import degenerate, retry_split
+from localeval.metrics.threshold import threshold
 from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
 from localeval.text import json_safe, split_sentences
 
@@ -125,18 +127,27 @@ def pack(units: list[tuple[int, str]], fits: Callable[[list[str]], bool]) -> lis
     return pieces
 
 
+class Asked(NamedTuple, Generic[T]):
+    """One answer of `ask_pieces`: the piece asked about, the answer, the probed fields'
+    probabilities (empty unless `probe` named fields)."""
+
+    piece: Piece
+    answer: T
+    probs: list[FieldProbs]
+
+
 async def ask_pieces(ctx: MetricContext, step: str, schema: type[T], *, split: str,
-                     **variables: Any) -> list[tuple[Piece, T]]:
+                     probe: Sequence[str] = (), **variables: Any) -> list[Asked[T]]:
     """Ask once with the whole material; if it does not fit, once per piece that fits."""
     material: list[str] = variables[split]
     try:
-        return [(Piece(list(material), list(range(len(material)))),
-                 await ctx.ask(step, schema, **variables))]
+        whole = Piece(list(material), list(range(len(material))))
+        return [Asked(whole, *await ctx.ask_probs(step, schema, list(probe), **variables))]
     except PromptTooLong as exc:
         pieces = _split(ctx, step, split, variables, exc)
-    out: list[tuple[Piece, T]] = []
+    out: list[Asked[T]] = []
     for piece in pieces:
-        out.extend(await _ask_piece(ctx, step, schema, split, variables, piece))
+        out.extend(await _ask_piece(ctx, step, schema, split, variables, piece, probe))
     return out
 
 
@@ -150,10 +161,12 @@ def _split(ctx: MetricContext, step: str, split: str, variables: dict[str, Any],
 
 
 async def _ask_piece(ctx: MetricContext, step: str, schema: type[T], split: str,
-                     variables: dict[str, Any], piece: Piece) -> list[tuple[Piece, T]]:
+                     variables: dict[str, Any], piece: Piece,
+                     probe: Sequence[str] = ()) -> list[Asked[T]]:
     """Ask about one piece; if the size estimate was wrong and it does not fit, halve it."""
     try:
-        return [(piece, await ctx.ask(step, schema, **{**variables, split: piece.texts}))]
+        return [Asked(piece, *await ctx.ask_probs(step, schema, list(probe),
+                                                  **{**variables, split: piece.texts}))]
     except PromptTooLong:
         units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
                  for s in (split_sentences(text) or [text])]
@@ -163,9 +176,10 @@ async def _ask_piece(ctx: MetricContext, step: str, schema: type[T], split: str,
             text, src = piece.texts[0], piece.sources[0]
             units = [(src, text[: len(text) // 2]), (src, text[len(text) // 2:])]
         half = len(units) // 2
-        out: list[tuple[Piece, T]] = []
+        out: list[Asked[T]] = []
         for part in (units[:half], units[half:]):
-            out.extend(await _ask_piece(ctx, step, schema, split, variables, _piece(part)))
+            out.extend(await _ask_piece(ctx, step, schema, split, variables, _piece(part),
+                                        probe))
         return out
 
 
@@ -228,13 +242,16 @@ def p_yes(entry: FieldProbs | None) -> float | None:
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
                            items_var: str = "statements", question: str | None = None,
                            material_name: str = "context", details: bool = True,
-                           **variables: Any) -> Support:
+                           focus: bool = True, **variables: Any) -> Support:
     """One verdict per item against the material `variables[split]`, each checked by
     metrics/evidence.py. Items go in groups that bound the answer's length; a material too long
     for the window is split into pieces and each item is judged against the piece that most
     likely holds its evidence (`route`), so the work grows linearly with the material.
     `details=False` skips the novel-detail check (when the material is an answer that may
-    say "it" where the item names the subject)."""
+    say "it" where the item names the subject). With `focus`, material longer than
+    focus.LONG_WORDS is narrowed per item to the passages that bear on it (metrics/focus.py);
+    items with the same passages share a request. Each verdict is the judge's P(supported)
+    against τ (metrics/threshold.py), then the mechanical checks."""
     style = verdict_style(ctx)
     chars = evidence_chars(ctx)
     size = items_per_request(ctx, style)
@@ -260,20 +277,46 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
         return degenerate([str(v.get("evidence") or v.get("reason") or "") for v in answer],
                           same_texts=False)
 
+    tau = threshold(ctx)
+
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
-               piece: int | None) -> None:
+               piece: int | None, focused: bool = False) -> None:
         for i, judged in zip(indices, answer, strict=True):
             judged = dict(judged)
             p = judged.pop("_p", None)
+            greedy = int(judged["verdict"])
+            if p is not None:  # the judge's probability decides, not its greedy digit
+                judged["verdict"] = int(p >= tau)
             entry = decide(items[i], judged, texts, question,
                            check_evidence=style == "evidence", material_name=material_name,
-                           details=details)
+                           details=details, known=material if focused else None)
+            entry["rule"] = "judge" if entry["verdict"] == entry["judge_verdict"] else "check"
             if p is not None:  # overruled by a mechanical check: no support, whatever the judge
                 overruled = entry["judge_verdict"] == 1 and entry["verdict"] == 0
                 entry["p_supported"] = 0.0 if overruled else round(p, 4)
+                entry["greedy_verdict"] = greedy
+                sign = "≥" if p >= tau else "<"
+                entry["reason"] = f"P(supported) {p:.2f} {sign} τ {tau:g}: {entry['reason']}"
+            if focused:
+                entry["evidence_passages"] = texts
             if piece is not None:
                 entry["piece"] = piece
             result[i] = entry
+
+    if focus and is_long(material):  # each item against the passages that bear on it
+        index = Index.build(material)
+        by_passages: dict[tuple[str, ...], list[int]] = {}
+        for i, item in enumerate(items):
+            by_passages.setdefault(tuple(index.passages(item)), []).append(i)
+        for passages, members in by_passages.items():
+            texts = list(passages)
+            for start in range(0, len(members), size):
+                batch = members[start:start + size]
+                answer, retried = await retry_split(
+                    batch, lambda ix, texts=texts: judge(ix, texts), bad)
+                retries += retried
+                settle(batch, answer, texts, None, focused=True)
+        return Support([v or {"verdict": 0, "reason": "not judged"} for v in result], 1, retries)
 
     pieces: list[Piece] | None = None
     batches = [list(range(s, min(s + size, len(items)))) for s in range(0, len(items), size)]

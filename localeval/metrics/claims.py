@@ -1,61 +1,189 @@
 """A text's claims judged against material: the shared body of faithfulness and context_recall.
 
-Two kinds of sentence are settled mechanically, before any request, and cost no token:
-- a **question** (it ends in "?" or "？") claims nothing: it gets no statement and is listed in
-  `no_claim` (by sentence number);
-- a sentence **quoted** from the material (its `match_key` form, punctuation and spaces removed,
-  is found in one of the material's texts) is supported: the material says it, word for word.
-  It is its own statement, with verdict 1, `quoted: true`, and P(support) 1. Only a whole
-  sentence counts (at least `MIN_QUOTE_WORDS` words, ending in . 。 ! ！ ; ；): a fragment such
-  as a title that answers the question claims something only with the question, and the
-  material holding the title does not make it the answer.
+The text is split into sentences (text.split_sentences). Two kinds of sentence are settled
+mechanically, before any request:
+- a **plain question** claims nothing and is listed in `no_claim`. Only a question that asserts
+  nothing counts: a tag question ("…, didn't she?", "…，对吧？"), a negative or "isn't it true
+  that …" question, a "why" question (it presupposes its claim) or a rhetorical one ("难道…",
+  "who doesn't know that …") is judged like any sentence;
+- a sentence **quoted** from the material is supported: its `match_key` form equals a whole
+  sentence, or a run of whole consecutive sentences, of one text of the material. A sentence
+  found only *inside* a longer one ("It is a myth that X.", "X, critics falsely claimed.") is
+  judged, since the material does not assert it. Only a whole sentence counts (at least
+  `MIN_QUOTE_WORDS` words, ending in . 。 ! ！ ; ；).
 
-Every other sentence gets anchored statements (metrics/statements.py) and a verdict each
-(metrics/chunking.py). Measured on the long dev set (docs/metrics.md, *Long answers*), the
-mechanical cases removed most generated tokens there; the 1.5B judge had also called verbatim
-sentences of a 1,600-token context unsupported.
+Every other sentence is a claim to judge. How claims are cut (`settings.claims`):
+- `sentences` (default): each sentence is judged as written; a fragment that answers the question
+  ("Delhi") is judged as the answer to it ("Q: … A: Delhi"). Nothing is rewritten, so no claim
+  can drift from its sentence, and no token is generated for it.
+- `statements`: the judge writes anchored statements per sentence (metrics/statements.py), then
+  each is checked against its own sentence (`true_to_sentence`): a statement that adds a number,
+  a name or content words its sentence and the question lack is replaced by the sentence; one
+  that matches another sentence better is moved there (dropped if that sentence has it already);
+  duplicates are dropped; a sentence left without a statement is its own statement. How often
+  each rule fired is in `details.rules`.
+Verdicts come from metrics/chunking.py (the judge's P(supported) against τ).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.metrics.base import MetricContext
 from localeval.metrics.chunking import support_verdicts
-from localeval.metrics.statements import anchored_statements
-from localeval.text import match_key, split_sentences, word_count
+from localeval.metrics.statements import Anchored, anchored_statements
+from localeval.text import STOPWORDS, match_key, normalize, split_sentences, word_count
 
 MIN_QUOTE_WORDS = 10.0
 """Shortest quoted sentence: 10 words (15 Chinese characters; text.word_count)."""
+FRAGMENT_WORDS = 6.0
+"""A sentence of fewer words (9 Chinese characters) is a fragment: judged with the question."""
 _CLOSERS = r"[\"'”’」』）)\]]*$"
 _QUESTION = re.compile(r"[?？]" + _CLOSERS)
 _STATEMENT_END = re.compile(r"[.。!！;；]" + _CLOSERS)
+_AUX = (r"(?:is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|should|shall|"
+        r"must|may|might|ought)")
+_PRONOUN = r"(?:i|you|he|she|it|we|they|there|that|this|one)"
+# what makes a question assert something: a tag, a negative or leading opener, a "that" clause
+# of knowing or agreeing, a presupposing "why"
+_ASSERTING_EN = re.compile(
+    r",\s*(?:" + _AUX + r"(?:n['’]t)?(?:\s+not)?\s+" + _PRONOUN + r"|right|true|correct|no|"
+    r"yes|eh|ok|okay|isn['’]t that so)\s*[?]"
+    r"|^\s*" + _AUX + r"n['’]t\b"
+    r"|^\s*" + _AUX + r"\s+\w+(?:\s+\w+)?\s+not\b"
+    r"|\b(?:true|fact|obvious|clear|known|agreed|correct|right|case)\s+that\b"
+    r"|\b(?:forget|know|deny|doubt|remember|realize|realise|say|think|believe|agree|admit|"
+    r"see)\s+that\b"
+    r"|^\s*(?:why|how come)\b", re.IGNORECASE)
+_ASSERTING_ZH = re.compile(r"难道|岂|不是.{0,60}[吗么嘛]|对吧|是吧|对不对|是不是|不对吗|没错吧|"
+                           r"何尝|谁不知道|莫非|为什么|为何|怎么会|不就是|别忘了|不正是|可不是")
 
 
 def is_question(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence.strip()))
 
 
+def asserts_nothing(sentence: str) -> bool:
+    """A plain question: it ends in a question mark and carries no claim of its own."""
+    s = sentence.strip()
+    return is_question(s) and not _ASSERTING_EN.search(s) and not _ASSERTING_ZH.search(s)
+
+
+def _sentence_keys(text: str) -> list[str]:
+    return [k for k in (match_key(s) for s in split_sentences(text)) if k]
+
+
 def quoted_in(sentence: str, material: list[str]) -> bool:
-    """The sentence, punctuation and spaces aside, is part of one of the material's texts."""
+    """The sentence equals (punctuation and spaces aside) a whole sentence, or a run of whole
+    consecutive sentences, of one of the material's texts."""
     if word_count(sentence) < MIN_QUOTE_WORDS or not _STATEMENT_END.search(sentence.strip()):
         return False
     key = match_key(sentence)
-    return bool(key) and any(key in match_key(text) for text in material)
+    if not key:
+        return False
+    for text in material:
+        if key not in match_key(text):
+            continue  # cheap test first: most sentences are not quotes
+        keys = _sentence_keys(text)
+        for i in range(len(keys)):
+            run = ""
+            for k in keys[i:]:
+                run += k
+                if run == key:
+                    return True
+                if len(run) >= len(key):
+                    break
+    return False
 
+
+def claim_text(sentence: str, question: str | None, language: str) -> str:
+    """What is judged for a sentence: the sentence, or for a fragment that answers the question,
+    the question and the fragment together."""
+    if question and question.strip() and word_count(sentence) < FRAGMENT_WORDS:
+        return (f"问：{question.strip()} 答：{sentence}" if language == "zh"
+                else f"Q: {question.strip()} A: {sentence}")
+    return sentence
+
+
+# -- statements true to their sentence ---------------------------------------------------------
+
+_STOP = STOPWORDS | {"one", "two"}
+_NUM = re.compile(r"\d+(?:[.,]\d+)*")
+_LATIN = re.compile(r"[a-z][a-z'’-]*")
+_CJK = re.compile(r"[\u3400-\u9fff]")
+
+
+def content(text: str) -> set[str]:
+    """Numbers, and content words (Latin: 5-letter stems of non-function words; Chinese:
+    character bigrams) of a text."""
+    flat = normalize(text)
+    out = {n.replace(",", "") for n in _NUM.findall(flat)}
+    out |= {w[:5] for w in _LATIN.findall(flat) if w not in _STOP and len(w) > 2}
+    han = "".join(_CJK.findall(flat))
+    out |= {han[i:i + 2] for i in range(len(han) - 1)}
+    return out
+
+
+def true_to_sentence(items: list[Anchored], sentences: list[str], question: str | None,
+                     rules: Counter[str], skip: set[int] | frozenset[int] = frozenset()
+                     ) -> list[Anchored]:
+    """Each statement kept under the sentence it belongs to, with nothing its sentence (and the
+    question) lacks; see the module doc. Sentences in `skip` (0-based: settled mechanically)
+    take no statement. `rules` counts what fired."""
+    sets = [content(s) for s in sentences]
+    q = content(question or "")
+    names = content(" ".join(sentences))  # pronouns may be replaced by the answer's own names
+    out: dict[int, list[Anchored]] = {i + 1: [] for i in range(len(sentences)) if i not in skip}
+    seen: set[str] = set()
+    copied: set[int] = set()
+    for item in items:
+        if item.sentence in out and match_key(item.statement) == match_key(
+                sentences[item.sentence - 1]):
+            copied.add(item.sentence)  # the sentence as its own statement: added below,
+            continue  # only if nothing else is
+        own = item.sentence if item.sentence in out else min(out)
+        words = content(item.statement)
+        missing = {n: len(words - sets[n - 1] - q) for n in out}
+        best = min(out, key=lambda n: (missing[n], n != own))
+        if missing[best] < missing[own]:  # another sentence says it: it belongs there
+            rules["moved"] += 1
+            own = best
+        added = words - sets[own - 1] - q
+        numbers = {w for w in added if w[0].isdigit()}
+        foreign = added - names
+        text = item.statement
+        if numbers or len(foreign) > 1 or len(added) > max(2, len(sets[own - 1]) // 3):
+            rules["replaced"] += 1
+            text = sentences[own - 1]
+        key = match_key(text)
+        if key in seen:
+            rules["duplicate"] += 1
+            continue
+        seen.add(key)
+        out[own].append(Anchored(text, own))
+    for n, kept in out.items():
+        if not kept:
+            rules["sentence itself"] += n not in copied
+            kept.append(Anchored(sentences[n - 1], n))
+    return [a for n in sorted(out) for a in out[n]]
+
+
+# -- the shared body -----------------------------------------------------------------------------
 
 @dataclass
 class Claims:
-    """Per statement (in sentence order) its text, sentence number and verdict entry; the
-    sentences that claim nothing; pieces of the material and retried requests."""
+    """Per claim (in sentence order) its text, sentence number and verdict entry; the
+    sentences that claim nothing; pieces of the material, retried requests, rules fired."""
 
     sentences: list[str]
     statements: list[dict[str, Any]] = field(default_factory=list)
     no_claim: list[int] = field(default_factory=list)
     pieces: int = 1
     retries: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
 
     @property
     def supported(self) -> int:
@@ -71,6 +199,8 @@ class Claims:
         out: dict[str, Any] = {"sentences": self.sentences, "statements": self.statements}
         if self.no_claim:
             out["no_claim"] = self.no_claim
+        if self.rules:
+            out["rules"] = dict(sorted(self.rules.items()))
         if self.pieces > 1:
             out["context_pieces"] = self.pieces
         if self.retries:
@@ -80,27 +210,36 @@ class Claims:
 
 async def judge_claims(ctx: MetricContext, step: str, text: str, question: str | None,
                        material: list[str], material_name: str = "context") -> Claims:
-    """The statements of `text`, each with its verdict against `material` (the contexts)."""
+    """The claims of `text`, each with its verdict against `material` (the contexts)."""
     sentences = split_sentences(text)
     claims = Claims(sentences=sentences)
-    quoted: dict[int, str] = {}
+    quoted: list[int] = []
     for i, sentence in enumerate(sentences):
-        if is_question(sentence):
+        if asserts_nothing(sentence):
             claims.no_claim.append(i + 1)
         elif quoted_in(sentence, material):
-            quoted[i] = sentence
+            quoted.append(i)
+    claims.rules.update({"question (no claim)": len(claims.no_claim), "quote": len(quoted)})
     skip = {n - 1 for n in claims.no_claim} | set(quoted)
-    found = await anchored_statements(ctx, text, question, skip=skip)
+    if ctx.settings.claims == "statements":
+        found = await anchored_statements(ctx, text, question, skip=skip)
+        items = true_to_sentence(found.items, sentences, question, claims.rules, skip)
+        claims.retries = found.retries
+    else:
+        items = [Anchored(claim_text(s, question, ctx.language), i + 1)
+                 for i, s in enumerate(sentences) if i not in skip]
     entries: list[tuple[int, dict[str, Any]]] = [
-        (i + 1, {"statement": s, "sentence": i + 1, "verdict": 1, "quoted": True,
-                 "reason": f"quoted from the {material_name}", "p_supported": 1.0})
-        for i, s in quoted.items()]
-    if found.items:
-        support = await support_verdicts(ctx, step, found.texts, split="contexts",
-                                         contexts=material, question=question,
+        (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 1, "quoted": True,
+                 "rule": "quote", "reason": f"a whole sentence of the {material_name}",
+                 "p_supported": 1.0})
+        for i in quoted]
+    if items:
+        support = await support_verdicts(ctx, step, [a.statement for a in items],
+                                         split="contexts", contexts=material, question=question,
                                          material_name=material_name)
         entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v})
-                    for a, v in zip(found.items, support.verdicts, strict=True)]
-        claims.pieces, claims.retries = support.pieces, found.retries + support.retries
+                    for a, v in zip(items, support.verdicts, strict=True)]
+        claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
     claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]
+    claims.rules = Counter({k: v for k, v in claims.rules.items() if v})
     return claims

@@ -48,7 +48,7 @@ async def entities_of(ctx: MetricContext, text: str) -> list[str]:
     answers = await ask_pieces(ctx, "context_entities_recall_entities", Entities, split="text",
                                text=[text])
     out: list[str] = []
-    for _, found in answers:
+    for _, found, _ in answers:
         out.extend(e.strip() for e in found.entities if e.strip())
     return list(dict.fromkeys(out))
 

@@ -7,15 +7,20 @@
 One judge request per context: the judge copies the document's sentence that gives a fact of
 the reference answer (or "none"), then decides; "useful" counts only if the copy is found in the
 document (metrics/evidence.py). A context too long for the window is split and counts as useful
-if any piece is.
+if any piece is. "Useful" is the judge's P(useful) against τ (metrics/threshold.py);
+`.soft` is the mean P(useful).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from localeval.dataset import Sample
+from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import ask_pieces, evidence_chars, verdict_style
+from localeval.metrics.chunking import ask_pieces, evidence_chars, p_yes, verdict_style
 from localeval.metrics.evidence import decide
+from localeval.metrics.threshold import threshold
 from localeval.schemas import checked_verdict
 
 NAME = "context_precision"
@@ -44,22 +49,34 @@ async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
             per_context.append({"verdict": 0, "reason": "empty context"})
             continue
         answers = await ask_pieces(ctx, "context_precision_useful", checked_verdict(style, chars),
-                                   split="context", question=sample.question,
+                                   split="context", probe=["verdict"], question=sample.question,
                                    ground_truth=sample.ground_truth, context=[context],
                                    style=style)
-        decided = [decide(sample.ground_truth or "", answer.model_dump(), piece.texts,
-                          sample.question, check_evidence=style == "evidence",
-                          material_name="document", details=False)
-                   for piece, answer in answers]
-        entry = max(decided, key=lambda d: d["verdict"])
+        decided = [_decide(sample, a.answer.model_dump(), a.piece.texts, a.probs, ctx, style)
+                   for a in answers]
+        entry = max(decided, key=lambda d: (d["verdict"], d.get("p_useful", 0.0)))
         if len(answers) > 1:
             entry["pieces"] = len(answers)
         per_context.append(entry)
     if not per_context:
         return MetricResult.unscored(NAME, "no contexts")
     useful = [v["verdict"] for v in per_context]
-    return MetricResult(
-        scores={NAME: sum(useful) / len(useful),
-                f"{NAME}.average_precision": average_precision(useful)},
-        details={"contexts": per_context},
-    )
+    scores = {NAME: sum(useful) / len(useful),
+              f"{NAME}.average_precision": average_precision(useful)}
+    probs = [v.get("p_useful") for v in per_context]
+    if all(p is not None for p in probs):
+        scores[f"{NAME}.soft"] = sum(probs) / len(probs)  # type: ignore[arg-type]
+    return MetricResult(scores=scores, details={"contexts": per_context})
+
+
+def _decide(sample: Sample, judged: dict[str, Any], texts: list[str], probs: list[FieldProbs],
+            ctx: MetricContext, style: str) -> dict[str, Any]:
+    """One piece's verdict: the judge's P(useful) against τ, then the evidence check."""
+    p = p_yes(probs[0]) if probs else None
+    if p is not None:
+        judged = {**judged, "verdict": int(p >= threshold(ctx))}
+    entry = decide(sample.ground_truth or "", judged, texts, sample.question,
+                   check_evidence=style == "evidence", material_name="document", details=False)
+    if p is not None:
+        entry["p_useful"] = 0.0 if entry["judge_verdict"] > entry["verdict"] else round(p, 4)
+    return entry

@@ -155,10 +155,11 @@ def closest_sentence(item: str, material: list[str]) -> str | None:
 
 def decide(item: str, judged: dict[str, Any], material: list[str], question: str | None,
            *, check_evidence: bool, material_name: str = "context",
-           details: bool = True) -> dict[str, Any]:
+           details: bool = True, known: list[str] | None = None) -> dict[str, Any]:
     """The final verdict of one item: the judge's answer (`judged`: verdict, plus evidence or
     reason) overruled when the evidence is not in the material or (with `details`) one of the
-    item's numbers or names is not in the material nor the question."""
+    item's numbers or names is not in the material nor the question (`known`: the whole
+    material, when `material` is the passages the item was judged against)."""
     out: dict[str, Any] = dict(judged)
     if "reason" in out:
         out["judge_reason"] = out.pop("reason")
@@ -174,7 +175,8 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
         # the item's details must be in what the judge pointed to (or the question)
         known = [*(window or material), question or ""]
     else:
-        quote, found, known = "", True, [*material, question or ""]
+        quote, found = "", True
+        known = [*(known or material), question or ""]
         closest = closest_sentence(item, material)
         if closest:
             out["closest_sentence"] = closest  # for the reader: no tokens spent on it

@@ -28,7 +28,7 @@ async def rerank_relevancy(sample: Sample, ctx: MetricContext) -> MetricResult:
     for context in contexts:
         answers = await ask_pieces(ctx, "rerank_relevancy_rating", rating(ctx.settings.explain),
                                    split="context", question=sample.question, context=[context])
-        best = max((a for _, a in answers), key=lambda a: a.rating)  # type: ignore[attr-defined]
+        best = max((a.answer for a in answers), key=lambda a: a.rating)  # type: ignore[attr-defined]
         entry = {**best.model_dump(), "score": best.rating / SCALE}  # type: ignore[attr-defined]
         if len(answers) > 1:
             entry["pieces"] = len(answers)

@@ -1,0 +1,106 @@
+"""The few sentences of long material that bear on a claim, for a small judge to read.
+
+A 1.5B judge reading a 1,700-token context says "no" to sentences that stand in it. Material
+longer than `LONG_WORDS` is therefore narrowed per claim, as MiniCheck and AlignScore do with
+chunks: its sentences are scored against the claim with BM25 over content terms (Latin words cut
+to 6-letter stems, Chinese character bigrams, numbers), the `TOP` best are kept with `NEIGHBOURS`
+on each side (a pronoun's antecedent, the sentence a number belongs to), and overlapping windows
+merge into passages in document order, up to `MAX_WORDS`. The index is built once per material,
+so a claim costs one pass over the sentences (no per-claim re-tokenising).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from localeval.text import STOPWORDS, normalize, split_sentences, word_count
+
+LONG_WORDS = 350.0
+TOP = 3
+NEIGHBOURS = 1
+MAX_WORDS = 260.0
+_K1, _B = 1.2, 0.75
+_STOP = STOPWORDS | {"q"}
+_LATIN = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u3400-\u9fff]+")
+
+
+def terms(text: str) -> list[str]:
+    flat = normalize(text)
+    out = [w[:6] for w in _LATIN.findall(flat) if w not in _STOP]
+    for run in _CJK.findall(flat):
+        out += [run[i:i + 2] for i in range(len(run) - 1)] or [run]
+    return out
+
+
+@dataclass
+class Index:
+    """The sentences of the material (with the text each came from) and their BM25 statistics."""
+
+    sentences: list[tuple[int, str]]
+    counts: list[Counter[str]]
+    idf: dict[str, float]
+    avg_len: float
+
+    @classmethod
+    def build(cls, material: list[str]) -> Index:
+        sentences = [(i, s) for i, text in enumerate(material)
+                     for s in (split_sentences(text) or [text])]
+        counts = [Counter(terms(s)) for _, s in sentences]
+        df: Counter[str] = Counter()
+        for c in counts:
+            df.update(c.keys())
+        n = max(1, len(counts))
+        idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
+        avg = sum(sum(c.values()) for c in counts) / n or 1.0
+        return cls(sentences, counts, idf, avg)
+
+    def scores(self, query: str) -> list[float]:
+        q = set(terms(query))
+        out = []
+        for c in self.counts:
+            length = sum(c.values())
+            s = 0.0
+            for t in q & c.keys():
+                tf = c[t]
+                norm = _K1 * (1 - _B + _B * length / self.avg_len)
+                s += self.idf[t] * tf * (_K1 + 1) / (tf + norm)
+            out.append(s)
+        return out
+
+    def passages(self, claim: str) -> list[str]:
+        """The passages (runs of consecutive sentences of one text) that bear on the claim."""
+        scores = self.scores(claim)
+        ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:TOP]
+        keep: set[int] = set()
+        words = 0.0
+        for i in ranked:
+            window = [j for j in range(i - NEIGHBOURS, i + NEIGHBOURS + 1)
+                      if 0 <= j < len(self.sentences)
+                      and self.sentences[j][0] == self.sentences[i][0] and j not in keep]
+            add = sum(word_count(self.sentences[j][1]) for j in window)
+            if keep and words + add > MAX_WORDS:
+                window = [i] if i not in keep else []
+                add = sum(word_count(self.sentences[j][1]) for j in window)
+                if not window or words + add > MAX_WORDS:
+                    continue
+            keep.update(window)
+            words += add
+        out: list[str] = []
+        last: int | None = None
+        for j in sorted(keep):
+            src, sentence = self.sentences[j]
+            if last is not None and j == last + 1 and self.sentences[last][0] == src:
+                joiner = "" if ord(out[-1][-1]) > 0x2E80 else " "
+                out[-1] = out[-1] + joiner + sentence
+            else:
+                out.append(sentence)
+            last = j
+        return out
+
+
+def is_long(material: list[str]) -> bool:
+    return sum(word_count(t) for t in material) > LONG_WORDS

@@ -1,0 +1,22 @@
+"""τ: the judge's P(supported) a claim needs to count as supported.
+
+The greedy verdict digit of a small judge leans to "supported" (on hold-out Chinese pairs whose
+context says there is no such thing it said 1 where its own P(1) was low). So every support
+verdict (faithfulness, context_recall, answer_correctness, context_relevance, context_precision)
+is decided by P(verdict = 1), renormalised over the two verdicts, against τ. τ was fitted with
+`scripts/fit_threshold.py` on the fit half of the dev sets (docs/metrics.md, *Threshold*);
+`--support-threshold` overrides it. A judge that gives no probabilities (the fake judge) keeps
+its written verdict.
+"""
+
+from __future__ import annotations
+
+from localeval.metrics.base import MetricContext
+
+FITTED = {"en": 0.5, "zh": 0.5}
+"""τ per language, fitted on the dev sets' fit half (rows not reported)."""
+
+
+def threshold(ctx: MetricContext) -> float:
+    chosen = ctx.settings.support_threshold
+    return chosen if chosen is not None else FITTED.get(ctx.language, FITTED["en"])
