@@ -17,6 +17,7 @@ from localeval.config import Settings
 from localeval.dataset import Dataset, Sample
 from localeval.errors import LocalevalError, RunInterrupted
 from localeval.metrics import Metric, MetricContext, resolve
+from localeval.metrics.threshold import effective_thresholds
 from localeval.preflight import check_before_loading
 from localeval.records import SampleRecord, input_hash
 from localeval.runfolder import (
@@ -279,6 +280,7 @@ def build_summary(
         "models": backends.describe(),
         "prompts": prompts.prompt_hashes(steps) if steps else {},
         "settings": settings.model_dump(mode="json"),
+        "support_threshold": effective_thresholds(settings),
         "elapsed_s": round(elapsed, 3),
         "judge": None
         if stats is None

@@ -214,3 +214,19 @@ def test_dataset_text_never_becomes_chat_control_tokens() -> None:
     assert tok.prompt_tokens(messages).count(im_start) == \
         tok.prompt_tokens(clean).count(im_start) == 3  # system, user, assistant
     assert tok.prompt_tokens(clean) == tok._tokenize(tok._format(clean), special=True)
+
+
+def test_a_fragment_naming_what_the_context_never_mentions_is_unsupported_without_a_call() -> None:
+    from localeval.metrics.claims import unfounded
+
+    context = ["没有哪个地方的人都很小气。"]
+    assert unfounded("上海。", context, "中国哪个地方的人都很小气？") == ["上海"]
+    assert unfounded("没有这样的地方。", context, "中国哪个地方的人都很小气？") == []
+    assert unfounded("Delhi.", ["The office is in Mumbai."], "Where is the office?") == ["delhi"]
+    assert unfounded("Mumbai.", ["The office is in Mumbai."], "Where is the office?") == []
+    row = {"id": "f", "question": "中国哪个地方的人都很小气？", "answer": "上海。",
+           "contexts": context}
+    outcome, judge = run_fake([row], [], metrics=["faithfulness"])
+    (rec,) = outcome.records
+    assert not judge.requests and rec.scores["faithfulness"] == 0.0
+    assert rec.details["faithfulness"]["rules"] == {"unfounded fragment": 1}

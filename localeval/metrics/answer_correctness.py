@@ -5,10 +5,12 @@
 - answer_correctness = TP / (TP + 0.5 · (FP + FN)), blended with answer_similarity when
   settings.correctness_weights = (factual, similarity) gives similarity a weight (default (1, 0):
   facts only, since embedding cosines of related texts sit high and compress the range);
-- answer_correctness.precision = TP / (TP + FP), .recall = TP / (TP + FN), .f1, .factual.
+- answer_correctness.precision = TP / (TP + FP), .recall = TP / (TP + FN), .f1, .factual;
+  `.soft` the factual score with P(supported) in place of each verdict.
 
-No statements on either side → unscored. Statements come from the shared
-faithfulness_statements step, so an answer is split once per sample for every metric.
+No claims on either side → unscored. The claims of each side are its sentences (or, with
+`--claims statements`, the shared faithfulness_statements step, so an answer is split once per
+sample for every metric); each verdict is P(supported) against τ.
 """
 
 from __future__ import annotations
@@ -35,6 +37,18 @@ def correctness_scores(tp: int, fp: int, fn: int) -> dict[str, float | None]:
         f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
     return {"factual": tp / denom if denom else None, "precision": precision, "recall": recall,
             "f1": f1}
+
+
+def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) -> float | None:
+    """The factual score with each verdict replaced by the judge's P(supported): TP = Σ p over
+    the answer's claims, FP = Σ (1 − p), FN = Σ (1 − p) over the ground truth's."""
+    pa = [v.get("p_supported") for v in a_verdicts]
+    pg = [v.get("p_supported") for v in g_verdicts]
+    if any(p is None for p in pa + pg) or not pa + pg:
+        return None
+    tp = sum(pa)  # type: ignore[arg-type]
+    denom = tp + 0.5 * (len(pa) - tp + len(pg) - sum(pg))  # type: ignore[arg-type]
+    return tp / denom if denom else None
 
 
 @metric(NAME, requires=("answer", "ground_truth"), embedder=True,
@@ -88,5 +102,8 @@ async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult
         details["similarity"] = similarity
         score = (w_fact * factual + w_sim * similarity) / (w_fact + w_sim)
     scores = {NAME: score, **{f"{NAME}.{k}": v for k, v in parts.items()}}
+    soft = _soft(a_verdicts, g_verdicts)
+    if soft is not None:
+        scores[f"{NAME}.soft"] = soft
     return MetricResult(scores=scores, details=details,
                         reason=None if score is not None else "no statements to compare")

@@ -230,6 +230,14 @@ class Support:
     def supported(self) -> int:
         return sum(v["verdict"] for v in self.verdicts)
 
+    @property
+    def soft(self) -> float | None:
+        """The mean P(supported), None when the judge gave no probability for some item."""
+        probs = [v.get("p_supported") for v in self.verdicts]
+        if not probs or any(p is None for p in probs):
+            return None
+        return sum(probs) / len(probs)  # type: ignore[arg-type]
+
 
 def p_yes(entry: FieldProbs | None) -> float | None:
     """P(verdict = 1) renormalised over the two verdicts, from the judge's probabilities."""

@@ -15,7 +15,10 @@ mechanically, before any request:
 Every other sentence is a claim to judge. How claims are cut (`settings.claims`):
 - `sentences` (default): each sentence is judged as written; a fragment that answers the question
   ("Delhi") is judged as the answer to it ("Q: … A: Delhi"). Nothing is rewritten, so no claim
-  can drift from its sentence, and no token is generated for it.
+  can drift from its sentence, and no token is generated for it. A fragment none of whose
+  content terms (metrics/focus.terms) occurs in the material or the question, and that denies
+  nothing, is unsupported without a request (`unfounded`: it names only what the material never
+  mentions — the Chinese counterpart of the novel-name check, which sees only Latin capitals).
 - `statements`: the judge writes anchored statements per sentence (metrics/statements.py), then
   each is checked against its own sentence (`true_to_sentence`): a statement that adds a number,
   a name or content words its sentence and the question lack is replaced by the sentence; one
@@ -34,6 +37,7 @@ from typing import Any
 
 from localeval.metrics.base import MetricContext
 from localeval.metrics.chunking import support_verdicts
+from localeval.metrics.focus import terms
 from localeval.metrics.statements import Anchored, anchored_statements
 from localeval.text import STOPWORDS, match_key, normalize, split_sentences, word_count
 
@@ -106,6 +110,21 @@ def claim_text(sentence: str, question: str | None, language: str) -> str:
         return (f"问：{question.strip()} 答：{sentence}" if language == "zh"
                 else f"Q: {question.strip()} A: {sentence}")
     return sentence
+
+
+_DENIAL = re.compile(r"\b(?:no|not|none|never|nobody|nothing|neither|nor|cannot|unknown)\b|n['’]t\b"
+                     r"|[没无不未非否别]", re.IGNORECASE)
+
+
+def unfounded(fragment: str, material: list[str], question: str | None) -> list[str]:
+    """The content terms of a fragment answer when none of them occurs in the material or the
+    question: an answer that only names what the material never mentions ("上海", "Delhi")
+    cannot be supported by it. A fragment that denies ("没有这样的APP", "no one") names nothing."""
+    if _DENIAL.search(fragment):
+        return []
+    own = terms(fragment)
+    known = set(terms(" ".join([*material, question or ""])))
+    return [] if not own or any(t in known for t in own) else list(dict.fromkeys(own))
 
 
 # -- statements true to their sentence ---------------------------------------------------------
@@ -233,6 +252,18 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
                  "rule": "quote", "reason": f"a whole sentence of the {material_name}",
                  "p_supported": 1.0})
         for i in quoted]
+    fragments = [a for a in items if ctx.settings.claims == "sentences"
+                 and a.statement != sentences[a.sentence - 1]]
+    for a in fragments:
+        novel = unfounded(sentences[a.sentence - 1], material, question)
+        if novel:
+            claims.rules["unfounded fragment"] += 1
+            items.remove(a)
+            entries.append((a.sentence, {
+                "statement": a.statement, "sentence": a.sentence, "verdict": 0,
+                "rule": "check", "novel_details": novel, "p_supported": 0.0,
+                "reason": f"names only what the {material_name} and the question never "
+                          f"mention: {', '.join(novel)}"}))
     if items:
         support = await support_verdicts(ctx, step, [a.statement for a in items],
                                          split="contexts", contexts=material, question=question,

@@ -7,7 +7,9 @@ each verdict preceded by the judge's copy of the evidence and checked (metrics/e
   w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG).
 
 Sub-score keys: context_relevance.answer_supported_precision, .context_supported_precision,
-.rank_weighted. The main key context_relevance equals answer_supported_precision.
+.rank_weighted, and `.answer_supported_precision.soft` / `.context_supported_precision.soft`
+(the mean P(supported) of each direction). The main key equals answer_supported_precision.
+Each verdict is P(supported) against τ (metrics/threshold.py).
 """
 
 from __future__ import annotations
@@ -72,9 +74,14 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     }
     if by_answer.retries or by_context.retries:
         details["judge_retries"] = by_answer.retries + by_context.retries
-    return MetricResult(scores={
+    scores = {
         NAME: asp,
         f"{NAME}.answer_supported_precision": asp,
         f"{NAME}.context_supported_precision": csp,
         f"{NAME}.rank_weighted": rank_weighted,
-    }, details=details)
+    }
+    for key, support in (("answer_supported_precision", by_answer),
+                         ("context_supported_precision", by_context)):
+        if support.soft is not None:  # the mean P(supported) of that direction
+            scores[f"{NAME}.{key}.soft"] = support.soft
+    return MetricResult(scores=scores, details=details)

@@ -1,12 +1,13 @@
 """faithfulness(q, a, C): the statements of each of the answer's sentences, each judged against C.
 
-The answer is split into sentences (deterministic) and the judge writes the statements of each
-numbered sentence (metrics/statements.py: exact-length, bounded answers); a question claims
-nothing, and a sentence quoted from the contexts is supported without a request
-(metrics/claims.py). Each other statement gets a verdict; support counts only if the statement
-has no number or name the context lacks (and, in the evidence style, the judge's copy is found
-in the context; metrics/evidence.py).
-score = supported statements / statements; `.soft` = the mean of the judge's P(verdict = 1) over
+The answer is split into sentences (deterministic); a plain question claims nothing, and a
+sentence equal to a whole sentence of a context is supported without a request
+(metrics/claims.py). Each other sentence is judged as written (or, with `--claims statements`,
+the statements the judge writes for it, kept true to their sentence). A claim is supported when
+the judge's P(supported) reaches τ (metrics/threshold.py) and it has no number or name the
+context lacks (metrics/evidence.py); long contexts are narrowed to the passages that bear on
+each claim (metrics/focus.py).
+score = supported claims / claims; `.soft` = the mean of the judge's P(verdict = 1) over
 what the grammar allows (0 where a check overruled it, 1 for a quote). Contexts too long for
 the window are split into pieces (metrics/chunking.py). Empty contexts, an answer without a
 sentence, or one of questions only → unscored, with the reason.
@@ -16,8 +17,9 @@ from __future__ import annotations
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.claims import judge_claims
-from localeval.metrics.statements import Statements, anchored_statements
+from localeval.metrics.claims import claim_text, judge_claims
+from localeval.metrics.statements import Anchored, Statements, anchored_statements
+from localeval.text import split_sentences
 
 
 def nonempty(texts: list[str] | None) -> list[str]:
@@ -25,7 +27,13 @@ def nonempty(texts: list[str] | None) -> list[str]:
 
 
 async def statements_of(ctx: MetricContext, text: str, question: str | None) -> Statements:
-    """The anchored statements of every sentence of `text` (answer_correctness's both sides)."""
+    """The claims of every sentence of `text` (answer_correctness's both sides): the sentences
+    themselves (a fragment with its question), or with `claims = "statements"` the anchored
+    statements the judge writes."""
+    if ctx.settings.claims == "sentences":
+        sentences = split_sentences(text)
+        return Statements(sentences, [Anchored(claim_text(s, question, ctx.language), i + 1)
+                                      for i, s in enumerate(sentences)])
     return await anchored_statements(ctx, text, question)
 
 

@@ -11,7 +11,11 @@ its written verdict.
 
 from __future__ import annotations
 
-from localeval.metrics.base import MetricContext
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from localeval.config import Settings
+    from localeval.metrics.base import MetricContext
 
 FITTED = {"en": 0.5, "zh": 0.5}
 """τ per language, fitted on the dev sets' fit half (rows not reported)."""
@@ -20,3 +24,9 @@ FITTED = {"en": 0.5, "zh": 0.5}
 def threshold(ctx: MetricContext) -> float:
     chosen = ctx.settings.support_threshold
     return chosen if chosen is not None else FITTED.get(ctx.language, FITTED["en"])
+
+
+def effective_thresholds(settings: Settings) -> dict[str, float]:
+    """τ per language as a run applies it (summary.json): the setting, else the fitted values."""
+    chosen = settings.support_threshold
+    return {lang: chosen if chosen is not None else tau for lang, tau in FITTED.items()}
