@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 GRID = [round(0.05 * i, 2) for i in range(2, 20)]
@@ -59,6 +59,16 @@ def score(row: dict | None, metric: str, tau: float | None) -> float | None:
     return sum(votes) / len(votes)
 
 
+def rules_fired(rows: dict[str, dict], metric: str) -> dict[str, int]:
+    """How often each mechanical rule fired over the folder's answers, and the claims judged."""
+    out: Counter[str] = Counter()
+    for row in rows.values():
+        details = row.get("details", {}).get(metric, {})
+        out.update(details.get("rules", {}))
+        out["claims"] += len(details.get("statements") or [])
+    return dict(sorted(out.items()))
+
+
 def pairwise(rows: dict[str, dict], metric: str, tau: float | None) -> dict[str, float]:
     pairs = sorted({i.rsplit("/", 1)[0] for i in rows})
     wins = ties = 0
@@ -91,8 +101,9 @@ def main() -> int:
             curve.append({"tau": tau, "mean_pairwise": round(mean, 4), "sets": per})
         best = max(curve, key=lambda c: (c["mean_pairwise"], -abs(c["tau"] - 0.5)))
         soft = {name: pairwise(rows, args.metric, None) for name, rows in sets}
+        rules = {name: rules_fired(rows, args.metric) for name, rows in sets}
         out[language] = {"chosen_tau": best["tau"], "at_chosen": best["sets"],
-                         "soft": soft, "curve": curve}
+                         "soft": soft, "rules": rules, "curve": curve}
     json.dump(out, sys.stdout, ensure_ascii=False, indent=1)
     print()
     return 0

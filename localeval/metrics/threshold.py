@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from localeval.config import Settings
     from localeval.metrics.base import MetricContext
 
-FITTED = {"en": 0.5, "zh": 0.5}
+FITTED = {"en": 0.6, "zh": 0.45}
 """τ per language, fitted on the dev sets' fit half (rows not reported)."""
 
 
