@@ -65,6 +65,9 @@ class Settings(BaseModel):
     claims: Literal["sentences", "statements"] = Field(
         "sentences", description="what faithfulness and context_recall judge: each sentence as "
                                  "written, or statements the judge extracts per sentence")
+    evidence_passages: bool = Field(
+        True, description="judge each claim against the passages of a long material that bear "
+                          "on it (metrics/focus.py), not against the whole material")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "

@@ -94,7 +94,7 @@ def fake_run_args(
     """argv of `localeval run` on the fake judge (queued answers from a file), no cache, quiet."""
     return [
         "run", str(data), "--out", str(out), "--judge", "fake", "--fake-answers", str(answers),
-        "--metrics", metrics, "--no-cache", "--quiet", *extra,
+        "--metrics", metrics, "--no-cache", "--quiet", "--claims", "statements", *extra,
     ]  # fmt: skip
 
 
@@ -117,14 +117,16 @@ def fake_cli(tmp_path: Path):  # type: ignore[no-untyped-def]
 def run_fake(
     rows: Iterable[Mapping[str, Any]], answers: Any, *, out_dir: Path | None = None, **settings: Any
 ):  # type: ignore[no-untyped-def]
-    """Run rows through the fake judge (queued raw answers) and the hash embedder."""
+    """Run rows through the fake judge (queued raw answers) and the hash embedder. The canned
+    answers of the older tests are in the statements shape, so `claims` defaults to
+    "statements" here; tests of the sentence-level default pass `claims="sentences"`."""
     from localeval.runner import run
 
     judge = FakeJudge(answers)
     outcome = run(
         list(rows),
         out_dir,
-        Settings(no_cache=True, **settings),
+        Settings(no_cache=True, **{"claims": "statements", **settings}),
         judge=judge,
         embedder=HashEmbedder(),
     )

@@ -150,7 +150,7 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
                                     "built in 1889."]]}, {"statements": [["The tower is red."]]}],
         "faithfulness_verdicts": [VERDICTS],
     })
-    settings = Settings(no_cache=True, metrics=["faithfulness"], verdict_style="evidence")
+    settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"], verdict_style="evidence")
     outcome = run([ROW], None, settings, judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
@@ -254,7 +254,8 @@ def test_soft_faithfulness_is_the_mean_probability_of_support_zero_where_overrul
                                                     ["The tower was built in 1920."]]}],
         "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 1}]}],
     }, p_one=[0.9, 0.8])
-    outcome = run([row], None, Settings(no_cache=True, metrics=["faithfulness"]), judge=judge,
+    outcome = run([row], None, Settings(no_cache=True, claims="statements",
+                                        metrics=["faithfulness"]), judge=judge,
                   embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores["faithfulness"] == 0.5  # 1920 is not in the context: overruled
@@ -278,7 +279,7 @@ def test_a_sentence_quoted_from_the_context_is_supported_without_a_request() -> 
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     first, second = rec.details["faithfulness"]["statements"]
     assert first["quoted"] is True and first["verdict"] == 1 and first["sentence"] == 1
-    assert "quoted from the context" in first["reason"]
+    assert "a whole sentence of the context" in first["reason"]
     assert second["sentence"] == 2 and second["verdict"] == 0
     statement_prompt, verdict_prompt = (r.messages[-1]["content"] for r in judge.requests)
     assert "1. The tower was completed" in statement_prompt  # still shown, for the names
@@ -328,7 +329,7 @@ def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
         "faithfulness_statements": [{"statements": [["The tower is red."]]}],
         "context_recall_verdicts": [{"verdicts": [{"verdict": 0}]}],
     }, p_one=[0.3])
-    outcome = run([row], None, Settings(no_cache=True, metrics=["context_recall"]),
+    outcome = run([row], None, Settings(no_cache=True, claims="statements", metrics=["context_recall"]),
                   judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores["context_recall"] == 0.5
@@ -336,7 +337,7 @@ def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
 
 
 def test_sentences_around_a_question_share_one_request() -> None:
-    row = ROW | {"answer": "It was built in 1889. Why red? It is red."}
+    row = ROW | {"answer": "It was built in 1889. What colour? It is red."}
     outcome, judge = run_ev([row], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
@@ -344,5 +345,5 @@ def test_sentences_around_a_question_share_one_request() -> None:
     first = judge.requests[0]
     assert "Statements of sentences 1, 3:" in first.messages[-1]["content"]
     assert "exactly 2 lists" in first.messages[-1]["content"]
-    assert "2. Why red?" in first.messages[-1]["content"]  # shown, but not asked for
+    assert "2. What colour?" in first.messages[-1]["content"]  # shown, but not asked for
     assert json.loads(first.answer_schema)["properties"]["statements"]["maxItems"] == 2

@@ -223,7 +223,7 @@ WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight",
 
 def fake_answers(verdicts: list[int]) -> dict[str, list[dict[str, Any]]]:
     return {
-        "faithfulness_statements": [{"statements": [[f"the claim {WORDS[i]}."]]}
+        "faithfulness_statements": [{"statements": [[f"the claim-{WORDS[i]}."]]}
                                     for i in range(len(verdicts))],
         "faithfulness_verdicts": [
             {
@@ -267,6 +267,8 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
             "--quiet",
             "--n-ctx",
             "2048",  # a run option, passed through
+            "--claims",
+            "statements",
         ]
     )
     assert code == 0
@@ -323,10 +325,10 @@ def test_cli_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     section = md.split("## Disagreements (2)")[1]
     assert section.index("### p3 — loss") < section.index("### p2 — tie")
     assert "people prefer b; a = 1.000, b = 0.000" in section
-    assert "✗ statement: the claim five.; sentence: 1; judge_verdict: 0" in section  # p3/b, why
-    assert "the claim four." in section and "p1 —" not in section
+    assert "✗ statement: the claim-five.; sentence: 1; judge_verdict: 0" in section  # p3/b, why
+    assert "the claim-four." in section and "p1 —" not in section
     page = (out / "meta_eval.html").read_text(encoding="utf-8")
-    assert "Content-Security-Policy" in page and "the claim five." in page
+    assert "Content-Security-Policy" in page and "the claim-five." in page
     assert "<script" not in page and "http" not in page.split("</head>")[1]
 
 
@@ -372,7 +374,7 @@ class InterruptingJudge(FakeJudge):
 
 def test_partial_results_then_resume(tmp_path: Path) -> None:
     data, out = pairs_file(tmp_path), tmp_path / "run"
-    settings = Settings(no_cache=True, metrics=["faithfulness"], parallel=1)
+    settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"], parallel=1)
     verdicts = all_verdicts(PAIRS)
     # Ctrl-C after 5 calls: p1 (4 calls) done, p2/a half way
     first = evaluate(data, out, settings, judge=InterruptingJudge(fake_answers(verdicts), 5))
@@ -409,7 +411,7 @@ def test_limit_judges_the_first_pairs_with_a_preference(tmp_path: Path) -> None:
     got = evaluate(
         data,
         tmp_path / "o",
-        Settings(no_cache=True, metrics=["faithfulness"]),
+        Settings(no_cache=True, claims="statements", metrics=["faithfulness"]),
         limit=2,
         judge=judge,
     )
@@ -448,7 +450,7 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
     got = evaluate(
         data,
         tmp_path / "o",
-        Settings(no_cache=True, metrics=["faithfulness"]),
+        Settings(no_cache=True, claims="statements", metrics=["faithfulness"]),
         judge=FakeJudge(answers),
     )
     overall = got.result.groups["all"]

@@ -62,7 +62,8 @@ def run(
     metrics = resolve([names] if isinstance(names, str) else names)
     record = asyncio.run(
         evaluate_sample(to_sample(row, 1), metrics,
-                        Settings(judge="fake", **{**STYLE, **settings}), backends)
+                        Settings(judge="fake", **{"claims": "statements", **STYLE, **settings}),
+                        backends)
     )
     return record, judge
 
@@ -142,7 +143,7 @@ def test_default_verdicts_are_bare_with_mechanical_explanations(
     monkeypatch.setitem(STYLE, "verdict_style", "bare")
     rec, judge = run(
         "faithfulness",
-        EN,
+        EN | {"answer": "Ada founded it in 1985. It is based in Paris. It makes tea."},
         {
             "faithfulness_statements": [S(["Ada founded Acme in 1985."], ["Acme is in Paris."],
                                           ["x"])],
@@ -545,7 +546,7 @@ class CountingJudge(TooLongJudge):
 
 
 LONG = [" ".join(f"Fact {i}.{j} is about topic {i}." for j in range(12)) for i in range(3)]
-LONG_ROW = {**EN, "answer": "Topic zero is good. Topic two is bad.", "contexts": LONG}
+LONG_ROW = {**EN, "answer": "Fact 0.3 is about topic 0. Fact 2.5 is about topic 2.", "contexts": LONG}
 
 
 def _context_text(request: JudgeRequest) -> str:
@@ -576,7 +577,7 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
         },
         limit,
     )
-    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge)
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False)
     assert not rec.errors, rec.errors
     statements = rec.details["faithfulness"]["statements"]
     verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
@@ -693,7 +694,7 @@ def test_focused_verdicts_show_the_closest_sentence_and_split_long_contexts(
          "faithfulness_verdicts": [V(1, reason=False), V(1, reason=False)]},
         _limit_for_about_one_context() + 200,
     )
-    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge)
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False)
     assert not rec.errors, rec.errors
     prompts = [r.messages[1]["content"] for r in judge.requests
                if r.step == "faithfulness_verdicts"]

@@ -165,7 +165,7 @@ def fake_run(
     outcome = run(
         samples,
         out,
-        Settings(no_cache=True, metrics=["faithfulness"]),
+        Settings(no_cache=True, claims="statements", metrics=["faithfulness"]),
         judge=judge,
         embedder=HashEmbedder(),
         resume=resume,
@@ -228,7 +228,7 @@ def test_results_are_on_disk_as_samples_finish(tmp_path: Path) -> None:
     run(
         rows(4),
         out,
-        Settings(no_cache=True, metrics=["faithfulness"], parallel=1),
+        Settings(no_cache=True, claims="statements", metrics=["faithfulness"], parallel=1),
         judge=judge,
         embedder=HashEmbedder(),
     )
@@ -247,7 +247,7 @@ def test_keyboard_interrupt_in_library_raises_run_interrupted(tmp_path: Path) ->
         run(
             rows(5),
             out,
-            Settings(no_cache=True, metrics=["faithfulness"], parallel=1),
+            Settings(no_cache=True, claims="statements", metrics=["faithfulness"], parallel=1),
             judge=InterruptingJudge(answers(5)),
             embedder=HashEmbedder(),
         )

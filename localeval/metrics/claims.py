@@ -173,16 +173,16 @@ def true_to_sentence(items: list[Anchored], sentences: list[str], question: str 
         added = words - sets[own - 1] - q
         numbers = {w for w in added if w[0].isdigit()}
         foreign = added - names
-        text = item.statement
+        text, extracted = item.statement, None
         if numbers or len(foreign) > 1 or len(added) > max(2, len(sets[own - 1]) // 3):
             rules["replaced"] += 1
-            text = sentences[own - 1]
+            text, extracted = sentences[own - 1], item.statement
         key = match_key(text)
         if key in seen:
             rules["duplicate"] += 1
             continue
         seen.add(key)
-        out[own].append(Anchored(text, own))
+        out[own].append(Anchored(text, own, extracted))
     for n, kept in out.items():
         if not kept:
             rules["sentence itself"] += n not in copied
@@ -268,7 +268,8 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
         support = await support_verdicts(ctx, step, [a.statement for a in items],
                                          split="contexts", contexts=material, question=question,
                                          material_name=material_name)
-        entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v})
+        entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,
+                                  **({"extracted": a.extracted} if a.extracted else {})})
                     for a, v in zip(items, support.verdicts, strict=True)]
         claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
     claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]

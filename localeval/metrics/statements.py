@@ -42,6 +42,7 @@ class Anchored:
 
     statement: str
     sentence: int
+    extracted: str | None = None  # the judge's statement, when a check replaced it
 
 
 @dataclass
