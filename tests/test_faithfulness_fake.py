@@ -150,7 +150,8 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
                                     "built in 1889."]]}, {"statements": [["The tower is red."]]}],
         "faithfulness_verdicts": [VERDICTS],
     })
-    settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"], verdict_style="evidence")
+    settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"],
+                        verdict_style="evidence")
     outcome = run([ROW], None, settings, judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
@@ -329,7 +330,8 @@ def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
         "faithfulness_statements": [{"statements": [["The tower is red."]]}],
         "context_recall_verdicts": [{"verdicts": [{"verdict": 0}]}],
     }, p_one=[0.3])
-    outcome = run([row], None, Settings(no_cache=True, claims="statements", metrics=["context_recall"]),
+    outcome = run([row], None,
+                  Settings(no_cache=True, claims="statements", metrics=["context_recall"]),
                   judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores["context_recall"] == 0.5

@@ -546,7 +546,8 @@ class CountingJudge(TooLongJudge):
 
 
 LONG = [" ".join(f"Fact {i}.{j} is about topic {i}." for j in range(12)) for i in range(3)]
-LONG_ROW = {**EN, "answer": "Fact 0.3 is about topic 0. Fact 2.5 is about topic 2.", "contexts": LONG}
+LONG_ROW = {**EN, "answer": "Fact 0.3 is about topic 0. Fact 2.5 is about topic 2.",
+            "contexts": LONG}
 
 
 def _context_text(request: JudgeRequest) -> str:

@@ -76,7 +76,8 @@ def _verdicts(*p_yes: float, greedy: int = 1) -> dict:
 
 def test_tag_questions_are_judged_and_can_fail() -> None:
     row = ROW | {"answer": "She was born in Berlin in 1867, wasn't she? She moved to Paris."}
-    outcome, judge = run_fake([row], [_verdicts(0.1, 0.9)], metrics=["faithfulness"], claims="sentences")
+    outcome, judge = run_fake([row], [_verdicts(0.1, 0.9)], metrics=["faithfulness"],
+                              claims="sentences")
     (rec,) = outcome.records
     assert rec.scores["faithfulness"] == 0.5
     prompt = judge.requests[0].messages[-1]["content"]

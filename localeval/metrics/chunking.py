@@ -311,7 +311,8 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 entry["piece"] = piece
             result[i] = entry
 
-    if focus and ctx.settings.evidence_passages and is_long(material):  # each item against the passages that bear on it
+    # each item against the passages that bear on it
+    if focus and ctx.settings.evidence_passages and is_long(material):
         index = Index.build(material)
         by_passages: dict[tuple[str, ...], list[int]] = {}
         for i, item in enumerate(items):
