@@ -12,6 +12,13 @@ mechanically, before any request:
   judged, since the material does not assert it. Only a whole sentence counts (at least
   `MIN_QUOTE_WORDS` words, ending in . 。 ! ！ ; ；).
 
+A sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
+verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's own
+section markers) is an unsupported claim, decided without a request, so the rest of the answer
+is judged exactly as it would be without it; such sentences in the material are removed before
+judging. A sentence repeated (after an index mark such as "[1]") counts once. Measured on the
+adversarial dev pairs (meta-eval convert adversarial), these rules keep injections from paying.
+
 Every other sentence is a claim to judge. How claims are cut (`settings.claims`):
 - `sentences` (default): each sentence is judged as written; a fragment that answers the question
   ("Delhi") is judged as the answer to it ("Q: … A: Delhi"). Nothing is rewritten, so no claim
@@ -64,6 +71,43 @@ _ASSERTING_EN = re.compile(
     r"|^\s*(?:why|how come)\b", re.IGNORECASE)
 _ASSERTING_ZH = re.compile(r"难道|岂|不是.{0,60}[吗么嘛]|对吧|是吧|对不对|是不是|不对吗|没错吧|"
                            r"何尝|谁不知道|莫非|为什么|为何|怎么会|不就是|别忘了|不正是|可不是")
+
+
+_TO_THE_JUDGE = re.compile(
+    r"\b(?:evaluators?|graders?|assessors?)\b"
+    r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:judge|reviewer|model)"
+    r"|\bverdicts?\s*(?:[:=]|of|is|as)?\s*[\"']?[01]\b|\bgive\s+(?:a\s+)?verdict"
+    r"|\{\s*[\"']verdicts?[\"']|<\|im_(?:start|end)\|>|<\|endoftext\|>"
+    r"|\b(?:every|each|all)\s+(?:of\s+the\s+)?statements?\b"
+    r"|\bsupported\s+by\s+the\s+context\b|\bignore\s+(?:all\s+|the\s+)?(?:previous|above)"
+    r"|\b(?:reviewed|approved|verified)\s+(?:and\s+\w+\s+)?by\s+(?:a|an|the)?\s*(?:\w+\s+){0,2}"
+    r"(?:fact[- ]?checkers?|reviewers?|experts?)\s+as\b"
+    r"|^\s*(?:context|statements?|sentences?)\s*:\s*$"
+    r"|评审须知|致评审|评估者|判[断定]为\s*[01]|核查员审核|每条陈述|陈述都|上下文的支持|忽略.{0,6}指令"
+    r"|符合上下文|^\s*(?:上下文|陈述)\s*[:：]\s*$", re.IGNORECASE)
+_INDEX_MARK = re.compile(r"^\s*\[\d+\]\s*")
+
+
+def addresses_judge(sentence: str) -> bool:
+    """Text aimed at the evaluator rather than at the world: an instruction or a note to the
+    judge, a verdict, a claim of a reviewer's approval, chat-control tokens, the prompt's own
+    section markers. Such a sentence is never a claim a context could support."""
+    return bool(_TO_THE_JUDGE.search(sentence))
+
+
+def without_instructions(material: list[str]) -> tuple[list[str], int]:
+    """The material with its sentences aimed at the evaluator removed, and how many were."""
+    out, removed = [], 0
+    for text in material:
+        sentences = split_sentences(text)
+        kept = [s for s in sentences if not addresses_judge(s)]
+        if len(kept) == len(sentences):
+            out.append(text)
+            continue
+        removed += len(sentences) - len(kept)
+        joiner = "" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else " "
+        out.append(joiner.join(kept))
+    return [t for t in out if t.strip()], removed
 
 
 def is_question(sentence: str) -> bool:
@@ -232,14 +276,25 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
     """The claims of `text`, each with its verdict against `material` (the contexts)."""
     sentences = split_sentences(text)
     claims = Claims(sentences=sentences)
+    material, claims.rules["context instruction removed"] = without_instructions(material)
     quoted: list[int] = []
+    aimed: list[int] = []
+    repeated: list[int] = []
+    seen: set[str] = set()
     for i, sentence in enumerate(sentences):
-        if asserts_nothing(sentence):
+        key = match_key(_INDEX_MARK.sub("", sentence))
+        if addresses_judge(sentence):
+            aimed.append(i)
+        elif key in seen:
+            repeated.append(i)  # the same sentence again: counted once
+        elif asserts_nothing(sentence):
             claims.no_claim.append(i + 1)
         elif quoted_in(sentence, material):
             quoted.append(i)
-    claims.rules.update({"question (no claim)": len(claims.no_claim), "quote": len(quoted)})
-    skip = {n - 1 for n in claims.no_claim} | set(quoted)
+        seen.add(key)
+    claims.rules.update({"question (no claim)": len(claims.no_claim), "quote": len(quoted),
+                         "instruction to the judge": len(aimed), "repeated": len(repeated)})
+    skip = {n - 1 for n in claims.no_claim} | set(quoted) | set(aimed) | set(repeated)
     if ctx.settings.claims == "statements":
         found = await anchored_statements(ctx, text, question, skip=skip)
         items = true_to_sentence(found.items, sentences, question, claims.rules, skip)
@@ -252,6 +307,11 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
                  "rule": "quote", "reason": f"a whole sentence of the {material_name}",
                  "p_supported": 1.0})
         for i in quoted]
+    entries += [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
+                         "rule": "check", "p_supported": 0.0,
+                         "reason": "addressed to the evaluator: not a claim the "
+                                   f"{material_name} could support"})
+                for i in aimed]
     fragments = [a for a in items if ctx.settings.claims == "sentences"
                  and a.statement != sentences[a.sentence - 1]]
     for a in fragments:
