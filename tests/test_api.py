@@ -51,6 +51,7 @@ def test_evaluate_rows_returns_records_summary_and_frame(tmp_path: Path) -> None
     res = localeval.evaluate(
         ROWS,
         metrics=["faithfulness", "answer_similarity"],
+        claims="statements",
         judge=FakeJudge(fake_answers(3)),
         embedder=HashEmbedder(),
         no_cache=True,
@@ -91,6 +92,7 @@ def test_api_and_cli_take_the_same_path(tmp_path: Path) -> None:
     res = localeval.evaluate(
         data,
         metrics="faithfulness,answer_similarity",
+        claims="statements",
         judge="fake",
         fake_answers=answers,
         no_cache=True,
@@ -112,7 +114,8 @@ def test_errors_and_bad_rows_are_reported_not_raised() -> None:
         {"id": "no-ctx", "question": "q", "answer": "a"},
     ]
     res = localeval.evaluate(
-        rows, metrics=["faithfulness"], judge=FakeJudge(fake_answers(1)), no_cache=True
+        rows, metrics=["faithfulness"],
+            claims="statements", judge=FakeJudge(fake_answers(1)), no_cache=True
     )
     assert [p.line for p in res.problems] == [2]
     assert [r.id for r in res.records] == ["r0", "no-ctx"]
@@ -123,9 +126,10 @@ def test_errors_and_bad_rows_are_reported_not_raised() -> None:
 
 def test_bad_arguments_are_clear_errors() -> None:
     with pytest.raises(ConfigError, match="Judge protocol"):
-        localeval.evaluate(ROWS, metrics=["faithfulness"], judge=object())
+        localeval.evaluate(ROWS, metrics=["faithfulness"], claims="statements", judge=object())
     with pytest.raises(ConfigError, match="n_ctx"):
-        localeval.evaluate(ROWS, metrics=["faithfulness"], judge=FakeJudge([]), n_ctx=10)
+        localeval.evaluate(ROWS, metrics=["faithfulness"],
+            claims="statements", judge=FakeJudge([]), n_ctx=10)
     with pytest.raises(ConfigError, match="no_such_setting"):
         localeval.evaluate(ROWS, judge=FakeJudge([]), no_such_setting=1)
     with pytest.raises(DatasetError, match="list of dicts"):
@@ -147,7 +151,8 @@ def test_readme_style_quality_gate() -> None:
         answer, contexts = my_rag_pipeline(q)
         rows.append({"question": q, "answer": answer, "contexts": contexts})
     results = localeval.evaluate(
-        rows, metrics=["faithfulness"], judge=FakeJudge(fake_answers(2)), no_cache=True
+        rows, metrics=["faithfulness"],
+            claims="statements", judge=FakeJudge(fake_answers(2)), no_cache=True
     )
     failures = results.check({"faithfulness": 0.8})
     assert failures and "faithfulness mean 0.5000 < 0.8" in failures[0]  # the pipeline invents

@@ -44,7 +44,7 @@ def write_rows(path: Path, n: int = N_ROWS, pad: int = 0) -> Path:
 
 
 def settings(cache: Path | None) -> Settings:
-    return Settings(metrics=["faithfulness"], language="en", parallel=2,
+    return Settings(metrics=["faithfulness"], claims="statements", language="en", parallel=2,
                     cache=cache, no_cache=cache is None)
 
 
@@ -153,7 +153,8 @@ def test_disk_full_stops_with_one_line_and_resume_completes(
     partial = results(out)  # every line already there parses
     assert 0 < len(partial) < N_ROWS
     assert all(partial[k] == reference[k] for k in partial)
-    same = Settings(metrics=["faithfulness"], judge="fake", fake_answers=answers, no_cache=True)
+    same = Settings(metrics=["faithfulness"],
+        claims="statements", judge="fake", fake_answers=answers, no_cache=True)
     resumed = run(data, out, same, judge=SleepyJudge(0.0), resume=True)
     assert resumed.summary["complete"] is True and results(out) == reference
 

@@ -30,7 +30,7 @@ STATEMENTS = {"statements": ["The sky is blue."]}
 
 
 def fake_run(samples: list[dict], out: Path, judge: Any = None, **kw: Any) -> Any:
-    return run(samples, out, Settings(no_cache=True, metrics=["faithfulness"]),
+    return run(samples, out, Settings(no_cache=True, claims="statements", metrics=["faithfulness"]),
                judge=judge or FakeJudge(answers(len(samples))), embedder=HashEmbedder(), **kw)
 
 
@@ -106,7 +106,8 @@ def test_a_run_whose_cache_fails_completes_and_says_so(tmp_path: Path) -> None:
         return original(judge, FailingCache(tmp_path / "c.sqlite") if cache is not None else None)
 
     logs: list[str] = []
-    settings = Settings(metrics=["faithfulness"], cache=tmp_path / "c.sqlite", language="en")
+    settings = Settings(metrics=["faithfulness"],
+        claims="statements", cache=tmp_path / "c.sqlite", language="en")
     mp = pytest.MonkeyPatch()
     mp.setattr(backends, "JudgeClient", failing_client)
     try:
