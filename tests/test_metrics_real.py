@@ -109,9 +109,15 @@ def test_contexts_longer_than_the_window_are_split_on_the_real_judge(tmp_path: P
            # not word for word in the contexts, so that the judge (not the quote rule) decides
            "answer": "City 3's warehouse holds 21 crates of tea.",
            "contexts": [" ".join(facts[:60]), " ".join(facts[60:])]}
+    # the splitting path itself (with evidence passages on, this claim's passages fit at once)
     settings = Settings(profile="tiny", n_ctx=1024, max_tokens=256, explain=False,
-                        metrics=["faithfulness"], cache=tmp_path / "cache.sqlite")
+                        metrics=["faithfulness"], cache=tmp_path / "cache.sqlite",
+                        evidence_passages=False)
     record = run([row], None, settings).records[0]
     assert not record.errors, record.errors
     assert record.details["faithfulness"]["context_pieces"] >= 2
+    passages = run([row], None, settings.model_copy(update={"evidence_passages": True}))
+    focused = passages.records[0]
+    assert not focused.errors, focused.errors
+    assert all("evidence_passages" in s for s in focused.details["faithfulness"]["statements"])
     assert 0.0 <= record.scores["faithfulness"] <= 1.0

@@ -312,23 +312,31 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             result[i] = entry
 
     # each item against the passages that bear on it
+    remaining = list(range(len(items)))
     if focus and ctx.settings.evidence_passages and is_long(material):
         index = Index.build(material)
         by_passages: dict[tuple[str, ...], list[int]] = {}
         for i, item in enumerate(items):
             by_passages.setdefault(tuple(index.passages(item)), []).append(i)
+        remaining = []
         for passages, members in by_passages.items():
             texts = list(passages)
             for start in range(0, len(members), size):
                 batch = members[start:start + size]
-                answer, retried = await retry_split(
-                    batch, lambda ix, texts=texts: judge(ix, texts), bad)
+                try:
+                    answer, retried = await retry_split(
+                        batch, lambda ix, texts=texts: judge(ix, texts), bad)
+                except PromptTooLong:  # one sentence longer than the window: split below
+                    remaining += batch
+                    continue
                 retries += retried
                 settle(batch, answer, texts, None, focused=True)
-        return Support([v or {"verdict": 0, "reason": "not judged"} for v in result], 1, retries)
+        if not remaining:
+            return Support([v or {"verdict": 0, "reason": "not judged"} for v in result], 1,
+                           retries)
 
     pieces: list[Piece] | None = None
-    batches = [list(range(s, min(s + size, len(items)))) for s in range(0, len(items), size)]
+    batches = [remaining[s:s + size] for s in range(0, len(remaining), size)]
     for batch in batches:
         if pieces is None:
             try:
