@@ -78,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="judge each sentence as written (default) or extracted statements")
     run.add_argument("--support-threshold", type=float, metavar="P",
                      help="P(supported) a claim needs (default: fitted per language)")
+    run.add_argument("--no-contrast", dest="contrast", action="store_false", default=None,
+                     help="do not require a supported claim to beat its twins (one swap away)")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument(
@@ -215,6 +217,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "verdict_style",
             "claims",
             "support_threshold",
+            "contrast",
             "max_tokens",
             "seed",
             "cache",

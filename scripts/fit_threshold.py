@@ -19,20 +19,28 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from localeval.metrics.threshold import FITTED
+
 GRID = [round(0.05 * i, 2) for i in range(2, 20)]
 
 
-def claim_scores(entries: list[dict], tau: float) -> list[int]:
+def claim_scores(entries: list[dict], tau: float, margin: float | None = None) -> list[int]:
+    """Each claim's verdict at τ; with `margin`, a claim whose twin (metrics/contrast.py) has a
+    P(supported) above its own by more than `margin` is unsupported (None: twins ignored)."""
     out = []
     for e in entries:
+        p = e.get("p_claim", e.get("p_supported"))
+        twins = [t["p_supported"] for t in e.get("contrast", []) if t["p_supported"] is not None]
         if e.get("quoted"):
             out.append(1)
         elif e.get("rule") == "check" or e.get("novel_details"):
             out.append(0)
-        elif e.get("p_supported") is None:
+        elif p is None:
             out.append(int(e["verdict"]))
+        elif margin is not None and any(q > p + margin for q in twins):
+            out.append(0)
         else:
-            out.append(int(e["p_supported"] >= tau))
+            out.append(int(p >= tau))
     return out
 
 
@@ -46,7 +54,8 @@ def load(folder: Path, metric: str) -> tuple[dict[str, dict], str]:
     return rows, language
 
 
-def score(row: dict | None, metric: str, tau: float | None) -> float | None:
+def score(row: dict | None, metric: str, tau: float | None,
+          margin: float | None = None) -> float | None:
     if row is None:
         return None
     details = row.get("details", {}).get(metric, row.get("details", {}))
@@ -55,7 +64,7 @@ def score(row: dict | None, metric: str, tau: float | None) -> float | None:
         return row.get("scores", {}).get(metric + ".soft")
     if not entries:
         return None
-    votes = claim_scores(entries, tau)
+    votes = claim_scores(entries, tau, margin)
     return sum(votes) / len(votes)
 
 
@@ -69,11 +78,13 @@ def rules_fired(rows: dict[str, dict], metric: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def pairwise(rows: dict[str, dict], metric: str, tau: float | None) -> dict[str, float]:
+def pairwise(rows: dict[str, dict], metric: str, tau: float | None,
+             margin: float | None = None) -> dict[str, float]:
     pairs = sorted({i.rsplit("/", 1)[0] for i in rows})
     wins = ties = 0
     for p in pairs:
-        a, b = score(rows.get(p + "/a"), metric, tau), score(rows.get(p + "/b"), metric, tau)
+        a = score(rows.get(p + "/a"), metric, tau, margin)
+        b = score(rows.get(p + "/b"), metric, tau, margin)
         if a is None or b is None:
             continue
         wins += a > b + 1e-9
@@ -87,6 +98,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--metric", default="faithfulness")
+    parser.add_argument("--contrast", type=lambda v: [float(x) for x in v.split(",")],
+                        default=[], help="margins to try for the twins rule, e.g. 0,0.05,0.1")
     args = parser.parse_args()
     by_lang: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     for folder in args.folders:
@@ -104,6 +117,12 @@ def main() -> int:
         rules = {name: rules_fired(rows, args.metric) for name, rows in sets}
         out[language] = {"chosen_tau": best["tau"], "at_chosen": best["sets"],
                          "soft": soft, "rules": rules, "curve": curve}
+        if args.contrast:  # at the τ in use (metrics/threshold.py), not the one chosen here
+            tau = FITTED[language]
+            out[language]["contrast"] = [
+                {"margin": m, "tau": tau,
+                 "sets": {name: pairwise(rows, args.metric, tau, m) for name, rows in sets}}
+                for m in [None, *args.contrast]]
     json.dump(out, sys.stdout, ensure_ascii=False, indent=1)
     print()
     return 0

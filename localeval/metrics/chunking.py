@@ -27,6 +27,7 @@ from pydantic import BaseModel
 from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
+from localeval.metrics import contrast
 from localeval.metrics.base import MetricContext
 from localeval.metrics.evidence import closest_sentence, decide, grams
 from localeval.metrics.focus import Index, is_long
@@ -267,8 +268,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     result: list[dict[str, Any] | None] = [None] * len(items)
     retries = 0
 
-    async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
-        sub = [items[i] for i in indices]
+    async def ask(sub: list[str], texts: list[str]) -> list[dict[str, Any]]:
         closest = ({"closest": [json_safe(closest_sentence(x, texts) or "") for x in sub]}
                    if style == "focused" else {})
         answer, probs = await ctx.ask_probs(
@@ -280,12 +280,16 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
         found = probs if len(probs) == len(verdicts) else [None] * len(verdicts)
         return [{**v, "_p": p_yes(f)} for v, f in zip(verdicts, found, strict=True)]
 
+    async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
+        return await ask([items[i] for i in indices], texts)
+
     def bad(answer: list[dict[str, Any]]) -> bool:
         # several items may rightly quote the same sentence: only looping within one counts
         return degenerate([str(v.get("evidence") or v.get("reason") or "") for v in answer],
                           same_texts=False)
 
     tau = threshold(ctx)
+    texts_of: dict[int, list[str]] = {}
 
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
                piece: int | None, focused: bool = False) -> None:
@@ -310,6 +314,13 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             if piece is not None:
                 entry["piece"] = piece
             result[i] = entry
+            texts_of[i] = texts
+
+    async def finish(n_pieces: int) -> Support:
+        if ctx.settings.contrast:
+            await contrast.check(items, result, texts_of, ask, ctx.language, size)
+        verdicts = [v or {"verdict": 0, "reason": "not judged"} for v in result]
+        return Support(verdicts, n_pieces, retries)
 
     # each item against the passages that bear on it
     remaining = list(range(len(items)))
@@ -332,8 +343,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 retries += retried
                 settle(batch, answer, texts, None, focused=True)
         if not remaining:
-            return Support([v or {"verdict": 0, "reason": "not judged"} for v in result], 1,
-                           retries)
+            return await finish(1)
 
     pieces: list[Piece] | None = None
     batches = [remaining[s:s + size] for s in range(0, len(remaining), size)]
@@ -375,8 +385,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             for ix, texts in used.items():
                 settle(list(ix), answer[at:at + len(ix)], texts, p_index + 1)
                 at += len(ix)
-    verdicts = [v if v is not None else {"verdict": 0, "reason": "not judged"} for v in result]
-    return Support(verdicts, len(pieces) if pieces else 1, retries)
+    return await finish(len(pieces) if pieces else 1)
 
 
 def _narrow(piece: Piece, items: list[str]) -> Piece:

@@ -34,7 +34,7 @@ NONE_WORDS = {"none", "无", "没有", "无相关内容", "null", "n/a", ""}
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _NAME = re.compile(r"\b[A-Z][A-Za-z0-9'’-]*[A-Za-z0-9]|\b[A-Z]\b")
 _WORD = re.compile(r"[A-Za-z0-9]+")
-_STOP_NAMES = {
+STOP_NAMES = {
     "the", "a", "an", "i", "it", "he", "she", "they", "we", "this", "that", "these", "those",
     "in", "on", "at", "of", "and", "or", "but", "for", "to", "by", "with", "as", "from", "his",
     "her", "its", "their", "there", "yes", "no", "not", "both", "also", "however", "after",
@@ -105,7 +105,7 @@ def _names(text: str) -> list[str]:
     """Capitalised words of Latin text, except function words (a capitalised common noun at
     the start of a statement is normally in the material too, in any case)."""
     return list(dict.fromkeys(w for w in _NAME.findall(text)
-                              if w.casefold().strip("'’-") not in _STOP_NAMES))
+                              if w.casefold().strip("'’-") not in STOP_NAMES))
 
 
 def _name_known(name: str, words: set[str]) -> bool:
@@ -115,7 +115,7 @@ def _name_known(name: str, words: set[str]) -> bool:
     parts = [p for p in _WORD.findall(name) if len(p) > 1 and (p[0].isupper() or p[0].isdigit())]
     for part in parts:
         key = part.casefold()
-        if key in _STOP_NAMES:
+        if key in STOP_NAMES:
             continue
         stem = key[:max(4, len(key) - 3)]
         if not any(w.startswith(stem) for w in words):
