@@ -23,7 +23,7 @@ from localeval.errors import PromptTooLong
 from localeval.metrics.evidence import STOP_NAMES
 from localeval.text import split_sentences
 
-MAX_TWINS = 2
+MAX_TWINS = 3
 """Twins per claim: the first comparative flip, then swaps of its details, in claim order."""
 
 _EN_PAIRS = [
@@ -43,8 +43,9 @@ _ZH_PAIRS = [
     ("年长", "年轻"), ("以北", "以南"), ("以东", "以西"), ("获胜", "失败"), ("第一", "最后"),
 ]
 _NAME_RUN = re.compile(r"\b[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
+_ARTICLES = {"a", "an", "the"}
 _WORD_BEFORE = re.compile(r"[A-Za-z]+")
-_NUMBER = re.compile(r"(?<![\d.,])\d+(?:[.,]\d+)*(?![\d])")
+_NUMBER = re.compile(r"(?<!\d)(?<!\d[.,])\d+(?:[.,]\d+)*(?!\d)")
 
 
 def _flip_table(language: str) -> list[tuple[re.Pattern[str], str]]:
@@ -62,12 +63,13 @@ _TABLES = {"en": _flip_table("en"), "zh": _flip_table("zh")}
 
 def _flips(claim: str, language: str) -> list[str]:
     """The claim with its first comparative word turned round (keeping its capitalisation)."""
-    for pattern, other in _TABLES["zh" if language == "zh" else "en"]:
-        m = pattern.search(claim)
-        if m:
-            word = other.capitalize() if m.group()[:1].isupper() else other
-            return [claim[:m.start()] + word + claim[m.end():]]
-    return []
+    found = [(m.start(), m, other) for pattern, other in _TABLES["zh" if language == "zh" else "en"]
+             for m in [pattern.search(claim)] if m]
+    if not found:
+        return []
+    _, m, other = min(found, key=lambda f: f[0])
+    word = other.capitalize() if m.group()[:1].isupper() else other
+    return [claim[:m.start()] + word + claim[m.end():]]
 
 
 def _details(text: str) -> list[str]:
@@ -94,9 +96,10 @@ def _kind(detail: str) -> str:
 
 def _swaps(claim: str, material: list[str]) -> list[str]:
     """The claim with one of its details (that the material mentions) replaced by another detail
-    of the same kind from a material sentence that mentions it: a year by a year, another
-    number by a number, a name by a name after the same word ("born in Paris" → "born in
-    Warsaw" when the material says "born in Warsaw"; no subject is swapped)."""
+    of the same kind that the material gives — from a sentence that mentions the claim's detail
+    first, then from the rest: a year by a year, another number by a number, a name by a name
+    after the same word ("born in Paris" → "born in Warsaw" when the material says "born in
+    Warsaw"; a subject is never swapped)."""
     sentences = [unicodedata.normalize("NFKC", s)
                  for text in material for s in (split_sentences(text) or [text])]
     flat = unicodedata.normalize("NFKC", claim)
@@ -106,30 +109,35 @@ def _swaps(claim: str, material: list[str]) -> list[str]:
         holding = [s for s in sentences if detail in s]
         if not holding:
             continue  # a detail the material lacks is the novel-detail check's business
-        for other in dict.fromkeys(d for s in holding for d in _details(s)):
-            if other in mine or detail in other or other in detail or \
-                    _kind(other) != _kind(detail):
-                continue
-            if _kind(detail) == "name" and not (
-                    _before(flat, detail) and
-                    any(_before(s, other) == _before(flat, detail) for s in holding)):
-                continue
-            out.append(_replace(flat, detail, other))
-            break
+        ordered = holding + [s for s in sentences if s not in holding]
+        anchor = _before(flat, detail)
+        others = [d for sentence in ordered for d in _details(sentence)
+                  if _fits(detail, d, mine)
+                  and (_kind(d) != "name" or (anchor and _before(sentence, d) == anchor))]
+        out += [_replace(claim if detail in claim else flat, detail, other)
+                for other in dict.fromkeys(others)]
     return out
 
 
+def _fits(detail: str, other: str, mine: list[str]) -> bool:
+    """`other` can stand in for `detail`: same kind, not in the claim, neither inside the other."""
+    return other not in mine and detail not in other and other not in detail and \
+        _kind(other) == _kind(detail)
+
+
 def _before(text: str, detail: str) -> str:
-    """The word just before the detail's first occurrence in the text, lower-cased ("" if none)."""
+    """The word just before the detail's first occurrence in the text, lower-cased ("" if none
+    or an article: "the" says nothing about the detail's role)."""
     at = text.find(detail)
     words = _WORD_BEFORE.findall(text[:at]) if at > 0 else []
-    return words[-1].casefold() if words else ""
+    word = words[-1].casefold() if words else ""
+    return "" if word in _ARTICLES else word
 
 
-def _replace(flat: str, detail: str, other: str) -> str:
+def _replace(text: str, detail: str, other: str) -> str:
     escaped = re.escape(detail)
-    pattern = rf"(?<![\d.,]){escaped}(?!\d)" if detail[:1].isdigit() else rf"\b{escaped}\b"
-    return re.sub(pattern, other.replace("\\", r"\\"), flat, count=1)
+    pattern = rf"(?<!\d)(?<!\d[.,]){escaped}(?!\d)" if detail[:1].isdigit() else rf"\b{escaped}\b"
+    return re.sub(pattern, other.replace("\\", r"\\"), text, count=1)
 
 
 def twins(claim: str, material: list[str], language: str) -> list[str]:
