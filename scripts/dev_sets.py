@@ -3,7 +3,8 @@
 For each of halueval, halueval_summarization, halluqa and uhgeval: `<set>-fit.jsonl` holds pairs
 [0, N) (τ is fitted on these: scripts/fit_threshold.py) and `<set>-report.jsonl` pairs [N, 2N)
 (the figures reported). `long-report.jsonl` is the long dev set (scripts/build_long_dev.py, its
-rows paired) and `adversarial-report.jsonl` the injection pairs; neither is fitted on.
+rows paired), `adversarial-report.jsonl` the injection pairs and `swaps-report.jsonl` the swaps
+(scripts/data/swaps.jsonl); none is fitted on.
 
     python scripts/dev_sets.py --out runs/dev --n 20
 """
@@ -19,6 +20,9 @@ from pathlib import Path
 from localeval.meta_eval.convert import CONVERTERS, default_src
 
 SETS = ("halueval", "halueval_summarization", "halluqa", "uhgeval")
+SWAPS = Path(__file__).with_name("data") / "swaps.jsonl"
+"""16 hand-written pairs (8 en, 8 zh): a comparison turned round, or one of two things the
+context names put in place of the other (roles, places, years, people); never fitted on."""
 
 
 def write(path: Path, pairs: list[dict]) -> None:
@@ -58,7 +62,10 @@ def main() -> int:
     write(args.out / "long-report.jsonl", long)
     adversarial = list(CONVERTERS["adversarial"](default_src()))
     write(args.out / "adversarial-report.jsonl", adversarial)
-    counts |= {"long": [0, len(long)], "adversarial": [0, len(adversarial)]}
+    swaps = [json.loads(line) for line in SWAPS.read_text(encoding="utf-8").splitlines()]
+    write(args.out / "swaps-report.jsonl", swaps)
+    counts |= {"long": [0, len(long)], "adversarial": [0, len(adversarial)],
+               "swaps": [0, len(swaps)]}
     print(json.dumps({"fit_report_pairs": counts}))
     return 0
 
