@@ -1,8 +1,10 @@
-"""The Python API: `localeval.evaluate(rows_or_path, metrics=..., **settings)`.
+"""The Python API: `localeval.evaluate(data, metrics=..., **settings)`.
 
 The same code path as `python -m localeval run` (runner.run): the same loader, metrics, judge,
-cache, results files and reports. Returns an EvalResults with the per-sample records, the
-summary, gates and `to_pandas()`.
+cache, results files and reports. `data` is a dataset file, a list of dicts, a pandas DataFrame,
+a Hugging Face `datasets.Dataset` (or anything with `to_list()` / `to_pandas()`); ragas column
+names (user_input, response, retrieved_contexts, reference, reference_contexts) are understood.
+Returns an EvalResults with the per-sample records, the summary, gates and `to_pandas()`.
 """
 
 from __future__ import annotations
@@ -43,6 +45,17 @@ class EvalResults:
         return {r.id: r.scores[key] for r in self.records if key in r.scores}
 
     @property
+    def details(self) -> dict[str, dict[str, Any]]:
+        """Sample id → metric → what the metric saw (statements, verdicts, reasons, ...)."""
+        return {r.id: r.details for r in self.records}
+
+    @property
+    def judge_calls(self) -> int:
+        """Judge requests this run actually sent (answers from the cache not counted)."""
+        judge = self.summary.get("judge") or {}
+        return int(judge.get("calls", 0))
+
+    @property
     def errors(self) -> list[tuple[str, str, str]]:
         """(sample id, metric, message) for every metric that failed on a sample."""
         return [(r.id, m, msg) for r in self.records for m, msg in r.errors.items()]
@@ -54,13 +67,22 @@ class EvalResults:
 
         return gates.check_fail_under(gates.parse_gates(fail_under, "fail_under"), self.metrics)
 
-    def to_pandas(self) -> Any:
-        """One row per sample: id, line, language, question, answer, one column per score key,
-        then `error.<metric>` / `skipped.<metric>` columns where any sample has one."""
+    def to_pandas(self, details: bool = False) -> Any:
+        """One row per sample: id, line, language, question, answer, one column per score key
+        (`.soft` and other sub-scores included), then `error.<metric>` / `skipped.<metric>`
+        columns where any sample has one; `details=True` adds a `details.<metric>` column."""
         try:
             import pandas as pd
         except ImportError:
             raise LocalevalError("to_pandas() needs pandas: pip install pandas") from None
+        rows, columns = self._table()
+        frame = pd.DataFrame(rows, columns=columns)
+        if details:
+            for m in sorted({m for r in self.records for m in r.details}):
+                frame[f"details.{m}"] = [r.details.get(m) for r in self.records]
+        return frame
+
+    def _table(self) -> tuple[list[dict[str, Any]], list[str]]:
         keys = list(self.metrics)
         error_cols = sorted({m for r in self.records for m in r.errors})
         skipped_cols = sorted({m for r in self.records for m in r.skipped})
@@ -87,7 +109,7 @@ class EvalResults:
             *(f"error.{m}" for m in error_cols),
             *(f"skipped.{m}" for m in skipped_cols),
         ]
-        return pd.DataFrame(rows, columns=columns)
+        return rows, columns
 
     def __repr__(self) -> str:
         means = ", ".join(
@@ -98,7 +120,7 @@ class EvalResults:
 
 
 def evaluate(
-    data: str | Path | Iterable[Mapping[str, Any]],
+    data: Any,
     metrics: Iterable[str] | str | None = None,
     *,
     out: str | Path | None = None,
@@ -111,7 +133,7 @@ def evaluate(
     ray: Any = None,
     **settings: Any,
 ) -> EvalResults:
-    """Evaluate rows (a list of dicts) or a dataset file; return an EvalResults.
+    """Evaluate a dataset file, a list of dicts, a DataFrame or a `datasets.Dataset`.
 
     metrics: names or groups (default: every metric the rows can feed). out: a folder for
     results.jsonl, summary.json and the reports (none written when omitted). config: a TOML
@@ -149,7 +171,7 @@ def evaluate(
     resolved = load_config(cfg, {k: v for k, v in overrides.items() if v is not None})
     out_dir = Path(out) if out is not None else None
     outcome = run(
-        data,
+        as_rows(data),
         out_dir,
         resolved,
         judge=judge_obj,
@@ -165,3 +187,39 @@ def evaluate(
         problems=list(outcome.dataset.problems),
         out_dir=out_dir,
     )
+
+
+def as_rows(data: Any) -> Any:
+    """A path or a list of dicts as is; a table (pandas or polars DataFrame, Hugging Face or
+    pyarrow dataset: duck-typed) as a list of dicts of plain Python values."""
+    if isinstance(data, (str, Path, bytes, Mapping)):
+        return data
+    for method in ("to_list", "to_pylist", "to_dicts"):  # datasets / pyarrow / polars
+        if callable(getattr(data, method, None)):
+            return [_plain_row(r) for r in getattr(data, method)()]
+    if hasattr(data, "columns") and callable(getattr(data, "to_dict", None)):  # pandas
+        return [_plain_row(r) for r in data.to_dict(orient="records")]
+    if callable(getattr(data, "to_pandas", None)):
+        return as_rows(data.to_pandas())
+    return data
+
+
+def _plain_row(row: Any) -> Any:
+    if not isinstance(row, Mapping):
+        return row  # the loader reports it, naming its row
+    return {k: _plain(v) for k, v in row.items()}
+
+
+def _plain(v: Any) -> Any:
+    """numpy arrays and scalars → Python; NaN / NA (a missing cell) → None."""
+    if hasattr(v, "tolist"):
+        v = v.tolist()
+    if isinstance(v, float) and v != v:
+        return None
+    if type(v).__name__ in ("NAType", "NaTType"):
+        return None
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):  # a struct column holds every row's keys; absent ones are None
+        return {k: _plain(x) for k, x in v.items() if x is not None}
+    return v

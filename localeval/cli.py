@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -169,7 +170,19 @@ def build_parser() -> argparse.ArgumentParser:
     from localeval import meta_eval_cli
 
     meta_eval_cli.add_parser(sub, run)
+    _add_models_dir(parser, run, *mod_sub.choices.values())
     return parser
+
+
+def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser) -> None:
+    """--models-dir, before or after the subcommand; it sets $LOCALEVAL_MODELS_DIR."""
+    text = (
+        "folder of the model files (env LOCALEVAL_MODELS_DIR; default ./models in a checkout, "
+        "else $XDG_CACHE_HOME/localeval/models or ~/.cache/localeval/models)"
+    )
+    top.add_argument("--models-dir", type=Path, help=text)
+    for p in subs:
+        p.add_argument("--models-dir", type=Path, default=argparse.SUPPRESS, help=text)
 
 
 def _add_fail_under(parser: argparse.ArgumentParser) -> None:
@@ -409,6 +422,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    if args.models_dir is not None:
+        os.environ["LOCALEVAL_MODELS_DIR"] = str(args.models_dir.expanduser().resolve())
     try:
         return int(args.func(args))
     except RunInterrupted as exc:  # Ctrl-C during run: what is done is saved

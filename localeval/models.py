@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval import paths
 from localeval.errors import ModelError
 
 if sys.version_info >= (3, 11):
@@ -23,11 +24,25 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-REPO_MODELS = Path(__file__).resolve().parent.parent / "models"
+REPO_MODELS = Path(__file__).resolve().parent.parent / "models"  # a checkout's models/
 
 
 def models_dir() -> Path:
-    return Path(os.environ.get("LOCALEVAL_MODELS_DIR", REPO_MODELS))
+    """--models-dir / $LOCALEVAL_MODELS_DIR, else a checkout's models/, else the user's cache
+    folder ($XDG_CACHE_HOME/localeval/models or ~/.cache/localeval/models)."""
+    if explicit := os.environ.get("LOCALEVAL_MODELS_DIR"):
+        return Path(explicit)
+    root = paths.checkout_root()
+    return root / "models" if root is not None else paths.user_cache() / "models"
+
+
+def bundled_manifest() -> Path:
+    """The manifest shipped with localeval: the checkout's models/manifest.toml, else the
+    installed package's localeval/_models/manifest.toml."""
+    root = paths.checkout_root()
+    if root is not None:
+        return root / "models" / "manifest.toml"
+    return paths.package_data("_models") / "manifest.toml"
 
 
 @dataclass(frozen=True)
@@ -68,8 +83,8 @@ class Manifest:
 
 def load_manifest(path: Path | None = None) -> Manifest:
     path = path or models_dir() / "manifest.toml"
-    if not path.is_file():
-        path = REPO_MODELS / "manifest.toml"
+    if not path.is_file():  # a models folder without its own manifest: the one shipped
+        path = bundled_manifest()
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

@@ -1,5 +1,8 @@
 """Render the Jinja templates under prompts/<lang>/ into chat messages.
 
+The templates are found in $LOCALEVAL_PROMPTS, else a checkout's top-level prompts/, else the
+installed package's data (localeval/_prompts).
+
 One environment with StrictUndefined: a missing variable is an error, never an empty string.
 Each template's sha256 goes into the run's metadata and, through the rendered text, the cache key.
 """
@@ -11,9 +14,18 @@ import os
 from functools import cache, lru_cache
 from pathlib import Path
 
-PROMPTS_DIR = Path(
-    os.environ.get("LOCALEVAL_PROMPTS", Path(__file__).resolve().parent.parent / "prompts")
-)
+from localeval import paths
+
+
+def prompts_dir() -> Path:
+    """$LOCALEVAL_PROMPTS, else the checkout's prompts/, else the package's _prompts/."""
+    if explicit := os.environ.get("LOCALEVAL_PROMPTS"):
+        return Path(explicit)
+    root = paths.checkout_root()
+    return root / "prompts" if root is not None else paths.package_data("_prompts")
+
+
+PROMPTS_DIR = prompts_dir()
 LANGUAGES = ("zh", "en")
 
 

@@ -182,3 +182,113 @@ def test_progress_bar_only_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> Non
     quiet.close()
     assert pipe.getvalue() == "" and not quiet.enabled
     assert not Progress(4, enabled=False).enabled
+
+
+# ---- data in, data out: DataFrames, datasets, ragas names (issue 19, item 3) -----------------
+
+RAGAS_ROWS = [
+    {
+        "user_input": r["question"],
+        "response": r["answer"],
+        "retrieved_contexts": r["contexts"],
+        "reference": r["ground_truth"],
+        "reference_contexts": r["contexts"],
+    }
+    for r in ROWS
+]
+PROBED_VERDICTS = {**VERDICTS, "_probs": [["verdict", {"1": 0.9, "0": 0.1}],
+                                          ["verdict", {"1": 0.2, "0": 0.8}]]}
+
+
+def round_trip(data: object) -> localeval.EvalResults:
+    answers = {"faithfulness_statements": [STATEMENTS] * 3,
+               "faithfulness_verdicts": [PROBED_VERDICTS] * 3}
+    return localeval.evaluate(data, metrics=["faithfulness", "answer_similarity"],
+                              claims="statements", judge=FakeJudge(answers),
+                              embedder=HashEmbedder(), no_cache=True)
+
+
+def check_round_trip(res: localeval.EvalResults) -> None:
+    assert [r.id for r in res.records] == ["row-1", "row-2", "row-3"] and not res.problems
+    assert res.records[0].question == "What is the capital of France?"
+    frame = res.to_pandas(details=True)
+    assert len(frame) == 3
+    assert {"faithfulness", "faithfulness.soft", "answer_similarity"} <= set(frame.columns)
+    assert frame["faithfulness"].tolist() == [0.5] * 3
+    assert frame["faithfulness.soft"].tolist() == pytest.approx([0.55] * 3)  # (0.9 + 0.2) / 2
+    statements = frame.loc[0, "details.faithfulness"]["statements"]
+    assert [s["verdict"] for s in statements] == [1, 0]
+    assert res.details["row-1"]["faithfulness"]["statements"][1]["verdict"] == 0
+    assert res.judge_calls == 6  # statements + verdicts per sample
+
+
+def test_ragas_column_names_as_a_list_of_dicts() -> None:
+    res = round_trip(RAGAS_ROWS)
+    check_round_trip(res)
+    assert res.records[0].answer == ROWS[0]["answer"]
+
+
+def test_a_pandas_dataframe_with_numpy_cells_and_nan() -> None:
+    pd = pytest.importorskip("pandas")
+    np = pytest.importorskip("numpy")
+    frame = pd.DataFrame(RAGAS_ROWS)
+    frame["retrieved_contexts"] = [np.array(c, dtype=object) for c in frame["retrieved_contexts"]]
+    frame["extra"] = [1.5, float("nan"), None]  # a missing cell is not an error
+    check_round_trip(round_trip(frame))
+
+
+class FakeHFDataset:
+    """What localeval uses of a Hugging Face `datasets.Dataset`: iteration and to_list()."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = rows
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.rows)
+
+    def to_list(self) -> list[dict]:
+        return [dict(r) for r in self.rows]
+
+
+class OnlyToPandas:
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = rows
+
+    def to_pandas(self):  # type: ignore[no-untyped-def]
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+
+def test_a_duck_typed_dataset_and_a_to_pandas_table() -> None:
+    check_round_trip(round_trip(FakeHFDataset(RAGAS_ROWS)))
+    pytest.importorskip("pandas")
+    check_round_trip(round_trip(OnlyToPandas(RAGAS_ROWS)))
+
+
+def test_a_hugging_face_dataset() -> None:
+    datasets = pytest.importorskip("datasets")
+    pa = pytest.importorskip("pyarrow")
+    # an explicit fingerprint: Dataset.from_list's hashing fails with pyarrow 26 (datasets 5.2)
+    table = datasets.Dataset(pa.Table.from_pylist(RAGAS_ROWS), fingerprint="ragas-rows")
+    check_round_trip(round_trip(table))
+
+
+def test_a_bad_row_in_a_dataframe_names_its_row() -> None:
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame([*RAGAS_ROWS[:2], {"user_input": "q", "retrieved_contexts": 3}])
+    res = round_trip(frame)
+    assert [p.line for p in res.problems] == [3]
+    assert "must be a list" in res.problems[0].message
+
+
+def test_to_pandas_without_pandas_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    res = round_trip(RAGAS_ROWS)
+    monkeypatch.setitem(sys.modules, "pandas", None)
+    with pytest.raises(localeval.api.LocalevalError, match="pip install pandas"):
+        res.to_pandas()
+
+
+def test_a_pyarrow_table() -> None:
+    pa = pytest.importorskip("pyarrow")
+    check_round_trip(round_trip(pa.Table.from_pylist(RAGAS_ROWS)))
