@@ -28,6 +28,20 @@ def test_a_detail_is_swapped_for_one_the_context_gives_nearby() -> None:
         ["张三于1998年出生。"]
 
 
+def test_a_fragment_changes_only_its_answer() -> None:
+    assert twins("Q: Where was Marie Curie born? A: Paris.", [CONTEXT], "en") == [
+        "Q: Where was Marie Curie born? A: Warsaw.", "Q: Where was Marie Curie born? A: Vistula.",
+        "Q: Where was Marie Curie born? A: Oder."]
+    assert twins("Q: Which is longer? A: The Vistula.", [CONTEXT], "en")[0] == \
+        "Q: Which is longer? A: The Oder."  # the question's "longer" stays
+    assert twins("问：哪条河更长？ 答：长江更长。", ["长江比黄河更长。"], "zh") == \
+        ["问：哪条河更长？ 答：长江更短。"]
+
+
+def test_a_capitalised_word_inside_a_name_is_no_comparative() -> None:
+    assert twins("Leslie West plays guitar.", ["Leslie West plays guitar."], "en") == []
+
+
 def test_no_twin_without_a_swap_the_material_offers() -> None:
     assert twins("She was a physicist.", [CONTEXT], "en") == []
     assert twins("She was born in 1870.", [CONTEXT], "en") == []  # 1870: not in the material

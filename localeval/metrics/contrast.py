@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from localeval.errors import PromptTooLong
@@ -53,8 +53,10 @@ def _flip_table(language: str) -> list[tuple[re.Pattern[str], str]]:
     table = []
     for a, b in pairs:
         for x, y in ((a, b), (b, a)):
-            pattern = re.escape(x) if language == "zh" else rf"\b{re.escape(x)}\b"
-            table.append((re.compile(pattern, re.IGNORECASE), y))
+            # lower case only, or capitalised at the very start: "West" in a name is no direction
+            pattern = re.escape(x) if language == "zh" else \
+                rf"\b{re.escape(x)}\b|^{re.escape(x.capitalize())}\b"
+            table.append((re.compile(pattern), y))
     return table
 
 
@@ -94,16 +96,19 @@ def _kind(detail: str) -> str:
     return "name"
 
 
-def _swaps(claim: str, material: list[str]) -> list[str]:
+def _swaps(claim: str, material: list[str], *, exclude: Sequence[str] = (),
+           anchored: bool = True) -> list[str]:
     """The claim with one of its details (that the material mentions) replaced by another detail
     of the same kind that the material gives — from a sentence that mentions the claim's detail
     first, then from the rest: a year by a year, another number by a number, a name by a name
     after the same word ("born in Paris" → "born in Warsaw" when the material says "born in
-    Warsaw"; a subject is never swapped)."""
+    Warsaw"; a subject is never swapped). `exclude`: details that may not stand in (the
+    question's); `anchored=False` drops the same-word condition."""
     sentences = [unicodedata.normalize("NFKC", s)
                  for text in material for s in (split_sentences(text) or [text])]
     flat = unicodedata.normalize("NFKC", claim)
     mine = _details(flat)
+    taken = mine + list(exclude)
     out: list[str] = []
     for detail in mine:
         holding = [s for s in sentences if detail in s]
@@ -112,14 +117,15 @@ def _swaps(claim: str, material: list[str]) -> list[str]:
         ordered = holding + [s for s in sentences if s not in holding]
         anchor = _before(flat, detail)
         others = [d for sentence in ordered for d in _details(sentence)
-                  if _fits(detail, d, mine)
-                  and (_kind(d) != "name" or (anchor and _before(sentence, d) == anchor))]
+                  if _fits(detail, d, taken) and (
+                      _kind(d) != "name" or not anchored
+                      or (anchor and _before(sentence, d) == anchor))]
         out += [_replace(claim if detail in claim else flat, detail, other)
                 for other in dict.fromkeys(others)]
     return out
 
 
-def _fits(detail: str, other: str, mine: list[str]) -> bool:
+def _fits(detail: str, other: str, mine: Sequence[str]) -> bool:
     """`other` can stand in for `detail`: same kind, not in the claim, neither inside the other."""
     return other not in mine and detail not in other and other not in detail and \
         _kind(other) == _kind(detail)
@@ -141,9 +147,23 @@ def _replace(text: str, detail: str, other: str) -> str:
 
 
 def twins(claim: str, material: list[str], language: str) -> list[str]:
-    """Up to MAX_TWINS claims one swap away from `claim` (see the module doc)."""
-    out = [t for t in _flips(claim, language) + _swaps(claim, material) if t != claim]
+    """Up to MAX_TWINS claims one swap away from `claim` (see the module doc). In a fragment
+    judged with its question ("Q: … A: Paris."), only the answer is changed, and a name in it is
+    swapped for any name of the material (a bare answer has no word before it to match)."""
+    prefix, body = _answer_part(claim)
+    found = _flips(body, language) + _swaps(body, material, exclude=_details(prefix),
+                                             anchored=not prefix)
+    out = [prefix + t for t in found if t != body]
     return list(dict.fromkeys(out))[:MAX_TWINS]
+
+
+def _answer_part(claim: str) -> tuple[str, str]:
+    """("Q: … A: ", answer) for a fragment judged with its question, else ("", claim)."""
+    for start, mark in (("Q: ", " A: "), ("问：", " 答：")):
+        if claim.startswith(start) and mark in claim:
+            at = claim.rindex(mark) + len(mark)
+            return claim[:at], claim[at:]
+    return "", claim
 
 
 def contradicted(p_claim: float, p_twins: list[float | None]) -> tuple[int, float] | None:
