@@ -176,3 +176,21 @@ def test_the_real_manifest_pins_every_pypi_wheel() -> None:
                 assert len(source["wheel_sha256"]) == source["parts"], spec.name
             elif source["kind"] == "pypi-wheel":
                 assert len(source["wheel_sha256"]) == 64, spec.name
+
+
+def test_the_gguf_chat_template_runs_in_jinja_sandbox() -> None:
+    """Issue 18.2 (what docs/engine.md says): the GGUF's chat template is executed only in
+    jinja2's sandbox, and message text is data, never template source."""
+    pytest.importorskip("llama_cpp")
+    jinja2_sandbox = pytest.importorskip("jinja2.sandbox")
+    from localeval.judge.llama import make_chat_formatter
+
+    def fmt(template: str, content: str) -> str:
+        return make_chat_formatter(template, lambda _: "", 0, 0)(
+            [{"role": "user", "content": content}]
+        )
+
+    loop = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
+    assert fmt(loop, "{{ 7*7 }}") == "<user>{{ 7*7 }}"
+    with pytest.raises(jinja2_sandbox.SecurityError):
+        fmt("{{ ''.__class__.__mro__[1].__subclasses__() }}" + loop, "hi")
