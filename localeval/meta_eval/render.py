@@ -12,7 +12,7 @@ from typing import Any
 
 from localeval.meta_eval.analyse import PairResult, PairStats, RowResult, RowStats
 from localeval.records import SampleRecord
-from localeval.report.markdown import details_md
+from localeval.report.markdown import details_md, md_cell
 
 SHOWN = 50  # disagreements written into the reports (all are listed in meta_eval.json)
 TEXT_LIMIT = 1500
@@ -152,8 +152,8 @@ def _scalar(key: str, value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, (Mapping, list)):
-        return _clip(json.dumps(value, ensure_ascii=False, default=str), 400)
-    return _clip(str(value), 800).replace("\n", " ")
+        return md_cell(_clip(json.dumps(value, ensure_ascii=False, default=str), 400))
+    return md_cell(_clip(str(value), 800))
 
 
 def _details_html(value: Any, depth: int = 0) -> str:
@@ -247,22 +247,23 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
     owner = result.score.split(".", 1)[0].split("@", 1)[0]
     header, rows = group_rows(result)
     out = [
-        f"# localeval meta-eval: {result.score}",
+        f"# localeval meta-eval: {md_cell(result.score)}",
         "",
-        f"Data: `{result.data}` — {headline(result)}.",
+        f"Data: {md_cell(result.data)} — {md_cell(headline(result))}.",
         "",
         f"Rule: {rule(result)}.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "|".join("---" for _ in header) + "|",
     ]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
+    out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     judge = result.models.get("judge") or {}
     out += [
         "",
         f"Cost: {cost_line(result)}.",
-        f"Judge: {judge.get('name', '-')} "
-        f"(sha256 {str(judge.get('sha256', '-'))[:12]}), metrics {', '.join(result.metrics)}.",
+        f"Judge: {md_cell(judge.get('name', '-'))} "
+        f"(sha256 {md_cell(str(judge.get('sha256', '-'))[:12])}), "
+        f"metrics {md_cell(', '.join(result.metrics))}.",
         "",
         f"## Disagreements ({len(result.disagreements)})",
         "",
@@ -270,9 +271,9 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
     if not result.disagreements:
         out.append("None: the judge agrees with people on every judged item.")
     for case in _cases(result)[:SHOWN]:
-        out += [f"### {_case_title(case)}", ""]
+        out += [f"### {md_cell(_case_title(case))}", ""]
         if case.unscored:
-            out += [f"No score: {case.unscored}", ""]
+            out += [f"No score: {md_cell(case.unscored)}", ""]
         if isinstance(case, PairResult) and case.meta:
             out += [f"Pair meta: {_scalar('', case.meta)}", ""]
         first = records.get(_sides(case)[0][1])
@@ -292,7 +293,8 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
     if len(result.disagreements) > SHOWN:
         out.append(f"... and {len(result.disagreements) - SHOWN} more (meta_eval.json lists all).")
     if result.status.input_errors:
-        out += ["", "## Input lines skipped", "", *(f"- {e}" for e in result.status.input_errors)]
+        out += ["", "## Input lines skipped", "",
+                *(f"- {md_cell(e)}" for e in result.status.input_errors)]
     return "\n".join(out).rstrip() + "\n"
 
 

@@ -3,16 +3,34 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from localeval.report.view import BINS, HEADERS, SCORES_NOTE, ReportView, clip_text, fmt, is_verdict
+from localeval.safe import terminal_safe
 
 MAX_ROWS = 50
 
 
+# Every line break Markdown (or a terminal) honours: a cell must stay on its line.
+_LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
+# Characters that could open HTML, an entity or a code span, or end a table cell; "](" would
+# close an inline link. Emphasis characters (* _ ~) are left alone: they restyle text, they
+# cannot start a block. A cell never starts a line (it follows "| " or "- name: "), and a
+# leading "#" is escaped as well.
+_SPECIAL = str.maketrans({
+    "\\": "\\\\", "|": "\\|", "`": "\\`", "&": "&amp;", "<": "&lt;", ">": "&gt;",
+})
+
+
 def md_cell(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ").replace("\r", " ")
+    """Dataset text as inert inline Markdown: one line, no HTML, no code span or link, no cell
+    break, no heading marker at its start, and no terminal control or bidi character."""
+    text = _LINE_BREAKS.sub(" ", str(value)).translate(_SPECIAL).replace("](", "\\](")
+    if text.lstrip().startswith("#"):
+        text = text.replace("#", "\\#", 1)
+    return terminal_safe(text)
 
 
 def md_table(header: list[str], rows: list[list[Any]]) -> str:
@@ -27,18 +45,18 @@ def details_md(value: Any, indent: str = "") -> list[str]:
         out = []
         for k, v in value.items():
             if isinstance(v, (Mapping, list)) and v:
-                out.append(f"{indent}- {k}:")
+                out.append(f"{indent}- {md_cell(k)}:")
                 out += details_md(v, indent + "  ")
             else:
-                out.append(f"{indent}- {k}: {_scalar(str(k), v)}")
+                out.append(f"{indent}- {md_cell(k)}: {_scalar(str(k), v)}")
         return out
     if isinstance(value, list):
         out = []
         for item in value:
             if isinstance(item, Mapping):  # verdict marks first: "- ✗ statement: ...; reason: ..."
-                marks = [_scalar(str(k), v) + ("" if k == "verdict" else f" {k}")
+                marks = [_scalar(str(k), v) + ("" if k == "verdict" else f" {md_cell(k)}")
                          for k, v in item.items() if is_verdict(str(k), v)]
-                rest = [f"{k}: {_scalar(str(k), v)}"
+                rest = [f"{md_cell(k)}: {_scalar(str(k), v)}"
                         for k, v in item.items() if not is_verdict(str(k), v)]
                 out.append(f"{indent}- " + " ".join([*marks, "; ".join(rest)]).strip())
             else:
@@ -53,8 +71,8 @@ def _scalar(key: str, value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     if isinstance(value, (Mapping, list)):
-        return clip_text(json.dumps(value, ensure_ascii=False, default=str), 300)
-    return clip_text(str(value), 600).replace("\n", " ")
+        return md_cell(clip_text(json.dumps(value, ensure_ascii=False, default=str), 300))
+    return md_cell(clip_text(str(value), 600))
 
 
 def _table_section(
@@ -69,29 +87,30 @@ def _table_section(
 
 
 def render_markdown(view: ReportView) -> str:
-    out = [f"# {view.title}", ""]
+    out = [f"# {md_cell(view.title)}", ""]
     if view.status:
-        out += [f"> **{view.status}**", ""]
+        out += [f"> **{md_cell(view.status)}**", ""]
     out += ["## Scores", "", SCORES_NOTE, "", md_table(HEADERS["overview"], view.overview), ""]
     out += ["## Distributions", ""]
     for d in view.distributions:
         peak = max(d.counts) or 1
-        out += [f"### {d.key}", "", "| bin | n | |", "|---|---:|---|"]
+        out += [f"### {md_cell(d.key)}", "", "| bin | n | |", "|---|---:|---|"]
         for i, c in enumerate(d.counts):
             bar = "█" * round(c / peak * 20)
             out.append(f"| {i / BINS:.1f}–{(i + 1) / BINS:.1f} | {c} | {bar} |")
         out.append("")
     out += ["## Lowest-scoring samples", ""]
     for low in view.lowest:
-        out += [f"### {low.key}", ""]
+        out += [f"### {md_cell(low.key)}", ""]
         for r in low.samples:
-            out += [f"#### {r.id} (line {r.line}): {low.key} = {fmt(r.score)}", ""]
+            title = f"{md_cell(r.id)} (line {r.line}): {md_cell(low.key)} = {fmt(r.score)}"
+            out += [f"#### {title}", ""]
             if r.question:
                 out.append(f"- question: {md_cell(clip_text(r.question, 600))}")
             if r.answer:
                 out.append(f"- answer: {md_cell(clip_text(r.answer, 600))}")
             if r.also:
-                out.append("- also: " + ", ".join(r.also))
+                out.append("- also: " + ", ".join(md_cell(a) for a in r.also))
             if r.details is not None:
                 out += ["- explanation:", *details_md(r.details, "  ")]
             out.append("")

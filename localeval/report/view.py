@@ -11,6 +11,7 @@ from typing import Any
 
 from localeval.records import SampleRecord
 from localeval.runfolder import RunFolder
+from localeval.safe import unicode_safe
 
 LOWEST = 5  # samples listed per metric
 BINS = 10
@@ -134,7 +135,7 @@ def build_view(run: RunFolder) -> ReportView:
             dists.append(Distribution(key, values, histogram(values), m.get("mean"),
                                       m.get("ci95"), m.get("count", 0), m.get("errors", 0)))
     return ReportView(
-        title=f"localeval report: {Path(run.path).name}",
+        title=f"localeval report: {unicode_safe(Path(run.path).name)}",
         source=str(dataset.get("source", "")),
         n_records=len(records),
         finished_at=s.get("finished_at"),
