@@ -192,5 +192,7 @@ def test_the_gguf_chat_template_runs_in_jinja_sandbox() -> None:
 
     loop = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}"
     assert fmt(loop, "{{ 7*7 }}") == "<user>{{ 7*7 }}"
-    with pytest.raises(jinja2_sandbox.SecurityError):
-        fmt("{{ ''.__class__.__mro__[1].__subclasses__() }}" + loop, "hi")
+    assert jinja2_sandbox.ImmutableSandboxedEnvironment  # what llama-cpp-python renders with
+    with pytest.raises(ModelError, match=r"chat template cannot be used \(SecurityError"):
+        make_chat_formatter("{{ ''.__class__.__mro__[1].__subclasses__() }}" + loop,
+                            lambda _: "", 0, 0)  # refused at load, in one line

@@ -297,10 +297,23 @@ def make_chat_formatter(template: str | None, token_text: Callable[[int], str], 
     if not template:
         raise ModelError("the GGUF has no chat template (tokenizer.chat_template); use an "
                          "instruct model such as the profiles' Qwen2.5 Instruct GGUFs")
-    formatter = Jinja2ChatFormatter(template=template, eos_token=token_text(eos),
-                                    bos_token=token_text(bos))
+    from jinja2 import TemplateError  # SecurityError (the sandbox) and syntax errors included
+
+    def refused(exc: Exception) -> ModelError:
+        return ModelError(f"the GGUF's chat template cannot be used ({type(exc).__name__}: "
+                          f"{str(exc)[:120]}); use a GGUF whose sha256 the manifest pins")
+
+    try:
+        formatter = Jinja2ChatFormatter(template=template, eos_token=token_text(eos),
+                                        bos_token=token_text(bos))
+    except TemplateError as exc:
+        raise refused(exc) from None
 
     def render(messages: list[dict[str, str]]) -> str:
-        return formatter(messages=messages).prompt  # type: ignore[arg-type]
+        try:
+            return formatter(messages=messages).prompt  # type: ignore[arg-type]
+        except TemplateError as exc:
+            raise refused(exc) from None
 
+    render([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}])  # fail early
     return render
