@@ -80,8 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
                      help="judge each sentence as written (default) or extracted statements")
     run.add_argument("--support-threshold", type=float, metavar="P",
                      help="P(supported) a claim needs (default: fitted per language)")
-    run.add_argument("--no-contrast", dest="contrast", action="store_false", default=None,
-                     help="do not require a supported claim to beat its twins (one swap away)")
+    run.add_argument("--contrast", action="store_true", default=None,
+                     help="require a supported claim to beat its twins, claims one swap away "
+                          "(off by default: it cost agreement with the 1.5B judge)")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument(

@@ -69,9 +69,10 @@ class Settings(BaseModel):
         True, description="judge each claim against the passages of a long material that bear "
                           "on it (metrics/focus.py), not against the whole material")
     contrast: bool = Field(
-        True, description="a supported claim must beat its twins (a comparative turned round, "
-                          "a number or name swapped for another the material gives) in "
-                          "P(supported) (metrics/contrast.py)")
+        False, description="a supported claim must beat its twins (a comparative turned round, "
+                           "a number or name swapped for another the material gives) in "
+                           "P(supported) (metrics/contrast.py); off: with the 1.5B judge it "
+                           "cost agreement (docs/metrics.md, Verification)")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "

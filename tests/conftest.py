@@ -94,8 +94,7 @@ def fake_run_args(
     """argv of `localeval run` on the fake judge (queued answers from a file), no cache, quiet."""
     return [
         "run", str(data), "--out", str(out), "--judge", "fake", "--fake-answers", str(answers),
-        "--metrics", metrics, "--no-cache", "--quiet", "--claims", "statements", "--no-contrast",
-        *extra,
+        "--metrics", metrics, "--no-cache", "--quiet", "--claims", "statements", *extra,
     ]  # fmt: skip
 
 
@@ -120,16 +119,14 @@ def run_fake(
 ):  # type: ignore[no-untyped-def]
     """Run rows through the fake judge (queued raw answers) and the hash embedder. The canned
     answers of the older tests are in the statements shape, so `claims` defaults to
-    "statements" here; tests of the sentence-level default pass `claims="sentences"`. Their
-    queues hold no answers for twins either, so `contrast` defaults to off (metrics/contrast.py;
-    tests/test_contrast.py turns it on)."""
+    "statements" here; tests of the sentence-level default pass `claims="sentences"`."""
     from localeval.runner import run
 
     judge = FakeJudge(answers)
     outcome = run(
         list(rows),
         out_dir,
-        Settings(no_cache=True, **{"claims": "statements", "contrast": False, **settings}),
+        Settings(no_cache=True, **{"claims": "statements", **settings}),
         judge=judge,
         embedder=HashEmbedder(),
     )
