@@ -4,9 +4,12 @@ metrics concurrently (their judge requests meet in the judge), write results and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,7 +18,7 @@ from localeval import __version__, dataset, prompts
 from localeval.backends import Backends, build_backends
 from localeval.config import Settings
 from localeval.dataset import Dataset, Sample
-from localeval.errors import LocalevalError, RunInterrupted
+from localeval.errors import LocalevalError, OutputError, RunInterrupted
 from localeval.metrics import Metric, MetricContext, resolve
 from localeval.metrics.threshold import effective_thresholds
 from localeval.preflight import check_before_loading
@@ -29,6 +32,76 @@ from localeval.runfolder import (
 )
 from localeval.stats import metric_summary, score_keys
 from localeval.text import detect_language
+
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: a run stops as on Ctrl-C (what is done is saved, with the summary)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class RunStopped(RunInterrupted):
+    """RunInterrupted by SIGTERM or SIGHUP; exits 128 + the signal's number."""
+
+    def __init__(self, signum: int, *args: Any) -> None:
+        super().__init__(*args)
+        self.signum, self.exit_code = signum, 128 + signum
+        self.args = (str(self).replace("interrupted", f"stopped by {signal.Signals(signum).name}",
+                                       1),)
+
+
+@contextlib.contextmanager
+def _on_stop_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """Handle SIGTERM and SIGHUP with `handler` inside the block (main thread only; a signal
+    set to be ignored, as nohup does, stays ignored); the previous handlers after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {}
+    for sig in STOP_SIGNALS:
+        current = signal.getsignal(sig)
+        if current is not signal.SIG_IGN and current is not None:
+            before[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+def _raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def _run_loop(coro: Coroutine[Any, Any, Any]) -> None:
+    """asyncio.run(coro), where SIGTERM and SIGHUP cancel the run as Ctrl-C does (at an await,
+    never in the middle of writing a record) and then raise Stopped; a second one raises at
+    once."""
+    got: list[int] = []
+
+    async def main() -> None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def stop(signum: int, frame: Any) -> None:
+            if got:
+                raise Stopped(signum)
+            got.append(signum)
+            loop.call_soon_threadsafe(task.cancel)  # type: ignore[union-attr]
+
+        with _on_stop_signals(stop):
+            try:
+                await coro
+            except asyncio.CancelledError:
+                if not got:
+                    raise
+
+    asyncio.run(main())
+    if got:
+        raise Stopped(got[0])
 
 
 @dataclass
@@ -152,14 +225,17 @@ def run(
             prompts.prompt_hashes(steps) if steps else {},
             __version__,
         )
+        source_path = Path(source) if isinstance(source, str | Path) else None
         folder = OutputFolder.open(
-            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log
+            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log,
+            dataset=source_path,
         )
     try:
-        return _run_open(
-            data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
-            started, ray
-        )
+        with _on_stop_signals(_raise_stopped):
+            return _run_open(
+                data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
+                started, ray
+            )
     finally:
         if folder is not None:
             folder.close()
@@ -217,17 +293,44 @@ def _run_open(
             folder.write(record)
         bar.advance()
 
-    interrupted = False
+    interrupted: KeyboardInterrupt | None = None
     try:
-        asyncio.run(evaluate(todo, metrics, settings, backends, on_record))
-    except KeyboardInterrupt:  # Ctrl-C: keep what is done, write the summary, say how to resume
-        interrupted = True
+        _run_loop(evaluate(todo, metrics, settings, backends, on_record))
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: keep what is done, write the
+        interrupted = exc  # summary, say how to resume
     finally:
         bar.close()
         backends.close()
-    # with a folder: all it holds, the earlier sessions' results and these
+    # a SIGTERM/SIGHUP now waits until the summary and the report are written
+    with _on_stop_signals(lambda signum, frame: None):
+        outcome = _finish(data, metrics, settings, folder, hashes, previous, new, backends, log,
+                          started, interrupted is not None)
+    if interrupted is not None:
+        where = folder.path if folder is not None else None
+        args = (len(outcome.records), len(data.samples), where, outcome.summary)
+        signum = getattr(interrupted, "signum", None)
+        raise RunStopped(signum, *args) if signum else RunInterrupted(*args)
+    return outcome
+
+
+def _finish(
+    data: Dataset,
+    metrics: list[Metric],
+    settings: Settings,
+    folder: OutputFolder | None,
+    hashes: dict[str, str],
+    previous: list[SampleRecord],
+    new: list[SampleRecord],
+    backends: Any,
+    log: Callable[[str], None] | None,
+    started: float,
+    interrupted: bool,
+) -> RunOutcome:
+    """Order results.jsonl (where there is room), then write summary.json and the reports."""
     lines = {s.id: s.line for s in data.samples}
-    records = folder.finish(lines) if folder is not None else sorted(new, key=lambda r: r.line)
+    records = (
+        folder.finish(lines, log) if folder is not None else sorted(new, key=lambda r: r.line)
+    )
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
@@ -240,13 +343,18 @@ def _run_open(
         summary["resumed"] = {"samples_from_earlier_sessions": len(previous)}
         summary["models"] = {**previous_models(folder.path), **summary["models"]}
     if folder is not None:
-        write_json(folder.path / SUMMARY_FILE, summary)
-        from localeval.report import write_report
+        summary["run_fingerprint"] = folder.fingerprint
+        try:
+            write_json(folder.path / SUMMARY_FILE, summary)
+            from localeval.report import write_report
 
-        write_report(folder.path, records, summary)
-    if interrupted:
-        where = folder.path if folder is not None else None
-        raise RunInterrupted(len(records), len(data.samples), where, summary)
+            write_report(folder.path, records, summary)
+        except OutputError as exc:
+            raise OutputError(
+                f"{exc}; all {len(records)} finished samples are saved in {folder.path} — free "
+                "some space, then run again with --resume to write the summary and the report "
+                "(finished samples are not judged again)"
+            ) from None
     return RunOutcome(records=records, summary=summary, dataset=data)
 
 

@@ -256,9 +256,20 @@ def test_keyboard_interrupt_in_library_raises_run_interrupted(tmp_path: Path) ->
     assert json.loads((out / "summary.json").read_text())["complete"] is False
 
 
-def test_resume_without_run_file_is_refused(tmp_path: Path) -> None:
+def test_lost_run_file_is_rebuilt_from_the_summary_or_refused_without_deleting(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "out"
     fake_run(rows(2), out)
+    (out / "run.json").write_text("")  # emptied (a crash before the rename reached the disk)
+    before = (out / "results.jsonl").read_bytes()
+    outcome, judge = fake_run(rows(3), out, resume=True)  # summary.json: same settings
+    assert outcome.summary["complete"] and len(judge.requests) == 2  # only s02 judged
+    assert json.loads((out / "run.json").read_text())["written_by"] == "localeval"
+
     (out / "run.json").unlink()
-    with pytest.raises(UsageError, match=r"no run\.json"):
-        fake_run(rows(2), out, resume=True)
+    (out / "summary.json").unlink()
+    before = (out / "results.jsonl").read_bytes()
+    with pytest.raises(UsageError, match=r"no run\.json.*new --out \(nothing in .* is deleted"):
+        fake_run(rows(3), out, resume=True)
+    assert (out / "results.jsonl").read_bytes() == before
