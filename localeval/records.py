@@ -118,7 +118,7 @@ class ResultsWriter:
     removed.
     """
 
-    def __init__(self, path: Path, interval: float = SYNC_INTERVAL_S) -> None:
+    def __init__(self, path: Path, interval: float | None = None) -> None:
         self.path = path
         try:
             self._fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
@@ -128,7 +128,7 @@ class ResultsWriter:
         self._failed: OSError | None = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._interval = interval
+        self._interval = SYNC_INTERVAL_S if interval is None else interval
         self._thread = threading.Thread(target=self._sync_loop, name="results-fsync", daemon=True)
         self._thread.start()
 

@@ -172,6 +172,8 @@ def classify(out_dir: Path, dataset: Path | None = None) -> str:
     """"new" (missing or empty), "run" (its run.json is one localeval wrote), "damaged" (only
     localeval's files, its results.jsonl localeval's, run.json missing or unreadable); anything
     else is refused with one line saying what to do."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir} is a file, not a folder; choose a folder")
     for name in (*OWN_FILES, LOCK_FILE):
         if (out_dir / name).is_symlink():
             raise link_error(out_dir / name)
