@@ -169,6 +169,6 @@ def test_sigkill_between_fsyncs_loses_no_written_record(tmp_path: Path) -> None:
     assert all(written[k] == whole[k] for k in written)
 
     resumed = _run(script, data, out, cache, delay, "1", "resume")
-    asked = resumed["calls"] + resumed["cached"]  # each sample asks the judge at least twice
-    assert asked <= total - 2 * len(written)  # the finished samples were kept, not asked again
+    asked = resumed["calls"] + resumed["cached"]  # each sample asks the judge at least once
+    assert asked <= total - len(written)  # the finished samples were kept, not asked again
     assert _records(out) == whole  # nothing lost
