@@ -147,7 +147,7 @@ def _entries(out_dir: Path) -> list[str]:
     """The folder's entries other than the lock and localeval's temporary files."""
     try:
         names = sorted(os.listdir(out_dir))
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # to be created (or refused when it cannot)
         return []
     except OSError as exc:
         raise OutputError(f"cannot read --out {out_dir}: {exc.strerror or exc}") from None
