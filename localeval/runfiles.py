@@ -200,6 +200,20 @@ def classify(out_dir: Path, dataset: Path | None = None) -> str:
     )
 
 
+def check_run_folder(path: Path) -> None:
+    """`localeval report DIR` rewrites report.md and report.html only in a localeval run folder
+    (its run.json, or localeval's results.jsonl), never through a link."""
+    for name in ("report.md", "report.html"):
+        if (path / name).is_symlink():
+            raise link_error(path / name)
+    if read_inputs(path) is None and not _looks_like_results(path / RESULTS_FILE):
+        raise UsageError(
+            f"{path} is not a localeval run folder (no run.json or results.jsonl written by "
+            "localeval), so its report files are left alone; give the --out folder of "
+            "`localeval run`"
+        )
+
+
 def recover_run_file(out_dir: Path, inputs: Mapping[str, Any]) -> bool:
     """Rebuild a missing or unreadable run.json when summary.json (written by an earlier session)
     carries the same fingerprint: the results there were made with these settings."""

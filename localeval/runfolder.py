@@ -31,6 +31,7 @@ from localeval.runfiles import (  # noqa: F401 - re-exported: callers import the
     SUMMARY_FILE,
     WRITTEN_BY,
     check_resumable,
+    check_run_folder,
     classify,
     fingerprint_inputs,
     fingerprint_of,

@@ -139,7 +139,7 @@ def test_temporary_files_have_fresh_names_and_never_follow_links(
         assert not (out / name).is_symlink()
 
 
-def test_report_command_replaces_a_planted_report_link_not_its_target(
+def test_report_command_writes_only_into_a_run_folder_and_never_through_a_link(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     data, ans = write_inputs(tmp_path, 2)
@@ -149,5 +149,13 @@ def test_report_command_replaces_a_planted_report_link_not_its_target(
     assert main(fake_run_args(data, ans, out)) == 0
     (out / "report.md").unlink()
     (out / "report.md").symlink_to(victim)
-    assert main(["report", str(out)]) == 0
-    assert victim.read_text() == "precious" and not (out / "report.md").is_symlink()
+    err = refused(capsys, main(["report", str(out)]))
+    assert "report.md is a symbolic link" in err and victim.read_text() == "precious"
+
+    other = tmp_path / "other"  # someone's folder: a dataset named results.jsonl, a report
+    other.mkdir()
+    (other / "results.jsonl").write_text(data.read_text())
+    (other / "report.md").write_text("my report")
+    before = snapshot(other)
+    err = refused(capsys, main(["report", str(other)]))
+    assert "is not a localeval run folder" in err and snapshot(other) == before

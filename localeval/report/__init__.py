@@ -18,7 +18,7 @@ from localeval.report.html import render_html as _html
 from localeval.report.markdown import details_md, md_cell, md_table
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, fmt, fmt_ci, histogram, lowest_keys
-from localeval.runfolder import RunFolder, load_run, write_text
+from localeval.runfolder import RunFolder, check_run_folder, load_run, write_text
 
 __all__ = [
     "ReportView", "build_view", "details_html", "details_md", "esc", "fmt", "fmt_ci",
@@ -54,4 +54,5 @@ def write_report(
 def rerender(out_dir: Path) -> tuple[RunFolder, list[Path]]:
     """`localeval report DIR`: rebuild both files from results.jsonl (+ summary.json metadata)."""
     run = load_run(Path(out_dir))
+    check_run_folder(run.path)
     return run, write_report(run.path, run.records, run.summary)
