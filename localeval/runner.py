@@ -4,12 +4,9 @@ metrics concurrently (their judge requests meet in the judge), write results and
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
-import signal
-import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,77 +28,8 @@ from localeval.runfolder import (
     write_json,
 )
 from localeval.stats import metric_summary, score_keys
+from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 from localeval.text import detect_language
-
-STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
-
-
-class Stopped(KeyboardInterrupt):
-    """SIGTERM or SIGHUP: a run stops as on Ctrl-C (what is done is saved, with the summary)."""
-
-    def __init__(self, signum: int) -> None:
-        self.signum = signum
-        super().__init__(signal.Signals(signum).name)
-
-
-class RunStopped(RunInterrupted):
-    """RunInterrupted by SIGTERM or SIGHUP; exits 128 + the signal's number."""
-
-    def __init__(self, signum: int, *args: Any) -> None:
-        super().__init__(*args)
-        self.signum, self.exit_code = signum, 128 + signum
-        self.args = (str(self).replace("interrupted", f"stopped by {signal.Signals(signum).name}",
-                                       1),)
-
-
-@contextlib.contextmanager
-def _on_stop_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
-    """Handle SIGTERM and SIGHUP with `handler` inside the block (main thread only; a signal
-    set to be ignored, as nohup does, stays ignored); the previous handlers after it."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    before = {}
-    for sig in STOP_SIGNALS:
-        current = signal.getsignal(sig)
-        if current is not signal.SIG_IGN and current is not None:
-            before[sig] = signal.signal(sig, handler)
-    try:
-        yield
-    finally:
-        for sig, old in before.items():
-            signal.signal(sig, old)
-
-
-def _raise_stopped(signum: int, frame: Any) -> None:
-    raise Stopped(signum)
-
-
-def _run_loop(coro: Coroutine[Any, Any, Any]) -> None:
-    """asyncio.run(coro), where SIGTERM and SIGHUP cancel the run as Ctrl-C does (at an await,
-    never in the middle of writing a record) and then raise Stopped; a second one raises at
-    once."""
-    got: list[int] = []
-
-    async def main() -> None:
-        loop, task = asyncio.get_running_loop(), asyncio.current_task()
-
-        def stop(signum: int, frame: Any) -> None:
-            if got:
-                raise Stopped(signum)
-            got.append(signum)
-            loop.call_soon_threadsafe(task.cancel)  # type: ignore[union-attr]
-
-        with _on_stop_signals(stop):
-            try:
-                await coro
-            except asyncio.CancelledError:
-                if not got:
-                    raise
-
-    asyncio.run(main())
-    if got:
-        raise Stopped(got[0])
 
 
 @dataclass
@@ -231,7 +159,7 @@ def run(
             dataset=source_path,
         )
     try:
-        with _on_stop_signals(_raise_stopped):
+        with on_stop_signals(raise_stopped):
             return _run_open(
                 data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
                 started, ray
@@ -295,14 +223,14 @@ def _run_open(
 
     interrupted: KeyboardInterrupt | None = None
     try:
-        _run_loop(evaluate(todo, metrics, settings, backends, on_record))
+        run_loop(evaluate(todo, metrics, settings, backends, on_record))
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: keep what is done, write the
         interrupted = exc  # summary, say how to resume
     finally:
         bar.close()
         backends.close()
     # a SIGTERM/SIGHUP now waits until the summary and the report are written
-    with _on_stop_signals(lambda signum, frame: None):
+    with on_stop_signals(lambda signum, frame: None):
         outcome = _finish(data, metrics, settings, folder, hashes, previous, new, backends, log,
                           started, interrupted is not None)
     if interrupted is not None:
