@@ -436,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except RunInterrupted as exc:  # Ctrl-C during run: what is done is saved
-        words = list(sys.argv[1:] if argv is None else argv)
+        words = [w for w in (sys.argv[1:] if argv is None else argv) if w != "--overwrite"]
         again = words if "--resume" in words else [*words, "--resume"]
         print("\n" + terminal_safe(f"{exc}; resume with: python -m localeval {shlex.join(again)}"),
               file=sys.stderr)
@@ -446,9 +446,11 @@ def main(argv: list[str] | None = None) -> int:
             raise
         say(f"localeval: error: {exc}")
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("localeval: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:  # also SIGTERM/SIGHUP during a run (runner.Stopped)
+        signum = getattr(exc, "signum", None)
+        print(f"localeval: {'stopped by ' + str(exc) if signum else 'interrupted'}",
+              file=sys.stderr)
+        return 128 + signum if signum else 130
 
 
 if __name__ == "__main__":  # pragma: no cover

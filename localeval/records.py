@@ -1,13 +1,18 @@
-"""Per-sample records and results.jsonl: appended and flushed as samples finish, read back
-tolerantly (a line cut short by a crash, a hand-edited duplicate), rewritten in input order."""
+"""Per-sample records and results.jsonl: appended as samples finish (fsynced at most once a
+second), read back tolerantly (a line cut short by a crash, a hand-edited duplicate), rewritten in
+input order when there is room. Every file in a run folder is opened without following links."""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+import secrets
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +23,9 @@ from localeval.errors import DatasetError, OutputError
 
 RESULTS_FILE = "results.jsonl"
 REJECTED_FILE = "results.rejected.jsonl"  # unreadable lines moved aside by a rewrite, never lost
+SYNC_INTERVAL_S = 1.0  # results.jsonl is fsynced at most this long after a record is written
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NO_ROOM = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
 class SampleRecord(BaseModel):
@@ -40,40 +48,139 @@ class SampleRecord(BaseModel):
 
 
 def _write_error(path: Path, exc: OSError) -> OutputError:
+    if exc.errno == errno.ELOOP:
+        return link_error(path)
     return OutputError(
         f"cannot write {path}: {exc.strerror or exc}; the samples finished so far are saved — "
         "free some space (or fix the folder's permissions) and run again with --resume"
     )
 
 
-class ResultsWriter:
-    """Appends one JSON line per finished sample and fsyncs, so a crash loses nothing done.
+def link_error(path: Path) -> OutputError:
+    return OutputError(
+        f"{path} is a symbolic link; localeval never writes through a link in a run folder — "
+        "remove the link or choose another --out"
+    )
 
-    A write that fails part-way (disk full, file size limit) is cut back off, so every line in
-    the file always parses; the failure is an OutputError.
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """os.open that refuses a symbolic link as the last component (OSError ELOOP)."""
+    return os.open(path, flags | NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new file in `folder` durable (no-op where a folder cannot be fsynced)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
+    """Replace `path` by `chunks` durably: a new temporary file (random name, O_EXCL, no link
+    followed) written and fsynced, renamed over `path`, then the folder fsynced. On any failure
+    the temporary file is removed and `path` is as it was; OSError is raised."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        try:
+            for chunk in chunks:
+                data = memoryview(chunk)
+                while data:
+                    data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
+
+
+class ResultsWriter:
+    """Appends one JSON line per finished sample.
+
+    Durability: each line is handed to the kernel at once, so a killed process (kill -9, a crash
+    of Python) loses nothing written. The file is fsynced at most once a second (by a background
+    thread, at most `SYNC_INTERVAL_S` after a write) and on close, so a power cut or an OS crash
+    loses at most the last second of records — `--resume` recomputes them. A write that fails
+    part-way (disk full, file size limit) is cut back off, so every line in the file always
+    parses; the failure (or a failed fsync) is an OutputError and nothing written before is
+    removed.
     """
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, interval: float | None = None) -> None:
         self.path = path
         try:
-            self._fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
             raise _write_error(path, exc) from None
+        self._dirty = False
+        self._failed: OSError | None = None
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._interval = SYNC_INTERVAL_S if interval is None else interval
+        self._thread = threading.Thread(target=self._sync_loop, name="results-fsync", daemon=True)
+        self._thread.start()
 
     def write(self, record: SampleRecord) -> None:
+        self._raise_failed()
         data = memoryview((record.model_dump_json() + "\n").encode("utf-8"))
         start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
             while data:
                 data = data[os.write(self._fd, data) :]
-            os.fsync(self._fd)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, start)
             raise _write_error(self.path, exc) from None
+        with self._lock:
+            self._dirty = True
+
+    def sync(self) -> None:
+        """fsync what was written since the last sync; OutputError when it fails."""
+        with self._lock:
+            dirty, self._dirty = self._dirty, False
+        if dirty:
+            try:
+                os.fsync(self._fd)
+            except OSError as exc:
+                self._failed = exc
+        self._raise_failed()
+
+    def _raise_failed(self) -> None:
+        if self._failed is not None:
+            raise _write_error(self.path, self._failed)
+
+    def _sync_loop(self) -> None:
+        last = time.monotonic()
+        while not self._stop.wait(max(0.0, self._interval - (time.monotonic() - last))):
+            last = time.monotonic()
+            with contextlib.suppress(OutputError):  # kept in _failed: the next write raises it
+                self.sync()
 
     def close(self) -> None:
-        os.close(self._fd)
+        """Stop the background sync, fsync what is left, close; OutputError if the sync fails."""
+        if self._fd < 0:
+            return
+        self._stop.set()
+        self._thread.join()
+        try:
+            with self._lock:
+                self._dirty = True
+            self.sync()
+        finally:
+            os.close(self._fd)
+            self._fd = -1
 
 
 @dataclass
@@ -153,8 +260,9 @@ def read_results(path: Path) -> ReadResults:
 def prepare_append(path: Path, read: ReadResults) -> None:
     """Cut an incomplete last line off results.jsonl and end the file with a newline."""
     try:
-        size = path.stat().st_size
-        with open(path, "r+b") as f:
+        fd = open_nofollow(path, os.O_RDWR)
+        with os.fdopen(fd, "r+b") as f:
+            size = os.fstat(fd).st_size
             if read.good_bytes < size:
                 f.truncate(read.good_bytes)
             if read.good_bytes:
@@ -168,33 +276,45 @@ def prepare_append(path: Path, read: ReadResults) -> None:
         raise _write_error(path, exc) from None
 
 
-def rewrite_in_order(path: Path, lines: Mapping[str, int]) -> list[SampleRecord]:
-    """Rewrite results.jsonl atomically in input order and return its records.
+def rewrite_in_order(
+    path: Path, lines: Mapping[str, int], log: Callable[[str], None] | None = None
+) -> list[SampleRecord]:
+    """Put results.jsonl in input order (atomically) and return its records, in that order.
 
     Every record the file holds is kept (its `line` updated from `lines`, id → the row's current
     line); only a duplicate id's earlier line gives way to its later one, and lines that are not
-    records are moved to results.rejected.jsonl. Nothing finished is ever dropped here.
+    records are moved to results.rejected.jsonl. A file already in order is left as it is. The
+    ordered copy needs as much room again as the file: when the disk (or a size limit) has no
+    room for it, the file is left in completion order — every reader sorts by `line` — and `log`
+    says so. Nothing finished is ever dropped here.
     """
     read = read_results(path)
     records = read.records
+    stale = False
     for r in records:
-        r.line = lines.get(r.id, r.line)
-    records.sort(key=lambda r: (r.line, r.id))
-    tmp = path.with_suffix(".jsonl.tmp")
+        line = lines.get(r.id, r.line)
+        stale = stale or line != r.line
+        r.line = line
+    ordered = sorted(records, key=lambda r: (r.line, r.id))
+    if not stale and not read.duplicates and not read.bad_raw and not read.incomplete_tail and (
+        [r.id for r in ordered] == [r.id for r in records]
+    ):
+        return ordered
     try:
         if read.bad_raw:
-            with open(path.with_name(REJECTED_FILE), "ab") as f:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            with os.fdopen(open_nofollow(path.with_name(REJECTED_FILE), flags), "ab") as f:
                 f.write(b"".join(raw + b"\n" for raw in read.bad_raw))
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.writelines(r.model_dump_json() + "\n" for r in records)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
+                f.flush()
+                os.fsync(f.fileno())
+        write_atomic(path, ((r.model_dump_json() + "\n").encode("utf-8") for r in ordered))
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise _write_error(path, exc) from None
-    return records
+        if exc.errno not in NO_ROOM:
+            raise _write_error(path, exc) from None
+        if log:
+            log(f"note: no room to rewrite {path} in input order ({exc.strerror}); it is kept "
+                "in the order samples finished — every sample is in it, and reports sort by line")
+    return ordered
 
 
 def input_hash(sample: BaseModel) -> str:

@@ -1,10 +1,10 @@
-"""The run folder (--out): its lock, its fingerprint (run.json, for --resume), opening it fresh,
-resumed or overwritten, and reading a finished or partial run back (report, compare)."""
+"""The run folder (--out): its lock, opening it fresh, resumed or overwritten, and reading a
+finished or partial run back (report, compare). run.json and the other files: `runfiles`."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import errno
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -12,120 +12,37 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from localeval.errors import OutputError, UsageError
 from localeval.records import (
     RESULTS_FILE,
     ResultsWriter,
     SampleRecord,
+    link_error,
+    open_nofollow,
     prepare_append,
     read_results,
     rewrite_in_order,
 )
-from localeval.stats import recompute_metrics
-
-SUMMARY_FILE = "summary.json"
-RUN_FILE = "run.json"
-LOCK_FILE = ".localeval.lock"
-
-# Settings that change speed or where things are stored, never a score: a run may be resumed
-# with other values of these. Every other setting is part of the run's fingerprint.
-NOT_IN_FINGERPRINT = frozenset(
-    {
-        "n_threads",
-        "n_gpu_layers",
-        "n_batch",
-        "parallel",
-        "cache",
-        "no_cache",
-        "embed_batch_size",
-        "fake_answers",  # replaced by the file's sha256
-    }
+from localeval.runfiles import (  # noqa: F401 - re-exported: callers import them from here
+    LOCK_FILE,
+    NOT_IN_FINGERPRINT,
+    OWN_FILES,
+    RUN_FILE,
+    SUMMARY_FILE,
+    WRITTEN_BY,
+    check_resumable,
+    check_run_folder,
+    classify,
+    fingerprint_inputs,
+    fingerprint_of,
+    read_inputs,
+    recover_run_file,
+    unrecoverable,
+    write_json,
+    write_run_file,
+    write_text,
 )
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (a temporary file, then a rename); OutputError when it cannot."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    try:
-        tmp.write_text(
-            json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8"
-        )
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
-# ---- the run's fingerprint (run.json) ----------------------------------------------------------
-
-
-def fingerprint_inputs(
-    settings: BaseModel, metric_names: list[str], prompt_hashes: Mapping[str, str], version: str
-) -> dict[str, Any]:
-    """Everything that can change a score: settings (bar speed/storage ones), metrics, prompts."""
-    values = settings.model_dump(mode="json")
-    inputs = {k: v for k, v in sorted(values.items()) if k not in NOT_IN_FINGERPRINT}
-    fake = values.get("fake_answers")
-    if fake:
-        try:
-            inputs["fake_answers_sha256"] = hashlib.sha256(Path(fake).read_bytes()).hexdigest()
-        except OSError:
-            inputs["fake_answers_sha256"] = None
-    inputs["metrics_run"] = list(metric_names)
-    inputs["prompts"] = dict(sorted(prompt_hashes.items()))
-    inputs["localeval_version"] = version
-    return inputs
-
-
-def fingerprint_of(inputs: Mapping[str, Any]) -> str:
-    text = json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def check_resumable(out_dir: Path, inputs: Mapping[str, Any]) -> None:
-    """Refuse to mix results made with other settings or prompts into out_dir."""
-    try:
-        old = json.loads((out_dir / RUN_FILE).read_text(encoding="utf-8"))["inputs"]
-        if not isinstance(old, dict):
-            raise TypeError
-    except FileNotFoundError:
-        raise UsageError(
-            f"cannot resume in {out_dir}: it has {RESULTS_FILE} but no {RUN_FILE} "
-            "(not made by this version of localeval); use a new --out"
-        ) from None
-    except (ValueError, KeyError, TypeError, OSError):
-        raise UsageError(
-            f"cannot resume in {out_dir}: {RUN_FILE} is unreadable (not the JSON localeval "
-            "wrote); use a new --out (or --overwrite to start over)"
-        ) from None
-    if fingerprint_of(old) == fingerprint_of(inputs):
-        return
-    changed = []
-    for key in sorted(set(old) | set(inputs)):
-        if old.get(key) == inputs.get(key):
-            continue
-        if key == "prompts":
-            a, b = old.get(key) or {}, inputs.get(key) or {}
-            names = sorted(n for n in set(a) & set(b) if a[n] != b[n])
-            if names:  # templates added or dropped follow from metrics_run
-                more = f" and {len(names) - 4} more" if len(names) > 4 else ""
-                changed.append("prompt templates changed: " + ", ".join(names[:4]) + more)
-        else:
-            changed.append(f"{key}: {_short(old.get(key))} then, {_short(inputs.get(key))} now")
-    raise UsageError(
-        f"cannot resume in {out_dir}: its results were made with other settings "
-        f"({'; '.join(changed)}). Resume with the same settings, or use a new --out "
-        "(or --overwrite to start over)"
-    )
-
-
-def _short(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=str)
-    return text if len(text) <= 60 else text[:57] + "..."
-
+from localeval.stats import recompute_metrics
 
 # ---- an open --out folder ----------------------------------------------------------------------
 
@@ -139,8 +56,10 @@ def _lock(out_dir: Path) -> int | None:
         return None
     path = out_dir / LOCK_FILE
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise link_error(path) from None
         raise OutputError(f"cannot write in --out {out_dir}: {exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -174,6 +93,7 @@ class OutputFolder:
 
     path: Path
     previous: list[SampleRecord]
+    fingerprint: str = ""
     _lock_fd: int | None = None
     _writer: ResultsWriter | None = None
 
@@ -187,16 +107,24 @@ class OutputFolder:
         resume: bool,
         overwrite: bool,
         log: Callable[[str], None] | None = None,
+        dataset: Path | None = None,
     ) -> OutputFolder:
-        """Without resume, a folder that already holds results is an error (results of hours of
-        judging are never overwritten silently) unless overwrite is set. With resume, run.json
-        must match `inputs`, and every finished result must belong to a row of the dataset
-        (a resume never deletes a result); a row whose content changed is redone, an incomplete
-        last line (a crash mid-write) is cut off and its sample redone."""
+        """A run writes only into a folder that is new, empty or one of its own runs (run.json
+        written by localeval); anything else is refused before a file is touched, and so is a
+        link where localeval writes, or `dataset` being one of the files it writes. Without
+        resume, a folder that already holds results is an error (results of hours of judging
+        are never overwritten silently) unless overwrite is set. With resume, run.json must
+        match `inputs` (a missing or unreadable one is rebuilt when summary.json shows the same
+        settings), and every finished result must belong to a row of the dataset (a resume never
+        deletes a result); a row whose content changed is redone, an incomplete last line (a
+        crash mid-write) is cut off and its sample redone."""
+        kind = classify(out_dir, dataset)
         _make_dir(out_dir)
-        folder = cls(path=out_dir, previous=[], _lock_fd=_lock(out_dir))
+        folder = cls(path=out_dir, previous=[], fingerprint=fingerprint_of(inputs),
+                     _lock_fd=_lock(out_dir))
         try:
-            folder.previous = folder._prepare(inputs, hashes, resume, overwrite, log)
+            kind = classify(out_dir, dataset)  # again, under the lock
+            folder.previous = folder._prepare(kind, inputs, hashes, resume, overwrite, log)
             folder._writer = ResultsWriter(out_dir / RESULTS_FILE)
         except BaseException:
             folder.close()
@@ -205,6 +133,7 @@ class OutputFolder:
 
     def _prepare(
         self,
+        kind: str,
         inputs: Mapping[str, Any],
         hashes: Mapping[str, str],
         resume: bool,
@@ -215,19 +144,29 @@ class OutputFolder:
         exists = path.is_file() and path.stat().st_size > 0
         if exists and not resume and not overwrite:
             n = len(read_results(path).records)
+            again = "--overwrite to start it over, " if kind == "run" else ""
             raise UsageError(
                 f"{self.path} already holds results ({n} samples in {RESULTS_FILE}); add "
-                "--resume to continue that run, --overwrite to start it over, or choose "
-                "a new --out"
+                f"--resume to continue that run, {again}or choose a new --out"
             )
         if not exists or overwrite:
             for name in (RESULTS_FILE, SUMMARY_FILE):
                 with contextlib.suppress(FileNotFoundError):
                     (self.path / name).unlink()
-            write_json(self.path / RUN_FILE, {"fingerprint": fingerprint_of(inputs),
-                                              "inputs": dict(inputs)})
+            write_run_file(self.path, inputs)
             return []
+        if kind == "damaged":
+            if not recover_run_file(self.path, inputs):
+                raise unrecoverable(self.path, len(read_results(path).records))
+            if log:
+                log(f"resume: {RUN_FILE} was missing or unreadable; rebuilt from {SUMMARY_FILE}, "
+                    "which shows the same settings")
         check_resumable(self.path, inputs)
+        return self._resume(path, hashes, log)
+
+    def _resume(
+        self, path: Path, hashes: Mapping[str, str], log: Callable[[str], None] | None
+    ) -> list[SampleRecord]:
         read = read_results(path)
         gone = [r.id for r in read.records if r.id not in hashes]
         if gone:
@@ -251,22 +190,26 @@ class OutputFolder:
         return kept
 
     def write(self, record: SampleRecord) -> None:
-        """Append one finished sample to results.jsonl (flushed to disk)."""
+        """Append one finished sample to results.jsonl (fsynced within a second)."""
         if self._writer is not None:
             self._writer.write(record)
 
-    def finish(self, lines: Mapping[str, int]) -> list[SampleRecord]:
-        """Stop appending; rewrite results.jsonl in input order; return every record it holds."""
+    def finish(
+        self, lines: Mapping[str, int], log: Callable[[str], None] | None = None
+    ) -> list[SampleRecord]:
+        """Stop appending (fsync); put results.jsonl in input order where there is room for it;
+        return every record it holds, in input order."""
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
-        return rewrite_in_order(self.path / RESULTS_FILE, lines)
+            writer, self._writer = self._writer, None
+            writer.close()
+        return rewrite_in_order(self.path / RESULTS_FILE, lines, log)
 
     def close(self) -> None:
-        """Close the results file and release the lock (idempotent)."""
+        """Close the results file (fsynced, best effort) and release the lock (idempotent)."""
         if self._writer is not None:
-            self._writer.close()
-            self._writer = None
+            writer, self._writer = self._writer, None
+            with contextlib.suppress(OutputError):
+                writer.close()
         if self._lock_fd is not None:
             os.close(self._lock_fd)
             self._lock_fd = None

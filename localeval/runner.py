@@ -15,7 +15,7 @@ from localeval import __version__, dataset, prompts
 from localeval.backends import Backends, build_backends
 from localeval.config import Settings
 from localeval.dataset import Dataset, Sample
-from localeval.errors import LocalevalError, RunInterrupted
+from localeval.errors import LocalevalError, OutputError, RunInterrupted
 from localeval.metrics import Metric, MetricContext, resolve
 from localeval.metrics.threshold import effective_thresholds
 from localeval.preflight import check_before_loading
@@ -28,6 +28,7 @@ from localeval.runfolder import (
     write_json,
 )
 from localeval.stats import metric_summary, score_keys
+from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 from localeval.text import detect_language
 
 
@@ -152,14 +153,17 @@ def run(
             prompts.prompt_hashes(steps) if steps else {},
             __version__,
         )
+        source_path = Path(source) if isinstance(source, str | Path) else None
         folder = OutputFolder.open(
-            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log
+            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log,
+            dataset=source_path,
         )
     try:
-        return _run_open(
-            data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
-            started, ray
-        )
+        with on_stop_signals(raise_stopped):
+            return _run_open(
+                data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
+                started, ray
+            )
     finally:
         if folder is not None:
             folder.close()
@@ -217,17 +221,44 @@ def _run_open(
             folder.write(record)
         bar.advance()
 
-    interrupted = False
+    interrupted: KeyboardInterrupt | None = None
     try:
-        asyncio.run(evaluate(todo, metrics, settings, backends, on_record))
-    except KeyboardInterrupt:  # Ctrl-C: keep what is done, write the summary, say how to resume
-        interrupted = True
+        run_loop(evaluate(todo, metrics, settings, backends, on_record))
+    except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: keep what is done, write the
+        interrupted = exc  # summary, say how to resume
     finally:
         bar.close()
         backends.close()
-    # with a folder: all it holds, the earlier sessions' results and these
+    # a SIGTERM/SIGHUP now waits until the summary and the report are written
+    with on_stop_signals(lambda signum, frame: None):
+        outcome = _finish(data, metrics, settings, folder, hashes, previous, new, backends, log,
+                          started, interrupted is not None)
+    if interrupted is not None:
+        where = folder.path if folder is not None else None
+        args = (len(outcome.records), len(data.samples), where, outcome.summary)
+        signum = getattr(interrupted, "signum", None)
+        raise RunStopped(signum, *args) if signum else RunInterrupted(*args)
+    return outcome
+
+
+def _finish(
+    data: Dataset,
+    metrics: list[Metric],
+    settings: Settings,
+    folder: OutputFolder | None,
+    hashes: dict[str, str],
+    previous: list[SampleRecord],
+    new: list[SampleRecord],
+    backends: Any,
+    log: Callable[[str], None] | None,
+    started: float,
+    interrupted: bool,
+) -> RunOutcome:
+    """Order results.jsonl (where there is room), then write summary.json and the reports."""
     lines = {s.id: s.line for s in data.samples}
-    records = folder.finish(lines) if folder is not None else sorted(new, key=lambda r: r.line)
+    records = (
+        folder.finish(lines, log) if folder is not None else sorted(new, key=lambda r: r.line)
+    )
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
@@ -240,13 +271,18 @@ def _run_open(
         summary["resumed"] = {"samples_from_earlier_sessions": len(previous)}
         summary["models"] = {**previous_models(folder.path), **summary["models"]}
     if folder is not None:
-        write_json(folder.path / SUMMARY_FILE, summary)
-        from localeval.report import write_report
+        summary["run_fingerprint"] = folder.fingerprint
+        try:
+            write_json(folder.path / SUMMARY_FILE, summary)
+            from localeval.report import write_report
 
-        write_report(folder.path, records, summary)
-    if interrupted:
-        where = folder.path if folder is not None else None
-        raise RunInterrupted(len(records), len(data.samples), where, summary)
+            write_report(folder.path, records, summary)
+        except OutputError as exc:
+            raise OutputError(
+                f"{exc}; all {len(records)} finished samples are saved in {folder.path} — free "
+                "some space, then run again with --resume to write the summary and the report "
+                "(finished samples are not judged again)"
+            ) from None
     return RunOutcome(records=records, summary=summary, dataset=data)
 
 

@@ -189,15 +189,18 @@ def test_damaged_results_and_run_file(
         k: v for k, v in reference.items() if k != "s2"
     }
 
-    fresh()  # run.json that is not JSON: refused with what to do, nothing touched
+    fresh()  # run.json that is not JSON, other settings: refused, no destructive advice
     (out / "run.json").write_text("{ not json")
     before = path.read_bytes()
     answers = tmp_path / "a.json"
     answers.write_text("[]")
     assert main(fake_run_args(data, answers, out, "--resume")) == 2
     err = capsys.readouterr().err.strip()
-    assert err.count("\n") == 0 and "run.json is unreadable" in err and "--overwrite" in err
-    assert path.read_bytes() == before
+    assert err.count("\n") == 0 and "run.json that is unreadable" in err, err
+    assert "summary.json shows other settings" in err and "new --out" in err
+    assert "--overwrite" not in err and path.read_bytes() == before
+    resume()  # the same settings as summary.json: run.json rebuilt, nothing redone or lost
+    assert "rebuilt from summary.json" in capsys.readouterr().out and results(out) == reference
 
 
 def test_second_run_on_the_same_out_is_refused_and_the_first_is_untouched(

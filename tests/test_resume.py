@@ -126,6 +126,63 @@ def test_sigint_saves_progress_and_resume_ends_with_one_result_per_sample(tmp_pa
     assert summary["judge"]["calls"] == 2 * (n - done)  # only the missing samples were judged
 
 
+def _start_slow_cli(tmp_path: Path, args: list[str], **kw: Any) -> subprocess.Popen[str]:
+    script = tmp_path / "slow_cli.py"
+    script.write_text(SLOW_CLI, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "CI": ""}
+    return subprocess.Popen([sys.executable, str(script), *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def _wait_for_results(proc: subprocess.Popen[str], out: Path, k: int) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        path = out / "results.jsonl"
+        if path.exists() and len(path.read_text().splitlines()) >= k:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    raise AssertionError("no results appeared")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path: Path, sig: signal.Signals) -> None:
+    n = 12
+    data, ans = write_inputs(tmp_path, n)
+    out = tmp_path / "out"
+    args = cli_args(data, ans, out)
+    proc = _start_slow_cli(tmp_path, args)
+    _wait_for_results(proc, out, 3)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    done = len(result_ids(out))
+    assert 3 <= done < n
+    assert f"stopped by {sig.name}: {done} of {n} samples done (saved in {out})" in err
+    assert err.rstrip().endswith("--resume") and "Traceback" not in err
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is False and summary["metrics"]["faithfulness"]["count"] == done
+    assert "partial run" in (out / "report.html").read_text() and (out / "report.md").is_file()
+
+    assert main([*args, "--resume"]) == 0
+    assert result_ids(out) == [r["id"] for r in rows(n)]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["complete"] is True and summary["metrics"]["faithfulness"]["count"] == n
+    assert summary["judge"]["calls"] == 2 * (n - done)  # nothing finished was lost or redone
+
+
+def test_sighup_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
+    data, ans = write_inputs(tmp_path, 4)
+    out = tmp_path / "out"
+    proc = _start_slow_cli(tmp_path, cli_args(data, ans, out),
+                           preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    _wait_for_results(proc, out, 1)
+    proc.send_signal(signal.SIGHUP)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert json.loads((out / "summary.json").read_text())["complete"] is True
+
+
 def test_existing_results_need_resume_or_overwrite(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -256,9 +313,20 @@ def test_keyboard_interrupt_in_library_raises_run_interrupted(tmp_path: Path) ->
     assert json.loads((out / "summary.json").read_text())["complete"] is False
 
 
-def test_resume_without_run_file_is_refused(tmp_path: Path) -> None:
+def test_lost_run_file_is_rebuilt_from_the_summary_or_refused_without_deleting(
+    tmp_path: Path,
+) -> None:
     out = tmp_path / "out"
     fake_run(rows(2), out)
+    (out / "run.json").write_text("")  # emptied (a crash before the rename reached the disk)
+    before = (out / "results.jsonl").read_bytes()
+    outcome, judge = fake_run(rows(3), out, resume=True)  # summary.json: same settings
+    assert outcome.summary["complete"] and len(judge.requests) == 2  # only s02 judged
+    assert json.loads((out / "run.json").read_text())["written_by"] == "localeval"
+
     (out / "run.json").unlink()
-    with pytest.raises(UsageError, match=r"no run\.json"):
-        fake_run(rows(2), out, resume=True)
+    (out / "summary.json").unlink()
+    before = (out / "results.jsonl").read_bytes()
+    with pytest.raises(UsageError, match=r"no run\.json.*new --out \(nothing in .* is deleted"):
+        fake_run(rows(3), out, resume=True)
+    assert (out / "results.jsonl").read_bytes() == before

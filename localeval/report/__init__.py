@@ -12,14 +12,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import OutputError
 from localeval.records import SampleRecord
 from localeval.report.html import details_html, esc, html_table, page
 from localeval.report.html import render_html as _html
 from localeval.report.markdown import details_md, md_cell, md_table
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, fmt, fmt_ci, histogram, lowest_keys
-from localeval.runfolder import RunFolder, load_run
+from localeval.runfolder import RunFolder, check_run_folder, load_run, write_text
 
 __all__ = [
     "ReportView", "build_view", "details_html", "details_md", "esc", "fmt", "fmt_ci",
@@ -47,15 +46,13 @@ def write_report(
     )
     view = build_view(run)
     md, html_path = Path(out_dir) / "report.md", Path(out_dir) / "report.html"
-    try:
-        md.write_text(_markdown(view), encoding="utf-8")
-        html_path.write_text(_html(view), encoding="utf-8")
-    except OSError as exc:
-        raise OutputError(f"cannot write the report in {out_dir}: {exc.strerror or exc}") from None
+    write_text(md, _markdown(view))  # atomic, durable, never through a link
+    write_text(html_path, _html(view))
     return [md, html_path]
 
 
 def rerender(out_dir: Path) -> tuple[RunFolder, list[Path]]:
     """`localeval report DIR`: rebuild both files from results.jsonl (+ summary.json metadata)."""
     run = load_run(Path(out_dir))
+    check_run_folder(run.path)
     return run, write_report(run.path, run.records, run.summary)

@@ -1,0 +1,247 @@
+"""The files of a run folder other than results.jsonl: run.json (the run's fingerprint, how a
+folder is known as a localeval run, checked by --resume), summary.json and the reports, written
+durably; and what an --out folder is (new, a localeval run, or someone else's)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from localeval.errors import OutputError, UsageError
+from localeval.records import (
+    REJECTED_FILE,
+    RESULTS_FILE,
+    SampleRecord,
+    link_error,
+    open_nofollow,
+    write_atomic,
+)
+
+SUMMARY_FILE = "summary.json"
+RUN_FILE = "run.json"
+LOCK_FILE = ".localeval.lock"
+WRITTEN_BY = "localeval"  # run.json's "written_by": how a folder is known as a localeval run
+# the files a run writes (or replaces) in its folder
+OWN_FILES = (RESULTS_FILE, SUMMARY_FILE, RUN_FILE, "report.md", "report.html", REJECTED_FILE)
+
+# Settings that change speed or where things are stored, never a score: a run may be resumed
+# with other values of these. Every other setting is part of the run's fingerprint.
+NOT_IN_FINGERPRINT = frozenset(
+    {
+        "n_threads",
+        "n_gpu_layers",
+        "n_batch",
+        "parallel",
+        "cache",
+        "no_cache",
+        "embed_batch_size",
+        "fake_answers",  # replaced by the file's sha256
+    }
+)
+
+
+def write_text(path: Path, text: str) -> None:
+    """Replace a file durably and atomically (fsynced temporary file with a random name, renamed,
+    folder fsynced; no link followed); OutputError when it cannot, the old file left intact."""
+    try:
+        write_atomic(path, [text.encode("utf-8")])
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def write_json(path: Path, data: Any) -> None:
+    """Write JSON as write_text does."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+# ---- the run's fingerprint (run.json) ----------------------------------------------------------
+
+
+def fingerprint_inputs(
+    settings: BaseModel, metric_names: list[str], prompt_hashes: Mapping[str, str], version: str
+) -> dict[str, Any]:
+    """Everything that can change a score: settings (bar speed/storage ones), metrics, prompts."""
+    values = settings.model_dump(mode="json")
+    inputs = {k: v for k, v in sorted(values.items()) if k not in NOT_IN_FINGERPRINT}
+    fake = values.get("fake_answers")
+    if fake:
+        try:
+            inputs["fake_answers_sha256"] = hashlib.sha256(Path(fake).read_bytes()).hexdigest()
+        except OSError:
+            inputs["fake_answers_sha256"] = None
+    inputs["metrics_run"] = list(metric_names)
+    inputs["prompts"] = dict(sorted(prompt_hashes.items()))
+    inputs["localeval_version"] = version
+    return inputs
+
+
+def fingerprint_of(inputs: Mapping[str, Any]) -> str:
+    text = json.dumps(inputs, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_inputs(out_dir: Path) -> dict[str, Any] | None:
+    """run.json's inputs when it is one localeval wrote (its fingerprint is its inputs' hash)."""
+    data = _read_json(out_dir / RUN_FILE)
+    inputs = data.get("inputs") if isinstance(data, dict) else None
+    if isinstance(inputs, dict) and data.get("fingerprint") == fingerprint_of(inputs):
+        return inputs
+    return None
+
+
+def _read_json(path: Path) -> Any:
+    """A JSON file's content (no link followed); None when absent or unreadable."""
+    try:
+        with os.fdopen(open_nofollow(path, os.O_RDONLY), "rb") as f:
+            return json.loads(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def check_resumable(out_dir: Path, inputs: Mapping[str, Any]) -> None:
+    """Refuse to mix results made with other settings or prompts into out_dir."""
+    old = read_inputs(out_dir)
+    if old is None:
+        raise UsageError(f"cannot resume in {out_dir}: {RUN_FILE} is missing or unreadable")
+    if fingerprint_of(old) == fingerprint_of(inputs):
+        return
+    changed = []
+    for key in sorted(set(old) | set(inputs)):
+        if old.get(key) == inputs.get(key):
+            continue
+        if key == "prompts":
+            a, b = old.get(key) or {}, inputs.get(key) or {}
+            names = sorted(n for n in set(a) & set(b) if a[n] != b[n])
+            if names:  # templates added or dropped follow from metrics_run
+                more = f" and {len(names) - 4} more" if len(names) > 4 else ""
+                changed.append("prompt templates changed: " + ", ".join(names[:4]) + more)
+        else:
+            changed.append(f"{key}: {_short(old.get(key))} then, {_short(inputs.get(key))} now")
+    raise UsageError(
+        f"cannot resume in {out_dir}: its results were made with other settings "
+        f"({'; '.join(changed)}). Resume with the same settings, or use a new --out "
+        "(or --overwrite to start over)"
+    )
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+
+# ---- what an --out folder is: new, a localeval run, or someone else's -------------------------
+
+_TMP = re.compile(r"\.(" + "|".join(re.escape(n) for n in OWN_FILES) + r")\.[0-9a-f]+\.tmp")
+
+
+def _entries(out_dir: Path) -> list[str]:
+    """The folder's entries other than the lock and localeval's temporary files."""
+    try:
+        names = sorted(os.listdir(out_dir))
+    except (FileNotFoundError, NotADirectoryError):  # to be created (or refused when it cannot)
+        return []
+    except OSError as exc:
+        raise OutputError(f"cannot read --out {out_dir}: {exc.strerror or exc}") from None
+    return [n for n in names if n != LOCK_FILE and not _TMP.fullmatch(n)]
+
+
+def _looks_like_results(path: Path) -> bool:
+    """Whether results.jsonl's first line is a record localeval wrote (not, say, a dataset)."""
+    try:
+        with os.fdopen(open_nofollow(path, os.O_RDONLY), "rb") as f:
+            first = json.loads(f.readline())
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(first, dict)
+        and {"id", "input_hash", "scores"} <= set(first)
+        and set(first) <= set(SampleRecord.model_fields)
+    )
+
+
+def classify(out_dir: Path, dataset: Path | None = None) -> str:
+    """"new" (missing or empty), "run" (its run.json is one localeval wrote), "damaged" (only
+    localeval's files, its results.jsonl localeval's, run.json missing or unreadable); anything
+    else is refused with one line saying what to do."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir} is a file, not a folder; choose a folder")
+    for name in (*OWN_FILES, LOCK_FILE):
+        if (out_dir / name).is_symlink():
+            raise link_error(out_dir / name)
+    if dataset is not None:
+        for name in OWN_FILES:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(dataset, out_dir / name):
+                    raise UsageError(
+                        f"the dataset {dataset} is {out_dir / name}, a file localeval writes "
+                        "in its --out folder; choose another --out"
+                    )
+    entries = _entries(out_dir)
+    if not entries:
+        return "new"
+    if read_inputs(out_dir) is not None:
+        return "run"
+    if set(entries) <= set(OWN_FILES) and _looks_like_results(out_dir / RESULTS_FILE):
+        return "damaged"
+    shown = ", ".join(entries[:4]) + (f" and {len(entries) - 4} more" if len(entries) > 4 else "")
+    raise UsageError(
+        f"--out {out_dir} is not empty and is not a localeval run folder (it holds {shown}); "
+        "localeval writes only into a new or empty folder or one of its own runs — choose "
+        "another --out"
+    )
+
+
+def check_run_folder(path: Path) -> None:
+    """`localeval report DIR` rewrites report.md and report.html only in a localeval run folder
+    (its run.json, or localeval's results.jsonl), never through a link."""
+    for name in ("report.md", "report.html"):
+        if (path / name).is_symlink():
+            raise link_error(path / name)
+    if read_inputs(path) is None and not _looks_like_results(path / RESULTS_FILE):
+        raise UsageError(
+            f"{path} is not a localeval run folder (no run.json or results.jsonl written by "
+            "localeval), so its report files are left alone; give the --out folder of "
+            "`localeval run`"
+        )
+
+
+def recover_run_file(out_dir: Path, inputs: Mapping[str, Any]) -> bool:
+    """Rebuild a missing or unreadable run.json when summary.json (written by an earlier session)
+    carries the same fingerprint: the results there were made with these settings."""
+    summary = _read_json(out_dir / SUMMARY_FILE)
+    if isinstance(summary, dict) and summary.get("run_fingerprint") == fingerprint_of(inputs):
+        write_run_file(out_dir, inputs)
+        return True
+    return False
+
+
+def write_run_file(out_dir: Path, inputs: Mapping[str, Any]) -> None:
+    write_json(out_dir / RUN_FILE, {"written_by": WRITTEN_BY, "fingerprint": fingerprint_of(inputs),
+                                    "inputs": dict(inputs)})
+
+
+def unrecoverable(out_dir: Path, n: int) -> UsageError:
+    """Why a resume cannot check the settings of a run whose run.json is lost: one line."""
+    what = f"has no {RUN_FILE}" if not (out_dir / RUN_FILE).exists() else (
+        f"has a {RUN_FILE} that is unreadable")
+    summary = _read_json(out_dir / SUMMARY_FILE)
+    why = (
+        f"its {SUMMARY_FILE} shows other settings"
+        if isinstance(summary, dict) and summary.get("run_fingerprint")
+        else f"no {SUMMARY_FILE} records them"
+    )
+    return UsageError(
+        f"cannot resume in {out_dir}: it {what}, so the settings of its {n} finished samples "
+        f"cannot be checked ({why}); resume with the settings they were made with, or start "
+        f"again with a new --out (nothing in {out_dir} is deleted; `localeval report {out_dir}` "
+        "still reads them)"
+    )
