@@ -60,12 +60,14 @@ class EvalResults:
         """(sample id, metric, message) for every metric that failed on a sample."""
         return [(r.id, m, msg) for r in self.records for m, msg in r.errors.items()]
 
-    def check(self, fail_under: Mapping[str, float]) -> list[str]:
-        """Gate the means: one message per failed gate, [] when all pass. For pytest:
+    def check(self, fail_under: Mapping[str, float], max_unscored: int = 0) -> list[str]:
+        """Gate the means: one message per failed gate, [] when all pass; more than
+        `max_unscored` samples without the score fail a gate too. For pytest:
         `assert not results.check({"faithfulness": 0.8})`."""
         from localeval import gates
 
-        return gates.check_fail_under(gates.parse_gates(fail_under, "fail_under"), self.metrics)
+        return gates.check_fail_under(gates.parse_gates(fail_under, "fail_under"), self.summary,
+                                      max_unscored=max_unscored)
 
     def to_pandas(self, details: bool = False) -> Any:
         """One row per sample: id, line, language, question, answer, one column per score key

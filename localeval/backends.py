@@ -70,8 +70,9 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
     from localeval import models
 
     if settings.judge == "fake":
-        from localeval.judge.fake import FakeJudge
+        from localeval.judge.fake import FakeJudge, refuse_unless_allowed
 
+        refuse_unless_allowed()
         if settings.fake_answers is None:
             raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
         return FakeJudge.from_file(settings.fake_answers), {"name": "fake", "sha256": "fake"}

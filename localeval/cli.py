@@ -134,6 +134,15 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="METRIC=VALUE",
         help="exit 1 if B's mean fell more than VALUE below A's (repeatable)",
     )
+    cmp.add_argument(
+        "--max-unpaired", type=_count, default=0, metavar="N",
+        help="a --max-drop gate also fails when more than N samples were scored in one run "
+        "only; default 0",
+    )
+    cmp.add_argument(
+        "--allow-different-datasets", action="store_true",
+        help="compare even when ids hold other questions in B (those ids are left out)",
+    )
     cmp.set_defaults(func=cmd_compare)
 
     met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
@@ -201,11 +210,26 @@ def _add_fail_under(parser: argparse.ArgumentParser) -> None:
         help="exit 1 if the metric's mean is below VALUE (repeatable), "
         "e.g. --fail-under faithfulness=0.8",
     )
+    parser.add_argument(
+        "--max-unscored", type=_count, default=0, metavar="N",
+        help="a --fail-under gate also fails when more than N samples have no score for it "
+        "(errors, skips, undefined scores, unreadable rows); default 0",
+    )
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
 
 
 def _gate_report(failures: list[str], n_gates: int) -> int:
     for line in failures:
-        print(line, file=sys.stderr)
+        say(line)
     if failures:
         print(f"{len(failures)} of {n_gates} gate(s) failed", file=sys.stderr)
         return 1
@@ -277,7 +301,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         ):  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
                 say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
-    failures = gates.check_fail_under(fail_under, outcome.summary["metrics"])
+    failures = gates.check_fail_under(fail_under, outcome.summary,
+                                      max_unscored=args.max_unscored)
     return _gate_report(failures, len(fail_under))
 
 
@@ -292,7 +317,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(summary_table(run_folder.summary))
     print(terminal_safe("report: " + "  ".join(str(p) for p in paths)))
     return _gate_report(
-        gates.check_fail_under(fail_under, run_folder.summary["metrics"]), len(fail_under)
+        gates.check_fail_under(fail_under, run_folder.summary, max_unscored=args.max_unscored),
+        len(fail_under),
     )
 
 
@@ -302,7 +328,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     max_drop = gates.parse_gates(args.max_drop, "--max-drop")
     if args.top < 0:
         raise UsageError("--top must be 0 or more")
-    comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top)
+    comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top,
+                                      allow_different=args.allow_different_datasets)
+    if comparison.other_questions:
+        say(f"warning: {len(comparison.other_questions)} id(s) hold another question in B "
+            "(runs of different datasets); they are left out of the comparison")
     for note in comparison.a.notes + comparison.b.notes:
         say(f"note: {note}")
     if args.json:
@@ -312,7 +342,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.out is not None:
         paths = compare.write(comparison, args.out)
         say("comparison: " + "  ".join(str(p) for p in paths))
-    return _gate_report(gates.check_max_drop(max_drop, comparison), len(max_drop))
+    return _gate_report(
+        gates.check_max_drop(max_drop, comparison, max_unpaired=args.max_unpaired), len(max_drop)
+    )
 
 
 def summary_table(summary: dict[str, Any]) -> str:

@@ -9,10 +9,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.errors import OutputError, UsageError
 from localeval.report.charts import forest_svg
 from localeval.report.html import esc, html_table, page
 from localeval.report.markdown import md_cell, md_table
 from localeval.report.view import fmt, fmt_ci
+from localeval.runfiles import write_text
 from localeval.runfolder import RunFolder, load_run
 from localeval.stats import bootstrap_ci
 
@@ -61,12 +63,14 @@ class Comparison:
     b: RunFolder
     rows: list[ScoreDiff]
     differences: list[str]  # settings/models/prompts that differ between the runs
+    other_questions: list[str] = field(default_factory=list)  # paired ids, different questions
 
     def to_json(self) -> dict[str, Any]:
         return {
             "a": str(self.a.path),
             "b": str(self.b.path),
             "differences": self.differences,
+            "ids_with_other_questions": self.other_questions,
             "scores": [
                 asdict(r) | {"excludes_zero": r.excludes_zero, "verdict": r.verdict}
                 for r in self.rows
@@ -74,13 +78,26 @@ class Comparison:
         }
 
 
-def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP) -> Comparison:
+def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP,
+                 allow_different: bool = False) -> Comparison:
+    """Pair the runs' samples by id. Samples are paired only when they ask the same question:
+    ids that hold another question in B (two runs of unrelated datasets) are refused with a
+    UsageError, or with `allow_different` left unpaired and listed."""
     a, b = load_run(Path(a_dir)), load_run(Path(b_dir))
+    other = _other_questions(a, b)
+    if other and not allow_different:
+        first = other[0]
+        raise UsageError(
+            f"{a.path} and {b.path} are runs of different datasets: {len(other)} id(s) hold "
+            f"another question in B (e.g. id {first!r}); compare two runs of one dataset, or "
+            "pass --allow-different-datasets to compare the rest"
+        )
     keys = list(a.summary["metrics"]) + [
         k for k in b.summary["metrics"] if k not in a.summary["metrics"]
     ]
-    rec_a = {r.id: r for r in a.records}
-    rec_b = {r.id: r for r in b.records}
+    skip = set(other)
+    rec_a = {r.id: r for r in a.records if r.id not in skip}
+    rec_b = {r.id: r for r in b.records if r.id not in skip}
     rows = []
     for key in keys:
         sa = {i: r.scores[key] for i, r in rec_a.items() if r.scores.get(key) is not None}
@@ -116,7 +133,16 @@ def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP) -> Comparison:
                 movers=movers[:top],
             )
         )
-    return Comparison(a=a, b=b, rows=rows, differences=_differences(a.summary, b.summary))
+    return Comparison(a=a, b=b, rows=rows, differences=_differences(a.summary, b.summary),
+                      other_questions=other)
+
+
+def _other_questions(a: RunFolder, b: RunFolder) -> list[str]:
+    """Ids of both runs whose questions differ (after trimming spaces); rows without a question
+    (retrieval-only) cannot be told apart this way."""
+    qa = {r.id: r.question.strip() for r in a.records if r.question}
+    return [r.id for r in b.records
+            if r.question and r.id in qa and qa[r.id] != r.question.strip()]
 
 
 def _differences(sa: dict[str, Any], sb: dict[str, Any]) -> list[str]:
@@ -189,6 +215,10 @@ def to_markdown(c: Comparison) -> str:
     ]
     if unpaired:
         out += ["Not paired (scored in one run only): " + "; ".join(unpaired), ""]
+    if c.other_questions:
+        out += [f"**Warning:** {len(c.other_questions)} id(s) hold another question in B "
+                "(runs of different datasets); they are left out: "
+                + ", ".join(md_cell(i) for i in c.other_questions[:20]), ""]
     if c.differences:
         out += (
             ["## What differs between the runs", ""]
@@ -259,11 +289,15 @@ def to_html(c: Comparison) -> str:
 
 
 def write(c: Comparison, out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """compare.md, compare.html and compare.json, each written atomically and never through a
+    symbolic link (runfiles.write_text); compare.json is strict JSON (no NaN)."""
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
     md, html_path = out_dir / "compare.md", out_dir / "compare.html"
-    md.write_text(to_markdown(c), encoding="utf-8")
-    html_path.write_text(to_html(c), encoding="utf-8")
-    (out_dir / "compare.json").write_text(
-        json.dumps(c.to_json(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_text(md, to_markdown(c))
+    write_text(html_path, to_html(c))
+    write_text(out_dir / "compare.json",
+               json.dumps(c.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return [md, html_path]

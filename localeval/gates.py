@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.errors import UsageError
+from localeval.judge import fake
 from localeval.names import did_you_mean, owner_of
 
 EPS = 1e-9  # float noise in a mean never fails a gate
@@ -101,15 +102,35 @@ def _unknown_key(gate: Gate, keys: list[str]) -> UsageError:
     )
 
 
-def check_fail_under(gates: Iterable[Gate], metrics: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """One message per failed gate (mean below the value, or nothing scored)."""
+def is_fake(summary: Mapping[str, Any]) -> bool:
+    """Whether the run's judge was the fake one (by setting, or a FakeJudge object)."""
+    judge = (summary.get("models") or {}).get("judge")
+    named = judge.get("name") if isinstance(judge, Mapping) else None
+    return (summary.get("settings") or {}).get("judge") == "fake" or named == "fake"
+
+
+def check_fail_under(gates: Iterable[Gate], summary: Mapping[str, Any], *,
+                     max_unscored: int = 0) -> list[str]:
+    """One message per failed gate: the mean below the value, nothing scored, or more samples
+    than `max_unscored` that the gate's score does not cover (errors, skips, undefined scores,
+    rows that could not be read); every gate fails on a run of the fake judge."""
+    gates = list(gates)
+    metrics: Mapping[str, Mapping[str, Any]] = summary.get("metrics") or {}
+    unreadable = len((summary.get("dataset") or {}).get("input_errors") or [])
+    forged = is_fake(summary) and not fake.allowed()
     failures = []
     for gate in gates:
         if gate.key not in metrics:
             raise _unknown_key(gate, list(metrics))
         m = metrics[gate.key]
         mean = m.get("mean")
-        if mean is None:
+        missing = {"errors": int(m.get("errors", 0)), "skipped": int(m.get("skipped", 0)),
+                   "unscored": int(m.get("unscored", 0)), "unreadable rows": unreadable}
+        total = sum(missing.values())
+        if forged:
+            failures.append(f"gate failed: {gate.key}: the run's judge is the fake one (canned "
+                            f"answers, for localeval's tests); no gate passes on it ({gate})")
+        elif mean is None:
             failures.append(
                 f"gate failed: {gate.key}: no sample was scored ({m.get('errors', 0)} "
                 f"errors, {m.get('skipped', 0)} skipped) ({gate})"
@@ -119,22 +140,38 @@ def check_fail_under(gates: Iterable[Gate], metrics: Mapping[str, Mapping[str, A
                 f"gate failed: {gate.key} mean {mean:.4f} < {gate.value:g} "
                 f"(n={m.get('count', 0)}) ({gate})"
             )
+        elif total > max_unscored:
+            said = ", ".join(f"{n} {what}" for what, n in missing.items() if n)
+            failures.append(
+                f"gate failed: {gate.key}: {total} sample(s) not scored ({said}), more than "
+                f"--max-unscored {max_unscored}; fix them (see the errors above / report.md) "
+                f"or allow them with --max-unscored {total} ({gate})"
+            )
     return failures
 
 
-def check_max_drop(gates: Iterable[Gate], comparison: Any) -> list[str]:
-    """One message per failed regression gate: B's paired mean fell more than VALUE below A's."""
+def check_max_drop(gates: Iterable[Gate], comparison: Any, *, max_unpaired: int = 0) -> list[str]:
+    """One message per failed regression gate: B's paired mean fell more than VALUE below A's,
+    or more than `max_unpaired` samples were scored in one run only (they are not compared)."""
     rows = {row.key: row for row in comparison.rows}
     failures = []
     for gate in gates:
         if gate.key not in rows:
             raise _unknown_key(gate, list(rows))
         row = rows[gate.key]
+        unpaired = row.only_a + row.only_b
         if row.n == 0:
             failures.append(f"gate failed: {gate.key}: no sample scored in both runs ({gate})")
         elif row.diff < -gate.value - EPS:
             failures.append(
                 f"gate failed: {gate.key} dropped by {-row.diff:.4f} > {gate.value:g} "
                 f"on {row.n} paired samples ({row.mean_a:.4f} → {row.mean_b:.4f}) ({gate})"
+            )
+        elif unpaired > max_unpaired:
+            failures.append(
+                f"gate failed: {gate.key}: {unpaired} sample(s) scored in one run only "
+                f"({row.only_a} only in A, {row.only_b} only in B) could not be paired, more "
+                f"than --max-unpaired {max_unpaired}; allow them with --max-unpaired "
+                f"{unpaired} ({gate})"
             )
     return failures

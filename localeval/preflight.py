@@ -47,6 +47,9 @@ def check_before_loading(
 
 def _check_user_judge(settings: Settings) -> None:
     if settings.judge == "fake":
+        from localeval.judge.fake import refuse_unless_allowed
+
+        refuse_unless_allowed()
         if settings.fake_answers is None:
             raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
         if not Path(settings.fake_answers).is_file():

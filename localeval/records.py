@@ -8,6 +8,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import secrets
 import threading
@@ -17,14 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from localeval.errors import DatasetError, OutputError
+from localeval.names import owner_of
 
 RESULTS_FILE = "results.jsonl"
 REJECTED_FILE = "results.rejected.jsonl"  # unreadable lines moved aside by a rewrite, never lost
 SYNC_INTERVAL_S = 1.0  # results.jsonl is fsynced at most this long after a record is written
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NONFINITE = "the score is not a finite number; run this sample again (--resume redoes it)"
 NO_ROOM = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
@@ -45,6 +48,21 @@ class SampleRecord(BaseModel):
     skipped: dict[str, str] = Field(
         default_factory=dict, description="metric → why it did not apply"
     )
+
+    @model_validator(mode="after")
+    def _finite_scores(self) -> SampleRecord:
+        """A NaN or infinite score (a bug, or an edit of results.jsonl) is no score: it becomes
+        None and an error of its metric, so means, gates and JSON never see it."""
+        for key, value in list(self.scores.items()):
+            if value is not None and not math.isfinite(value):
+                self.scores[key] = None
+                self.errors.setdefault(owner_of(key), f"{NONFINITE} ({key} = {value})")
+        return self
+
+
+def has_nonfinite(record: SampleRecord) -> bool:
+    """Whether a score of the record was NaN/Infinity when read (see SampleRecord)."""
+    return any(e.startswith(NONFINITE) for e in record.errors.values())
 
 
 def _write_error(path: Path, exc: OSError) -> OutputError:
@@ -206,6 +224,12 @@ class ReadResults:
             out.append(
                 f"results.jsonl line(s) {', '.join(map(str, mid[:10]))} are not valid "
                 f"records and were ignored (a rewrite moves them to {REJECTED_FILE})"
+            )
+        nonfinite = [r.id for r in self.records if has_nonfinite(r)]
+        if nonfinite:
+            out.append(
+                f"results.jsonl holds a score that is not a finite number (NaN/Infinity) for "
+                f"{len(nonfinite)} sample(s), e.g. id {nonfinite[0]!r}: counted as errors"
             )
         for rid, first, later in self.duplicates[:10]:
             out.append(

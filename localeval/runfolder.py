@@ -17,6 +17,7 @@ from localeval.records import (
     RESULTS_FILE,
     ResultsWriter,
     SampleRecord,
+    has_nonfinite,
     link_error,
     open_nofollow,
     prepare_append,
@@ -180,12 +181,12 @@ class OutputFolder:
         for note in read.notes():
             if log:
                 log(f"resume: {note}")
-        kept = [r for r in read.records if r.input_hash == hashes[r.id]]
+        kept = [r for r in read.records if r.input_hash == hashes[r.id] and not has_nonfinite(r)]
         changed = len(read.records) - len(kept)
         if log:
             msg = f"resume: {len(kept)} of {len(hashes)} samples already done in {self.path}"
             if changed:
-                msg += f"; {changed} whose row changed will be redone"
+                msg += f"; {changed} whose row changed (or whose score was NaN) will be redone"
             log(msg)
         return kept
 

@@ -106,13 +106,10 @@ def test_max_drop_gates(runs: tuple[Path, Path], capsys: pytest.CaptureFixture[s
     assert main(["compare", a, b, "--max-drop", "faithfulness=0.05"]) == 1
     err = capsys.readouterr().err
     assert "gate failed: faithfulness dropped by 0.0" in err and "on 29 paired samples" in err
-    assert (
-        main(
-            ["compare", a, b, "--max-drop", "faithfulness=0.2", "--max-drop", "answer_similarity=0"]
-        )
-        == 0
-    )
-    assert main(["compare", b, a, "--max-drop", "faithfulness=0.01"]) == 0  # an improvement
+    allow = ["--max-unpaired", "2"]  # only-a, and s3 unscored in B
+    assert main(["compare", a, b, "--max-drop", "faithfulness=0.2",
+                 "--max-drop", "answer_similarity=0", *allow]) == 0
+    assert main(["compare", b, a, "--max-drop", "faithfulness=0.01", *allow]) == 0  # improvement
     capsys.readouterr()
     assert main(["compare", a, b, "--max-drop", "faithfulnes=0.1"]) == 2
     assert "did you mean 'faithfulness'" in capsys.readouterr().err
@@ -130,3 +127,48 @@ def test_no_paired_samples(tmp_path: Path) -> None:
     c = compare_runs(a, b)
     assert c.rows[0].n == 0 and c.rows[0].diff is None and c.rows[0].verdict == "no paired samples"
     assert "| faithfulness | 0 | - | - | - | - | no |" in to_markdown(c)
+
+
+def test_unpaired_samples_fail_a_max_drop_gate_past_the_allowance(
+    runs: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = map(str, runs)
+    assert main(["compare", a, b, "--max-drop", "faithfulness=0.2"]) == 1
+    err = capsys.readouterr().err
+    assert "2 sample(s) scored in one run only (2 only in A, 0 only in B)" in err
+    assert "--max-unpaired 2" in err
+    assert main(["compare", a, b, "--max-drop", "faithfulness=0.2", "--max-unpaired", "1"]) == 1
+
+
+def test_runs_of_different_datasets_are_refused(tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    a = make_run(tmp_path / "a", {"1": {"faithfulness": 0.9}, "2": {"faithfulness": 0.8}})
+    b = make_run(tmp_path / "b", {"1": {"faithfulness": 0.1}, "2": {"faithfulness": 0.2}})
+    lines = (b / "results.jsonl").read_text(encoding="utf-8").replace('"q 2"', '"other"')
+    (b / "results.jsonl").write_text(lines, encoding="utf-8")
+    assert main(["compare", str(a), str(b), "--max-drop", "faithfulness=0.05"]) == 2
+    err = capsys.readouterr().err
+    assert "runs of different datasets: 1 id(s) hold another question in B (e.g. id '2')" in err
+    assert main(["compare", str(a), str(b), "--allow-different-datasets",
+                 "--out", str(tmp_path / "c")]) == 0
+    assert "warning: 1 id(s) hold another question in B" in capsys.readouterr().err
+    data = json.loads((tmp_path / "c" / "compare.json").read_text(encoding="utf-8"))
+    assert data["ids_with_other_questions"] == ["2"]
+    assert data["scores"][0]["n"] == 1  # id 2 is left out
+
+
+def test_a_nan_score_is_an_error_not_a_pass(tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    a = make_run(tmp_path / "a", {"x": {"faithfulness": 0.9}, "y": {"faithfulness": 0.9}})
+    b = make_run(tmp_path / "b", {"x": {"faithfulness": 0.9}, "y": {"faithfulness": 0.9}})
+    text = (b / "results.jsonl").read_text(encoding="utf-8")
+    (b / "results.jsonl").write_text(text.replace("0.9}", "NaN}", 1), encoding="utf-8")
+    out = tmp_path / "c"
+    assert main(["compare", str(a), str(b), "--max-drop", "faithfulness=0.05",
+                 "--out", str(out)]) == 1  # one sample unpaired, not a silent pass
+    err = capsys.readouterr().err
+    assert "not a finite number" in err and "1 only in A" in err
+    json.loads((out / "compare.json").read_text(encoding="utf-8"))  # strict JSON
+    assert "NaN" not in (out / "compare.json").read_text(encoding="utf-8")
+    assert main(["report", str(b)]) == 0  # the report renders, the NaN counted as an error
+    assert "not a finite number" in capsys.readouterr().err

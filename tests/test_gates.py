@@ -3,6 +3,7 @@ failed gate, and unknown metric names caught before anything runs ("did you mean
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,9 @@ import pytest
 from localeval import gates
 from localeval.cli import main
 from localeval.errors import UsageError
+from localeval.judge.fake import ALLOW_ENV
 from localeval.metrics import REGISTRY
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, fake_run_args
 
 # One statements answer per group of sentences, in the order the example's rows ask them
 # (seed-roe: 7 sentences in 4 groups; en-eiffel: 3 in 2; then one sentence each): every
@@ -121,9 +123,66 @@ def test_check_fail_under_cases() -> None:
         "answer_relevance": {"mean": None, "count": 0, "errors": 2, "skipped": 1},
     }
     fail_under = gates.parse_gates({"faithfulness": 0.8, "answer_relevance": 0.1}, "--fail-under")
-    failures = gates.check_fail_under(fail_under, metrics)
+    failures = gates.check_fail_under(fail_under, {"metrics": metrics})
     assert len(failures) == 1 and "answer_relevance: no sample was scored (2 errors" in failures[0]
     with pytest.raises(UsageError, match="scores in this run: faithfulness, answer_relevance"):
-        gates.check_fail_under(gates.parse_gates(["recall=0.5"], "--fail-under"), metrics)
+        gates.check_fail_under(gates.parse_gates(["recall=0.5"], "--fail-under"),
+                               {"metrics": metrics})
     with pytest.raises(UsageError, match="positive number"):
         gates.parse_gates(["faithfulness=-0.1"], "--max-drop")
+
+
+def test_a_failed_row_fails_a_gate_unless_allowed(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """One good row and one whose judge answer never parses: the mean of the good row passes,
+    but the gate fails on the unscored row until --max-unscored allows it."""
+    data = tmp_path / "d.jsonl"
+    rows = [{"id": "ok", "question": "Q?", "answer": "It is red.", "contexts": ["It is red."]},
+            {"id": "bad", "question": "Q?", "answer": "It is big.", "contexts": ["It is big."]}]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    answers = tmp_path / "a.json"
+    good = {"statements": [["It is red."]]}
+    answers.write_text(json.dumps({
+        "faithfulness_statements": [good, {"statements": [["It is big."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}]}] + ["not json"] * 8,
+    }), encoding="utf-8")
+    args = fake_run_args(data, answers, tmp_path / "o", "--fail-under", "faithfulness=0.5")
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert "gate failed: faithfulness: 1 sample(s) not scored (1 errors)" in err
+    assert "--max-unscored 1" in err
+    args = fake_run_args(data, answers, tmp_path / "o2", "--fail-under", "faithfulness=0.5",
+                         "--max-unscored", "1")
+    assert main(args) == 0
+
+
+def test_unreadable_rows_count_against_a_gate() -> None:
+    summary = {"metrics": {"faithfulness": {"mean": 0.9, "count": 5, "errors": 0, "skipped": 0,
+                                            "unscored": 0}},
+               "dataset": {"input_errors": [{"line": 3, "message": "not JSON"}]}}
+    fail_under = gates.parse_gates(["faithfulness=0.5"], "--fail-under")
+    (failure,) = gates.check_fail_under(fail_under, summary)
+    assert "1 sample(s) not scored (1 unreadable rows)" in failure
+    assert gates.check_fail_under(fail_under, summary, max_unscored=1) == []
+
+
+def test_the_fake_judge_is_refused_outside_tests_and_fails_every_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tmp_path / "c.toml"
+    answers = tmp_path / "a.json"
+    answers.write_text(json.dumps(ANSWERS), encoding="utf-8")
+    config.write_text(f'judge = "fake"\nfake_answers = "{answers}"\nclaims = "statements"\n',
+                      encoding="utf-8")
+    monkeypatch.delenv(ALLOW_ENV)
+    code = main(["run", str(EXAMPLE), "--out", str(tmp_path / "o"), "--config", str(config),
+                 "--metrics", "faithfulness", "--no-cache", "--quiet",
+                 "--fail-under", "faithfulness=0.1"])
+    assert code == 2 and not (tmp_path / "o" / "results.jsonl").exists()
+    assert 'judge = "fake" (canned answers) is for localeval\'s own tests' in \
+        capsys.readouterr().err
+    summary = {"settings": {"judge": "fake"}, "models": {"judge": {"name": "fake"}},
+               "metrics": {"faithfulness": {"mean": 1.0, "count": 4}}}
+    (failure,) = gates.check_fail_under(gates.parse_gates(["faithfulness=0.1"], "--fail-under"),
+                                        summary)
+    assert "the run's judge is the fake one" in failure

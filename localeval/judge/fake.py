@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import deque
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -11,6 +12,23 @@ from localeval.errors import ConfigError, JudgeError
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 
 Queued = tuple[str, list[FieldProbs]]
+
+ALLOW_ENV = "LOCALEVAL_ALLOW_FAKE_JUDGE"
+"""Set to 1 by localeval's own test suite (tests/conftest.py). Without it `judge = "fake"` is
+refused, and a gate fails on any run whose judge was the fake one: canned answers must never pass
+a user's CI."""
+
+
+def allowed() -> bool:
+    return os.environ.get(ALLOW_ENV) == "1"
+
+
+def refuse_unless_allowed() -> None:
+    if not allowed():
+        raise ConfigError(
+            'judge = "fake" (canned answers) is for localeval\'s own tests and is refused here; '
+            'use judge = "llama" (the default) — a config file or --judge fake cannot select it'
+        )
 
 
 class FakeJudge:
