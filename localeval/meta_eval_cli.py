@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import UsageError
+from localeval.safe import terminal_safe
 
 # Options of `run` that meta-eval does not take over (it has its own data, --out, --metrics,
 # --resume/--overwrite; gates and retrieval cutoffs do not apply).
 NOT_SHARED = frozenset(
-    {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "retrieval_at"}
+    {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "max_unscored",
+     "retrieval_at"}
 )
 NOT_SETTINGS = frozenset({"config", "quiet"})
 USAGE = (
@@ -130,10 +132,10 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         progress=not args.quiet,
-        log=lambda msg: print(msg, file=sys.stderr),
+        log=lambda msg: print(terminal_safe(msg), file=sys.stderr),
     )
     print(table(outcome.result))
-    print("meta-eval: " + "  ".join(str(f) for f in outcome.files))
+    print(terminal_safe("meta-eval: " + "  ".join(str(f) for f in outcome.files)))
     if outcome.interrupted is not None:
         raise outcome.interrupted
     return 0

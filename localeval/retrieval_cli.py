@@ -19,6 +19,7 @@ from localeval.retrieval import (
     check_options,
     evaluate_report,
 )
+from localeval.safe import terminal_safe
 from localeval.trec import read_qrels, read_run
 
 _ALL = ("retrieval", "all")
@@ -177,33 +178,21 @@ def run_retrieval(args: argparse.Namespace) -> int:
             ideal=args.retrieval_ideal,
         )
     except LocalevalError as exc:
-        print(f"error: {exc}", file=err)
+        _say(err, f"error: {exc}")
         return 2
     if report.skipped:
-        print(
-            f"note: {_queries(len(report.skipped))} without a relevant doc, not scored: "
-            f"{_names(report.skipped)}",
-            file=err,
-        )
+        _say(err, f"note: {_queries(len(report.skipped))} without a relevant doc, not scored: "
+            f"{_names(report.skipped)}")
     if report.missing:
-        print(
-            f"note: {_queries(len(report.missing))} of the qrels missing from the run, "
-            f"scored 0: {_names(report.missing)}",
-            file=err,
-        )
+        _say(err, f"note: {_queries(len(report.missing))} of the qrels missing from the run, "
+            f"scored 0: {_names(report.missing)}")
     if report.unjudged:
-        print(
-            f"note: {_queries(len(report.unjudged))} of the run not in the qrels, "
-            f"ignored: {_names(report.unjudged)}",
-            file=err,
-        )
+        _say(err, f"note: {_queries(len(report.unjudged))} of the run not in the qrels, "
+            f"ignored: {_names(report.unjudged)}")
     if run.duplicates:
         line, qid, doc = run.duplicates[0]
-        print(
-            f"warning: {len(run.duplicates)} repeated docids in the run, each kept at its best "
-            f"rank (first: line {line}, query {qid}, doc {doc})",
-            file=err,
-        )
+        _say(err, f"warning: {len(run.duplicates)} repeated docids in the run, each kept at its "
+             f"best rank (first: line {line}, query {qid}, doc {doc})")
     doc = report_json(report, args, len(run.duplicates))
     if args.retrieval_json:
         try:
@@ -211,7 +200,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
                 json.dump(doc, fh, ensure_ascii=False, indent=2)
                 fh.write("\n")
         except OSError as exc:
-            print(f"error: cannot write {args.retrieval_json}: {exc}", file=err)
+            _say(err, f"error: cannot write {args.retrieval_json}: {exc}")
             return 2
     if args.retrieval_format == "json":
         json.dump(doc, sys.stdout, ensure_ascii=False, indent=2)
@@ -232,3 +221,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _say(err: TextIO, text: str) -> None:
+    """One line on `err`, with query and document ids made terminal-safe."""
+    print(terminal_safe(text), file=err)
