@@ -215,6 +215,11 @@ def _add_fail_under(parser: argparse.ArgumentParser) -> None:
         help="a --fail-under gate also fails when more than N samples have no score for it "
         "(errors, skips, undefined scores, unreadable rows); default 0",
     )
+    parser.add_argument(
+        "--advisory-until-checked", action="store_true",
+        help="a gate on a judge metric only warns until `localeval meta-eval` has checked that "
+        "metric with this judge model (recorded beside the answer cache)",
+    )
 
 
 def _count(text: str) -> int:
@@ -301,8 +306,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         ):  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
                 say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
-    failures = gates.check_fail_under(fail_under, outcome.summary,
-                                      max_unscored=args.max_unscored)
+    failures = gates.check_fail_under(
+        fail_under, outcome.summary, max_unscored=args.max_unscored,
+        advisory_until_checked=args.advisory_until_checked, warn=say)
     return _gate_report(failures, len(fail_under))
 
 
@@ -317,7 +323,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     print(summary_table(run_folder.summary))
     print(terminal_safe("report: " + "  ".join(str(p) for p in paths)))
     return _gate_report(
-        gates.check_fail_under(fail_under, run_folder.summary, max_unscored=args.max_unscored),
+        gates.check_fail_under(
+            fail_under, run_folder.summary, max_unscored=args.max_unscored,
+            advisory_until_checked=args.advisory_until_checked, warn=say),
         len(fail_under),
     )
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -110,11 +110,22 @@ def is_fake(summary: Mapping[str, Any]) -> bool:
 
 
 def check_fail_under(gates: Iterable[Gate], summary: Mapping[str, Any], *,
-                     max_unscored: int = 0) -> list[str]:
+                     max_unscored: int = 0, advisory_until_checked: bool = False,
+                     warn: Callable[[str], None] | None = None) -> list[str]:
     """One message per failed gate: the mean below the value, nothing scored, or more samples
     than `max_unscored` that the gate's score does not cover (errors, skips, undefined scores,
-    rows that could not be read); every gate fails on a run of the fake judge."""
+    rows that could not be read); every gate fails on a run of the fake judge. With
+    `advisory_until_checked`, a failed gate on a judge metric that no meta-eval has checked
+    with this run's judge (meta_eval/checks.py) is passed to `warn` instead."""
     gates = list(gates)
+    if advisory_until_checked:
+        failures = check_fail_under(gates, summary, max_unscored=max_unscored)
+        soft = [f for f in failures if (g := _gate_of(f, gates)) and _unchecked(g, summary)]
+        for line in soft:
+            if warn:
+                warn(f"advisory (no meta-eval of this metric with this judge is recorded; run "
+                     f"`localeval meta-eval` on labelled data to make it count): {line}")
+        return [f for f in failures if f not in soft]
     metrics: Mapping[str, Mapping[str, Any]] = summary.get("metrics") or {}
     unreadable = len((summary.get("dataset") or {}).get("input_errors") or [])
     forged = is_fake(summary) and not fake.allowed()
@@ -175,3 +186,19 @@ def check_max_drop(gates: Iterable[Gate], comparison: Any, *, max_unpaired: int 
                 f"{unpaired} ({gate})"
             )
     return failures
+
+
+def _gate_of(failure: str, gates: list[Gate]) -> Gate | None:
+    return next((g for g in gates if failure.endswith(f"({g})")), None)
+
+
+def _unchecked(gate: Gate, summary: Mapping[str, Any]) -> bool:
+    """A judge metric's gate with no recorded meta-eval for the run's judge (never the fake)."""
+    from localeval.meta_eval import checks
+    from localeval.metrics import REGISTRY
+
+    metric = REGISTRY.get(owner_of(gate.key))
+    judge = (summary.get("models") or {}).get("judge")
+    sha = judge.get("sha256") if isinstance(judge, Mapping) else None
+    return bool(metric and metric.uses_judge and not is_fake(summary)
+                and not checks.checked(metric.name, sha))

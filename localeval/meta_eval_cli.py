@@ -15,6 +15,7 @@ from localeval.safe import terminal_safe
 # --resume/--overwrite; gates and retrieval cutoffs do not apply).
 NOT_SHARED = frozenset(
     {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "max_unscored",
+     "advisory_until_checked",
      "retrieval_at"}
 )
 NOT_SETTINGS = frozenset({"config", "quiet"})

@@ -186,3 +186,30 @@ def test_the_fake_judge_is_refused_outside_tests_and_fails_every_gate(
     (failure,) = gates.check_fail_under(gates.parse_gates(["faithfulness=0.1"], "--fail-under"),
                                         summary)
     assert "the run's judge is the fake one" in failure
+
+
+def test_advisory_gates_warn_until_a_meta_eval_checked_the_metric_with_this_judge(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from localeval.meta_eval import checks
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path))
+    summary = {"models": {"judge": {"name": "qwen", "sha256": "abc"}},
+               "metrics": {"faithfulness": {"mean": 0.5, "count": 4},
+                           "mrr": {"mean": 0.1, "count": 4}}}
+    fail_under = gates.parse_gates(["faithfulness=0.8", "mrr=0.5"], "--fail-under")
+    warned: list[str] = []
+    failures = gates.check_fail_under(fail_under, summary, advisory_until_checked=True,
+                                      warn=warned.append)
+    assert len(failures) == 1 and failures[0].startswith("gate failed: mrr")  # no judge: counts
+    assert len(warned) == 1 and "advisory" in warned[0] and "faithfulness" in warned[0]
+    result = SimpleNamespace(
+        models={"judge": {"name": "qwen", "sha256": "abc"}}, status=SimpleNamespace(complete=True),
+        groups={"all": SimpleNamespace(pairwise_accuracy=0.8)}, metrics=["faithfulness"],
+        score="faithfulness", kind="pairs", data="dev.jsonl")
+    assert checks.record(result, tmp_path) == ["faithfulness"]
+    assert len(gates.check_fail_under(fail_under, summary, advisory_until_checked=True)) == 2
+    other_judge = summary | {"models": {"judge": {"name": "q", "sha256": "zzz"}}}
+    assert len(gates.check_fail_under(fail_under, other_judge, advisory_until_checked=True)) == 1

@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field, ValidationError
 from localeval import __version__
 from localeval.config import Settings
 from localeval.errors import UsageError
-from localeval.meta_eval import analyse
+from localeval.meta_eval import analyse, checks
 from localeval.meta_eval.formats import LabelledData, LabelledRow, Pair, load, runner_rows
 from localeval.results import (
     RESULTS_FILE,
@@ -216,6 +216,9 @@ def evaluate(
 
     write_json(out_dir / JSON_FILE, result.model_dump(mode="json"))
     files = [out_dir / JSON_FILE, *write_reports(out_dir, result, by_id)]
+    if checks.record(result, out_dir) and log:
+        log(f"recorded in {checks.checks_path()}: {', '.join(result.metrics)} checked with this "
+            "judge (gates with --advisory-until-checked now count)")
     return MetaEvalOutcome(result=result, records=by_id, files=files, interrupted=interrupted)
 
 
