@@ -32,7 +32,7 @@ from localeval.metrics.base import MetricContext
 from localeval.metrics.evidence import closest_sentence, decide, grams
 from localeval.metrics.focus import Index, is_long
 from localeval.metrics.statements import degenerate, retry_split
-from localeval.metrics.threshold import threshold
+from localeval.metrics.threshold import p_yes, threshold
 from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
 from localeval.text import json_safe, split_sentences
 
@@ -238,14 +238,6 @@ class Support:
         if not probs or any(p is None for p in probs):
             return None
         return sum(probs) / len(probs)  # type: ignore[arg-type]
-
-
-def p_yes(entry: FieldProbs | None) -> float | None:
-    """P(verdict = 1) renormalised over the two verdicts, from the judge's probabilities."""
-    if entry is None:
-        return None
-    yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
-    return yes / (yes + no) if yes + no > 0 else None
 
 
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,

@@ -18,9 +18,9 @@ from typing import Any
 from localeval.dataset import Sample
 from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import ask_pieces, evidence_chars, p_yes, verdict_style
+from localeval.metrics.chunking import ask_pieces, evidence_chars, verdict_style
 from localeval.metrics.evidence import decide
-from localeval.metrics.threshold import threshold
+from localeval.metrics.threshold import p_yes, threshold
 from localeval.schemas import checked_verdict
 
 NAME = "context_precision"

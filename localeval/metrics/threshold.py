@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from localeval.config import Settings
+    from localeval.judge.base import FieldProbs
     from localeval.metrics.base import MetricContext
 
 FITTED = {"en": 0.6, "zh": 0.45}
@@ -30,3 +31,11 @@ def effective_thresholds(settings: Settings) -> dict[str, float]:
     """τ per language as a run applies it (summary.json): the setting, else the fitted values."""
     chosen = settings.support_threshold
     return {lang: chosen if chosen is not None else tau for lang, tau in FITTED.items()}
+
+
+def p_yes(entry: FieldProbs | None) -> float | None:
+    """P(verdict = 1) renormalised over the two verdicts, from the judge's probabilities."""
+    if entry is None:
+        return None
+    yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
+    return yes / (yes + no) if yes + no > 0 else None
