@@ -3,7 +3,6 @@ metrics concurrently (their judge requests meet in the judge), write results and
 
 from __future__ import annotations
 
-import asyncio
 import os
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -15,9 +14,10 @@ from localeval import __version__, dataset, prompts
 from localeval.backends import Backends, build_backends
 from localeval.config import Settings
 from localeval.dataset import Dataset, Sample
-from localeval.errors import LocalevalError, OutputError, RunInterrupted
-from localeval.metrics import Metric, MetricContext, resolve
+from localeval.errors import OutputError, RunInterrupted
+from localeval.metrics import Metric, resolve
 from localeval.metrics.threshold import effective_thresholds
+from localeval.per_sample import evaluate_all
 from localeval.preflight import check_before_loading
 from localeval.records import SampleRecord, input_hash
 from localeval.runfolder import (
@@ -29,7 +29,6 @@ from localeval.runfolder import (
 )
 from localeval.stats import metric_summary, score_keys
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
-from localeval.text import detect_language
 
 
 @dataclass
@@ -37,83 +36,6 @@ class RunOutcome:
     records: list[SampleRecord]
     summary: dict[str, Any]
     dataset: Dataset
-
-
-def sample_language(sample: Sample, settings: Settings) -> str:
-    if settings.language != "auto":
-        return settings.language
-    first_context = sample.contexts[0][:500] if sample.contexts else None
-    return detect_language(sample.question, sample.answer, sample.ground_truth, first_context)
-
-
-async def evaluate_sample(
-    sample: Sample, metrics: list[Metric], settings: Settings, backends: Backends
-) -> SampleRecord:
-    """Run every metric of one sample concurrently; failures become that metric's error."""
-    record = SampleRecord(
-        id=sample.id, line=sample.line, language=sample_language(sample, settings)
-    )
-    ctx = MetricContext(
-        sample=sample,
-        language=record.language,
-        settings=settings,
-        judge=backends.judge,
-        embeddings=backends.embeddings,
-    )
-    runnable = []
-    for m in metrics:
-        missing = m.missing(sample)
-        if missing:
-            needs = ", ".join(" or ".join(f"'{alt}'" for alt in f.split("|")) for f in missing)
-            record.skipped[m.name] = f"needs {needs} (missing or empty in this row)"
-        else:
-            runnable.append(m)
-    outcomes = await asyncio.gather(*(m.fn(sample, ctx) for m in runnable), return_exceptions=True)
-    for m, outcome in zip(runnable, outcomes, strict=True):
-        if isinstance(outcome, LocalevalError):
-            record.errors[m.name] = str(outcome)
-        elif isinstance(outcome, BaseException):
-            if not isinstance(outcome, Exception):
-                raise outcome  # KeyboardInterrupt, CancelledError
-            record.errors[m.name] = (
-                f"internal error {type(outcome).__name__}: {outcome} (a bug; please report it)"
-            )
-        else:
-            record.scores.update(outcome.scores)
-            details = dict(outcome.details)
-            if outcome.reason:
-                details["unscored_reason"] = outcome.reason
-            if details:
-                record.details[m.name] = details
-    return record
-
-
-def sample_concurrency(settings: Settings, backends: Backends) -> int:
-    """How many samples to evaluate at once: a batched judge gets twice its slots in samples, so
-    a freed slot finds a request queued."""
-    slots = (backends.info.get("judge") or {}).get("parallel", 0)
-    return 2 * slots if slots > 1 else max(1, settings.parallel or 1)
-
-
-async def evaluate_all(
-    samples: list[Sample],
-    metrics: list[Metric],
-    settings: Settings,
-    backends: Backends,
-    on_record: Callable[[SampleRecord], None],
-) -> list[SampleRecord]:
-    """Evaluate samples with bounded concurrency so that several samples' requests overlap."""
-    limit = asyncio.Semaphore(sample_concurrency(settings, backends))
-    records: list[SampleRecord] = []
-
-    async def one(sample: Sample) -> None:
-        async with limit:
-            record = await evaluate_sample(sample, metrics, settings, backends)
-        records.append(record)
-        on_record(record)
-
-    await asyncio.gather(*(one(s) for s in samples))
-    return records
 
 
 def run(

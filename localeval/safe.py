@@ -9,6 +9,7 @@ a message stays one line and cannot recolour, move the cursor or reorder the ter
 
 from __future__ import annotations
 
+import html
 import re
 
 # C0 controls, DEL, C1 controls; the bidi marks, embeddings, overrides and isolates; the Unicode
@@ -35,3 +36,8 @@ def unicode_safe(text: str) -> str:
     """`text` with lone surrogates escaped (bytes of a non-UTF-8 file name as \\xNN), so that
     it can be encoded as UTF-8; other text is returned unchanged."""
     return _SURROGATE.sub(_escape, text) if _SURROGATE.search(text) else text
+
+
+def esc(value: object) -> str:
+    """Text for HTML (element content or a quoted attribute)."""
+    return html.escape(str(value), quote=True)

@@ -163,10 +163,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(func=cmd_models_verify)
 
-    from localeval.cli import meta_eval, retrieval
+    from localeval.cli.meta_eval import add_parser as add_meta_eval
+    from localeval.cli.retrieval import add_parser as add_retrieval
 
-    retrieval.add_parser(sub)
-    meta_eval.add_parser(sub, run)
+    add_retrieval(sub)
+    add_meta_eval(sub, run)
     _add_models_dir(parser, run, *mod_sub.choices.values())
     return parser
 

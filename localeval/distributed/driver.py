@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.backends import Backends
 from localeval.config import Settings
 from localeval.dataset import Sample
 from localeval.distributed.options import LOCAL, RayOptions
@@ -31,7 +32,6 @@ from localeval.errors import ConfigError, LocalevalError, ModelError
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
 from localeval.results import SampleRecord
-from localeval.runner import Backends
 
 Log = Callable[[str], None]
 
@@ -52,7 +52,7 @@ class RemoteEmbeddings:
 @dataclass
 class RayBackends(Backends):
     """The runner's backends when the workers hold the models: `evaluate_all` replaces
-    runner.evaluate_all, `ray_summary` goes into summary.json under "ray"."""
+    per_sample.evaluate_all, `ray_summary` goes into summary.json under "ray"."""
 
     options: RayOptions = field(default_factory=RayOptions)
     actors: list[Any] = field(default_factory=list)

@@ -27,8 +27,8 @@ from pydantic import BaseModel
 from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
-from localeval.metrics import contrast
 from localeval.metrics.base import MetricContext
+from localeval.metrics.contrast import check as check_contrast
 from localeval.metrics.evidence import closest_sentence, decide, grams
 from localeval.metrics.focus import Index, is_long
 from localeval.metrics.statements import degenerate, retry_split
@@ -310,7 +310,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
 
     async def finish(n_pieces: int) -> Support:
         if ctx.settings.contrast:
-            await contrast.check(items, result, texts_of, ask, ctx.language, size)
+            await check_contrast(items, result, texts_of, ask, ctx.language, size)
         verdicts = [v or {"verdict": 0, "reason": "not judged"} for v in result]
         return Support(verdicts, n_pieces, retries)
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from localeval.report.html import esc
 from localeval.report.view import BINS, fmt_ci, histogram
+from localeval.safe import esc
 
 
 def histogram_svg(key: str, values: list[float], mean: float | None, ci: list[float] | None) -> str:

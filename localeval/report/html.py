@@ -3,11 +3,11 @@ script, no external font or image; a Content-Security-Policy forbids any fetch).
 
 from __future__ import annotations
 
-import html
 import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from localeval.report.charts import forest_svg, histogram_svg
 from localeval.report.view import (
     HEADERS,
     SCORES_NOTE,
@@ -17,6 +17,7 @@ from localeval.report.view import (
     fmt_ci,
     is_verdict,
 )
+from localeval.safe import esc
 
 MAX_ROWS = 200
 
@@ -49,10 +50,6 @@ summary{cursor:pointer;font-weight:600}
 .text{white-space:pre-wrap;word-break:break-word}
 code{font-size:.9em;word-break:break-all}
 """
-
-
-def esc(value: Any) -> str:
-    return html.escape(str(value), quote=True)
 
 
 def html_table(header: list[str], rows: list[list[Any]], numeric: Iterable[int] = ()) -> str:
@@ -139,8 +136,6 @@ def _section(title: str, header: list[str], rows: list[list[Any]], limit: int | 
 
 
 def render_html(view: ReportView) -> str:
-    from localeval.report.charts import forest_svg, histogram_svg
-
     when = f" · {esc(view.finished_at)}" if view.finished_at else ""
     body = [f"<h1>{esc(view.title)}</h1>",
             f'<p class="muted">{esc(view.source)} · {view.n_records} samples{when}</p>']
