@@ -9,21 +9,21 @@ import numpy as np
 
 from localeval.names import owner_of
 from localeval.records import SampleRecord
+from localeval.resample import BOOTSTRAP_N, resampled_means
 
 
 def bootstrap_ci(
-    values: list[float], *, n: int = 2000, seed: int = 0
+    values: list[float], *, n: int = BOOTSTRAP_N, seed: int = 0
 ) -> tuple[float, float] | None:
     """Percentile bootstrap 95% interval of the mean (fixed seed: same data → same interval).
 
     Given paired differences (b_i - a_i) it is the paired bootstrap interval of the mean
-    difference: the pairs are resampled together.
+    difference: the pairs are resampled together. Memory is O(values + n), never
+    O(values × n): see `resampled_means`.
     """
     if len(values) < 2:
         return None
-    arr = np.asarray(values, dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    means = arr[rng.integers(0, len(arr), size=(n, len(arr)))].mean(axis=1)
+    means = resampled_means(np.asarray(values, dtype=np.float64), n, seed)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
 
