@@ -85,3 +85,26 @@ def test_large_runs_are_deterministic_and_as_wide_as_the_index_bootstrap(monkeyp
 def test_constant_and_tiny_inputs() -> None:
     assert bootstrap_ci([1.0]) is None
     assert bootstrap_ci([0.5] * 30_000) == (0.5, 0.5)
+
+
+def old_detect_language(*texts: str | None) -> str:
+    """text.detect_language before: a list of every CJK character and every Latin word."""
+    import re
+
+    joined = " ".join(t for t in texts if t)
+    cjk = len(re.findall(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]", joined))
+    latin = sum(len(w) for w in re.findall(r"[A-Za-z]+", joined)) / 4
+    return "zh" if cjk and cjk >= latin * 0.5 else "en"
+
+
+def test_detect_language_same_answers_in_bounded_memory() -> None:
+    from localeval.text import detect_language
+
+    rng = np.random.default_rng(9)
+    alphabet = list("abcXYZ 12.,;!?") + list("的一是不了人我在有他。") + ["é", "ß", "🙂"]
+    for _ in range(300):
+        texts = ["".join(rng.choice(alphabet, rng.integers(0, 60))) for _ in range(3)]
+        texts.append(None)  # type: ignore[arg-type]
+        assert detect_language(*texts) == old_detect_language(*texts)
+    answer = "alpha beta gamma. " * 1_000_000  # 18 MB: the old code took 214 MB (3M words)
+    assert _peak_mib(lambda: detect_language("q?", answer, None)) < 2.5 * len(answer) / 2**20
