@@ -118,16 +118,32 @@ def _split_english(text: str) -> list[str]:
     pieces: list[str] = []
     start = 0
     for m in _EN_END.finditer(text):
-        before = text[start:m.start()]
-        last_word = before.rsplit(None, 1)[-1] if before.split() else ""
-        nxt = text[m.end():].lstrip()[:1]
+        nxt = _first_after(text, m.end())
         if nxt.islower():
             continue  # a sentence does not start in lower case: "3 p.m. on Monday", "e.g. this"
         if m.group(1) == ".":
-            word = last_word.lower().rstrip(".")
+            word = _last_word(text, start, m.start()).lower().rstrip(".")
             if word in _ABBREV or (len(word) == 1 and word.isalpha()):
                 continue  # abbreviation or initial ("Dr. Smith", "J. R. R. Tolkien")
         pieces.append(text[start:m.end()])
         start = m.end()
     pieces.append(text[start:])
     return pieces
+
+
+def _first_after(text: str, pos: int) -> str:
+    """The first non-space character from pos on ("" if none), without copying the rest of
+    the text (a copy per sentence end made splitting a 1 MB line quadratic)."""
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return text[pos : pos + 1]
+
+
+def _last_word(text: str, start: int, end: int) -> str:
+    """The last whitespace-separated word of text[start:end] ("" if none)."""
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    begin = end
+    while begin > start and not text[begin - 1].isspace():
+        begin -= 1
+    return text[begin:end]

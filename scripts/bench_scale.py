@@ -6,7 +6,9 @@ Generates N rows (default 200,000) of retrieved ids + relevant ids (no judge, no
 1. runs `python -m localeval run` on them in a subprocess: wall time and peak RSS (wait4);
 2. runs again into a second folder, SIGKILLs it once results.jsonl holds about half the rows,
    resumes it with --resume, and checks that every id's scores equal the first run's;
-3. with --profile, reruns the first run under cProfile and lists where the time went.
+3. with --profile, reruns the first run under cProfile and lists where the time went;
+4. times closest_sentence (metrics/closest.py) against a 1 MB context: the index built once
+   per material, then each statement.
 
     python scripts/bench_scale.py [--rows 200000] [--at 5,10] [--dir DIR] [--profile]
 
@@ -137,6 +139,33 @@ def profile_top(path: Path, n: int = 15) -> list[str]:
     return lines[start : start + n + 1]
 
 
+def time_closest_sentence(size: int = 1_000_000, statements: int = 50) -> dict[str, Any]:
+    """Build the sentence index of a `size`-character context, then find each statement's
+    closest sentence (before the index: 1.5-2 s per statement on this machine)."""
+    sys.path.insert(0, str(ROOT))
+    from localeval.metrics.closest import SentenceIndex, closest_sentence
+
+    rng = random.Random(1)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
+             for _ in range(5000)]
+    sentences: list[str] = []
+    while sum(map(len, sentences)) + len(sentences) < size:
+        n = rng.randint(5, 25)
+        sentences.append(" ".join(rng.choice(words) for _ in range(n)).capitalize() + ".")
+    context = " ".join(sentences)
+    items = [" ".join(rng.choice(words) for _ in range(12)) for _ in range(statements)]
+    t = time.perf_counter()
+    SentenceIndex((context,))
+    build = time.perf_counter() - t
+    closest_sentence(items[0], [context])  # builds the cached index
+    t = time.perf_counter()
+    for item in items:
+        closest_sentence(item, [context])
+    return {"context_chars": len(context), "sentences": len(sentences),
+            "index_build_s": round(build, 3),
+            "per_statement_ms": round((time.perf_counter() - t) / statements * 1000, 3)}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=200_000)
@@ -162,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
                                      kill_at=(cut / "results.jsonl", args.rows // 2))
         report["resumed"] = timed_run(_command(data, cut, args.at, "--resume"))
         report["check"] = compare(full, cut, args.rows)
+        report["closest_sentence_1mb"] = time_closest_sentence()
         if args.profile:
             prof = work / "run.prof"
             shutil.rmtree(full, ignore_errors=True)

@@ -24,6 +24,7 @@ import re
 import unicodedata
 from typing import Any
 
+from localeval.metrics.closest import closest_sentence
 from localeval.text import match_key, split_sentences
 
 FOUND_COVERAGE = 0.8
@@ -139,18 +140,6 @@ def grams(text: str) -> set[str]:
     """Character trigrams of the text's match_key form (for closeness in any script)."""
     key = match_key(text)
     return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
-
-
-def closest_sentence(item: str, material: list[str]) -> str | None:
-    """The material's sentence sharing the most character trigrams with the item."""
-    g = grams(item)
-    best, best_n = None, 0
-    for text in material:
-        for sentence in split_sentences(text) or [text]:
-            n = len(g & grams(sentence))
-            if n > best_n:
-                best, best_n = sentence, n
-    return best
 
 
 def decide(item: str, judged: dict[str, Any], material: list[str], question: str | None,
