@@ -9,6 +9,7 @@ log2 and exp2 taken from numpy), so its results equal evaluate_report's bit for 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 from collections.abc import Mapping, Sequence
@@ -37,14 +38,6 @@ def _gain(grade: float, gain: str) -> float:
     return _exp_gain(grade) if gain == "exponential" else grade
 
 
-def _sum(values: list[float]) -> float:
-    """Left-to-right sum from 0.0, as np.bincount accumulates (not Python's compensated sum)."""
-    total = 0.0
-    for v in values:
-        total += v
-    return total
-
-
 def score_ranked(
     ranked: Sequence[str],
     relevant: Mapping[str, float],
@@ -54,54 +47,44 @@ def score_ranked(
     ideal: str,
 ) -> Scores:
     """Scores `{name or name@k: value}` of one query: `ranked` the retrieved ids without repeats,
-    `relevant` the ids with a grade > 0 (at least one). Options already checked."""
+    `relevant` the ids with a grade > 0 (at least one). Options already checked.
+
+    The hits (relevant ids retrieved) in rank order give running sums, left to right from 0.0
+    as np.bincount adds: sum[j] covers the first j hits, and the hits above a cutoff are a
+    prefix, so each metric at each cutoff is one lookup."""
     position = {d: i for i, d in enumerate(ranked, start=1)}
     hits = sorted((position[d], float(g)) for d, g in relevant.items() if d in position)
-    nret = float(len(ranked))
-    nrel = float(len(relevant))
-    ideal_grades = sorted((float(g) for g in relevant.values()), reverse=True)
-    cuts = [(k, [(r, g) for r, g in hits if k is None or r <= k]) for k in (None, *at)]
+    ranks = [r for r, _ in hits]
+    rr, ap, dcg = [0.0], [0.0], [0.0]  # Σ 1/rank, Σ hits so far/rank, Σ gain/log2(rank + 1)
+    for j, (r, g) in enumerate(hits, start=1):
+        rr.append(rr[-1] + 1.0 / float(r))
+        ap.append(ap[-1] + j / float(r))
+        dcg.append(dcg[-1] + _gain(g, gain) / _discount(r))
+    idcg = [0.0]  # over the relevant grades in descending order
+    for i, g in enumerate(sorted((float(g) for g in relevant.values()), reverse=True), start=1):
+        idcg.append(idcg[-1] + _gain(g, gain) / _discount(i))
+    nret, nrel = float(len(ranked)), float(len(relevant))
+    first = float(ranks[0]) if ranks else math.inf
     out: Scores = {}  # keys in retrieval.metric_names order: each metric, then its cutoffs
     for m in metrics:
-        for k, inside in cuts:
-            out[m if k is None else f"{m}@{k}"] = _one(
-                m, k, inside, float(len(inside)), hits, nret, nrel, ideal_grades, gain, ideal
-            )
+        for k in (None, *at):
+            h = len(ranks) if k is None else bisect.bisect_right(ranks, k)
+            if m == "hit_rate":
+                v = 1.0 if h > 0 else 0.0
+            elif m in ("hit_rate_granular", "recall"):
+                v = h / nrel
+            elif m == "mrr":
+                v = 1.0 / first if first <= (k or math.inf) else 0.0
+            elif m == "mrr_granular":
+                v = rr[h] / h if h > 0 else 0.0
+            elif m == "precision":
+                v = (h / nret if nret > 0 else 0.0) if k is None else h / k
+            elif m == "average_precision":
+                v = ap[h] / nrel
+            else:  # ndcg: the ideal over all relevant grades, or as many as were retrieved
+                limit = len(idcg) - 1 if k is None else min(k, len(idcg) - 1)
+                if ideal == "retrieved":
+                    limit = min(limit, len(ranked))
+                v = dcg[h] / idcg[limit] if idcg[limit] > 0 else 0.0
+            out[m if k is None else f"{m}@{k}"] = v
     return out
-
-
-def _one(
-    m: str,
-    k: int | None,
-    inside: list[tuple[int, float]],
-    h: float,
-    hits: list[tuple[int, float]],
-    nret: float,
-    nrel: float,
-    ideal_grades: list[float],
-    gain: str,
-    ideal: str,
-) -> float:
-    """One metric at one cutoff; the formulas of retrieval._score_sparse."""
-    if m == "hit_rate":
-        return 1.0 if h > 0 else 0.0
-    if m in ("hit_rate_granular", "recall"):
-        return h / nrel
-    if m == "mrr":
-        first = float(hits[0][0]) if hits else math.inf
-        return 1.0 / first if first <= (k or math.inf) else 0.0
-    if m == "mrr_granular":
-        return _sum([1.0 / float(r) for r, _ in inside]) / h if h > 0 else 0.0
-    if m == "precision":
-        if k is None:
-            return h / nret if nret > 0 else 0.0
-        return h / k
-    if m == "average_precision":
-        return _sum([j / float(r) for j, (r, _) in enumerate(inside, start=1)]) / nrel
-    limit = math.inf if k is None else float(k)  # ndcg
-    if ideal == "retrieved":
-        limit = min(limit, nret)
-    idcg = _sum([_gain(g, gain) / _discount(i) for i, g in enumerate(ideal_grades, start=1)
-                 if i <= limit])
-    dcg = _sum([_gain(g, gain) / _discount(r) for r, g in inside])
-    return dcg / idcg if idcg > 0 else 0.0

@@ -108,3 +108,58 @@ def test_detect_language_same_answers_in_bounded_memory() -> None:
         assert detect_language(*texts) == old_detect_language(*texts)
     answer = "alpha beta gamma. " * 1_000_000  # 18 MB: the old code took 214 MB (3M words)
     assert _peak_mib(lambda: detect_language("q?", answer, None)) < 2.5 * len(answer) / 2**20
+
+
+def old_metric_summary(records, owners):  # type: ignore[no-untyped-def]
+    """stats.metric_summary before: five passes over the records per score key."""
+    from collections.abc import Mapping
+
+    def retries(r, owner):  # type: ignore[no-untyped-def]
+        found = r.details.get(owner)
+        n = found.get("judge_retries") if isinstance(found, Mapping) else None
+        return n if isinstance(n, int) else 0
+
+    out = {}
+    for key, owner in owners.items():
+        vals = [float(v) for r in records if (v := r.scores.get(key)) is not None]
+        ci = bootstrap_ci(vals)
+        out[key] = {
+            "metric": owner,
+            "mean": float(np.mean(vals)) if vals else None,
+            "count": len(vals),
+            "unscored": sum(1 for r in records if key in r.scores and r.scores[key] is None),
+            "errors": sum(1 for r in records if owner in r.errors),
+            "skipped": sum(1 for r in records if owner in r.skipped),
+            "ci95": list(ci) if ci else None,
+            "judge_retries": sum(retries(r, owner) for r in records),
+        }
+    return out
+
+
+def test_metric_summary_in_one_pass_says_the_same() -> None:
+    from localeval.records import SampleRecord
+    from localeval.stats import metric_summary, score_keys
+
+    rng = np.random.default_rng(11)
+    records = []
+    for i in range(700):
+        r = SampleRecord(id=f"s{i}", line=i + 1)
+        for owner in ("faithfulness", "mrr", "ndcg", "rare"):
+            roll = rng.random()
+            if owner == "rare" and roll < 0.97:
+                continue
+            if roll < 0.1:
+                r.errors[owner] = "boom"
+            elif roll < 0.2:
+                r.skipped[owner] = "needs contexts"
+            else:
+                value = None if roll < 0.3 else float(rng.integers(0, 5)) / 4
+                r.scores[owner] = value
+                if owner == "ndcg":
+                    r.scores["ndcg@5"] = None if value is None else float(rng.random())
+                retried = rng.integers(0, 3) if owner == "faithfulness" else "x"
+                r.details[owner] = {"judge_retries": int(retried)} if retried != "x" else {}
+        records.append(r)
+    owners = score_keys(records, {"faithfulness": "faithfulness", "never": "never"})
+    assert list(owners) == ["faithfulness", "never", "mrr", "ndcg", "ndcg@5", "rare"]
+    assert metric_summary(records, owners) == old_metric_summary(records, owners)

@@ -5,6 +5,7 @@ expected_texts after normalisation (NFKC, case, whitespace)."""
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 
 from localeval.dataset import Sample
@@ -51,6 +52,11 @@ def _score_all(sample: Sample, ctx: MetricContext) -> _Found | None:
     return found
 
 
+@functools.lru_cache(maxsize=256)
+def _keys(name: str, at: tuple[int, ...]) -> list[str]:
+    return metric_names((name,), at)
+
+
 def _register(name: str) -> None:
     async def score(sample: Sample, ctx: MetricContext) -> MetricResult:
         found = _score_all(sample, ctx)
@@ -61,8 +67,7 @@ def _register(name: str) -> None:
                 "expected_relevance), or retrieved_texts with expected_texts",
             )
         scores, reason, matched_on = found
-        keys = metric_names((name,), ctx.settings.retrieval_at)
-        mine = {k: scores[k] for k in keys}
+        mine = {k: scores[k] for k in _keys(name, tuple(ctx.settings.retrieval_at))}
         return MetricResult(scores=mine, reason=reason, details={"matched_on": matched_on})
 
     metric(
