@@ -52,3 +52,14 @@ def test_long_lists_use_the_same_discounts() -> None:
         fast, _ = score_query(retrieved, expected, gain=gain, at=(10, 1000))
         slow = evaluate_report({"q": expected}, {"q": retrieved}, gain=gain, at=(10, 1000))
         assert fast == slow.per_query["q"]
+
+
+def test_rows_matched_on_ids_carry_no_details() -> None:
+    from localeval.config import Settings
+    from localeval.runner import run
+
+    rows = [{"id": "ids", "retrieved_ids": ["a", "b"], "expected_ids": ["b"]},
+            {"id": "texts", "retrieved_texts": ["AB "], "expected_texts": ["ab"]}]
+    ids, texts = run(rows, None, Settings(metrics=["retrieval"], retrieval_at=[5])).records
+    assert ids.details == {} and ids.scores["mrr@5"] == 0.5
+    assert texts.details["ndcg"] == {"matched_on": "texts"} and texts.scores["mrr"] == 1.0
