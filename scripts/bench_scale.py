@@ -11,6 +11,7 @@ Generates N rows (default 200,000) of retrieved ids + relevant ids (no judge, no
    per material, then each statement.
 
     python scripts/bench_scale.py [--rows 200000] [--at 5,10] [--dir DIR] [--profile]
+                                  [--no-fsync]
 
 Targets (issue 18): peak RSS < 1 GiB and wall < 2 minutes for 200,000 rows on 2 cores.
 """
@@ -51,12 +52,20 @@ def make_rows(path: Path, rows: int, seed: int = 0) -> None:
             f.write(json.dumps(row) + "\n")
 
 
-def _command(data: Path, out: Path, at: str, *extra: str, profile: Path | None = None) -> list:
-    head = [sys.executable]
+def _command(data: Path, out: Path, args: argparse.Namespace, *extra: str,
+             profile: Path | None = None) -> list:
+    """`python -m localeval run` as a -c snippet: with --no-fsync, os.fsync does nothing (to
+    measure what the rest costs; such a run is not crash-safe), with `profile` under cProfile."""
+    code = ["import os, sys"]
+    if args.no_fsync:
+        code.append("os.fsync = lambda fd: None")
+    code.append("from localeval.cli import main")
     if profile is not None:
-        head += ["-m", "cProfile", "-o", str(profile)]
-    return [*head, "-m", "localeval", "run", str(data), "--metrics", "retrieval", "--at", at,
-            "--out", str(out), "--quiet", *extra]
+        code.append(f"import cProfile; cProfile.run('main()', {str(profile)!r})")
+    else:
+        code.append("raise SystemExit(main())")
+    return [sys.executable, "-c", "\n".join(code), "run", str(data), "--metrics", "retrieval",
+            "--at", args.at, "--out", str(out), "--quiet", *extra]
 
 
 def _env() -> dict[str, str]:
@@ -172,6 +181,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--at", default="5,10", help="retrieval cutoffs (default 5,10)")
     ap.add_argument("--dir", type=Path, help="work folder (default: a temporary one, removed)")
     ap.add_argument("--profile", action="store_true", help="also run once under cProfile")
+    ap.add_argument("--no-fsync", action="store_true",
+                    help="runs without fsync, to measure the rest (not crash-safe)")
     args = ap.parse_args(argv)
     work = args.dir or Path(tempfile.mkdtemp(prefix="bench_scale_"))
     work.mkdir(parents=True, exist_ok=True)
@@ -182,20 +193,21 @@ def main(argv: list[str] | None = None) -> int:
         t = time.perf_counter()
         make_rows(data, args.rows)
         report: dict[str, Any] = {
-            "rows": args.rows, "at": args.at, "cpus": os.cpu_count(),
+            "rows": args.rows, "at": args.at, "cpus": os.cpu_count(), "fsync": not args.no_fsync,
+            "load_avg_before": os.getloadavg()[0],
             "generate_s": round(time.perf_counter() - t, 2),
             "data_mib": round(data.stat().st_size / 2**20, 1),
         }
-        report["run"] = timed_run(_command(data, full, args.at))
-        report["killed"] = timed_run(_command(data, cut, args.at),
+        report["run"] = timed_run(_command(data, full, args))
+        report["killed"] = timed_run(_command(data, cut, args),
                                      kill_at=(cut / "results.jsonl", args.rows // 2))
-        report["resumed"] = timed_run(_command(data, cut, args.at, "--resume"))
+        report["resumed"] = timed_run(_command(data, cut, args, "--resume"))
         report["check"] = compare(full, cut, args.rows)
         report["closest_sentence_1mb"] = time_closest_sentence()
         if args.profile:
             prof = work / "run.prof"
             shutil.rmtree(full, ignore_errors=True)
-            report["profiled_wall_s"] = timed_run(_command(data, full, args.at, profile=prof))[
+            report["profiled_wall_s"] = timed_run(_command(data, full, args, profile=prof))[
                 "wall_s"]
             report["profile_tottime"] = profile_top(prof)
         ok = (report["run"]["rc"] == 0 and report["resumed"]["rc"] == 0
