@@ -97,3 +97,31 @@ def test_index_is_shared_by_a_samples_items() -> None:
     for _ in range(20):
         item = _text(rng, 10)
         assert index.closest(item) == old_closest_sentence(item, material)
+
+
+def old_novel_details(item: str, known: list[str]) -> list[str]:
+    """evidence.novel_details before its known numbers and words were cached per material."""
+    import unicodedata
+
+    from localeval.metrics import evidence
+
+    known_numbers: set[str] = set()
+    known_words: set[str] = set()
+    for text in known:
+        known_numbers |= evidence._numbers(text)
+        known_words |= {w.casefold()
+                        for w in evidence._WORD.findall(unicodedata.normalize("NFKC", text))}
+    missing = sorted(evidence._numbers(item) - known_numbers, key=item.find)
+    missing += [n for n in evidence._names(item) if not evidence._name_known(n, known_words)]
+    return missing
+
+
+def test_novel_details_with_the_cached_material_say_the_same() -> None:
+    from localeval.metrics.evidence import novel_details
+
+    rng = random.Random(5)
+    extra = ["Toronto", "Toronto's", "1,200", "3.5", "2011", "Ju-hyun", "American", "America"]
+    for _ in range(300):
+        known = [_text(rng, 30) + " " + " ".join(rng.sample(extra, 3)) for _ in range(2)]
+        item = _text(rng, 8) + " " + " ".join(rng.sample(extra, 2))
+        assert novel_details(item, known) == old_novel_details(item, known)
