@@ -6,6 +6,7 @@ A row that cannot be used becomes a RowProblem naming its line; the other rows s
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -69,6 +70,7 @@ class Dataset(BaseModel):
 
 
 MAX_DEPTH = 32  # lists/objects nested deeper than this in a row are refused
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _value_problem(field: str, value: Any) -> str | None:
@@ -78,7 +80,7 @@ def _value_problem(field: str, value: Any) -> str | None:
     while stack:
         v, depth = stack.pop()
         if isinstance(v, str):
-            if any("\ud800" <= ch <= "\udfff" for ch in v):
+            if _SURROGATE.search(v):  # C speed: a character loop took seconds on a 50 MB line
                 return "holds text that is not valid Unicode (an unpaired surrogate escape)"
         elif isinstance(v, (list, tuple, dict)):
             if depth >= MAX_DEPTH:

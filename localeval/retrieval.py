@@ -21,6 +21,7 @@ import numpy as np
 
 from localeval.errors import ConfigError
 from localeval.names import did_you_mean
+from localeval.retrieval_query import score_ranked
 from localeval.text import normalize as normalize_text
 from localeval.trec import ranks_by_score
 
@@ -381,23 +382,20 @@ def score_query(
     ideal: str = "all",
     metrics: Sequence[str] = RETRIEVAL_METRICS,
 ) -> tuple[Scores, str | None]:
-    """Score one query: ``({name or name@k: value}, reason if unscored else None)``.
+    """Score one query: ``({name or name@k: value}, reason if unscored else None)``; the same
+    numbers as :func:`evaluate_report`, in plain Python (localeval/retrieval_query.py).
 
     ``expected`` is a list of ids (binary) or ``{id: grade}``; ids are compared as strings
     (``1`` matches ``"1"``). Without a relevant id every value is ``None`` and a reason is given.
     """
     _check_list(retrieved, "retrieved ids")
     grades = _expected_grades(expected)
-    report = evaluate_report(
-        {"q": grades},
-        {"q": [_as_id(x) for x in retrieved]},
-        metrics=metrics,
-        at=at,
-        gain=gain,
-        ideal=ideal,
-    )
-    scores = report.per_query["q"]
-    return scores, (NO_RELEVANT_REASON if report.skipped else None)
+    metrics, at = check_options(metrics, at, gain, ideal)
+    relevant = {d: g for d, g in grades.items() if g > 0}
+    if not relevant:
+        return dict.fromkeys(metric_names(metrics, at)), NO_RELEVANT_REASON
+    ranked = list(dict.fromkeys(map(_as_id, retrieved)))  # an id counts once, at its first rank
+    return score_ranked(ranked, relevant, metrics, at, gain, ideal), None
 
 
 def score_texts(

@@ -3,9 +3,11 @@ percentile bootstrap with a fixed seed (same data → same interval)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
+
+from localeval.resample import CHUNK, resampled_means
 
 TIE_EPS = 1e-9  # scores closer than this are a tie
 BOOTSTRAP_N = 2000
@@ -89,17 +91,24 @@ def bootstrap_ci(
     size = len(arrays[0])
     if size < 2:
         return None
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, size, size=(n, size))
     if len(arrays) == 1 and statistic is mean:  # vectorised fast path
-        values = arrays[0][idx].mean(axis=1)
+        values = resampled_means(arrays[0], n, seed)
     else:
-        found = (statistic(*(a[i] for a in arrays)) for i in idx)
+        found = (statistic(*(a[i] for a in arrays)) for i in _resamples(size, n, seed))
         values = np.asarray([v for v in found if v is not None], dtype=np.float64)
     if values.size == 0:
         return None
     lo, hi = np.percentile(values, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def _resamples(size: int, n: int, seed: int) -> Iterator[np.ndarray]:
+    """n index resamples of range(size), drawn CHUNK numbers at a time from one generator (the
+    same indices as drawing all n at once, in O(CHUNK) memory)."""
+    rng = np.random.default_rng(seed)
+    rows = max(1, CHUNK // size)
+    for start in range(0, n, rows):
+        yield from rng.integers(0, size, size=(min(rows, n - start), size))
 
 
 def mean(values: Sequence[float]) -> float | None:
