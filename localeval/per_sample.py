@@ -79,15 +79,18 @@ async def evaluate_all(
     backends: Backends,
     on_record: Callable[[SampleRecord], None],
 ) -> list[SampleRecord]:
-    """Evaluate samples with bounded concurrency so that several samples' requests overlap."""
-    limit = asyncio.Semaphore(sample_concurrency(settings, backends))
+    """Evaluate samples with bounded concurrency so that several samples' requests overlap:
+    as many workers as samples may run at once, each taking the next sample in input order (no
+    task per sample up front: a query log of 200,000 rows holds a few coroutines, not 200,000)."""
+    queue = iter(samples)
     records: list[SampleRecord] = []
 
-    async def one(sample: Sample) -> None:
-        async with limit:
+    async def worker() -> None:
+        for sample in queue:
             record = await evaluate_sample(sample, metrics, settings, backends)
-        records.append(record)
-        on_record(record)
+            records.append(record)
+            on_record(record)
 
-    await asyncio.gather(*(one(s) for s in samples))
+    n = min(len(samples), sample_concurrency(settings, backends))
+    await asyncio.gather(*(worker() for _ in range(n)))
     return records

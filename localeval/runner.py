@@ -178,9 +178,13 @@ def _finish(
 ) -> RunOutcome:
     """Order results.jsonl (where there is room), then write summary.json and the reports."""
     lines = {s.id: s.line for s in data.samples}
-    records = (
-        folder.finish(lines, log) if folder is not None else sorted(new, key=lambda r: r.line)
-    )
+    n_previous = len(previous)
+    if folder is not None:  # results.jsonl holds them all: read back once, never two copies
+        new.clear()
+        previous.clear()
+        records = folder.finish(lines, log)
+    else:
+        records = sorted(new, key=lambda r: r.line)
     summary = build_summary(
         data, records, metrics, settings, backends, time.perf_counter() - started
     )
@@ -189,8 +193,8 @@ def _finish(
     redone = {r.id for r in records if r.input_hash == hashes.get(r.id)}
     summary["complete"] = not interrupted and redone >= set(hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    if previous and folder is not None:  # keep what the earlier sessions loaded
-        summary["resumed"] = {"samples_from_earlier_sessions": len(previous)}
+    if n_previous and folder is not None:  # keep what the earlier sessions loaded
+        summary["resumed"] = {"samples_from_earlier_sessions": n_previous}
         summary["models"] = {**previous_models(folder.path), **summary["models"]}
     if folder is not None:
         summary["run_fingerprint"] = folder.fingerprint
