@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from localeval import embed  # noqa: E402
 from localeval.embed import EmbeddingStore  # noqa: E402
+from localeval.meta_eval import stats  # noqa: E402
 from localeval.metrics import similarity  # noqa: E402
 
 
@@ -78,6 +79,24 @@ def figures(right: tuple[np.ndarray, ...], wrong: tuple[np.ndarray, ...], weight
                        ("all", slice(None))):
         out[half] = {"raw": round(pairwise(right[0][part], wrong[0][part]), 3),
                      "new": round(pairwise(new(right, part, weight), new(wrong, part, weight)), 3)}
+    out["as_labelled_rows"] = labelled(right, wrong, weight)
+    return out
+
+
+def labelled(right: tuple[np.ndarray, ...], wrong: tuple[np.ndarray, ...], weight: float
+             ) -> dict[str, Any]:
+    """Every answer a row (right 1, wrong 0): AUROC across questions, and the agreement and
+    Cohen's kappa of score ≥ 0.5 with the label (as meta-eval reports labelled rows)."""
+    labels = [1] * len(right[0]) + [0] * len(wrong[0])
+    out = {}
+    raw = np.concatenate([np.maximum(right[0], 0), np.maximum(wrong[0], 0)])
+    ours = np.concatenate([new(right, slice(None), weight), new(wrong, slice(None), weight)])
+    for name, scores in (("raw", raw), ("new", ours)):
+        said = [int(v >= 0.5) for v in scores]
+        kappa = stats.cohen_kappa(said, labels)
+        out[name] = {"auroc": round(stats.auroc(list(scores), labels) or 0.0, 3),
+                     "agreement": round(float(np.mean(np.equal(said, labels))), 3),
+                     "kappa": None if kappa is None else round(kappa, 3)}
     return out
 
 
