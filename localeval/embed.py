@@ -128,12 +128,29 @@ class EmbeddingStore:
         va, vb = await self.vectors([a, b])
         return float(np.clip(np.dot(va, vb), -1.0, 1.0))
 
+    async def baseline(self, language: str) -> float:
+        """Mean cosine this embedder gives two unrelated texts of `language`: over every pair
+        of the bundled sentences (metrics/baseline_text.py; English for another language).
+        Computed once per embedder fingerprint and language in a process."""
+        key = (self.embedder.fingerprint, language)
+        if key not in _BASELINES:
+            from localeval.metrics.baseline_text import SENTENCES
+
+            vecs = (await self.vectors(list(SENTENCES.get(language, SENTENCES["en"])))).astype(
+                np.float64)
+            sims = vecs @ vecs.T
+            upper = np.triu_indices(len(vecs), 1)
+            _BASELINES[key] = float(np.clip(sims[upper].mean(), -1.0, 0.99))
+        return _BASELINES[key]
+
     def close(self) -> None:
         if self._prefetch is not None:
             self._prefetch.join()
             self._prefetch = None
 
 
+_BASELINES: dict[tuple[str, str], float] = {}
+"""(embedder fingerprint, language) → baseline cosine (EmbeddingStore.baseline)."""
 LANGUAGE_OF = {"m3e-small": "zh", "all-minilm-l6-v2": "en"}
 """Embedders of one language (manifest names); any other is taken as multilingual."""
 _COMPANIONS: dict[str, EmbeddingStore | None] = {}

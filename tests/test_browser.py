@@ -350,10 +350,10 @@ def test_example_report_renders_in_chromium_without_errors(tmp_path: Path) -> No
         })()""")
     _keep(tmp_path / "report.png")
     keys = {h["key"]: h for h in charts["hist"]}
-    assert set(keys) == {"faithfulness", "answer_similarity"}
+    assert set(keys) == {"faithfulness", "answer_similarity", "answer_similarity.raw"}
     for h in keys.values():
         assert h["width"] > 100 and h["bars"] >= 1 and h["mean"] == 1 and h["ci"] == 1
-    assert charts["forestDots"] == 2
+    assert charts["forestDots"] == 3
     assert charts["verdictMarks"] >= 4  # ✓/✗ of the lowest samples' statements
     assert charts["injected"] == 0  # the judge's text is escaped, never markup
     assert "localeval report" in charts["title"]

@@ -26,6 +26,18 @@ DEV = SHARED / "data" / "dev"
 # ---- statistics ----------------------------------------------------------------------------
 
 
+def test_cohen_kappa_of_a_hand_computed_2x2() -> None:
+    # judge 1 / human 1: 20, judge 0 / human 1: 5, judge 1 / human 0: 10, both 0: 15
+    judge = [1] * 20 + [0] * 5 + [1] * 10 + [0] * 15
+    human = [1] * 25 + [0] * 25
+    # p_o = 35/50 = 0.7; p_e = 0.6 · 0.5 + 0.4 · 0.5 = 0.5 → kappa = 0.2 / 0.5 = 0.4
+    assert stats.cohen_kappa(judge, human) == pytest.approx(0.4)
+    assert stats.cohen_kappa(human, human) == pytest.approx(1.0)
+    assert stats.cohen_kappa([1, 0], [0, 1]) == pytest.approx(-1.0)
+    assert stats.cohen_kappa([1, 1], [1, 1]) is None  # chance agreement 1: undefined
+    assert stats.cohen_kappa([], []) is None
+
+
 def test_pair_outcome_wins_ties_losses_and_unscored() -> None:
     assert stats.pair_outcome(0.9, 0.1) == 1.0
     assert stats.pair_outcome(0.5, 0.5) == 0.5
@@ -459,6 +471,16 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
     assert overall.spearman == pytest.approx(stats.spearman([1, 0.5, 0.5, 0, 1], [3, 2, 2, 1, 3]))
     assert overall.spearman == pytest.approx(1.0)
     assert overall.kendall_tau_b == pytest.approx(1.0)
+    # cut at 0.5 the judge says 1, 1, 1, 0, 1 against labels 1, 1, 0, 0, 0: agree on 3 of 5;
+    # chance agreement 0.8 · 0.4 + 0.2 · 0.6 = 0.44 → kappa (0.6 − 0.44) / 0.56 = 2/7
+    assert (overall.base_rate, overall.judge_rate) == pytest.approx((0.4, 0.8))
+    assert overall.agreement == pytest.approx(0.6)
+    assert overall.kappa == pytest.approx(2 / 7)
+    stored = json.loads((tmp_path / "o" / "meta_eval.json").read_text())["groups"]["all"]
+    assert stored["kappa"] == pytest.approx(2 / 7) and stored["kappa_cut"] == 0.5
+    for page in ("meta_eval.md", "meta_eval.html"):
+        text = (tmp_path / "o" / page).read_text()
+        assert "kappa" in text and "0.286" in text and "base rate" in text
     # r5 (label 0, score 1) is above both positives' average: the worst disagreement
     assert got.result.disagreements[0] == "r5"
     assert "✓ statement: the first claim.; sentence: 1; judge_verdict: 1" in (

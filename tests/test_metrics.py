@@ -449,9 +449,12 @@ def test_shared_statements_are_asked_once_per_sample() -> None:
 def test_answer_similarity_cosine_and_threshold() -> None:
     rec, _ = run("answer_similarity", EN, {})
     c = cos(EN["answer"], EN["ground_truth"])
-    assert rec.scores["answer_similarity"] == pytest.approx(c, abs=1e-6)
-    rec, _ = run("answer_similarity", EN, {}, similarity_threshold=c + 0.01)
-    assert rec.scores["answer_similarity"] == 0.0
+    assert rec.scores["answer_similarity.raw"] == pytest.approx(c, abs=1e-6)
+    score = rec.scores["answer_similarity"]
+    rec, _ = run("answer_similarity", EN, {}, similarity_threshold=score + 0.01)
+    assert rec.scores["answer_similarity"] == 0.0  # the threshold applies to the main score
+    rec, _ = run("answer_similarity", EN, {}, similarity_threshold=score - 0.01)
+    assert rec.scores["answer_similarity"] == 1.0
 
 
 def test_rerank_relevancy_mean_and_max() -> None:

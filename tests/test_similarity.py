@@ -9,6 +9,7 @@ import pytest
 
 from localeval import embed
 from localeval.embed import EmbeddingStore, HashEmbedder, store_for
+from localeval.metrics import similarity
 
 
 class Named(HashEmbedder):
@@ -47,3 +48,91 @@ def test_answer_similarity_reports_the_embedder_used(english_companion: Embeddin
     assert details["embedder"] == "hash-ngram-512"  # the fake run's own, multilingual
     va, vb = HashEmbedder().encode([EN["answer"], EN["ground_truth"]])
     assert details["cosine"] == pytest.approx(float(np.dot(va, vb)), abs=1e-6)
+
+
+# ---- the score: content overlap, or the cosine rescaled by the embedder's own baseline ------
+
+
+def test_rescale_by_the_baseline() -> None:
+    assert similarity.rescale(0.85, 0.7) == pytest.approx(0.5)
+    assert similarity.rescale(1.0, 0.7) == pytest.approx(1.0)
+    assert similarity.rescale(0.6, 0.7) == 0.0  # below unrelated texts: nothing
+    assert similarity.blend(0.2, 0.9, 0.25) == pytest.approx(0.225)  # cosine: a quarter weight
+    assert similarity.blend(0.6, 0.9, 0.25) == pytest.approx(0.6)  # shared content decides
+
+
+def test_overlap_is_the_shorter_texts_share_of_content_terms() -> None:
+    # ground truth terms: sunli, water, carbo, dioxi — all in the longer answer
+    assert similarity.overlap("Plants need sunlight, water and carbon dioxide, and release "
+                              "oxygen.", "Sunlight, water and carbon dioxide.") == 1.0
+    # a wrong name and year: only "insulin" and "discovered" shared, of 6 answer terms
+    assert similarity.overlap("Insulin was discovered by Marie Curie in 1935 in Paris.",
+                              "Frederick Banting and Charles Best discovered insulin in 1921."
+                              ) == pytest.approx(2 / 6)
+    assert similarity.overlap("巴黎。", "举办地还没有确定。") == 0.0
+    assert similarity.overlap("the", "a") == 0.0  # no content term: 0, not a division by 0
+
+
+def test_baseline_is_the_mean_cosine_of_the_bundled_sentences_and_cached(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from localeval.metrics.baseline_text import SENTENCES
+
+    monkeypatch.setattr(embed, "_BASELINES", {})
+    vecs = HashEmbedder().encode(list(SENTENCES["zh"])).astype(np.float64)
+    sims = vecs @ vecs.T
+    want = float(sims[np.triu_indices(len(vecs), 1)].mean())
+    store = EmbeddingStore(HashEmbedder())
+    assert asyncio.run(store.baseline("zh")) == pytest.approx(want, abs=1e-6)
+    assert len(SENTENCES["zh"]) >= 40 and len(SENTENCES["en"]) >= 40
+
+    class Counting(HashEmbedder):
+        calls = 0
+
+        def encode(self, texts: list[str]) -> np.ndarray:
+            Counting.calls += 1
+            return super().encode(texts)
+
+    again = EmbeddingStore(Counting())  # same fingerprint: the cached value, no encoding
+    assert asyncio.run(again.baseline("zh")) == asyncio.run(store.baseline("zh"))
+    assert Counting.calls == 0
+    assert asyncio.run(store.baseline("en")) != asyncio.run(store.baseline("zh"))
+
+
+def test_answer_similarity_scores_raw_and_parts(english_companion: EmbeddingStore) -> None:
+    from tests.test_metrics import EN, run
+
+    rec, _ = run("answer_similarity", EN, {})
+    d = rec.details["answer_similarity"]
+    assert rec.scores["answer_similarity.raw"] == pytest.approx(max(0.0, d["cosine"]))
+    assert d["rescaled"] == pytest.approx(similarity.rescale(d["cosine"], d["baseline"]))
+    assert d["overlap"] == pytest.approx(similarity.overlap(EN["answer"], EN["ground_truth"]))
+    assert rec.scores["answer_similarity"] == pytest.approx(
+        max(d["overlap"], similarity.COSINE_WEIGHT * d["rescaled"]))
+    wrong = {**EN, "answer": "Bob started it in 1975 in Berlin."}
+    worse, _ = run("answer_similarity", wrong, {})
+    assert worse.scores["answer_similarity"] < rec.scores["answer_similarity"]
+
+
+@pytest.mark.embedder
+def test_the_bundled_example_separates_right_from_wrong(small_embedder) -> None:  # type: ignore[no-untyped-def]
+    """Issue 19: with m3e-small every example row had 0.90–0.93, the wrong insulin answer 0.905."""
+    import json
+
+    from localeval.config import Settings
+    from localeval.dataset import to_sample
+    from localeval.judge.client import JudgeClient
+    from localeval.judge.fake import FakeJudge
+    from localeval.metrics import resolve
+    from localeval.paths import package_data
+    from localeval.runner import Backends, evaluate_sample
+
+    backends = Backends(judge=JudgeClient(FakeJudge({})),
+                        embeddings=EmbeddingStore(small_embedder))
+    rows = [json.loads(x) for x in
+            (package_data("examples") / "example.jsonl").read_text("utf-8").splitlines() if x]
+    got = {}
+    for i, row in enumerate(rows, 1):
+        rec = asyncio.run(evaluate_sample(to_sample(row, i), resolve(["answer_similarity"]),
+                                          Settings(judge="fake"), backends))
+        got[row["id"]] = rec.scores["answer_similarity"]
+    assert got["en-insulin"] <= 0.5 and got["en-photosynthesis"] >= 0.8, got

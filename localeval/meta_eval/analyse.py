@@ -1,6 +1,7 @@
 """From the run folder's records to agreement figures: per pair outcome, per language and
 overall pairwise accuracy (ties ½) with a bootstrap CI, AUROC / Spearman / Kendall for labelled
-rows, and the disagreements (what the report explains)."""
+rows (with Cohen's kappa, raw agreement and the base rate of the judge's score cut at
+KAPPA_CUT against the label), and the disagreements (what the report explains)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,8 @@ from localeval.meta_eval.formats import LabelledRow, Pair
 from localeval.results import SampleRecord
 
 ALL = "all"
+KAPPA_CUT = 0.5
+"""A labelled row's score counts as the judge saying 1 when it is at least this."""
 TIE_RULE = (
     "pairwise accuracy = (wins + ½ ties) / pairs judged; a tie (equal scores) counts ½; a pair "
     "where either side got no score (unscored, error, skipped) counts as a loss; pairs people "
@@ -66,6 +69,13 @@ class RowStats(BaseModel):
     negatives: int = 0
     auroc: float | None = None
     auroc_ci95: tuple[float, float] | None = None
+    base_rate: float | None = Field(None, description="share of scored labelled rows labelled 1")
+    judge_rate: float | None = Field(None, description="share the judge scores ≥ kappa_cut")
+    agreement: float | None = Field(
+        None, description="share where (score ≥ kappa_cut) equals the label"
+    )
+    kappa: float | None = Field(None, description="Cohen's kappa of the same 0/1 decisions")
+    kappa_cut: float = KAPPA_CUT
     graded: int = 0
     spearman: float | None = None
     spearman_ci95: tuple[float, float] | None = None
@@ -191,6 +201,10 @@ def row_stats(results: list[RowResult]) -> RowStats:
         out.auroc = stats.auroc(s, y)  # type: ignore[arg-type]
         if out.auroc is not None:
             out.auroc_ci95 = stats.bootstrap_ci(stats.auroc, s, y)  # type: ignore[arg-type]
+        said = [int(v >= KAPPA_CUT) for v in s]  # type: ignore[operator]
+        out.base_rate, out.judge_rate = float(np.mean(y)), float(np.mean(said))
+        out.agreement = float(np.mean([j == h for j, h in zip(said, y, strict=True)]))
+        out.kappa = stats.cohen_kappa(said, y)  # type: ignore[arg-type]
     if graded:
         s, h = [r.score for r in graded], [r.human_score for r in graded]
         out.spearman = stats.spearman(s, h)  # type: ignore[arg-type]

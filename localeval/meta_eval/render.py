@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.meta_eval.analyse import PairResult, PairStats, RowResult, RowStats
+from localeval.meta_eval.analyse import KAPPA_CUT, PairResult, PairStats, RowResult, RowStats
 from localeval.records import SampleRecord
 from localeval.report.markdown import details_md, md_cell
 
@@ -76,7 +76,8 @@ def group_rows(result: Any) -> tuple[list[str], list[list[str]]]:
             if isinstance(s, PairStats)
         ]
         return header, rows
-    header = ["group", "rows", "scored", "AUROC", "95% CI", "Spearman", "95% CI", "Kendall tau-b"]
+    header = ["group", "rows", "scored", "AUROC", "95% CI", "base rate", "agreement", "kappa",
+              "Spearman", "95% CI", "Kendall tau-b"]
     rows = [
         [
             g,
@@ -84,6 +85,9 @@ def group_rows(result: Any) -> tuple[list[str], list[list[str]]]:
             str(s.scored),
             _f(s.auroc),
             _ci(s.auroc_ci95),
+            _f(s.base_rate),
+            _f(s.agreement),
+            _f(s.kappa),
             _f(s.spearman),
             _ci(s.spearman_ci95),
             _f(s.kendall_tau_b),
@@ -111,7 +115,9 @@ def rule(result: Any) -> str:
         return str(result.tie_rule)
     return (
         "AUROC: the chance that a row labelled 1 scores above one labelled 0 (ties ½); "
-        "Spearman and Kendall tau-b against human_score; rows without a score are left out"
+        f"agreement and Cohen's kappa: the score cut at {KAPPA_CUT} (≥ → 1) against the label, "
+        "base rate = share labelled 1; Spearman and Kendall tau-b against human_score; "
+        "rows without a score are left out"
     )
 
 
@@ -126,7 +132,7 @@ def table(result: Any) -> str:
     rule = (
         "ties count ½, an unscored pair 0"
         if result.kind == "pairs"
-        else ("AUROC: label 1 above label 0, ties ½")
+        else f"AUROC: label 1 above label 0, ties ½; kappa: score ≥ {KAPPA_CUT} against the label"
     )
     return "\n".join(
         [f"meta-eval {result.score}: {headline(result)}", *lines, f"{rule}; {cost_line(result)}"]

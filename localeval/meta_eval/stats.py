@@ -1,5 +1,5 @@
-"""Agreement statistics (numpy only): pairwise outcomes, AUROC, Spearman, Kendall tau-b and a
-percentile bootstrap with a fixed seed (same data → same interval)."""
+"""Agreement statistics (numpy only): pairwise outcomes, AUROC, Spearman, Kendall tau-b, Cohen's
+kappa and a percentile bootstrap with a fixed seed (same data → same interval)."""
 
 from __future__ import annotations
 
@@ -59,6 +59,20 @@ def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
     if denom == 0.0:
         return None
     return float((rx * ry).sum() / denom)
+
+
+def cohen_kappa(judge: Sequence[int], human: Sequence[int]) -> float | None:
+    """Cohen's kappa of two 0/1 labellings of the same rows: (p_o − p_e) / (1 − p_e), p_o the
+    share of rows where they agree, p_e the agreement expected by chance from each side's rate
+    of 1s. None with no row, or when p_e = 1 (both sides constant and equal: undefined)."""
+    a, b = np.asarray(judge, dtype=np.float64), np.asarray(human, dtype=np.float64)
+    if a.size == 0:
+        return None
+    observed = float((a == b).mean())
+    expected = float(a.mean() * b.mean() + (1 - a.mean()) * (1 - b.mean()))
+    if expected >= 1.0:
+        return None
+    return (observed - expected) / (1.0 - expected)
 
 
 def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
