@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from localeval.backends import Backends
 from localeval.config import Settings
 from localeval.dataset import to_sample
 from localeval.embed import EmbeddingStore, HashEmbedder
@@ -23,8 +24,8 @@ from localeval.metrics.chunking import pack
 from localeval.metrics.context_entities import entity_key, matches
 from localeval.metrics.context_precision import average_precision
 from localeval.metrics.context_relevance import rank_weight
+from localeval.per_sample import evaluate_sample
 from localeval.results import SampleRecord
-from localeval.runner import Backends, evaluate_sample
 
 EN = {
     "id": "s1",
