@@ -371,7 +371,7 @@ def test_compare_page_renders_in_chromium(
         load_and_check(page, tmp_path / "cmp" / "compare.html", tmp_path / "compare.png")
         dots = page.evaluate("document.querySelectorAll('svg.forest.diff circle.dot').length")
     _keep(tmp_path / "compare.png")
-    assert dots == 2
+    assert dots == 3  # faithfulness, answer_similarity and answer_similarity.raw
 
 
 def test_the_check_itself_catches_errors_and_fetches(tmp_path: Path) -> None:
