@@ -35,7 +35,7 @@ from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_l
 class RunOutcome:
     records: list[SampleRecord]
     summary: dict[str, Any]
-    dataset: Dataset
+    dataset: Dataset  # its source and problems; after a run into a folder, no samples (freed)
 
 
 def run(
@@ -138,9 +138,10 @@ def _run_open(
         if sample is not None:
             record.input_hash = hashes[record.id]
             record.question, record.answer = sample.question, sample.answer
-        new.append(record)
         if folder is not None:
-            folder.write(record)
+            folder.write(record)  # results.jsonl holds it; read back once at the end
+        else:
+            new.append(record)
         bar.advance()
 
     interrupted: KeyboardInterrupt | None = None
@@ -151,13 +152,18 @@ def _run_open(
     finally:
         bar.close()
         backends.close()
+    n_samples, lines = len(data.samples), {s.id: s.line for s in data.samples}
+    if folder is not None:  # the rows are done with: free them before the results are read back
+        todo.clear()
+        by_id.clear()
+        data.samples.clear()
     # a SIGTERM/SIGHUP now waits until the summary and the report are written
     with on_stop_signals(lambda signum, frame: None):
-        outcome = _finish(data, metrics, settings, folder, hashes, previous, new, backends, log,
-                          started, interrupted is not None)
+        outcome = _finish(data, n_samples, lines, metrics, settings, folder, hashes, previous,
+                          new, backends, log, started, interrupted is not None)
     if interrupted is not None:
         where = folder.path if folder is not None else None
-        args = (len(outcome.records), len(data.samples), where, outcome.summary)
+        args = (len(outcome.records), n_samples, where, outcome.summary)
         signum = getattr(interrupted, "signum", None)
         raise RunStopped(signum, *args) if signum else RunInterrupted(*args)
     return outcome
@@ -165,6 +171,8 @@ def _run_open(
 
 def _finish(
     data: Dataset,
+    n_samples: int,
+    lines: dict[str, int],
     metrics: list[Metric],
     settings: Settings,
     folder: OutputFolder | None,
@@ -177,16 +185,14 @@ def _finish(
     interrupted: bool,
 ) -> RunOutcome:
     """Order results.jsonl (where there is room), then write summary.json and the reports."""
-    lines = {s.id: s.line for s in data.samples}
     n_previous = len(previous)
     if folder is not None:  # results.jsonl holds them all: read back once, never two copies
-        new.clear()
         previous.clear()
         records = folder.finish(lines, log)
     else:
         records = sorted(new, key=lambda r: r.line)
     summary = build_summary(
-        data, records, metrics, settings, backends, time.perf_counter() - started
+        data, n_samples, records, metrics, settings, backends, time.perf_counter() - started
     )
     if hasattr(backends, "ray_summary"):
         summary["ray"] = backends.ray_summary()
@@ -221,6 +227,7 @@ def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, A
 
 def build_summary(
     data: Dataset,
+    n_samples: int,
     records: list[SampleRecord],
     metrics: list[Metric],
     settings: Settings,
@@ -235,7 +242,7 @@ def build_summary(
         "localeval_version": __version__,
         "dataset": {
             "source": data.source,
-            "samples": len(data.samples),
+            "samples": n_samples,
             "input_errors": [p.model_dump() for p in data.problems],
         },
         "metrics": metric_summary(records, keys),
