@@ -117,15 +117,6 @@ def check_fail_under(gates: Iterable[Gate], summary: Mapping[str, Any], *,
     rows that could not be read); every gate fails on a run of the fake judge. With
     `advisory_until_checked`, a failed gate on a judge metric that no meta-eval has checked
     with this run's judge (meta_eval/checks.py) is passed to `warn` instead."""
-    gates = list(gates)
-    if advisory_until_checked:
-        failures = check_fail_under(gates, summary, max_unscored=max_unscored)
-        soft = [f for f in failures if (g := _gate_of(f, gates)) and _unchecked(g, summary)]
-        for line in soft:
-            if warn:
-                warn(f"advisory (no meta-eval of this metric with this judge is recorded; run "
-                     f"`localeval meta-eval` on labelled data to make it count): {line}")
-        return [f for f in failures if f not in soft]
     metrics: Mapping[str, Mapping[str, Any]] = summary.get("metrics") or {}
     unreadable = len((summary.get("dataset") or {}).get("input_errors") or [])
     forged = is_fake(summary) and not fake.allowed()
@@ -133,32 +124,40 @@ def check_fail_under(gates: Iterable[Gate], summary: Mapping[str, Any], *,
     for gate in gates:
         if gate.key not in metrics:
             raise _unknown_key(gate, list(metrics))
-        m = metrics[gate.key]
-        mean = m.get("mean")
-        missing = {"errors": int(m.get("errors", 0)), "skipped": int(m.get("skipped", 0)),
-                   "unscored": int(m.get("unscored", 0)), "unreadable rows": unreadable}
-        total = sum(missing.values())
-        if forged:
-            failures.append(f"gate failed: {gate.key}: the run's judge is the fake one (canned "
-                            f"answers, for localeval's tests); no gate passes on it ({gate})")
-        elif mean is None:
-            failures.append(
-                f"gate failed: {gate.key}: no sample was scored ({m.get('errors', 0)} "
-                f"errors, {m.get('skipped', 0)} skipped) ({gate})"
-            )
-        elif mean < gate.value - EPS:
-            failures.append(
-                f"gate failed: {gate.key} mean {mean:.4f} < {gate.value:g} "
-                f"(n={m.get('count', 0)}) ({gate})"
-            )
-        elif total > max_unscored:
-            said = ", ".join(f"{n} {what}" for what, n in missing.items() if n)
-            failures.append(
-                f"gate failed: {gate.key}: {total} sample(s) not scored ({said}), more than "
-                f"--max-unscored {max_unscored}; fix them (see the errors above / report.md) "
-                f"or allow them with --max-unscored {total} ({gate})"
-            )
+        message = _fail_under(gate, metrics[gate.key], unreadable, max_unscored, forged)
+        if message is None:
+            continue
+        if advisory_until_checked and _unchecked(gate, summary):
+            if warn:
+                warn(f"advisory (no meta-eval of this metric with this judge is recorded; run "
+                     f"`localeval meta-eval` on labelled data to make it count): {message}")
+        else:
+            failures.append(message)
     return failures
+
+
+def _fail_under(gate: Gate, m: Mapping[str, Any], unreadable: int, max_unscored: int,
+                forged: bool) -> str | None:
+    """Why one --fail-under gate fails on its score's summary `m`, or None when it passes."""
+    mean = m.get("mean")
+    missing = {"errors": int(m.get("errors", 0)), "skipped": int(m.get("skipped", 0)),
+               "unscored": int(m.get("unscored", 0)), "unreadable rows": unreadable}
+    total = sum(missing.values())
+    if forged:
+        return (f"gate failed: {gate.key}: the run's judge is the fake one (canned answers, for "
+                f"localeval's tests); no gate passes on it ({gate})")
+    if mean is None:
+        return (f"gate failed: {gate.key}: no sample was scored ({m.get('errors', 0)} errors, "
+                f"{m.get('skipped', 0)} skipped) ({gate})")
+    if mean < gate.value - EPS:
+        return (f"gate failed: {gate.key} mean {mean:.4f} < {gate.value:g} "
+                f"(n={m.get('count', 0)}) ({gate})")
+    if total > max_unscored:
+        said = ", ".join(f"{n} {what}" for what, n in missing.items() if n)
+        return (f"gate failed: {gate.key}: {total} sample(s) not scored ({said}), more than "
+                f"--max-unscored {max_unscored}; fix them (see the errors above / report.md) "
+                f"or allow them with --max-unscored {total} ({gate})")
+    return None
 
 
 def check_max_drop(gates: Iterable[Gate], comparison: Any, *, max_unpaired: int = 0) -> list[str]:
@@ -186,10 +185,6 @@ def check_max_drop(gates: Iterable[Gate], comparison: Any, *, max_unpaired: int 
                 f"{unpaired} ({gate})"
             )
     return failures
-
-
-def _gate_of(failure: str, gates: list[Gate]) -> Gate | None:
-    return next((g for g in gates if failure.endswith(f"({g})")), None)
 
 
 def _unchecked(gate: Gate, summary: Mapping[str, Any]) -> bool:

@@ -1,5 +1,6 @@
 """The results of a run, one import away: records (results.jsonl), statistics and the run
-folder live in `records`, `stats` and `runfolder`; this module re-exports what callers use."""
+folder live in `records`, `stats`, `runfiles` and `runfolder`; this module re-exports what
+callers use."""
 
 from localeval.errors import RunInterrupted
 from localeval.records import (
@@ -11,16 +12,14 @@ from localeval.records import (
     read_results,
     rewrite_in_order,
 )
-from localeval.runfolder import (
+from localeval.runfiles import (
     RUN_FILE,
     SUMMARY_FILE,
-    OutputFolder,
-    RunFolder,
     check_resumable,
     fingerprint_inputs,
-    load_run,
     write_json,
 )
+from localeval.runfolder import OutputFolder, RunFolder, load_run
 from localeval.stats import bootstrap_ci, metric_summary, recompute_metrics
 
 __all__ = [

@@ -24,24 +24,16 @@ from localeval.records import (
     read_results,
     rewrite_in_order,
 )
-from localeval.runfiles import (  # noqa: F401 - re-exported: callers import them from here
+from localeval.runfiles import (
     LOCK_FILE,
-    NOT_IN_FINGERPRINT,
-    OWN_FILES,
     RUN_FILE,
     SUMMARY_FILE,
-    WRITTEN_BY,
     check_resumable,
-    check_run_folder,
     classify,
-    fingerprint_inputs,
     fingerprint_of,
-    read_inputs,
     recover_run_file,
     unrecoverable,
-    write_json,
     write_run_file,
-    write_text,
 )
 from localeval.stats import recompute_metrics
 

@@ -20,13 +20,8 @@ from localeval.metrics.threshold import effective_thresholds
 from localeval.per_sample import evaluate_all
 from localeval.preflight import check_before_loading
 from localeval.records import SampleRecord, input_hash
-from localeval.runfolder import (
-    SUMMARY_FILE,
-    OutputFolder,
-    fingerprint_inputs,
-    previous_models,
-    write_json,
-)
+from localeval.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
+from localeval.runfolder import OutputFolder, previous_models
 from localeval.stats import metric_summary, score_keys
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 

@@ -13,7 +13,7 @@ import pytest
 from localeval.cli import main
 from localeval.compare import compare_runs, to_markdown
 from localeval.records import SampleRecord
-from localeval.runfolder import write_json
+from localeval.runfiles import write_json
 from localeval.stats import bootstrap_ci
 
 
@@ -172,3 +172,21 @@ def test_a_nan_score_is_an_error_not_a_pass(tmp_path: Path,
     assert "NaN" not in (out / "compare.json").read_text(encoding="utf-8")
     assert main(["report", str(b)]) == 0  # the report renders, the NaN counted as an error
     assert "not a finite number" in capsys.readouterr().err
+
+
+def test_an_unwritable_compare_out_is_one_line(runs: tuple[Path, Path], tmp_path: Path,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    a, b = map(str, runs)
+    assert main(["compare", a, b, "--out", str(blocker / "sub")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("localeval: error: cannot create") and "Traceback" not in "".join(err)
+
+
+def test_a_negative_allowance_is_a_usage_error(runs: tuple[Path, Path],
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = map(str, runs)
+    with pytest.raises(SystemExit) as exit_:
+        main(["compare", a, b, "--max-unpaired", "-1"])
+    assert exit_.value.code == 2 and "must be 0 or more" in capsys.readouterr().err

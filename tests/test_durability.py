@@ -26,7 +26,8 @@ from localeval import records
 from localeval.cli import main
 from localeval.errors import OutputError
 from localeval.judge.base import JudgeReply, JudgeRequest
-from localeval.runfolder import OutputFolder, load_run, write_json
+from localeval.runfiles import write_json
+from localeval.runfolder import OutputFolder, load_run
 from localeval.runner import run
 from tests.conftest import fake_run_args
 from tests.test_faults import fork, results, settings, wait, write_rows

@@ -18,7 +18,8 @@ from localeval.report.html import render_html as _html
 from localeval.report.markdown import details_md, md_cell, md_table
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, fmt, fmt_ci, histogram, lowest_keys
-from localeval.runfolder import RunFolder, check_run_folder, load_run, write_text
+from localeval.runfiles import check_run_folder, write_text
+from localeval.runfolder import RunFolder, load_run
 
 __all__ = [
     "ReportView", "build_view", "details_html", "details_md", "esc", "fmt", "fmt_ci",
