@@ -82,7 +82,7 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
     else:
         spec = manifest.get(profile["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.engine import resolve_parallel
+    from localeval.judge.backend import resolve_parallel
     from localeval.judge.lazy import LazyJudge
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)

@@ -61,6 +61,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DEV = ROOT.parent / "shared" / "data" / "dev"
 METRICS = ["faithfulness", "answer_relevance"]
+SETS = ("halueval", "long_en", "long")
 
 # Run by the ragas python: llama_cpp.server, plus a per-request record of what llama.cpp evaluated.
 SERVER_LAUNCHER = r'''
@@ -248,6 +249,46 @@ def load_long(n: int, data_dir: Path, count: Any, min_tokens: int) -> tuple[list
     return rows, how
 
 
+def load_long_en(n: int, data_dir: Path, count: Any, min_tokens: int,
+                 min_words: int = 100) -> tuple[list[dict], str]:
+    """n English long samples from the HaluEval summarization dev set.
+
+    Sample k's contexts are document k, then the next documents (whole, in file order, wrapping
+    round) until the contexts reach min_tokens; its answer is document k's right summary (even k)
+    or hallucinated summary (odd k), followed by the right summaries of the added documents, in
+    order, while the answer is under min_words words — an abstractive summary of the material,
+    with one part that may be hallucinated. The question asks for that summary.
+    """
+    items = [json.loads(line) for line in
+             (data_dir / "halueval_summarization_dev.jsonl").open(encoding="utf-8")]
+    if n > len(items):
+        raise SystemExit(f"only {len(items)} summarization dev rows for {n} samples")
+    rows = []
+    for k in range(n):
+        first = items[k]
+        contexts, tokens = [first["document"]], [count(first["document"])]
+        answer = first["right_summary" if k % 2 == 0 else "hallucinated_summary"].strip()
+        nxt = k + 1
+        while sum(tokens) < min_tokens or len(answer.split()) < min_words:
+            extra = items[nxt % len(items)]
+            nxt += 1
+            if extra is first:
+                raise SystemExit("the summarization dev set is too short for these samples")
+            contexts.append(extra["document"])
+            tokens.append(count(extra["document"]))
+            if len(answer.split()) < min_words:
+                answer += " " + extra["right_summary"].strip()
+        rows.append({"id": first["id"], "question": "Summarise these news articles.",
+                     "answer": answer, "answer_kind": "right" if k % 2 == 0 else "hallucinated",
+                     "contexts": contexts, "context_tokens": tokens,
+                     "answer_words": len(answer.split())})
+    how = (f"HaluEval summarization dev (English): a document, then the next whole documents "
+           f"until >= {min_tokens} context tokens; the answer is its right (even) or "
+           f"hallucinated (odd) summary, then the next documents' right summaries until >= "
+           f"{min_words} words")
+    return rows, how
+
+
 # ---- localeval -------------------------------------------------------------------------------
 
 
@@ -273,8 +314,35 @@ class Accounting:
             raise
         entry.update(done=time.perf_counter(), prompt_tokens=reply.prompt_tokens,
                      prompt_tokens_processed=reply.prompt_tokens_processed,
-                     completion_tokens=reply.completion_tokens, finish=reply.finish_reason)
+                     completion_tokens=reply.completion_tokens,
+                     forced_tokens=reply.forced_tokens, finish=reply.finish_reason)
         return reply
+
+
+def decisions(record: Any) -> dict[str, Any]:
+    """What a sample's answer must carry at least: one verdict per judged claim of
+    faithfulness, and answer_relevance's generated questions with their flags."""
+    claims = (record.details.get("faithfulness") or {}).get("statements") or []
+    judged = sum(1 for c in claims if "judge_verdict" in c)  # the others: no request
+    questions = (record.details.get("answer_relevance") or {}).get("generated_questions") or []
+    return {"verdicts": judged, "questions": [q["question"] for q in questions]}
+
+
+def add_floor(entry: dict[str, Any], row: dict[str, Any], count: Any,
+              made: dict[str, Any]) -> None:
+    """The floor of a sample: its own tokens (contexts, question, answer) read once, plus the
+    tokens that carry a decision (a verdict token per judged claim; answer_relevance's
+    questions and one flag each), and each tool's tokens processed + generated against it."""
+    own = sum(count(c) for c in row["contexts"]) + count(row["question"]) + count(row["answer"])
+    decided = made["verdicts"] + sum(count(q) + 1 for q in made["questions"])
+    entry["floor_tokens"] = {"own": own, "decisions": decided, "total": own + decided}
+    for tool in ("localeval", "ragas"):
+        t = entry.get(tool)
+        if t is not None:
+            work = (t["prompt_tokens_processed"] + t["generated_tokens"]
+                    + t.get("forced_tokens", 0))
+            t["work_tokens"] = work
+            t["work_over_floor"] = round(work / max(1, own + decided), 3)
 
 
 def time_shares(spans: dict[str, tuple[float, float]]) -> dict[str, float]:
@@ -327,10 +395,12 @@ def run_localeval(rows: list[dict[str, Any]], model: Path, embedder: Any,
             "prompt_tokens": sum(q.get("prompt_tokens", 0) for q in mine),
             "prompt_tokens_processed": sum(q.get("prompt_tokens_processed", 0) for q in mine),
             "generated_tokens": sum(q.get("completion_tokens", 0) for q in mine),
+            "forced_tokens": sum(q.get("forced_tokens", 0) for q in mine),
             "judge_calls": len(mine),
             "calls_by_step": _count(q["step"] for q in mine),
             "scores": _round({m: rec.scores.get(m) for m in METRICS}),
             "errors": rec.errors or None,
+            "_decisions": decisions(rec),
         })
     j = outcome.summary["judge"]
     return {
@@ -343,6 +413,7 @@ def run_localeval(rows: list[dict[str, Any]], model: Path, embedder: Any,
         "prompt_tokens": j["prompt_tokens"],
         "prompt_tokens_processed": j["prompt_tokens_processed"],
         "generated_tokens": j["completion_tokens"],
+        "forced_tokens": j.get("forced_tokens", 0),
         "parse_failures": j["failures"],
         "none_scores": {m: sum(p["scores"][m] is None for p in per_sample) for m in METRICS},
         "samples_with_errors": sum(bool(p["errors"]) for p in per_sample),
@@ -457,7 +528,7 @@ def utilisation(ours: dict[str, Any], ceiling: dict[str, float]) -> dict[str, An
 
 
 def bench_set(name: str, rows: list[dict[str, Any]], how: str, args: Any,
-              embedder: Any) -> dict[str, Any]:
+              embedder: Any, count: Any) -> dict[str, Any]:
     print(f"[{name}] localeval, {len(rows)} samples", file=sys.stderr, flush=True)
     ours = run_localeval(rows, args.model, embedder, args.parallel, args.threads)
     out: dict[str, Any] = {"samples": len(rows), "construction": how,
@@ -479,7 +550,13 @@ def bench_set(name: str, rows: list[dict[str, Any]], how: str, args: Any,
                                  "localeval": ours["_per_sample"][i]}
         if theirs is not None:
             entry["ragas"] = theirs["_per_sample"][i]
+        add_floor(entry, r, count, entry["localeval"].pop("_decisions"))
         out["per_sample"].append(entry)
+    for tool in ("localeval", "ragas"):
+        works = [p[tool]["work_over_floor"] for p in out["per_sample"] if tool in p]
+        if works:
+            out[tool]["work_over_floor"] = {"mean": round(sum(works) / len(works), 3),
+                                            "max": max(works)}
     out["_ours"] = ours
     return out
 
@@ -487,7 +564,8 @@ def bench_set(name: str, rows: list[dict[str, Any]], how: str, args: Any,
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--samples", type=int, default=10, help="samples per set")
-    parser.add_argument("--sets", default="halueval,long", help="halueval, long or both")
+    parser.add_argument("--sets", default="halueval,long_en",
+                        help=f"comma-separated, of {', '.join(SETS)}")
     parser.add_argument("--long-min-tokens", type=int, default=1500,
                         help="tokens of contexts per long sample (judge's tokenizer)")
     parser.add_argument("--model", type=Path,
@@ -503,8 +581,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-ragas", action="store_true", help="localeval only (a dry run)")
     args = parser.parse_args(argv)
     sets = [s.strip() for s in args.sets.split(",") if s.strip()]
-    if not sets or set(sets) - {"halueval", "long"}:
-        parser.error("--sets: halueval, long or halueval,long")
+    if not sets or set(sets) - set(SETS):
+        parser.error(f"--sets: a comma-separated list of {', '.join(SETS)}")
     if not args.model.is_file():
         parser.error(f"model {args.model} not found")
 
@@ -513,6 +591,10 @@ def main(argv: list[str] | None = None) -> int:
 
     vocab = load_model(args.model, 0, vocab_only=True)
     tokenizer = Tokenizer(vocab)
+
+    def count(text: str) -> int:
+        return len(tokenizer.tokens(text))
+
     inputs: dict[str, tuple[list[dict[str, Any]], str]] = {}
     if "halueval" in sets:
         rows = load_halueval(args.samples, args.data)
@@ -523,7 +605,9 @@ def main(argv: list[str] | None = None) -> int:
         rows, how = load_long(args.samples, args.data, lambda t: len(tokenizer.tokens(t)),
                               args.long_min_tokens)
         inputs["long"] = rows, f"UHGEval dev (Chinese), headline as the question; {how}"
-    vocab.close()
+    if "long_en" in sets:
+        inputs["long_en"] = load_long_en(args.samples, args.data,
+                                         lambda t: len(tokenizer.tokens(t)), args.long_min_tokens)
 
     # the embedder is loaded once, before any timing (ragas also loads its own beforehand)
     from localeval import models
@@ -562,7 +646,7 @@ def main(argv: list[str] | None = None) -> int:
         "sets": {},
     }
     for name, (rows, how) in inputs.items():
-        report["sets"][name] = bench_set(name, rows, how, args, embedder)
+        report["sets"][name] = bench_set(name, rows, how, args, embedder, count)
     if not args.no_ceiling:
         sys.path.insert(0, str(Path(__file__).resolve().parent))
         from bench_engine import raw_ceiling
@@ -575,6 +659,7 @@ def main(argv: list[str] | None = None) -> int:
             s["utilisation"] = utilisation(s["_ours"], ceiling)
     for s in report["sets"].values():
         del s["_ours"]
+    vocab.close()
     print(json.dumps(report, indent=2, ensure_ascii=False))
     return 0
 

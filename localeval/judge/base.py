@@ -41,8 +41,12 @@ class JudgeReply(BaseModel):
     text: str
     finish_reason: str = Field(description="'stop' or 'length' (max_tokens reached)")
     prompt_tokens: int = 0
-    completion_tokens: int = 0
+    completion_tokens: int = Field(0, description="answer tokens generated, one decode step each")
+    forced_tokens: int = Field(0, description="answer tokens read as chunks, not generated: an "
+                                              "answer fixed but for a few choices (judge/plan.py)")
     prompt_tokens_processed: int = Field(0, description="prompt tokens not served from a KV prefix")
+    decode_s: float = Field(0.0, description="this request's share of the judge's decode "
+                                             "calls' seconds (by tokens)")
     cached: bool = False
     field_probs: list[FieldProbs] = Field(default_factory=list)
     choice_probs: dict[str, float] = Field(

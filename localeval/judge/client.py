@@ -17,6 +17,12 @@ from localeval.judge.cache import AnswerCache, cache_key
 T = TypeVar("T", bound=BaseModel)
 
 
+ACCOUNT = ("prompt_tokens_processed", "generated_tokens", "forced_tokens", "decode_s")
+"""What `summary.json` → `judge.tokens_by_step` gives per step: prompt tokens read (not served
+from a prefix), answer tokens generated, answer tokens read instead (judge/plan.py), and the
+step's share of the judge's decode seconds."""
+
+
 @dataclass
 class JudgeStats:
     calls: int = 0
@@ -24,8 +30,11 @@ class JudgeStats:
     prompt_tokens: int = 0
     prompt_tokens_processed: int = 0
     completion_tokens: int = 0
+    forced_tokens: int = 0
     failures: int = 0
+    decode_s: float = 0.0
     by_step: dict[str, int] = field(default_factory=dict)
+    tokens_by_step: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def add(self, request: JudgeRequest, reply: JudgeReply) -> None:
         if reply.cached:
@@ -35,7 +44,13 @@ class JudgeStats:
         self.prompt_tokens += reply.prompt_tokens
         self.prompt_tokens_processed += reply.prompt_tokens_processed
         self.completion_tokens += reply.completion_tokens
+        self.forced_tokens += reply.forced_tokens
+        self.decode_s += reply.decode_s
         self.by_step[request.step] = self.by_step.get(request.step, 0) + 1
+        step = self.tokens_by_step.setdefault(request.step, dict.fromkeys(ACCOUNT, 0))
+        for key, value in zip(ACCOUNT, (reply.prompt_tokens_processed, reply.completion_tokens,
+                                        reply.forced_tokens, reply.decode_s), strict=True):
+            step[key] = round(step[key] + value, 4)
 
 
 class JudgeClient:

@@ -7,7 +7,8 @@ each, and alternates two kinds of `llama_decode` calls:
 - generation steps: the next token of every generating sequence, at most 4 per decode call,
   where llama.cpp's CPU results for a row were measured not to depend on the other rows;
 - a prompt chunk: up to `max_chunk` tokens of ONE sequence's prompt, cut where the prompt's own
-  tokens say (judge/chunks.py) — fixed by the request alone.
+  tokens say (judge/chunks.py) — fixed by the request alone; or the answer of a request whose
+  schema fixes all but a few choices (judge/plan.py), read the same way instead of generated.
 With one KV stream per sequence (see llama.py), a request's answer is then the same whatever
 other requests run beside it, in whatever order, with whatever `--parallel`.
 A request that finishes frees its slot, which the next queued request takes.
@@ -18,17 +19,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 
 from localeval.errors import JudgeError, PromptTooLong
+from localeval.judge.backend import Backend, sampling_key
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts, next_cut
 from localeval.judge.llama import Chunk
+from localeval.judge.plan import Reading, plan_for
 from localeval.judge.prefix_pool import PrefixPool, Slot
 from localeval.judge.sampling import (
     allowed_probs,
@@ -43,52 +47,6 @@ MAX_INVARIANT_STEP = 4
 samples): steps of up to 4 tokens gave the same records as 1 token alone; steps of up to 8 did
 not. llama.cpp's issue #24962 reports rows independent up to ~30 tokens on another CPU: the
 threshold depends on the CPU's kernels, so the engine stays at the measured one."""
-
-
-class Backend(Protocol):
-    """What the engine needs from llama.cpp (LlamaBackend; a fake one in the tests)."""
-
-    n_ctx: int
-    n_seq: int
-    tokenizer: Any
-
-    def decode(self, chunks: list[Chunk]) -> list[np.ndarray]: ...
-
-    def is_eog(self, token: int) -> bool: ...
-
-    def seq_keep(self, seq_id: int, n: int) -> None: ...
-
-    def seq_copy(self, src: int, dst: int, n: int) -> None: ...
-
-    def grammar(self, gbnf: str) -> Any: ...
-
-    def dist_sampler(self, temperature: float, seed: int) -> Any: ...
-
-    def free_sampler(self, sampler: Any) -> None: ...
-
-    def close(self) -> None: ...
-
-
-def sampling_key(temperature: float, seed: int, max_chunk: int, min_chunk: int) -> str:
-    """The engine settings that change answers, for the answer cache's key."""
-    return (f"temperature={temperature};seed={seed};greedy;"
-            f"cuts={min_chunk}/{max_chunk};kv=per-sequence")
-
-
-def default_parallel(gpu_offload: bool = False) -> int:
-    """Sequences decoded together when --parallel is not given (4 on a CPU, 8 on a GPU)."""
-    return 8 if gpu_offload else 4
-
-
-def resolve_parallel(parallel: int | None, n_gpu_layers: int = -1) -> int:
-    """--parallel as given, else the hardware default (asks llama.cpp about a GPU backend)."""
-    if parallel is not None:
-        return parallel
-    try:
-        import llama_cpp
-    except ImportError:
-        return 1
-    return default_parallel(bool(llama_cpp.llama_supports_gpu_offload()) and n_gpu_layers != 0)
 
 
 @dataclass
@@ -119,10 +77,14 @@ class _Active:
     conts: list[list[int]] = field(default_factory=list)  # continuations still to score
     logprobs: dict[str, float] = field(default_factory=dict)
     first_logp: np.ndarray | None = None
+    plan: Reading | None = None  # an answer read, not generated (judge/plan.py)
+    forced: int = 0  # answer tokens read as chunks
+    seconds: float = 0.0  # its share of the decode calls' time
 
     @property
     def reading(self) -> bool:
-        return bool(self.pending) or bool(self.conts)
+        return bool(self.pending) or bool(self.conts) or (
+            self.plan is not None and not self.plan.done)
 
 
 @dataclass
@@ -131,6 +93,7 @@ class EngineStats:
     prompt_tokens: int = 0
     prompt_tokens_processed: int = 0
     generated_tokens: int = 0
+    forced_tokens: int = 0
     decode_calls: int = 0
     full_grammar_applies: int = 0
     evictions: int = 0
@@ -272,11 +235,13 @@ class Engine:
 
     def _start(self, job: _Job) -> None:
         request, tokens = job.request, job.tokens or []
-        grammar = chain = None
+        grammar = chain = plan = None
         conts: list[list[int]] = []
         if request.continuations:
             conts = [self.backend.tokenizer.tokens(c) for c in request.continuations]
-        else:
+        elif self.temperature == 0 and (parts := plan_for(request.answer_schema)):
+            plan = Reading.start(parts, self.backend.tokenizer.tokens)
+        if not request.continuations and plan is None:
             if request.answer_schema not in self._gbnf:
                 self._gbnf[request.answer_schema] = self._gbnf_of(request.answer_schema)
             grammar = self.backend.grammar(self._gbnf[request.answer_schema])
@@ -284,7 +249,7 @@ class Engine:
                 chain = self.backend.dist_sampler(self.temperature, self.seed)
         slot, reused = self.pool.acquire(tokens, job.cuts)
         self._active.append(_Active(job, slot, tokens[reused:], len(tokens), reused,
-                                    grammar=grammar, chain=chain, conts=conts))
+                                    grammar=grammar, chain=chain, conts=conts, plan=plan))
         self.stats.requests += 1
         self.stats.prompt_tokens += len(tokens)
         self.stats.prompt_tokens_processed += len(tokens) - reused
@@ -298,7 +263,7 @@ class Engine:
             group = generating[start:start + MAX_INVARIANT_STEP]
             chunks = [Chunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0])
                       for a in group]
-            for a, logits in zip(group, self._decode(chunks), strict=True):
+            for a, logits in zip(group, self._decode(chunks, group), strict=True):
                 self.pool.extend(a.slot, [a.generated[-1]], prompt=False)
                 self._next_token(a, logits)
         reading = [a for a in self._active if a.reading]
@@ -306,27 +271,32 @@ class Engine:
             self._read(min(reading, key=lambda a: a.job.order))
 
     def _read(self, a: _Active) -> None:
-        """Decode one prompt chunk of `a`, or score one of its continuations."""
+        """Decode one prompt chunk of `a`, or a chunk of its planned answer, or score one of
+        its continuations."""
         if a.pending:
             start = len(a.slot.tokens)
             chunk = a.pending[:next_cut(a.job.cuts, start, a.n_prompt) - start]
             last = len(chunk) == len(a.pending)
-            outs = self._decode([Chunk(a.slot.seq_id, start, chunk, [len(chunk) - 1] if last
-                                       else [])])
+            want = last and a.plan is None
+            outs = self._decode([Chunk(a.slot.seq_id, start, chunk, [len(chunk) - 1] if want
+                                       else [])], [a])
             self.pool.extend(a.slot, chunk, prompt=True)
             del a.pending[:len(chunk)]
-            if not last:
+            if not want:
                 return
             if not a.conts:
                 self._next_token(a, outs[0])
                 return
             a.first_logp = log_softmax(outs[0])
+        elif a.plan is not None:
+            self._read_plan(a, a.plan)
+            return
         cont = a.conts.pop(0)
         total = float(a.first_logp[cont[0]])  # type: ignore[index]
         if len(cont) > 1:
             start = len(a.slot.tokens)
             outs = self._decode([Chunk(a.slot.seq_id, start, cont[:-1],
-                                       list(range(len(cont) - 1)))])
+                                       list(range(len(cont) - 1)))], [a])
             total += sum(float(log_softmax(lg)[tok]) for lg, tok in zip(outs, cont[1:],
                                                                          strict=True))
             self.pool.truncate(a.slot, start)
@@ -334,9 +304,30 @@ class Engine:
         if not a.conts:
             self._finish(a, "stop")
 
-    def _decode(self, chunks: list[Chunk]) -> list[np.ndarray]:
+    def _read_plan(self, a: _Active, plan: Reading) -> None:
+        """Read the planned answer up to its last slot, choose the slots from the logits, and
+        cut back where a choice differs from the guess (judge/plan.py)."""
+        tokens, outputs = plan.chunk()
+        start = len(a.slot.tokens)
+        outs = self._decode([Chunk(a.slot.seq_id, start, tokens, outputs)], [a])
+        self.pool.extend(a.slot, tokens, prompt=False)
+        a.forced += len(tokens)
+        cut = plan.take(outs)
+        if cut is not None:
+            self.pool.truncate(a.slot, a.n_prompt + cut)
+        if plan.done:
+            self._finish(a, "stop")
+
+    def _decode(self, chunks: list[Chunk], owners: list[_Active]) -> list[np.ndarray]:
+        """One llama_decode call; its seconds are shared among the owners by their tokens."""
         self.stats.decode_calls += 1
-        return self.backend.decode(chunks)
+        started = time.perf_counter()
+        out = self.backend.decode(chunks)
+        seconds = time.perf_counter() - started
+        total = sum(len(c.tokens) for c in chunks) or 1
+        for a, c in zip(owners, chunks, strict=True):
+            a.seconds += seconds * len(c.tokens) / total
+        return out
 
     def _next_token(self, a: _Active, logits: np.ndarray) -> None:
         """Sample the next token of `a` from its logits (recording probes), or finish it."""
@@ -375,18 +366,29 @@ class Engine:
         self.pool.release(a.slot)
         self.stats.evictions = self.pool.evictions
         self._free_samplers(a)
+        self.stats.forced_tokens += a.forced
         if reason is None:
             return
-        if a.job.request.continuations:
+        if a.plan is not None:
+            fields = a.job.request.probe_fields
+            reply = JudgeReply(text=a.plan.text(), finish_reason="stop", prompt_tokens=a.n_prompt,
+                               prompt_tokens_processed=a.n_prompt - a.n_reused,
+                               decode_s=round(a.seconds, 4),
+                               forced_tokens=a.forced,
+                               field_probs=[FieldProbs(field=f, probs=p)
+                                            for f, p in a.plan.probs if f in fields])
+        elif a.job.request.continuations:
             probs = choice_probs(a.logprobs)
             reply = JudgeReply(text=_json(probs), finish_reason="stop", prompt_tokens=a.n_prompt,
                                prompt_tokens_processed=a.n_prompt - a.n_reused,
+                               decode_s=round(a.seconds, 4),
                                choice_probs=probs)
         else:
             reply = JudgeReply(text=a.text.decode("utf-8", errors="replace"),
                                finish_reason=reason, prompt_tokens=a.n_prompt,
                                completion_tokens=len(a.generated) + (reason == "stop"),
                                prompt_tokens_processed=a.n_prompt - a.n_reused,
+                               decode_s=round(a.seconds, 4),
                                field_probs=a.field_probs)
         _resolve(a.job, lambda f: f.set_result(reply))
 

@@ -9,9 +9,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from localeval.judge.backend import sampling_key
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK
-from localeval.judge.engine import Engine, sampling_key
+from localeval.judge.engine import Engine
 
 
 def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int = 4096,

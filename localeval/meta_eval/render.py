@@ -104,7 +104,9 @@ def cost_line(result: Any) -> str:
     if j:
         text += (
             f"; judge calls {j.get('calls', 0)} (+{j.get('cached', 0)} cached), tokens "
-            f"{j.get('prompt_tokens', 0)} in / {j.get('completion_tokens', 0)} out"
+            f"{j.get('prompt_tokens', 0)} in ({j.get('prompt_tokens_processed', 0)} read) / "
+            f"{j.get('completion_tokens', 0)} generated + {j.get('forced_tokens', 0)} read "
+            "as answer chunks"
         )
     return text + f"; {len(result.sessions)} session(s)"
 

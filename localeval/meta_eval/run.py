@@ -133,7 +133,8 @@ def _check_score_key(records: list[SampleRecord], score: str) -> None:
 def _session(summary: dict[str, Any], total: int, interrupted: bool) -> Session:
     earlier = (summary.get("resumed") or {}).get("samples_from_earlier_sessions", 0)
     judge = summary.get("judge")
-    keys = ("calls", "cached", "failures", "prompt_tokens", "completion_tokens")
+    keys = ("calls", "cached", "failures", "prompt_tokens", "prompt_tokens_processed",
+            "completion_tokens", "forced_tokens")
     return Session(
         finished_at=summary.get("finished_at")
         or time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

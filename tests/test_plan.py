@@ -1,0 +1,142 @@
+"""Answers fixed but for a few choices are read, not generated (judge/plan.py): the plan of a
+schema, and the engine reading it over the fake llama.cpp backend of test_engine_fake."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from localeval.judge.plan import Reading, Slot, plan_for
+from localeval.schemas import checked_verdicts, question_list, statements_up_to
+from tests.test_engine_fake import (
+    END,
+    FakeBackend,
+    answer_for,
+    engine,
+    expected,
+    request,
+    run_all,
+)
+
+VERDICTS3 = json.dumps(checked_verdicts(3, "bare").model_json_schema())
+DIGIT = json.dumps({"type": "object", "properties": {"v": {"enum": list(range(7))}},
+                    "required": ["v"]})
+
+
+def test_a_bare_verdict_list_is_literal_text_and_one_slot_per_item() -> None:
+    parts = plan_for(VERDICTS3)
+    slot = Slot("verdict", ("0", "1"))
+    assert parts == ('{"verdicts": [{"verdict": ', slot, '}, {"verdict": ', slot,
+                     '}, {"verdict": ', slot, "}]}")
+
+
+def test_free_text_or_a_varying_length_has_no_plan() -> None:
+    assert plan_for(json.dumps(checked_verdicts(2, "reason").model_json_schema())) is None
+    assert plan_for(json.dumps(question_list(3, False).model_json_schema())) is None
+    assert plan_for(json.dumps(statements_up_to(4).model_json_schema())) is None
+    assert plan_for("{}") is None
+
+
+def test_a_choice_of_several_tokens_is_not_read() -> None:
+    parts = plan_for(json.dumps({"type": "object", "required": ["x"], "properties": {
+        "x": {"enum": ["yes", "no"]}}}))
+    assert parts is not None
+    assert Reading.start(parts, lambda text: list(text.encode())) is None
+
+
+def test_a_planned_answer_equals_the_generated_one_with_no_token_generated() -> None:
+    texts = [f"claim {i} about the river" for i in range(5)]
+    generated_engine = engine(FakeBackend(), parallel=2)
+    planned_backend = FakeBackend()
+    planned_engine = engine(planned_backend, parallel=2)
+    try:
+        generated = run_all(generated_engine, [request(t, probe_fields=["v"]) for t in texts])
+        planned = run_all(planned_engine, [request(t, probe_fields=["v"]).model_copy(
+            update={"answer_schema": DIGIT}) for t in texts])
+    finally:
+        generated_engine.close()
+        planned_engine.close()
+    for g, p, t in zip(generated, planned, texts, strict=True):
+        assert p.text == g.text == expected(t)  # type: ignore[union-attr]
+        assert p.completion_tokens == 0 and p.forced_tokens > 0  # type: ignore[union-attr]
+        best = json.loads(p.text)["v"]  # type: ignore[union-attr]
+        probs = p.field_probs[0].probs  # type: ignore[union-attr]
+        assert max(probs, key=probs.__getitem__) == str(best)
+        assert probs[str(best)] > 0.5
+    assert planned_engine.stats.generated_tokens == 0
+    assert planned_engine.stats.forced_tokens == sum(p.forced_tokens for p in planned)  # type: ignore[union-attr]
+
+
+class AlternatingBackend(FakeBackend):
+    """A judge that answers verdict i with i % 2: the guess (1) is wrong at every even item."""
+
+    def _logits(self, history: list[int]) -> np.ndarray:
+        logits = np.zeros(256, dtype=np.float32)
+        made = bytes(history[history.index(END) + 1:]).decode()
+        item = made.count('"verdict": ') - 1
+        logits[ord(str(item % 2))] = 5.0
+        logits[ord(str(1 - item % 2))] = 4.0
+        return logits
+
+
+def test_a_wrong_guess_cuts_the_answer_back_and_reads_the_rest_again() -> None:
+    backend = AlternatingBackend()
+    judge = engine(backend, parallel=1, chunk=64)
+    try:
+        reply = run_all(judge, [request("three claims").model_copy(
+            update={"answer_schema": VERDICTS3, "probe_fields": ["verdict"]})])[0]
+    finally:
+        judge.close()
+    assert reply.text == '{"verdicts": [{"verdict": 0}, {"verdict": 1}, {"verdict": 0}]}'  # type: ignore[union-attr]
+    p = [fp.probs["1"] for fp in reply.field_probs]  # type: ignore[union-attr]
+    assert p[0] < 0.5 < p[1] and p[2] < 0.5
+    answer_reads = [c for call in backend.calls for c in call if c.outputs]
+    # the first read chooses item 1 (wrong guess): cut, read again; item 2 right, item 3 last
+    assert [len(c.outputs) for c in answer_reads] == [3, 2]
+    assert "}]}" not in bytes(backend.kv[0][backend.kv[0].index(END) + 1:]).decode()
+
+
+def test_planned_answers_do_not_depend_on_what_runs_beside_them() -> None:
+    texts = [f"statement {i} of the report" for i in range(6)]
+    reqs = [request(t, probe_fields=["v"]).model_copy(update={"answer_schema": DIGIT})
+            for t in texts]
+    alone, together = [], None
+    for r in reqs:
+        judge = engine(FakeBackend(), parallel=1)
+        try:
+            alone.append(run_all(judge, [r])[0])
+        finally:
+            judge.close()
+    judge = engine(FakeBackend(), parallel=4)
+    try:
+        together = run_all(judge, reqs)
+    finally:
+        judge.close()
+    def answer(r: object) -> dict[str, object]:  # what is read ahead of it may differ
+        return r.model_dump(exclude={"prompt_tokens_processed", "decode_s"})  # type: ignore[attr-defined]
+
+    assert [answer(r) for r in together] == [answer(r) for r in alone]
+    assert [r.text for r in alone] == [answer_for(  # type: ignore[union-attr]
+        FakeBackend().tokenizer.prompt_tokens(r.messages)) for r in reqs]
+
+
+def test_every_token_is_accounted_per_step() -> None:
+    from localeval.judge.base import JudgeReply
+    from localeval.judge.client import JudgeStats
+
+    stats = JudgeStats()
+    read = JudgeReply(text="{}", finish_reason="stop", prompt_tokens=90,
+                      prompt_tokens_processed=40, forced_tokens=8, decode_s=0.5)
+    generated = JudgeReply(text="{}", finish_reason="stop", prompt_tokens=50,
+                           prompt_tokens_processed=50, completion_tokens=30, decode_s=1.25)
+    stats.add(request("a").model_copy(update={"step": "faithfulness_verdicts"}), read)
+    stats.add(request("b").model_copy(update={"step": "faithfulness_verdicts"}), read)
+    stats.add(request("c").model_copy(update={"step": "answer_relevance_questions"}), generated)
+    stats.add(request("d"), read.model_copy(update={"cached": True}))
+    assert stats.tokens_by_step == {
+        "faithfulness_verdicts": {"prompt_tokens_processed": 80, "generated_tokens": 0,
+                                  "forced_tokens": 16, "decode_s": 1.0},
+        "answer_relevance_questions": {"prompt_tokens_processed": 50, "generated_tokens": 30,
+                                       "forced_tokens": 0, "decode_s": 1.25}}
+    assert (stats.forced_tokens, stats.completion_tokens, stats.decode_s) == (16, 30, 2.25)
