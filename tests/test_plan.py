@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from localeval.judge.plan import Reading, Slot, plan_for
+from localeval.judge.plan import Free, Reading, Slot, plan_for
 from localeval.schemas import checked_verdicts, question_list, statements_up_to
 from tests.test_engine_fake import (
     END,
@@ -31,11 +31,22 @@ def test_a_bare_verdict_list_is_literal_text_and_one_slot_per_item() -> None:
                      '}, {"verdict": ', slot, "}]}")
 
 
-def test_free_text_or_a_varying_length_has_no_plan() -> None:
-    assert plan_for(json.dumps(checked_verdicts(2, "reason").model_json_schema())) is None
-    assert plan_for(json.dumps(question_list(3, False).model_json_schema())) is None
+def test_a_varying_length_or_a_pattern_has_no_plan() -> None:
     assert plan_for(json.dumps(statements_up_to(4).model_json_schema())) is None
+    assert plan_for(json.dumps({"type": "object", "required": ["x"], "properties": {
+        "x": {"type": "string", "pattern": "^a+$"}}})) is None
     assert plan_for("{}") is None
+
+
+def test_free_text_is_a_free_part_between_literal_text_and_slots() -> None:
+    parts = plan_for(json.dumps(question_list(2, True).model_json_schema()))
+    assert parts is not None
+    free_q, free_r = Free("question", 0, 300), Free("reason", 0, 200)
+    clear = Slot("clear", ("0", "1"))
+    assert parts == ('{"questions": [{"question": "', free_q, ', "reason": "', free_r,
+                     ', "clear": ', clear, '}, {"question": "', free_q, ', "reason": "', free_r,
+                     ', "clear": ', clear, "}]}")
+    assert 'char{0,300} "\\""' in free_q.gbnf()
 
 
 def test_a_choice_of_several_tokens_is_not_read() -> None:
@@ -140,3 +151,45 @@ def test_every_token_is_accounted_per_step() -> None:
         "answer_relevance_questions": {"prompt_tokens_processed": 50, "generated_tokens": 30,
                                        "forced_tokens": 0, "decode_s": 1.25}}
     assert (stats.forced_tokens, stats.completion_tokens, stats.decode_s) == (16, 30, 2.25)
+
+
+class WriterBackend(FakeBackend):
+    """A judge whose answer is `TARGET`: each next character, the digit a logit ahead of the
+    other (so its probability is known)."""
+
+    TARGET = '{"items": [{"text": "a \\"quoted\\" word", "ok": 0}, {"text": "b", "ok": 1}]}'
+
+    def _logits(self, history: list[int]) -> np.ndarray:
+        logits = np.zeros(256, dtype=np.float32)
+        made = bytes(history[history.index(END) + 1:]).decode()
+        if not self.TARGET.startswith(made):
+            return logits  # read after a wrong guess: the engine cuts back and reads again
+        logits[ord(self.TARGET[len(made)])] = 5.0
+        if made.endswith(": ") and self.TARGET[len(made)].isdigit():
+            logits[ord(str(1 - int(self.TARGET[len(made)])))] = 4.0
+        return logits
+
+
+ITEMS2 = json.dumps({
+    "type": "object", "required": ["items"], "properties": {"items": {
+        "type": "array", "minItems": 2, "maxItems": 2, "items": {
+            "type": "object", "required": ["text", "ok"],
+            "properties": {"text": {"type": "string", "maxLength": 40},
+                           "ok": {"enum": [0, 1]}}}}}})
+
+
+def test_free_strings_are_generated_and_the_text_around_them_read() -> None:
+    backend = WriterBackend()
+    judge = engine(backend, parallel=1, chunk=64)
+    try:
+        reply = run_all(judge, [request("two items", max_tokens=200).model_copy(
+            update={"answer_schema": ITEMS2, "probe_fields": ["ok"]})])[0]
+    finally:
+        judge.close()
+    assert reply.text == WriterBackend.TARGET  # type: ignore[union-attr]
+    assert json.loads(reply.text)["items"][0]["text"] == 'a "quoted" word'  # type: ignore[union-attr]
+    # generated: the two strings' characters and closing quotes; the rest was read
+    assert reply.completion_tokens == len('a \\"quoted\\" word"') + len('b"')  # type: ignore[union-attr]
+    assert reply.forced_tokens > 0  # type: ignore[union-attr]
+    assert [round(fp.probs["1"], 2) for fp in reply.field_probs] == [0.27, 0.73]  # type: ignore[union-attr]
+    assert judge.stats.generated_tokens == reply.completion_tokens  # type: ignore[union-attr]

@@ -22,8 +22,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -31,9 +29,10 @@ from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.backend import Backend, sampling_key
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts, next_cut
+from localeval.judge.inflight import Active, EngineStats, Job
 from localeval.judge.llama import Chunk
 from localeval.judge.plan import Reading, plan_for
-from localeval.judge.prefix_pool import PrefixPool, Slot
+from localeval.judge.prefix_pool import PrefixPool
 from localeval.judge.sampling import (
     allowed_probs,
     choice_probs,
@@ -47,56 +46,6 @@ MAX_INVARIANT_STEP = 4
 samples): steps of up to 4 tokens gave the same records as 1 token alone; steps of up to 8 did
 not. llama.cpp's issue #24962 reports rows independent up to ~30 tokens on another CPU: the
 threshold depends on the CPU's kernels, so the engine stays at the measured one."""
-
-
-@dataclass
-class _Job:
-    request: JudgeRequest
-    future: asyncio.Future[JudgeReply]
-    loop: asyncio.AbstractEventLoop
-    order: int = 0
-    tokens: list[int] | None = None
-    cuts: list[int] = field(default_factory=list)
-
-
-@dataclass
-class _Active:
-    """A request in a slot: what is left to read, what it generated, its samplers."""
-
-    job: _Job
-    slot: Slot
-    pending: list[int]  # prompt tokens not yet decoded
-    n_prompt: int
-    n_reused: int
-    grammar: Any = None
-    chain: Any = None
-    generated: list[int] = field(default_factory=list)
-    text: bytearray = field(default_factory=bytearray)
-    field_probs: list[FieldProbs] = field(default_factory=list)
-    probe_at: int = -1  # where the key of the last recorded field starts in the text
-    conts: list[list[int]] = field(default_factory=list)  # continuations still to score
-    logprobs: dict[str, float] = field(default_factory=dict)
-    first_logp: np.ndarray | None = None
-    plan: Reading | None = None  # an answer read, not generated (judge/plan.py)
-    forced: int = 0  # answer tokens read as chunks
-    seconds: float = 0.0  # its share of the decode calls' time
-
-    @property
-    def reading(self) -> bool:
-        return bool(self.pending) or bool(self.conts) or (
-            self.plan is not None and not self.plan.done)
-
-
-@dataclass
-class EngineStats:
-    requests: int = 0
-    prompt_tokens: int = 0
-    prompt_tokens_processed: int = 0
-    generated_tokens: int = 0
-    forced_tokens: int = 0
-    decode_calls: int = 0
-    full_grammar_applies: int = 0
-    evictions: int = 0
 
 
 class Engine:
@@ -121,8 +70,8 @@ class Engine:
             from localeval.judge.llama import gbnf_for_schema as gbnf
         self._gbnf_of = gbnf
         self._gbnf: dict[str, str] = {}
-        self._active: list[_Active] = []
-        self._queue: deque[_Job] = deque()
+        self._active: list[Active] = []
+        self._queue: deque[Job] = deque()
         self._order = 0
         self._cond = threading.Condition()
         self._closing = False
@@ -146,7 +95,7 @@ class Engine:
             if self._closing:
                 raise JudgeError("the judge engine is closed")
             self._order += 1
-            job = _Job(request, loop.create_future(), loop, self._order)
+            job = Job(request, loop.create_future(), loop, self._order)
             self._queue.append(job)
             self._cond.notify()
         return await job.future
@@ -192,7 +141,7 @@ class Engine:
         A request that would reuse more of a prompt still being read waits for it instead of
         reading that part twice (this changes speed, never answers).
         """
-        deferred: list[_Job] = []
+        deferred: list[Job] = []
         while len(self._active) < self.parallel:
             with self._cond:
                 if not self._queue:
@@ -233,7 +182,7 @@ class Engine:
             raise PromptTooLong(len(tokens), self.n_ctx, longest)
         return tokens
 
-    def _start(self, job: _Job) -> None:
+    def _start(self, job: Job) -> None:
         request, tokens = job.request, job.tokens or []
         grammar = chain = plan = None
         conts: list[list[int]] = []
@@ -248,7 +197,7 @@ class Engine:
             if self.temperature > 0:
                 chain = self.backend.dist_sampler(self.temperature, self.seed)
         slot, reused = self.pool.acquire(tokens, job.cuts)
-        self._active.append(_Active(job, slot, tokens[reused:], len(tokens), reused,
+        self._active.append(Active(job, slot, tokens[reused:], len(tokens), reused,
                                     grammar=grammar, chain=chain, conts=conts, plan=plan))
         self.stats.requests += 1
         self.stats.prompt_tokens += len(tokens)
@@ -270,7 +219,7 @@ class Engine:
         if reading:
             self._read(min(reading, key=lambda a: a.job.order))
 
-    def _read(self, a: _Active) -> None:
+    def _read(self, a: Active) -> None:
         """Decode one prompt chunk of `a`, or a chunk of its planned answer, or score one of
         its continuations."""
         if a.pending:
@@ -304,21 +253,41 @@ class Engine:
         if not a.conts:
             self._finish(a, "stop")
 
-    def _read_plan(self, a: _Active, plan: Reading) -> None:
-        """Read the planned answer up to its last slot, choose the slots from the logits, and
-        cut back where a choice differs from the guess (judge/plan.py)."""
-        tokens, outputs = plan.chunk()
+    def _read_plan(self, a: Active, plan: Reading) -> None:
+        """Read the planned answer's next stretch, choose its slots from the logits, cut back
+        where a choice differs from the guess, or start its next free string (judge/plan.py)."""
         start = len(a.slot.tokens)
+        tokens, outputs = plan.chunk(start - a.n_prompt)
         outs = self._decode([Chunk(a.slot.seq_id, start, tokens, outputs)], [a])
         self.pool.extend(a.slot, tokens, prompt=False)
         a.forced += len(tokens)
-        cut = plan.take(outs)
+        cut, first = plan.take(outs)
         if cut is not None:
             self.pool.truncate(a.slot, a.n_prompt + cut)
-        if plan.done:
+        elif first is not None:
+            assert plan.free is not None
+            a.grammar = self.backend.grammar(plan.free.gbnf())
+            self._next_token(a, first)
+        if plan.finished:
             self._finish(a, "stop")
 
-    def _decode(self, chunks: list[Chunk], owners: list[_Active]) -> list[np.ndarray]:
+    def _next_free_token(self, a: Active, plan: Reading, logits: np.ndarray) -> None:
+        """The next token of a planned answer's free string; when it closes the string, the
+        rest of the answer is read (or the answer is complete)."""
+        token, full = pick(logits, a.grammar)
+        self.stats.full_grammar_applies += full
+        self.stats.generated_tokens += 1
+        a.grammar.accept(token)
+        a.generated.append(token)
+        if plan.add(token, self.backend.tokenizer.piece(token)):
+            a.grammar.free()
+            a.grammar = None
+            if plan.finished:
+                self._finish(a, "stop")
+        elif len(a.generated) >= a.job.request.max_tokens:
+            self._finish(a, "length")
+
+    def _decode(self, chunks: list[Chunk], owners: list[Active]) -> list[np.ndarray]:
         """One llama_decode call; its seconds are shared among the owners by their tokens."""
         self.stats.decode_calls += 1
         started = time.perf_counter()
@@ -329,8 +298,11 @@ class Engine:
             a.seconds += seconds * len(c.tokens) / total
         return out
 
-    def _next_token(self, a: _Active, logits: np.ndarray) -> None:
+    def _next_token(self, a: Active, logits: np.ndarray) -> None:
         """Sample the next token of `a` from its logits (recording probes), or finish it."""
+        if a.plan is not None:
+            self._next_free_token(a, a.plan, logits)
+            return
         self._probe(a, logits)
         token, full = pick(logits, a.grammar, a.chain)
         self.stats.full_grammar_applies += full
@@ -344,7 +316,7 @@ class Engine:
         if len(a.generated) >= a.job.request.max_tokens:
             self._finish(a, "length")
 
-    def _probe(self, a: _Active, logits: np.ndarray) -> None:
+    def _probe(self, a: Active, logits: np.ndarray) -> None:
         fields = a.job.request.probe_fields
         if not fields:
             return
@@ -361,7 +333,7 @@ class Engine:
             a.field_probs.append(entry)
             a.probe_at = found[1]
 
-    def _finish(self, a: _Active, reason: str | None) -> None:
+    def _finish(self, a: Active, reason: str | None) -> None:
         self._active.remove(a)
         self.pool.release(a.slot)
         self.stats.evictions = self.pool.evictions
@@ -371,10 +343,10 @@ class Engine:
             return
         if a.plan is not None:
             fields = a.job.request.probe_fields
-            reply = JudgeReply(text=a.plan.text(), finish_reason="stop", prompt_tokens=a.n_prompt,
+            reply = JudgeReply(text=a.plan.text(), finish_reason=reason, prompt_tokens=a.n_prompt,
                                prompt_tokens_processed=a.n_prompt - a.n_reused,
                                decode_s=round(a.seconds, 4),
-                               forced_tokens=a.forced,
+                               completion_tokens=len(a.generated), forced_tokens=a.forced,
                                field_probs=[FieldProbs(field=f, probs=p)
                                             for f, p in a.plan.probs if f in fields])
         elif a.job.request.continuations:
@@ -392,7 +364,7 @@ class Engine:
                                field_probs=a.field_probs)
         _resolve(a.job, lambda f: f.set_result(reply))
 
-    def _free_samplers(self, a: _Active) -> None:
+    def _free_samplers(self, a: Active) -> None:
         if a.grammar is not None:
             a.grammar.free()
             a.grammar = None
@@ -407,7 +379,7 @@ def _json(probs: dict[str, float]) -> str:
     return json.dumps(probs, ensure_ascii=False)
 
 
-def _resolve(job: _Job, action: Callable[[asyncio.Future[JudgeReply]], None]) -> None:
+def _resolve(job: Job, action: Callable[[asyncio.Future[JudgeReply]], None]) -> None:
     """Complete a future from the worker thread (no-op if cancelled or its loop is gone)."""
 
     def apply() -> None:

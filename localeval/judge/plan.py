@@ -1,18 +1,23 @@
-"""Answers fixed but for a few choices: read like a prompt, never generated token by token.
+"""Answers laid out by their schema: fixed text read like a prompt, only the choices and the
+free text decided by the judge.
 
-The bare verdict lists (`{"verdicts": [{"verdict": 0|1}, …]}` with exactly n items) are fixed
-text except for one choice per item. Generating them costs one decode step per key, bracket and
-quote; reading them costs one chunk. `plan_for(schema)` turns such a schema into literal text and
-*slots* (a field's allowed values, each one token); a schema with any free text (a reason, a
-question) has no plan and is generated under its grammar as before.
+A judge's answer is JSON whose keys, brackets, quotes and separators the schema fixes: the bare
+verdict lists (`{"verdicts": [{"verdict": 0|1}, …]}` with exactly n items) are fixed text but
+for one choice per item; the generated questions are fixed text around a question and a reason
+per item. Generating the fixed text costs one decode step per token; reading it costs one chunk.
+`plan_for(schema)` lays such a schema out as `json.dumps` would: literal text, *slots* (a field's
+allowed values, each one token) and *free* strings. A schema with a varying length (a list of
+statements or entities), an optional field or a string pattern has no plan and is generated
+under its grammar as before.
 
-`Reading` decodes a planned answer: the whole answer up to its last slot, each slot filled with a
-guess (its last choice), as one chunk after the prompt, with logits before each slot. At each
-slot it takes the choice the judge finds most likely (what greedy generation under the grammar
-takes) and records the choices' probabilities; where that differs from the guess, the answer is
-cut there and the rest is read again with the judge's choice. The text after the last slot is
-never decoded. The chunks follow from the request alone, so an answer does not depend on what
-runs beside it, as with generation (docs/engine.md).
+`Reading` follows a plan. Literal text and slots up to the next free string (or up to the last
+slot) are read as one chunk after what came before, each slot filled with a guess (its last
+choice), with logits before each slot. A slot takes the choice the judge finds most likely (what
+greedy generation under the grammar takes) and records the choices' probabilities; where that
+differs from the guess, the answer is cut there and the rest read again. A free string is
+generated token by token under a grammar for a JSON string's body and its closing quote. Text
+after the last slot is never decoded. Every chunk follows from the request alone, so an answer
+does not depend on what runs beside it, as with generation (docs/engine.md).
 """
 
 from __future__ import annotations
@@ -34,7 +39,24 @@ class Slot:
     choices: tuple[str, ...]
 
 
-Part = str | Slot
+@dataclass(frozen=True)
+class Free:
+    """A string value the judge writes (its opening quote is literal text before it)."""
+
+    field: str
+    min_chars: int = 0
+    max_chars: int | None = None
+
+    def gbnf(self) -> str:
+        """A JSON string's body and its closing quote, as llama.cpp's JSON grammar writes it."""
+        top = "" if self.max_chars is None else str(self.max_chars)
+        rep = "*" if not self.min_chars and top == "" else f"{{{self.min_chars},{top}}}"
+        return (f'root ::= char{rep} "\\""\n'
+                'char ::= [^"\\\\\\x7F\\x00-\\x1F] | [\\\\] (["\\\\bfnrt] | "u" '
+                '[0-9a-fA-F]{4})\n')
+
+
+Part = str | Slot | Free
 
 
 class _NoPlan(Exception):
@@ -57,7 +79,7 @@ def plan_for(schema_json: str) -> tuple[Part, ...] | None:
             merged[-1] += part
         else:
             merged.append(part)
-    if not any(isinstance(p, Slot) for p in merged) or not isinstance(merged[0], str):
+    if not any(isinstance(p, Slot | Free) for p in merged) or not isinstance(merged[0], str):
         return None
     return tuple(merged)
 
@@ -88,81 +110,126 @@ def _walk(node: dict[str, Any], defs: dict[str, Any], name: str, out: list[Part]
             _walk(node["items"], defs, name, out)
         out.append("]")
         return
+    if kind == "string" and not {"pattern", "format"} & set(node):
+        out.append('"')
+        out.append(Free(name, int(node.get("minLength", 0)), node.get("maxLength")))
+        return
     raise _NoPlan
 
 
 @dataclass
+class _Pending:
+    """A slot laid out with its guess: where its token is, its choices' tokens, its piece."""
+
+    at: int
+    slot: Slot
+    ids: list[int]
+    piece: int
+
+
+@dataclass
 class Reading:
-    """A planned answer being read: its tokens, where its slots are, what was chosen."""
+    """A planned answer being followed: its tokens so far, the slots awaiting their choice, the
+    free string being generated, the text."""
 
     parts: tuple[Part, ...]
-    tokens: list[int]
-    slot_at: list[int]  # index in `tokens` of each slot's token
-    choice_tokens: list[list[int]]  # per slot: the token of each choice
-    next_slot: int = 0
-    decoded: int = 0  # answer tokens the KV holds
-    picks: list[str] = field(default_factory=list)
+    tokenize: Callable[[str], list[int]]
+    tokens: list[int] = field(default_factory=list)
+    pieces: list[str] = field(default_factory=list)
+    pending: list[_Pending] = field(default_factory=list)
+    next_part: int = 0
+    free: Free | None = None  # the string being generated
+    free_text: bytearray = field(default_factory=bytearray)
+    finished: bool = False
     probs: list[tuple[str, dict[str, float]]] = field(default_factory=list)  # (field, probs)
 
     @classmethod
     def start(cls, parts: tuple[Part, ...],
               tokenize: Callable[[str], list[int]]) -> Reading | None:
-        """The answer with each slot's last choice, or None when a choice is not one token."""
-        tokens: list[int] = []
-        slot_at: list[int] = []
-        choice_tokens: list[list[int]] = []
+        """Follow `parts`, or None when a slot's choices are not one distinct token each."""
         for part in parts:
-            if isinstance(part, str):
-                tokens += tokenize(part)
-                continue
-            ids = [tokenize(c) for c in part.choices]
-            if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
-                return None
-            choice_tokens.append([t[0] for t in ids])
-            slot_at.append(len(tokens))
-            tokens.append(ids[-1][0])
-        if not slot_at or slot_at[0] == 0:
-            return None
-        return cls(parts, tokens, slot_at, choice_tokens)
+            if isinstance(part, Slot):
+                ids = [tokenize(c) for c in part.choices]
+                if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
+                    return None
+        reading = cls(parts, tokenize)
+        reading._lay_out()
+        return reading
 
     @property
-    def done(self) -> bool:
-        return self.next_slot >= len(self.slot_at)
+    def reading(self) -> bool:
+        """Something laid out is to be read (else a free string is being generated)."""
+        return not self.finished and self.free is None
 
-    def chunk(self) -> tuple[list[int], list[int]]:
-        """The answer tokens to decode next (from `decoded` up to the last slot) and the
-        indexes among them whose logits choose the remaining slots."""
-        end = self.slot_at[-1]
-        outputs = [s - 1 - self.decoded for s in self.slot_at[self.next_slot:]]
-        return self.tokens[self.decoded:end], outputs
+    def _follows_free(self) -> bool:
+        return self.next_part < len(self.parts)
 
-    def take(self, logits: list[np.ndarray]) -> int | None:
-        """Choose the remaining slots from their logits, in order. Returns the answer index to
-        cut the KV back to when a choice differs from the guess and later slots remain (their
-        logits were read after the guess), else None."""
-        self.decoded = self.slot_at[-1]
-        for row in logits:
-            k = self.next_slot
-            at, ids = self.slot_at[k], self.choice_tokens[k]
-            x = row[ids].astype(np.float64)
-            p = np.exp(x - x.max())
-            p /= p.sum()
-            best = int(np.argmax(p))
-            slot = self._slot(k)
-            order = np.argsort(-p, kind="stable")
-            self.probs.append((slot.field, {slot.choices[i]: float(p[i]) for i in order}))
-            self.picks.append(slot.choices[best])
-            self.next_slot += 1
-            if ids[best] != self.tokens[at]:
-                self.tokens[at] = ids[best]
-                if not self.done:
-                    self.decoded = at
-                    return at
-        return None
+    def _lay_out(self) -> None:
+        """Lay out literal text and slot guesses up to the next free string or the end."""
+        while self._follows_free() and not isinstance(self.parts[self.next_part], Free):
+            part = self.parts[self.next_part]
+            self.next_part += 1
+            if isinstance(part, str):
+                self.tokens += self.tokenize(part)
+                self.pieces.append(part)
+                continue
+            ids = [self.tokenize(c)[0] for c in part.choices]
+            self.pending.append(_Pending(len(self.tokens), part, ids, len(self.pieces)))
+            self.tokens.append(ids[-1])
+            self.pieces.append(part.choices[-1])
+        if not self.pending and not self._follows_free():
+            self.finished = True  # only literal text is left: nothing to read
+
+    def chunk(self, held: int) -> tuple[list[int], list[int]]:
+        """The answer tokens to read next, the KV holding `held` of them, and the indexes among
+        them whose logits are wanted: before each pending slot, and at the end when a free
+        string follows (its first token)."""
+        end = len(self.tokens) if self._follows_free() else self.pending[-1].at
+        outputs = [p.at - 1 - held for p in self.pending]
+        if self._follows_free():
+            outputs.append(end - 1 - held)
+        return self.tokens[held:end], outputs
+
+    def take(self, logits: list[np.ndarray]) -> tuple[int | None, np.ndarray | None]:
+        """Choose the pending slots from their logits, in order. Returns (cut, None) when a
+        choice differs from its guess and more is to be read after it (cut the KV back to
+        answer token `cut`, read again); (None, logits) when a free string starts, with the
+        logits for its first token; (None, None) when the answer is complete."""
+        for row in logits[:len(self.pending)]:
+            p = self.pending.pop(0)
+            x = row[p.ids].astype(np.float64)
+            prob = np.exp(x - x.max())
+            prob /= prob.sum()
+            best = int(np.argmax(prob))
+            order = np.argsort(-prob, kind="stable")
+            self.probs.append((p.slot.field, {p.slot.choices[i]: float(prob[i]) for i in order}))
+            self.pieces[p.piece] = p.slot.choices[best]
+            if p.ids[best] != self.tokens[p.at]:
+                self.tokens[p.at] = p.ids[best]
+                if self.pending or self._follows_free():
+                    return p.at, None
+        if self._follows_free():
+            part = self.parts[self.next_part]
+            assert isinstance(part, Free)
+            self.free, self.next_part = part, self.next_part + 1
+            self.free_text = bytearray()
+            return None, logits[-1]
+        self.finished = True
+        return None, None
+
+    def add(self, token: int, piece: bytes) -> bool:
+        """A generated token of the free string; True when it closed the string (the rest is
+        then laid out to read)."""
+        self.tokens.append(token)
+        self.free_text += piece
+        body = self.free_text[:-1]
+        closed = (self.free_text.endswith(b'"')
+                  and (len(body) - len(body.rstrip(b"\\"))) % 2 == 0)
+        if closed:
+            self.pieces.append(self.free_text.decode("utf-8", errors="replace"))
+            self.free = None
+            self._lay_out()
+        return closed
 
     def text(self) -> str:
-        picks = iter(self.picks)
-        return "".join(p if isinstance(p, str) else next(picks) for p in self.parts)
-
-    def _slot(self, k: int) -> Slot:
-        return [p for p in self.parts if isinstance(p, Slot)][k]
+        return "".join(self.pieces)
