@@ -108,6 +108,7 @@ runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 # Run by the ragas python: one evaluate() per sample.
 RAGAS_SCRIPT = r'''
 import json, logging, math, sys, time, warnings
+import httpx
 warnings.filterwarnings("ignore")
 rows, base_url, embedder, out, server_log = (json.load(open(sys.argv[1])), sys.argv[2],
                                              sys.argv[3], sys.argv[4], sys.argv[5])
@@ -160,14 +161,18 @@ class Errors(logging.Handler):
 
 calls, errors = Calls(), Errors()
 logging.getLogger("ragas").addHandler(errors)
-llm = LangchainLLMWrapper(ChatOpenAI(base_url=base_url, api_key="local", model="judge",
-                                     temperature=0, max_tokens=1024, timeout=1800,
-                                     callbacks=[calls]), bypass_n=True)
 emb = LangchainEmbeddingsWrapper(HuggingFaceEmbeddings(model_name=embedder))
-metrics = [Faithfulness(), ResponseRelevancy(strictness=3)]
 log_at = 0
 results = []
 for r in rows:
+    # a new HTTP client per evaluate(): each evaluate() runs its own event loop, and the async
+    # client langchain-openai caches for a base URL stays bound to the first loop, so every
+    # later sample failed with "Connection error" (langchain-openai 1.7, openai 3.3, httpx 0.28)
+    llm = LangchainLLMWrapper(ChatOpenAI(base_url=base_url, api_key="local", model="judge",
+                                         temperature=0, max_tokens=1024, timeout=1800,
+                                         http_async_client=httpx.AsyncClient(timeout=1800),
+                                         callbacks=[calls]), bypass_n=True)
+    metrics = [Faithfulness(), ResponseRelevancy(strictness=3)]
     calls.calls, errors.parse, errors.jobs, errors.messages = {}, 0, 0, []
     data = EvaluationDataset(samples=[SingleTurnSample(
         user_input=r["question"], response=r["answer"], retrieved_contexts=r["contexts"])])
