@@ -1,4 +1,5 @@
-"""Benchmark the judge engine: the same faithfulness run at several `parallel` settings.
+"""Benchmark the judge engine: the same run (faithfulness, or --metrics) at several `parallel`
+settings.
 
 Samples come from the dev sets (HaluEval QA in English, UHGEval in Chinese; right and
 hallucinated answers alternate), contexts cut to --context-chars to keep the run short. Each
@@ -29,6 +30,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 DEV = ROOT.parent / "shared" / "data" / "dev"
 DEFAULT_MODEL = ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+METRICS = ["faithfulness"]  # --metrics
 
 
 def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]]:
@@ -98,7 +100,7 @@ def _run_rows(rows: list[dict[str, Any]], parallel: int, model: Path, n_ctx: int
     from localeval.runner import run
 
     judge = make_judge(parallel, model, n_ctx, threads, chunk)
-    settings = Settings(metrics=["faithfulness"], no_cache=True, n_ctx=n_ctx,
+    settings = Settings(metrics=METRICS, no_cache=True, n_ctx=n_ctx,
                         max_tokens=max_tokens, parallel=parallel, n_batch=chunk)
     outcome = run(rows, None, settings, judge=judge)
     records = [r.model_dump(include={"id", "scores", "details", "errors"})
@@ -117,7 +119,7 @@ def kill_and_resume(rows: list[dict[str, Any]], parallel: int, model: Path, args
 
     data = work / "rows.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
-    base = [sys.executable, "-m", "localeval", "run", str(data), "--metrics", "faithfulness",
+    base = [sys.executable, "-m", "localeval", "run", str(data), "--metrics", ",".join(METRICS),
             "--judge-model", str(model), "--parallel", str(parallel), "--n-ctx",
             str(args.n_ctx), "--max-tokens", str(args.max_tokens), "--n-batch", str(args.chunk),
             "--cache", str(work / "cache.sqlite"), "--quiet"]
@@ -230,6 +232,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
     parser.add_argument("--data", type=Path, default=DEV)
     parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--metrics", default="faithfulness",
+                        help="comma-separated (answer_relevance adds generated free text)")
     parser.add_argument("--context-chars", type=int, default=500)
     parser.add_argument("--settings", default="1,2,4,8,alone,rev4",
                         help="comma-separated: N (engine slots), alone, revN")
@@ -245,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--threads", type=int)
     args = parser.parse_args(argv)
+    METRICS[:] = [m.strip() for m in args.metrics.split(",") if m.strip()]
     if not args.model.is_file():
         print(f"model {args.model} not found", file=sys.stderr)
         return 2
