@@ -133,6 +133,10 @@ class RayBackends(Backends):
                 setattr(stats, key, getattr(stats, key) + delta.get(key, 0))
             for step, n in delta.get("by_step", {}).items():
                 stats.by_step[step] = stats.by_step.get(step, 0) + n
+            for step, acc in delta.get("tokens_by_step", {}).items():
+                mine = stats.tokens_by_step.setdefault(step, dict.fromkeys(acc, 0))
+                for k, v in acc.items():
+                    mine[k] = round(mine.get(k, 0) + v, 4)
         if self.embeddings is not None:
             self.embeddings.encoded += delta.get("encoded", 0)
 

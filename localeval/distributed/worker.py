@@ -212,13 +212,15 @@ class EvalWorker:
             s = b.judge.stats
             out = {k: getattr(s, k) for k in STAT_FIELDS}
             out["by_step"] = dict(s.by_step)
+            out["tokens_by_step"] = {k: dict(v) for k, v in s.tokens_by_step.items()}
         if b is not None and b.embeddings is not None:
             out["encoded"] = b.embeddings.encoded
         return out
 
 
 STAT_FIELDS = (
-    "calls", "cached", "failures", "prompt_tokens", "prompt_tokens_processed", "completion_tokens"
+    "calls", "cached", "failures", "prompt_tokens", "prompt_tokens_processed", "completion_tokens",
+    "forced_tokens", "decode_s",
 )
 
 
@@ -230,6 +232,12 @@ def _delta(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
             steps = {s: n - old.get(s, 0) for s, n in value.items() if n != old.get(s, 0)}
             if steps:
                 out["by_step"] = steps
+        elif key == "tokens_by_step":
+            old_steps = before.get("tokens_by_step", {})
+            changed = {s: {k: v - old_steps.get(s, {}).get(k, 0) for k, v in acc.items()}
+                       for s, acc in value.items() if acc != old_steps.get(s)}
+            if changed:
+                out["tokens_by_step"] = changed
         elif value != before.get(key, 0):
             out[key] = value - before.get(key, 0)
     return out
