@@ -73,6 +73,11 @@ class Settings(BaseModel):
                            "a number or name swapped for another the material gives) in "
                            "P(supported) (metrics/contrast.py); off: with the 1.5B judge it "
                            "cost agreement (docs/metrics.md, Verification)")
+    contrast_style: Literal["twins", "choice"] = Field(
+        "twins", description="how --contrast compares a claim with its twins: each judged "
+                              "alone (twins: P(supported) of each), or all shown together, the "
+                              "judge choosing the one the material states (choice); both "
+                              "cost agreement with the 1.5B judge (docs/metrics.md)")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "

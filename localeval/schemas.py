@@ -125,6 +125,17 @@ def checked_verdicts(n: int, style: VerdictStyle, chars: int = 160) -> type[Base
     )
 
 
+@lru_cache(maxsize=16)
+def choice(n: int) -> type[BaseModel]:
+    """The number (1..n) of the one version, among `n` numbered versions of a claim, that the
+    material states (metrics/contrast.py)."""
+    return create_model(
+        f"Choice{n}",
+        choice=(Literal[tuple(range(1, n + 1))],  # type: ignore[valid-type]
+                Field(description="the number of the version the material states")),
+    )
+
+
 def item_tokens(style: VerdictStyle, chars: int) -> int:
     """Upper bound on the tokens of one verdict item (a token holds at least one character)."""
     return {"evidence": chars, "reason": REASON_CHARS}.get(style, 0) + 16
@@ -169,6 +180,6 @@ ALL_SCHEMAS: tuple[type[BaseModel], ...] = (
     Statements, statements_up_to(2), Entities, Verdict, BareVerdict, Rating, BareRating,
     verdict_list(1), verdict_list(3, False), question_list(3), question_list(2, False),
     sentence_statements(2, 3, 120), checked_verdicts(2, "evidence", 80),
-    checked_verdicts(1, "reason"), checked_verdict("evidence", 160),
+    checked_verdicts(1, "reason"), checked_verdict("evidence", 160), choice(4),
 )
 """One of every shape the metrics ask for (grammar-validity test)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 
-from localeval.metrics.contrast import check, contradicted, twins
+from localeval.metrics.contrast import check, contradicted, twins, versions
 from tests.conftest import run_fake
 
 CONTEXT = ("Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891. "
@@ -96,3 +96,40 @@ def test_unsupported_claims_get_no_twins() -> None:
     asyncio.run(check(["The Vistula is longer than the Oder."], result, {0: [CONTEXT]}, ask,
                       "en", 16))
     assert calls == [] and result[0]["verdict"] == 0
+
+
+def test_the_versions_shown_do_not_depend_on_which_one_is_the_claim() -> None:
+    right, wrong = "She grew up in Hamburg.", "She grew up in Vienna."
+    assert versions(right, [wrong]) == versions(wrong, [right]) == [right, wrong]
+
+
+def _choice(*p: float) -> dict:
+    return {"choice": 1 + max(range(len(p)), key=lambda k: p[k]),
+            "_probs": [["choice", {str(k + 1): q for k, q in enumerate(p)}]]}
+
+
+def test_a_claim_the_judge_does_not_choose_among_its_twins_fails_end_to_end() -> None:
+    row = ROW | {"answer": "Marie Curie was born in Warsaw in 1891."}
+    # shown "… in 1867." and "… in 1891." together (sorted), the judge picks the first
+    outcome, judge = run_fake([row], [_probs(0.9), _choice(0.7, 0.3)], metrics=["faithfulness"],
+                              claims="sentences", contrast=True, contrast_style="choice")
+    (rec,) = outcome.records
+    (entry,) = rec.details["faithfulness"]["statements"]
+    assert len(judge.requests) == 2 and judge.requests[1].step == "support_choice"
+    shown = judge.requests[1].messages[-1]["content"]
+    assert "1. Marie Curie was born in Warsaw in 1867.\n2. Marie Curie was born in Warsaw in " \
+           "1891." in shown
+    assert entry["rule"] == "contrast" and entry["verdict"] == 0 and entry["p_claim"] == 0.9
+    assert rec.scores["faithfulness"] == 0.0
+    assert entry["choice"] == [{"version": "Marie Curie was born in Warsaw in 1867.", "p": 0.7},
+                               {"version": "Marie Curie was born in Warsaw in 1891.", "p": 0.3}]
+
+
+def test_a_claim_the_judge_chooses_keeps_its_verdict() -> None:
+    row = ROW | {"answer": "Marie Curie was born in Warsaw in 1867."}
+    outcome, _ = run_fake([row], [_probs(0.9), _choice(0.8, 0.2)], metrics=["faithfulness"],
+                          claims="sentences", contrast=True, contrast_style="choice")
+    (rec,) = outcome.records
+    (entry,) = rec.details["faithfulness"]["statements"]
+    assert rec.scores["faithfulness"] == 1.0 and entry["rule"] == "judge"
+    assert entry["choice"][0]["p"] == 0.8

@@ -52,6 +52,8 @@ def variables(lang: str, step: str) -> dict[str, object]:
         "context_entities_recall_entities": {"text": contexts[:1]},
         "answer_correctness_answer": {"question": q, "reference": [answer], "statements": items},
         "answer_correctness_reference": {"question": q, "answer": [answer], "statements": items},
+        "support_choice": {"material_name": "context", "material": contexts,
+                           "options": items},
     }[step]
 
 

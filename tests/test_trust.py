@@ -7,7 +7,13 @@ from collections import Counter
 
 import pytest
 
-from localeval.metrics.claims import asserts_nothing, claim_text, quoted_in, true_to_sentence
+from localeval.metrics.claims import (
+    asserts_nothing,
+    claim_text,
+    quoted_in,
+    referents,
+    true_to_sentence,
+)
 from localeval.metrics.focus import Index, is_long
 from localeval.metrics.statements import Anchored
 from tests.conftest import load_manifest, run_fake
@@ -63,6 +69,34 @@ def test_a_fragment_is_judged_with_its_question() -> None:
     assert claim_text("北京。", "总部在哪里？", "zh") == "问：总部在哪里？ 答：北京。"
     full = "The head office of the company is in Delhi, India."
     assert claim_text(full, "Where is the head office?", "en") == full
+
+
+def test_a_leading_it_is_judged_with_what_it_stands_for() -> None:
+    eiffel = ["The Eiffel Tower was completed in 1889.", "It is 330 metres tall.",
+              "It was designed by Gustave Eiffel's company."]
+    assert referents(eiffel, "en") == [None, "the Eiffel Tower", "the Eiffel Tower"]
+    # an "it" that stands for nothing; a guess after an active verb (the object may be meant);
+    # a subject two sentences back; a possessive; Chinese
+    assert referents(["Insulin was found in 1921.", "It is believed that it works."], "en") == \
+        [None, None]
+    assert referents(["Philips unveiled the Hue Go.", "It costs $100."], "en") == [None, None]
+    assert referents(["Insulin was found in 1921.", "Banting won a prize.", "It is cheap."],
+                     "en") == [None, None, None]
+    assert referents(["Evans' book is out.", "It sells well."], "en") == [None, None]
+    assert referents(["长江是中国第一长河。", "它全长约6300公里。"], "zh") == [None, None]
+
+
+def test_a_short_it_sentence_is_a_claim_with_its_referent_end_to_end() -> None:
+    row = {"id": "e", "question": "When was the Eiffel Tower completed and how tall is it?",
+           "answer": "The Eiffel Tower was completed in 1889. It is 330 metres tall.",
+           "contexts": ["The Eiffel Tower was completed in 1889. The tower is 330 metres tall."]}
+    outcome, judge = run_fake([row], [_verdicts(0.9, 0.8)], metrics=["faithfulness"],
+                              claims="sentences")
+    (rec,) = outcome.records
+    prompt = judge.requests[0].messages[-1]["content"]
+    assert "2. It (the Eiffel Tower) is 330 metres tall." in prompt  # not "Q: … A: It is …"
+    entries = rec.details["faithfulness"]["statements"]
+    assert [e["sentence"] for e in entries] == [1, 2] and rec.scores["faithfulness"] == 1.0
 
 
 ROW = {"id": "t1", "question": "Where was Marie Curie born?",

@@ -36,6 +36,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "claims",
             "support_threshold",
             "contrast",
+            "contrast_style",
             "max_tokens",
             "seed",
             "cache",

@@ -74,6 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--contrast", action="store_true", default=None,
                      help="require a supported claim to beat its twins, claims one swap away "
                           "(off by default: it cost agreement with the 1.5B judge)")
+    run.add_argument("--contrast-style", choices=["twins", "choice"],
+                     help="with --contrast: judge each twin alone (default), or have the "
+                          "judge choose among the claim and its twins in one request")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument(

@@ -156,6 +156,61 @@ def claim_text(sentence: str, question: str | None, language: str) -> str:
     return sentence
 
 
+_IT = re.compile(r"^(It|Its)\b")
+_DUMMY_IT = re.compile(r"^It\s+(?:is|was|has been|had been|will be|would be|seems|seemed|"
+                       r"appears|appeared|remains|takes|took|became)\b(?:\s+\S+){0,3}?\s+"
+                       r"(?:that|to|whether|how|why|if|when)\b")
+# a subject the next sentence's "It" stands for: a run of capitalised words (after an optional
+# article) before "is/was/are/were" — what the sentence is about; after an active verb ("Philips
+# unveiled the lamp. It costs …") the "It" is as likely to be the object, so no guess is made
+_SUBJECT = re.compile(r"^(?:(The|A|An)\s+)?((?:[A-Z][\w'’.-]*)(?:\s+(?:[A-Z][\w'’.-]*|of|de|da|"
+                      r"du|von|van|der|la|le|and|&))*)\s+(?:is|was|are|were)\b")
+_PRONOUNS = {"It", "Its", "He", "She", "They", "We", "I", "You", "This", "That", "These",
+             "Those", "There", "Here", "His", "Her", "Their", "Our", "My", "Your"}
+
+
+def referents(sentences: list[str], language: str) -> list[str | None]:
+    """Per sentence, what a leading "It"/"Its" refers to: the subject of the sentence before it
+    when that one opens with a name and "is/was/are/were" ("The Eiffel Tower was …" → "the
+    Eiffel Tower"), carried through consecutive "It" sentences. A sentence
+    judged alone loses its antecedent ("It is 330 metres tall." says nothing a context could
+    support). Not for an "it" that stands for nothing ("It is believed that …", "It takes two
+    hours to …"); English only; None where there is no such subject."""
+    out: list[str | None] = []
+    subject: str | None = None  # of the sentence just before (carried through "It" sentences)
+    for sentence in sentences:
+        text = sentence.strip()
+        it = language != "zh" and _IT.match(text) and not _DUMMY_IT.match(text)
+        out.append(subject if it else None)
+        m = _SUBJECT.match(text)
+        words = m.group(2).split() if m else []
+        if m and words[0] not in _PRONOUNS | {"The", "A", "An"} and not m.group(2).endswith(
+                ("'", "’", "'s", "’s")):  # "Evans' book is …": the name is not the subject
+            subject = f"{m.group(1).lower()} {m.group(2)}" if m.group(1) else m.group(2)
+        elif not (it and subject):
+            subject = None
+    return out
+
+
+def claim_texts(sentences: list[str], question: str | None, language: str) -> list[str]:
+    """What is judged for each sentence: a leading "It" with its referent in brackets ("It
+    (the Eiffel Tower) is 330 metres tall."), else `claim_text`."""
+    out = []
+    for sentence, referent in zip(sentences, referents(sentences, language), strict=True):
+        m = _IT.match(sentence.strip())
+        if referent and m:  # a full claim now, even when short
+            rest = sentence.strip()[m.end():]
+            out.append(f"{m.group(1)} ({referent}){rest}")
+        else:
+            out.append(claim_text(sentence, question, language))
+    return out
+
+
+def is_fragment(claim: str, sentence: str) -> bool:
+    """The claim is a fragment judged with its question ("Q: … A: <sentence>")."""
+    return claim != sentence and claim.endswith(sentence)
+
+
 _DENIAL = re.compile(r"\b(?:no|not|none|never|nobody|nothing|neither|nor|cannot|unknown)\b|n['’]t\b"
                      r"|[没无不未非否别]", re.IGNORECASE)
 
@@ -300,8 +355,8 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
         items = true_to_sentence(found.items, sentences, question, claims.rules, skip)
         claims.retries = found.retries
     else:
-        items = [Anchored(claim_text(s, question, ctx.language), i + 1)
-                 for i, s in enumerate(sentences) if i not in skip]
+        items = [Anchored(c, i + 1) for i, c in
+                 enumerate(claim_texts(sentences, question, ctx.language)) if i not in skip]
     entries: list[tuple[int, dict[str, Any]]] = [
         (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 1, "quoted": True,
                  "rule": "quote", "reason": f"a whole sentence of the {material_name}",
@@ -313,7 +368,7 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
                                    f"{material_name} could support"})
                 for i in aimed]
     fragments = [a for a in items if ctx.settings.claims == "sentences"
-                 and a.statement != sentences[a.sentence - 1]]
+                 and is_fragment(a.statement, sentences[a.sentence - 1])]
     for a in fragments:
         novel = unfounded(sentences[a.sentence - 1], material, question)
         if novel:

@@ -18,7 +18,7 @@ NAME = "context_recall"
 
 
 @metric(NAME, requires=("contexts", "ground_truth"),
-        steps=("faithfulness_statements", "context_recall_verdicts"),
+        steps=("faithfulness_statements", "context_recall_verdicts", "support_choice"),
         description="share of the ground truth's statements that the contexts support")
 async def context_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)

@@ -32,7 +32,7 @@ def rank_weight(rank: int) -> float:
 
 
 @metric(NAME, requires=("answer", "contexts"),
-        steps=("context_relevance_answer", "context_relevance_context"),
+        steps=("context_relevance_answer", "context_relevance_context", "support_choice"),
         description="answer sentences supported by the contexts, and context sentences "
                     "supported by the answer (plus a rank-weighted per-context variant)")
 async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:

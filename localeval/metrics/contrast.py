@@ -176,6 +176,48 @@ def contradicted(p_claim: float, p_twins: list[float | None]) -> tuple[int, floa
 
 Ask = Callable[[list[str], list[str]], Awaitable[list[dict[str, Any]]]]
 """(claims, material texts) → the judge's verdicts, each with "_p" = P(supported)."""
+Choose = Callable[[list[str], list[str]], Awaitable[list[float] | None]]
+"""(versions, material texts) → the judge's probability of each version being the one the
+material states (None from a judge that gives no probabilities)."""
+
+
+def versions(claim: str, found: list[str]) -> list[str]:
+    """The claim and its twins in an order that does not depend on which of them is the claim
+    (case-folded text), so that two answers that differ by the swap see the same list."""
+    return sorted(dict.fromkeys([claim, *found]), key=lambda v: (v.casefold(), v))
+
+
+async def choose(items: list[str], result: list[dict[str, Any] | None],
+                 texts_of: dict[int, list[str]], ask: Choose, language: str) -> int:
+    """Overrule each supported verdict of `result` (in place) whose claim is not the version
+    the judge finds most likely when shown the claim and its twins together, in one request
+    per claim. A judge that says yes to each of them alone must still pick one here. Returns
+    the number of requests."""
+    asked = 0
+    for i, entry in enumerate(result):
+        if entry is None or entry.get("verdict") != 1 or entry.get("p_supported") is None:
+            continue
+        found = twins(items[i], texts_of[i], language)
+        if not found:
+            continue
+        listed = versions(items[i], found)
+        try:
+            probs = await ask(listed, texts_of[i])
+        except PromptTooLong:
+            continue
+        asked += 1
+        if probs is None:
+            continue
+        mine = probs[listed.index(items[i])]
+        entry["choice"] = [{"version": v, "p": round(p, 4)} for v, p in zip(listed, probs,
+                                                                           strict=True)]
+        best = max(range(len(listed)), key=lambda k: (probs[k], k == listed.index(items[i])))
+        if listed[best] != items[i]:
+            p = float(entry["p_supported"])
+            entry.update(verdict=0, rule="contrast", p_supported=0.0, p_claim=round(p, 4),
+                         reason=f"shown with its twins, the judge chose “{listed[best]}” "
+                                f"(P {probs[best]:.2f}) over the claim (P {mine:.2f})")
+    return asked
 
 
 async def check(items: list[str], result: list[dict[str, Any] | None],

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.claims import claim_text, judge_claims
+from localeval.metrics.claims import claim_texts, judge_claims
 from localeval.metrics.statements import Anchored, Statements, anchored_statements
 from localeval.text import split_sentences
 
@@ -32,13 +32,13 @@ async def statements_of(ctx: MetricContext, text: str, question: str | None) -> 
     statements the judge writes."""
     if ctx.settings.claims == "sentences":
         sentences = split_sentences(text)
-        return Statements(sentences, [Anchored(claim_text(s, question, ctx.language), i + 1)
-                                      for i, s in enumerate(sentences)])
+        return Statements(sentences, [Anchored(c, i + 1) for i, c in
+                                      enumerate(claim_texts(sentences, question, ctx.language))])
     return await anchored_statements(ctx, text, question)
 
 
 @metric("faithfulness", requires=("answer", "contexts"),
-        steps=("faithfulness_statements", "faithfulness_verdicts"),
+        steps=("faithfulness_statements", "faithfulness_verdicts", "support_choice"),
         description="share of the answer's statements that the contexts support")
 async def faithfulness(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)
