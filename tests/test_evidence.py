@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from localeval.metrics.evidence import coverage, decide, locate, novel_details
+from localeval.metrics.evidence import (
+    coverage,
+    decide,
+    locate,
+    novel_details,
+    spelled_numbers,
+)
 
 CONTEXT = ["Insulin was discovered in 1921 by Frederick Banting and Charles Best at the "
            "University of Toronto. Macleod ran the laboratory. It won a Nobel Prize in 1923."]
@@ -36,6 +42,16 @@ def test_novel_details_are_numbers_and_names_the_texts_lack() -> None:
     assert novel_details("Banting was American.", ["Banting worked in America."]) == []
     assert novel_details("上海男排第17届联赛夺冠。", ["上海男排获得联赛第11冠。"]) == ["17"]
     assert novel_details("It aired on E4.", ["It aired on Channel 4."]) == ["E4"]
+
+
+def test_a_number_the_material_spells_out_is_no_novel_detail() -> None:
+    assert novel_details("Their daughter, 9, and son, 23, were there.",
+                         ["Their nine-year-old daughter and twenty-three-year-old son."]) == []
+    assert novel_details("乙公司比甲公司早5年成立。", ["乙公司成立于1998年，比甲公司早五年。"]) == []
+    assert novel_details("Their daughter, 8, was there.", ["Their nine-year-old daughter."]) == \
+        ["8"]
+    # the 一 of 一些 and the 十 of 十分 are no numbers: only a numeral before a unit counts
+    assert spelled_numbers("一些人十分高兴，三百零五名学生，二十年") == {"305", "20"}
 
 
 def test_decide_overrules_unfounded_support_and_says_why() -> None:

@@ -9,7 +9,8 @@ every number of the copy must occur in the material, so a dropped comma or a cop
 the schema's length limit still counts, while a statement "copied" as evidence (a parroted
 reason) does not. `novel_details` lists the item's numbers (and,
 in Latin script, capitalised names) that appear neither in the material nor in the question:
-a detail the material never mentions cannot be supported by it.
+a detail the material never mentions cannot be supported by it. A number the material spells
+out ("nine-year-old", "五年") counts as mentioned.
 
 `decide` combines the judge's verdict with both checks; a verdict of support stands only when the
 evidence is found and no detail of the item is missing from the sentences it was copied from
@@ -90,6 +91,53 @@ def _numbers(text: str) -> set[str]:
     return {re.sub(r"(?<=\d),(?=\d{3})", "", n).rstrip(".,") for n in _NUMBER.findall(flat)}
 
 
+_UNITS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+          "eighteen", "nineteen"]
+_TENS = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+_EN_VALUE = {w: i for i, w in enumerate(_UNITS)} | {w: 20 + 10 * i for i, w in enumerate(_TENS)}
+_EN_SPELLED = re.compile(r"\b(" + "|".join(_TENS) + r")(?:[- ](" + "|".join(_UNITS[1:10]) +
+                         r"))?\b|\b(" + "|".join(_UNITS) + r")\b", re.IGNORECASE)
+_ZH_DIGIT = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6,
+             "七": 7, "八": 8, "九": 9}
+_ZH_UNIT = {"十": 10, "百": 100, "千": 1000}
+_ZH_SPELLED = re.compile("([零〇一二两三四五六七八九十百千]+)(?=年|个|人|名|次|岁|月|日|天|位|家|"
+                         "条|件|项|米|公里|万|亿|元|倍|周|小时|分钟|秒|座|所|部|本|场|届|支|架|"
+                         "辆|只|层|期|节|种|号|成|比)")
+"""A number in Chinese characters before a unit or measure word ("五年", "三百名"), so that the
+一 of 一些 or the 十 of 十分 is no number."""
+
+
+def _zh_value(run: str) -> int | None:
+    """一 … 九千九百九十九 as a number ("十五" 15, "二十" 20, "三百零五" 305); None if malformed."""
+    total, digit = 0, None
+    for ch in run:
+        if ch in _ZH_DIGIT:
+            if digit is not None and ch not in "零〇":
+                return None  # "一二" is a list of digits, not one number
+            digit = _ZH_DIGIT[ch] if ch not in "零〇" else None
+        else:
+            total += (1 if digit is None else digit) * _ZH_UNIT[ch]
+            digit = None
+    return total + (digit or 0)
+
+
+def spelled_numbers(text: str) -> set[str]:
+    """Numbers the text writes in words, as digits: "nine-year-old" → 9, "twenty-three" → 23,
+    "五年" → 5, "十五" → 15. A material that says "nine" holds the claim's "9"."""
+    out = set()
+    for m in _EN_SPELLED.finditer(text):
+        tens, unit, alone = m.groups()
+        value = _EN_VALUE[alone.casefold()] if alone else \
+            _EN_VALUE[tens.casefold()] + (_EN_VALUE[unit.casefold()] if unit else 0)
+        out.add(str(value))
+    for m in _ZH_SPELLED.finditer(text):
+        value = _zh_value(m.group(1))
+        if value is not None:
+            out.add(str(value))
+    return out
+
+
 def _numbers_copied(quote: str, source: str) -> bool:
     """Every number of the quote is a number of the source; the quote's last number may be the
     start of one (the copy was cut short by the schema's length limit)."""
@@ -140,7 +188,7 @@ def _known(texts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
     numbers: set[str] = set()
     words: set[str] = set()
     for text in texts:
-        numbers |= _numbers(text)
+        numbers |= _numbers(text) | spelled_numbers(text)
         words |= {w.casefold() for w in _WORD.findall(unicodedata.normalize("NFKC", text))}
     return frozenset(numbers), frozenset(words)
 
