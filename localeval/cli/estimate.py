@@ -68,5 +68,6 @@ def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
     estimate = estimate_run(args.data, settings, parallel=parallel,
                             calibrate_now=not args.no_calibrate, recalibrate=args.recalibrate,
                             skip_ids=done_ids(args.out) if args.resume else None, log=say)
-    print(to_json(estimate) if args.json else terminal_safe(table(estimate)))
+    text = to_json(estimate) if args.json else table(estimate)
+    print("\n".join(terminal_safe(line) for line in text.splitlines()))
     return 0

@@ -32,9 +32,10 @@ class ReadOnlyCache(AnswerCache):
         return None
 
 
-def placeholder(schema_json: str) -> Any:
+def placeholder(schema_json: str, choice: int = -1) -> Any:
     """A value the schema accepts: every field present, the fewest list items allowed (at least
-    one), each enum's last value (the engine's guess), distinct short strings."""
+    one), each enum's value at index `choice` (default the last: the engine's guess), distinct
+    short strings."""
     schema = json.loads(schema_json)
     defs = schema.get("$defs", {})
     counter = iter(range(1, 1_000_000))
@@ -43,7 +44,7 @@ def placeholder(schema_json: str) -> Any:
         if "$ref" in node:
             node = defs[node["$ref"].rsplit("/", 1)[-1]]
         if "enum" in node:
-            return node["enum"][-1]
+            return node["enum"][choice]
         if "const" in node:
             return node["const"]
         for key in ("anyOf", "oneOf", "allOf"):
