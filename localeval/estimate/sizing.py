@@ -93,7 +93,8 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         "metrics": [m.name for m in metrics if any(not m.missing(s) for s in samples)],
         "input_errors": len(data.problems), "steps": {}, "notes": []}
     if not judged:
-        out["notes"].append("no metric that applies to these rows uses the judge")
+        out["notes"].append("no sample to judge" if not samples else
+                            "no metric that applies to these rows uses the judge")
         return out | {"total": _total({}), "time": None}
     judge = open_judge(settings, parallel)
     try:
