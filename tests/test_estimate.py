@@ -84,6 +84,17 @@ def test_cached_requests_are_counted_as_served(tmp_path: Path) -> None:
     assert sum(first.values()) > 0
 
 
+def test_a_repeated_row_is_served_as_the_run_would_serve_it(tmp_path: Path) -> None:
+    rows = [*ROWS, {**ROWS[0], "id": "again"}]
+    settings = _settings(tmp_path, no_cache=False, cache=tmp_path / "fresh.sqlite")
+    estimate = estimate_run(rows, settings, parallel=1, calibrate_now=False)
+    outcome = run(rows, None, settings.model_copy(update={"cache": tmp_path / "real.sqlite"}),
+                  judge=SchemaJudge(), embedder=HashEmbedder())
+    judge = outcome.summary["judge"]
+    assert {s: v["requests"] for s, v in estimate["steps"].items()} == judge["calls_by_step"]
+    assert estimate["total"]["cached"] == judge["cached"] > 0
+
+
 def test_no_model_load_with_a_cached_calibration(tmp_path: Path, monkeypatch: Any,
                                                  capsys: Any) -> None:
     from localeval.cli import main

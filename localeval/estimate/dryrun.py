@@ -18,18 +18,47 @@ from localeval.embed import EmbeddingStore, HashEmbedder
 from localeval.errors import PromptTooLong
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache
-from localeval.judge.client import JudgeClient
+from localeval.judge.client import JudgeClient, JudgeStats
 from localeval.metrics import Metric
 from localeval.per_sample import evaluate_all
 
 Counter = Callable[[list[dict[str, str]]], list[int]]
 
 
-class ReadOnlyCache(AnswerCache):
-    """The answer cache, read only: a dry run never stores its placeholder answers."""
+class DryCache:
+    """The answer cache as a run would see it, read only on disk: the dry run's placeholder
+    answers are kept in memory only, so a request repeated later in the run is served, as the
+    real run would serve it from the answers it stored."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._disk = AnswerCache(path) if path.is_file() else None
+        self._memo: dict[str, JudgeReply] = {}
+
+    def get(self, key: str) -> JudgeReply | None:
+        if key in self._memo:
+            return self._memo[key].model_copy(update={"cached": True})
+        return self._disk.get(key) if self._disk is not None else None
 
     def put(self, key: str, reply: JudgeReply) -> None:
-        return None
+        self._memo[key] = reply
+
+    def close(self) -> None:
+        if self._disk is not None:
+            self._disk.close()
+
+
+class _StepStats(JudgeStats):
+    """The client's statistics, with the requests served (cache, or shared in flight) per step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cached_by_step: dict[str, int] = {}
+
+    def add(self, request: JudgeRequest, reply: JudgeReply) -> None:
+        if reply.cached:
+            self.cached_by_step[request.step] = self.cached_by_step.get(request.step, 0) + 1
+        super().add(request, reply)
 
 
 def placeholder(schema_json: str, choice: int = -1) -> Any:
@@ -123,17 +152,9 @@ class DryRun:
 def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, judge: DryJudge,
             cache_path: Path | None, parallel: int) -> DryRun:
     """Run the metrics over the samples against `judge` (cache read only, hash embedder)."""
-    cache = ReadOnlyCache(cache_path) if cache_path is not None and cache_path.is_file() else None
+    cache = DryCache(cache_path) if cache_path is not None else None
     client = JudgeClient(judge, cache)  # type: ignore[arg-type]
-    cached: dict[str, int] = {}
-    add = client.stats.add
-
-    def count_cached(request: JudgeRequest, reply: JudgeReply) -> None:
-        if reply.cached:
-            cached[request.step] = cached.get(request.step, 0) + 1
-        add(request, reply)
-
-    client.stats.add = count_cached  # type: ignore[method-assign]
+    stats = client.stats = _StepStats()
     backends = Backends(judge=client, embeddings=EmbeddingStore(HashEmbedder()),
                         info={"judge": {"parallel": parallel}})
     errors: list[str] = []
@@ -145,4 +166,4 @@ def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, ju
         asyncio.run(evaluate_all(samples, metrics, settings, backends, on_record))
     finally:
         client.close()
-    return DryRun(judge.recorded, cached, errors)
+    return DryRun(judge.recorded, stats.cached_by_step, errors)
