@@ -21,11 +21,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localeval.estimate.simulate import Speed
+from localeval.estimate.simulate import SMALL, Speed
 
 CALIBRATION_PARALLEL = 4
 """Sequences generated together while calibrating: the engine's widest generation call."""
-VERSION = 1
+VERSION = 2
 
 
 def host_fingerprint() -> str:
@@ -99,15 +99,31 @@ def _fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     return intercept, slope
 
 
-def _paragraphs(seed: int, words: int) -> str:
-    """Distinct English prose of about `words` words, in paragraphs."""
+def _fit_chunks(calls: list[tuple[int, int, float, int]]) -> tuple[float, float, float]:
+    """Seconds of a full chunk: intercept, per token, per token per 1,000 positions (least
+    squares; without the position term, or through 0, where a coefficient would be negative)."""
+    import numpy as np
+
+    rows = [(n, s, start) for k, n, s, start in calls if k == 1 and n >= SMALL]
+    if len(rows) >= 3:
+        x = np.array([[1.0, n, n * (start + n / 2) / 1000] for n, _, start in rows])
+        coef = np.linalg.lstsq(x, np.array([s for _, s, _ in rows]), rcond=None)[0]
+        if (coef >= 0).all():
+            return float(coef[0]), float(coef[1]), float(coef[2])
+    intercept, slope = _fit([(n, s) for n, s, _ in rows] or [(1, 0.0)])
+    return intercept, slope, 0.0
+
+
+def _paragraphs(seed: int, words: int, per_paragraph: int = 6) -> str:
+    """Distinct English prose of about `words` words, in paragraphs of `per_paragraph`
+    sentences."""
     nouns = ["river", "station", "council", "harbour", "library", "bridge", "orchard", "museum"]
     out, para = [], []
     for i in range(words // 12):
         n = nouns[(seed + i) % len(nouns)]
         para.append(f"In {1800 + seed * 7 + i} the {n} of district {seed}-{i} recorded "
                     f"{(seed + 3) * (i + 11)} visitors and a new wing.")
-        if len(para) == 6:
+        if len(para) == per_paragraph:
             out.append(" ".join(para))
             para = []
     out.append(" ".join(para))
@@ -127,13 +143,14 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
     engine = open_engine(model_path, sha256, parallel=CALIBRATION_PARALLEL, n_ctx=n_ctx,
                          n_threads=threads, n_gpu_layers=n_gpu_layers, max_chunk=n_batch)
     load_s = time.perf_counter() - started
-    calls: list[tuple[int, int, float]] = []  # (chunks, tokens, seconds)
+    calls: list[tuple[int, int, float, int]] = []  # (chunks, tokens, seconds, position)
     decode = engine.backend.decode
 
     def timed(chunks: Any) -> Any:
         t = time.perf_counter()
         out = decode(chunks)
-        calls.append((len(chunks), sum(len(c.tokens) for c in chunks), time.perf_counter() - t))
+        calls.append((len(chunks), sum(len(c.tokens) for c in chunks), time.perf_counter() - t,
+                      max(c.start for c in chunks)))
         return out
 
     engine.backend.decode = timed  # type: ignore[method-assign]
@@ -145,8 +162,9 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
 
     verdicts = schema_json(checked_verdicts(2, "bare"))
     reading = [JudgeRequest(step="calibrate_prompt", max_tokens=64, answer_schema=verdicts,
-                            messages=[{"role": "user", "content": _paragraphs(seed, words)}])
-               for seed, words in ((1, 150), (2, 300), (3, 450))]
+                            messages=[{"role": "user",
+                                       "content": _paragraphs(seed, words, per)}])
+               for seed, words, per in ((1, 150, 6), (2, 300, 6), (3, 450, 6), (4, 900, 999))]
     answers = ["The bridge opened in 1932 and carried trains until 1978.",
                "Photosynthesis turns light, water and carbon dioxide into sugar and oxygen.",
                "The museum is closed on Mondays; tickets cost 12 euros for adults.",
@@ -165,16 +183,22 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
         gen_calls = list(calls)
     finally:
         engine.close()
-    chunk_s, token_s = _fit([(n, s) for k, n, s in read_calls + gen_calls if k == 1 and n > 1])
-    steps = [(k, s) for k, n, s in gen_calls if n == k]
+    chunk_s, token_s, pos_s = _fit_chunks(read_calls + gen_calls)
+    small_s, small_token_s = _fit([(n, s) for k, n, s, _ in read_calls + gen_calls
+                                   if k == 1 and 1 < n < SMALL] or [(1, 0.0)])
+    steps = [(k, s) for k, n, s, _ in gen_calls if n == k]
     step_s, gen_token_s = _fit(steps or [(1, 0.0)])
-    request_s = max(0.0, wall_read - sum(s for *_, s in read_calls)) / len(reading)
+    if os.environ.get("LOCALEVAL_CALIBRATION_DUMP"):
+        Path(os.environ["LOCALEVAL_CALIBRATION_DUMP"]).write_text(json.dumps(
+            {"read": read_calls, "gen": gen_calls, "wall_read": wall_read, "wall_gen": wall_gen}))
+    request_s = max(0.0, wall_read - sum(c[2] for c in read_calls)) / len(reading)
     generated = sum(r.completion_tokens for r in replies)
-    rest = wall_gen - sum(s for *_, s in gen_calls) - request_s * len(replies)
+    rest = wall_gen - sum(c[2] for c in gen_calls) - request_s * len(replies)
     gen_token_s += max(0.0, rest) / max(1, generated)
     free_strings = 2 * 3 * len(replies)  # question and reason, 3 items each
     return {
-        "speed": {"chunk_s": chunk_s, "token_s": token_s, "step_s": step_s,
+        "speed": {"chunk_s": chunk_s, "token_s": token_s, "pos_s": pos_s, "small_s": small_s,
+                  "small_token_s": small_token_s, "step_s": step_s,
                   "gen_token_s": gen_token_s, "request_s": request_s},
         "load_s": round(load_s, 3),
         "free_tokens": round(generated / free_strings, 2),

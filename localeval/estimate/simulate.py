@@ -13,21 +13,32 @@ from localeval.judge.chunks import next_cut
 from localeval.judge.engine import MAX_INVARIANT_STEP
 from localeval.judge.prefix_pool import PrefixPool, Slot
 
+SMALL = 64
+"""Chunks shorter than this (answer reads, a prompt's last bit) are priced by their own line:
+a few tokens cost far more per token than a full chunk."""
+
 
 @dataclass(frozen=True)
 class Speed:
-    """Seconds of one decode call: a chunk of n tokens of one sequence costs
-    `chunk_s + n * token_s`; a generation call of k sequences `step_s + k * gen_token_s`.
-    `request_s`: the engine's own time per request (grammar, bookkeeping)."""
+    """Seconds of one decode call. A chunk of n tokens of one sequence at position `start`:
+    `small_s + n * small_token_s` below SMALL tokens, else `chunk_s + n * token_s` plus
+    `pos_s` per token per 1,000 positions of its mean position (attention grows with the
+    prompt). A generation call of k sequences: `step_s + k * gen_token_s`. `request_s`: the
+    engine's own time per request (grammar, bookkeeping)."""
 
     chunk_s: float
     token_s: float
     step_s: float
     gen_token_s: float
     request_s: float = 0.0
+    small_s: float | None = None
+    small_token_s: float = 0.0
+    pos_s: float = 0.0
 
-    def chunk(self, n: int) -> float:
-        return self.chunk_s + n * self.token_s
+    def chunk(self, n: int, start: int = 0) -> float:
+        if n < SMALL and self.small_s is not None:
+            return self.small_s + n * self.small_token_s
+        return self.chunk_s + n * self.token_s + n * (start + n / 2) / 1000 * self.pos_s
 
     def step(self, k: int) -> float:
         return self.step_s + k * self.gen_token_s
@@ -122,8 +133,8 @@ def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool
             out.add(out.forced, w.step, w.forced)
         queue.extendleft(reversed(deferred))
         generating = [a for a in active if not a.reading]
-        for start in range(0, len(generating), MAX_INVARIANT_STEP):
-            group = generating[start:start + MAX_INVARIANT_STEP]
+        for first in range(0, len(generating), MAX_INVARIANT_STEP):
+            group = generating[first:first + MAX_INVARIANT_STEP]
             if speed is not None:
                 cost(speed.step(len(group)))
             for a in group:
@@ -136,8 +147,9 @@ def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool
         if not reading:
             continue
         a = min(reading, key=lambda x: x.order)
+        start = len(a.slot.tokens)
         if a.pending:
-            start, n_prompt = len(a.slot.tokens), len(a.work.tokens)
+            n_prompt = len(a.work.tokens)
             chunk = a.pending[:next_cut(a.work.cuts, start, n_prompt) - start]
             pool.extend(a.slot, chunk, prompt=True)
             del a.pending[:len(chunk)]
@@ -146,6 +158,6 @@ def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool
             n = a.todo.popleft()[1]
             pool.extend(a.slot, [-1] * n, prompt=False)
         if speed is not None:
-            cost(speed.chunk(n))
+            cost(speed.chunk(n, start))
         finish(a)
     return out
