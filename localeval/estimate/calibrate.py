@@ -1,13 +1,14 @@
 """This machine's judge speed, measured once with the real engine and kept on disk.
 
 Two short workloads go through the engine (`judge/lazy.open_engine`, the run's settings):
-prompts of several lengths with planned answers (prompt reading), then as many generating
-requests as `--parallel` allows (the answer_relevance template: free strings). Every
-`llama_decode` call is timed; a least-squares line gives the seconds of a prompt chunk by its
-tokens and of a generation call by its sequences, and the engine's time outside decode calls is
-charged per request and per generated token. The result is cached in `speed.json` beside the
-answer cache, keyed by the model's sha256, threads, prompt chunk, GPU layers and this host (CPU
-model, cores, llama.cpp build), so a later estimate loads nothing.
+prompts of several lengths, one of them long enough for full chunks deep into the window, with
+planned answers (prompt reading); then as many generating requests as the engine decodes in one
+call (the answer_relevance template: free strings). Every `llama_decode` call is timed; least
+squares give the seconds of a chunk by its size (and, for full chunks, its position) and of a
+generation call by its sequences; the engine's time outside decode calls is charged per request
+and per generated token. The result is cached in `speed.json` beside the answer cache, keyed by
+the model's sha256, threads, prompt chunk, GPU layers and this host (CPU model, cores,
+llama.cpp binding), so a later estimate loads nothing.
 """
 
 from __future__ import annotations
