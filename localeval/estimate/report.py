@@ -37,11 +37,14 @@ def table(estimate: dict[str, Any]) -> str:
     t = estimate.get("time")
     if t:
         cal = t["calibration"]
-        lines.append(
-            f"time: about {t['seconds']:.0f} s (judge {t['judge_s']:.0f} s + model load "
-            f"{t['load_s']:.0f} s), from this machine's calibration of {cal.get('measured_at')}"
-            f": {cal.get('prompt_tokens_per_s')} prompt tok/s, "
-            f"{cal.get('generated_tokens_per_s_at_4')} generated tok/s with 4 sequences")
+        line = (f"time: about {t['seconds']:.0f} s (judge {t['judge_s']:.0f} s + model load "
+                f"{t['load_s']:.0f} s)")
+        if cal:
+            line += (f", from this machine's calibration of {cal.get('measured_at')}: "
+                     f"{cal.get('prompt_tokens_per_s')} prompt tok/s, "
+                     f"{cal.get('generated_tokens_per_s_at_4')} generated tok/s with 4 "
+                     "sequences")
+        lines.append(line)
     for note in estimate.get("notes", []):
         lines.append(f"note: {note}")
     return "\n".join(lines)

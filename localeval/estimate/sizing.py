@@ -131,7 +131,11 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         out["notes"].append(f"{len(found.errors)} metric error(s) would occur before the judge "
                             f"answers, e.g. {found.errors[0]}")
     requests = out["total"]["requests"]
-    if speed is None or entry is None:
+    if not requests:
+        out["time"] = {"seconds": 0.0, "judge_s": 0.0, "load_s": 0.0, "calibration": None}
+        out["notes"].append("every request is served from the answer cache: the judge will not "
+                            "even load")
+    elif speed is None or entry is None:
         out["time"] = None
         out["notes"].append("time not estimated: no calibration of this machine's judge speed "
                             "(run --estimate without --no-calibrate once)")
