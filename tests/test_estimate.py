@@ -82,6 +82,10 @@ def test_cached_requests_are_counted_as_served(tmp_path: Path) -> None:
         assert entry["cached"] == first.get(step, 0)
         assert entry["requests"] == n - first.get(step, 0)
     assert sum(first.values()) > 0
+    served = estimate_run(ROWS[:2], settings, parallel=1, calibrate_now=False)
+    assert served["total"]["requests"] == 0
+    assert served["total"]["cached"] == sum(first.values())
+    assert served["time"]["seconds"] == 0.0  # the judge would not even load
 
 
 def test_a_repeated_row_is_served_as_the_run_would_serve_it(tmp_path: Path) -> None:
