@@ -155,9 +155,10 @@ def test_replay_reuses_shared_prefixes_and_prices_every_call() -> None:
     vocab = CharVocab()
     head = "instructions " * 40 + "xx\n\n"  # the break ends a 4-character token: a cut
     schema = schema_json(checked_verdicts(2, "bare"))
-    works = [build("s", i, vocab.prompt_tokens([{"role": "user", "content": head + f"row {i}"}]),
-                   schema, vocab, max_chunk=512, free_tokens=10, temperature=0.0)
-             for i in range(3)]
+    messages = [[{"role": "user", "content": head + f"row {i}"}] for i in range(3)]
+    works = [build(JudgeRequest(step="s", messages=m, answer_schema=schema, max_tokens=64), i,
+                   vocab.prompt_tokens(m), vocab, max_chunk=512, free_tokens=10, temperature=0.0)
+             for i, m in enumerate(messages)]
     speed = Speed(chunk_s=1.0, token_s=0.0, step_s=0.0, gen_token_s=0.0)
     totals = replay(works, parallel=1, speed=speed)
     n = len(works[0].tokens)
@@ -177,6 +178,15 @@ def test_free_strings_are_generated_and_the_rest_read() -> None:
     assert sum(n for k, n in answer if k == "gen") == 60
     bare, _ = answer_work(schema_json(checked_verdicts(3, "bare")), vocab, 10, 0.0)
     assert [k for k, _ in bare] == ["read"]
+
+
+def test_a_prompt_only_request_reads_its_continuations() -> None:
+    vocab = CharVocab()
+    request = JudgeRequest(step="c", messages=[{"role": "user", "content": "Is it?"}],
+                           answer_schema="{}", max_tokens=8, continuations=["Yes", "No, never"])
+    work = build(request, 0, vocab.prompt_tokens(request.messages), vocab, max_chunk=512,
+                 free_tokens=10, temperature=0.0)
+    assert work.generated == 0 and work.answer == [("read", 2)]
 
 
 def test_counts_that_follow_the_answers_are_marked() -> None:

@@ -36,8 +36,8 @@ def count_kind(step: str, settings: Settings) -> str:
     follow from the judge's answers: statements it writes, verdicts contrast checks)."""
     if step in CLAIM_STEPS and settings.claims == "statements":
         return "estimate"
-    if step in VERDICT_STEPS and settings.contrast:
-        return "estimate"
+    if settings.contrast and (step in VERDICT_STEPS or step == "support_choice"):
+        return "estimate"  # twins are asked about for the claims the judge supported
     if step in VERDICT_STEPS and settings.verdict_style in ("evidence", "reason"):
         return "lower bound"
     if step.endswith("_statements"):
@@ -105,9 +105,9 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         entry, key = _calibration(settings, judge, calibrate_now and bool(found.recorded),
                                   recalibrate, log)
         free_tokens = float(entry["free_tokens"]) if entry else DEFAULT_FREE_TOKENS
-        works = [build(r.request.step, r.sample, r.tokens, r.request.answer_schema, judge.vocab,
-                       max_chunk=settings.n_batch, free_tokens=free_tokens,
-                       temperature=settings.temperature) for r in found.recorded]
+        works = [build(r.request, r.sample, r.tokens, judge.vocab, max_chunk=settings.n_batch,
+                       free_tokens=free_tokens, temperature=settings.temperature)
+                 for r in found.recorded]
     finally:
         judge.close()
     speed = calibrate.speed_of(entry) if entry else None

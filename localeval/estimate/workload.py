@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from localeval.judge.base import JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts
 from localeval.judge.plan import Free, Slot, plan_for
 
@@ -129,9 +130,14 @@ def _unplanned_tokens(schema_json: str, vocab: Vocab, free_tokens: float) -> int
     return len(vocab.tokens(skeleton)) + round(len(strings) * free_tokens) + 1  # + end of text
 
 
-def build(step: str, sample: int, tokens: list[int], schema_json: str, vocab: Vocab, *,
+def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *,
           max_chunk: int, free_tokens: float, temperature: float) -> Work:
-    """The engine's work for one request."""
-    answer, planned = answer_work(schema_json, vocab, free_tokens, temperature)
-    return Work(step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
-                                           min_chunk=MIN_CHUNK), answer, planned)
+    """The engine's work for one request. A prompt-only request (continuations) generates
+    nothing: each continuation but its first token is read after the prompt."""
+    if request.continuations:
+        reads = [len(vocab.tokens(c)) - 1 for c in request.continuations]
+        answer, planned = [("read", n) for n in reads if n > 0], True
+    else:
+        answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
+    return Work(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
+                                                   min_chunk=MIN_CHUNK), answer, planned)
