@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 
 from localeval.cli.common import gate_report, say, summary_table, to_json
+from localeval.cli.estimate import check_flags as check_estimate_flags
+from localeval.cli.estimate import cmd_estimate
 from localeval.errors import UsageError
 from localeval.safe import terminal_safe
 
@@ -49,6 +51,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
+    check_estimate_flags(args)
+    if args.estimate:
+        return cmd_estimate(args, settings)
     ray = ray_options.from_args(args)
     outcome = run(
         args.data,

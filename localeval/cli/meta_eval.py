@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from localeval.cli.estimate import ESTIMATE_DESTS
 from localeval.errors import UsageError
 from localeval.safe import terminal_safe
 
@@ -16,7 +17,7 @@ from localeval.safe import terminal_safe
 NOT_SHARED = frozenset(
     {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "max_unscored",
      "advisory_until_checked",
-     "retrieval_at"}
+     "retrieval_at", *ESTIMATE_DESTS}
 )
 NOT_SETTINGS = frozenset({"config", "quiet"})
 USAGE = (

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from localeval.cli.catalog import cmd_metrics, cmd_models_list, cmd_models_pull, cmd_models_verify
+from localeval.cli.estimate import add_arguments as add_estimate_arguments
 from localeval.cli.evaluate import cmd_compare, cmd_report, cmd_run
 
 PROFILES = ("tiny", "small", "standard")
@@ -108,6 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
     from localeval.distributed import options as ray_options
 
     ray_options.add_arguments(run)
+    add_estimate_arguments(run)
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")

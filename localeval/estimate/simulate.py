@@ -1,0 +1,163 @@
+"""The engine's schedule, replayed without a model: the same admission (slots, prefix reuse
+through the engine's own PrefixPool, waiting for a prefix being read), the same step (one
+generation call per 4 generating sequences, then one chunk of the oldest reading request), each
+decode call priced by the calibration (estimate/calibrate.py)."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from localeval.estimate.workload import Work
+from localeval.judge.chunks import next_cut
+from localeval.judge.engine import MAX_INVARIANT_STEP
+from localeval.judge.prefix_pool import PrefixPool, Slot
+
+SMALL = 64
+"""Chunks shorter than this (answer reads, a prompt's last bit) are priced by their own line:
+a few tokens cost far more per token than a full chunk."""
+
+
+@dataclass(frozen=True)
+class Speed:
+    """Seconds of one decode call. A chunk of n tokens of one sequence at position `start`:
+    `small_s + n * small_token_s` below SMALL tokens, else `chunk_s + n * token_s` plus
+    `pos_s` per token per 1,000 positions of its mean position (attention grows with the
+    prompt). A generation call of k sequences: `step_s + k * gen_token_s`. `request_s`: the
+    engine's own time per request (grammar, bookkeeping)."""
+
+    chunk_s: float
+    token_s: float
+    step_s: float
+    gen_token_s: float
+    request_s: float = 0.0
+    small_s: float | None = None
+    small_token_s: float = 0.0
+    pos_s: float = 0.0
+
+    def chunk(self, n: int, start: int = 0) -> float:
+        if n < SMALL and self.small_s is not None:
+            return self.small_s + n * self.small_token_s
+        return self.chunk_s + n * self.token_s + n * (start + n / 2) / 1000 * self.pos_s
+
+    def step(self, k: int) -> float:
+        return self.step_s + k * self.gen_token_s
+
+
+class _NoMemory:
+    def seq_keep(self, seq_id: int, n: int) -> None:
+        return None
+
+    def seq_copy(self, src: int, dst: int, n: int) -> None:
+        return None
+
+
+@dataclass
+class _Active:
+    work: Work
+    order: int
+    slot: Slot
+    pending: list[int]  # prompt tokens still to read
+    todo: deque[list] = field(default_factory=deque)  # ["read", n] / ["gen", steps left]
+
+    @property
+    def reading(self) -> bool:
+        return bool(self.pending) or bool(self.todo and self.todo[0][0] == "read")
+
+    @property
+    def done(self) -> bool:
+        return not self.pending and not self.todo
+
+
+def _todo(work: Work) -> deque[list]:
+    """The answer's calls: a read is one call; a generated stretch of n tokens takes n - 1
+    generation calls (its first token comes from the call before)."""
+    out: deque[list] = deque()
+    for kind, n in work.answer:
+        steps = n if kind == "read" else n - 1
+        if steps > 0:
+            out.append([kind, steps])
+    return out
+
+
+@dataclass
+class Totals:
+    """What the replay counted: per step requests and tokens, decode calls, seconds."""
+
+    requests: dict[str, int] = field(default_factory=dict)
+    prompt_tokens: dict[str, int] = field(default_factory=dict)
+    processed: dict[str, int] = field(default_factory=dict)
+    generated: dict[str, int] = field(default_factory=dict)
+    forced: dict[str, int] = field(default_factory=dict)
+    decode_calls: int = 0
+    seconds: float = 0.0
+
+    def add(self, table: dict[str, int], step: str, n: int) -> None:
+        table[step] = table.get(step, 0) + n
+
+
+def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool = True,
+           keep: int | None = None) -> Totals:
+    """Run the engine's schedule over `works` (in the order they reach the judge)."""
+    pool = PrefixPool(_NoMemory(), parallel + (parallel if keep is None else keep), reuse=reuse)
+    queue = deque(enumerate(works))
+    active: list[_Active] = []
+    out = Totals()
+
+    def cost(seconds: float) -> None:
+        out.decode_calls += 1
+        out.seconds += seconds
+
+    def finish(a: _Active) -> None:
+        if a.done:
+            active.remove(a)
+            pool.release(a.slot)
+            if speed is not None:
+                out.seconds += speed.request_s
+
+    while queue or active:
+        deferred: list[tuple[int, Work]] = []
+        while len(active) < parallel and queue:
+            order, w = queue.popleft()
+            reading = [(a.slot, a.pending) for a in active if a.pending]
+            if pool.worth_waiting(w.tokens, w.cuts, reading):
+                deferred.append((order, w))
+                continue
+            slot, reused = pool.acquire(w.tokens, w.cuts)
+            a = _Active(w, order, slot, list(w.tokens[reused:]), _todo(w))
+            active.append(a)
+            out.add(out.requests, w.step, 1)
+            out.add(out.prompt_tokens, w.step, len(w.tokens))
+            out.add(out.processed, w.step, len(w.tokens) - reused)
+            out.add(out.generated, w.step, w.generated)
+            out.add(out.forced, w.step, w.forced)
+        queue.extendleft(reversed(deferred))
+        generating = [a for a in active if not a.reading]
+        for first in range(0, len(generating), MAX_INVARIANT_STEP):
+            group = generating[first:first + MAX_INVARIANT_STEP]
+            if speed is not None:
+                cost(speed.step(len(group)))
+            for a in group:
+                pool.extend(a.slot, [-1], prompt=False)
+                a.todo[0][1] -= 1
+                if not a.todo[0][1]:
+                    a.todo.popleft()
+                finish(a)
+        reading = [a for a in active if a.reading]
+        if not reading:
+            continue
+        a = min(reading, key=lambda x: x.order)
+        start = len(a.slot.tokens)
+        if a.pending:
+            n_prompt = len(a.work.tokens)
+            chunk = a.pending[:next_cut(a.work.cuts, start, n_prompt) - start]
+            pool.extend(a.slot, chunk, prompt=True)
+            del a.pending[:len(chunk)]
+            n = len(chunk)
+        else:
+            n = a.todo.popleft()[1]
+            pool.extend(a.slot, [-1] * n, prompt=False)
+        if speed is not None:
+            cost(speed.chunk(n, start))
+        finish(a)
+    return out

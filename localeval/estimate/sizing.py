@@ -1,0 +1,185 @@
+"""`run --estimate`: a run sized before it starts, without loading the judge.
+
+The metrics run on the rows against a dry-run judge (estimate/dryrun.py): every request they
+would send is recorded, those the answer cache holds are served from it. Each request's prompt
+is tokenized with the judge's own tokenizer (a vocabulary-only load) and its answer laid out by
+its schema (estimate/workload.py); the engine's schedule is replayed over them
+(estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its decode calls,
+priced by this machine's calibration (estimate/calibrate.py), measured once and cached.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.config import Settings
+from localeval.estimate import calibrate
+from localeval.estimate.dryrun import DryJudge, dry_run
+from localeval.estimate.simulate import replay
+from localeval.estimate.workload import CharVocab, Vocab, build
+
+DEFAULT_FREE_TOKENS = 20.0
+"""Tokens of a free string (a generated question, a reason) before a calibration measured it."""
+VERDICT_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
+                 "answer_correctness_reference", "context_relevance_answer",
+                 "context_relevance_context")
+CLAIM_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
+               "answer_correctness_reference")
+
+
+def count_kind(step: str, settings: Settings) -> str:
+    """How far a step's request count can be known before the judge answers: `exact`,
+    `lower bound` (an answer that loops is asked again in halves) or `estimate` (the requests
+    follow from the judge's answers: statements it writes, verdicts contrast checks)."""
+    if step in CLAIM_STEPS and settings.claims == "statements":
+        return "estimate"
+    if settings.contrast and (step in VERDICT_STEPS or step == "support_choice"):
+        return "estimate"  # twins are asked about for the claims the judge supported
+    if step in VERDICT_STEPS and settings.verdict_style in ("evidence", "reason"):
+        return "lower bound"
+    if step.endswith("_statements"):
+        return "lower bound"
+    return "exact"
+
+
+@dataclass
+class Judge:
+    """What the estimate needs of the judge: its cache identity, tokenizer and window."""
+
+    name: str
+    fingerprint: str
+    sampling: str
+    vocab: Vocab
+    n_ctx: int | None
+    model_path: Path | None = None
+    close: Callable[[], None] = field(default=lambda: None)
+
+
+def open_judge(settings: Settings, parallel: int) -> Judge:
+    """The run's judge without its weights: the llama.cpp judge's vocabulary only."""
+    if settings.judge == "fake":
+        return Judge("fake", "fake", "fake", CharVocab(), None)
+    from localeval import models
+    from localeval.backends import _make_judge
+    from localeval.judge.llama import Tokenizer, load_model
+
+    manifest = models.load_manifest()
+    lazy, info = _make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
+                             manifest.profile(settings.profile))
+    vocab_model = load_model(lazy.model_path, 0, vocab_only=True)
+    return Judge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
+                 settings.n_ctx, lazy.model_path, vocab_model.close)
+
+
+def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Settings, *,
+                 parallel: int, calibrate_now: bool = True, recalibrate: bool = False,
+                 skip_ids: set[str] | None = None,
+                 log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The estimate of a run of `source` with `settings` at `parallel`, as a JSON-able dict."""
+    from localeval import dataset
+    from localeval.metrics import resolve
+    from localeval.preflight import check_before_loading
+
+    data = dataset.load(source)
+    metrics = resolve(settings.metrics)
+    samples = [s for s in data.samples if s.id not in (skip_ids or set())]
+    judged = [m for m in metrics if m.uses_judge and any(not m.missing(s) for s in samples)]
+    check_before_loading(settings, judged)
+    out: dict[str, Any] = {
+        "samples": len(samples), "parallel": parallel,
+        "metrics": [m.name for m in metrics if any(not m.missing(s) for s in samples)],
+        "input_errors": len(data.problems), "steps": {}, "notes": []}
+    if not judged:
+        out["notes"].append("no sample to judge" if not samples else
+                            "no metric that applies to these rows uses the judge")
+        return out | {"total": _total({}), "time": None}
+    judge = open_judge(settings, parallel)
+    try:
+        order = {s.id: i for i, s in enumerate(samples)}
+        dry = DryJudge(judge.fingerprint, judge.sampling, judge.vocab.prompt_tokens,
+                       judge.n_ctx, order)
+        found = dry_run(samples, judged, settings, dry, settings.cache_path(), parallel)
+        entry, key = _calibration(settings, judge, calibrate_now and bool(found.recorded),
+                                  recalibrate, log)
+        free_tokens = float(entry["free_tokens"]) if entry else DEFAULT_FREE_TOKENS
+        works = [build(r.request, r.sample, r.tokens, judge.vocab, max_chunk=settings.n_batch,
+                       free_tokens=free_tokens, temperature=settings.temperature)
+                 for r in found.recorded]
+    finally:
+        judge.close()
+    speed = calibrate.speed_of(entry) if entry else None
+    totals = replay(works, parallel=parallel, speed=speed)
+    steps = sorted(set(totals.requests) | set(found.cached_by_step))
+    for step in steps:
+        free = any(w.step == step and w.generated for w in works)
+        out["steps"][step] = {
+            "requests": totals.requests.get(step, 0),
+            "cached": found.cached_by_step.get(step, 0),
+            "count": count_kind(step, settings),
+            "prompt_tokens": totals.prompt_tokens.get(step, 0),
+            "prompt_tokens_processed": totals.processed.get(step, 0),
+            "generated_tokens": totals.generated.get(step, 0),
+            "generated": "estimate" if free else "exact",
+            "forced_tokens": totals.forced.get(step, 0),
+        }
+    out["total"] = _total(out["steps"]) | {"decode_calls": totals.decode_calls}
+    out["judge"] = {"name": judge.name, "sha256": judge.fingerprint}
+    if found.errors:
+        out["notes"].append(f"{len(found.errors)} metric error(s) would occur before the judge "
+                            f"answers, e.g. {found.errors[0]}")
+    requests = out["total"]["requests"]
+    if not requests:
+        out["time"] = {"seconds": 0.0, "judge_s": 0.0, "load_s": 0.0, "calibration": None}
+        out["notes"].append("every request is served from the answer cache: the judge will not "
+                            "even load")
+    elif speed is None or entry is None:
+        out["time"] = None
+        out["notes"].append("time not estimated: no calibration of this machine's judge speed "
+                            "(run --estimate without --no-calibrate once)")
+    else:
+        load_s = float(entry.get("load_s", 0.0)) if requests else 0.0
+        out["time"] = {"seconds": round(totals.seconds + load_s, 1),
+                       "judge_s": round(totals.seconds, 1), "load_s": round(load_s, 1),
+                       "calibration": {"key": key, **{k: entry[k] for k in (
+                           "measured_at", "prompt_tokens_per_s", "generated_tokens_per_s_at_4",
+                           "free_tokens", "load_s") if k in entry}}}
+        out["notes"].append("time covers the judge (model load and decoding); the embedder, "
+                            "reading the rows and writing the reports are not included")
+    if any(v["count"] != "exact" for v in out["steps"].values()):
+        out["notes"].append("a count marked 'estimate' or 'lower bound' depends on the judge's "
+                            "answers (placeholders stood in for them)")
+    return out
+
+
+def _total(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    keys = ("requests", "cached", "prompt_tokens", "prompt_tokens_processed",
+            "generated_tokens", "forced_tokens")
+    total: dict[str, Any] = {k: sum(s[k] for s in steps.values()) for k in keys}
+    total["count"] = "exact" if all(s["count"] == "exact" for s in steps.values()) else \
+        "estimate" if any(s["count"] == "estimate" for s in steps.values()) else "lower bound"
+    return total
+
+
+def _calibration(settings: Settings, judge: Judge, calibrate_now: bool, recalibrate: bool,
+                 log: Callable[[str], None] | None) -> tuple[dict[str, Any] | None, str]:
+    """The cached calibration, else one measured now (loads the judge once)."""
+    from localeval.config import default_cache_path
+    from localeval.judge.llama import default_threads
+
+    threads = settings.n_threads or default_threads()
+    key = calibrate.calibration_key(judge.fingerprint, threads, settings.n_batch,
+                                    settings.n_gpu_layers)
+    path = calibrate.speed_file(default_cache_path().parent)
+    entry = None if recalibrate else calibrate.load(path, key)
+    if entry is not None or not calibrate_now or judge.model_path is None:
+        return entry, key
+    if log:
+        log(f"calibrating this machine's judge speed once (cached in {path})")
+    entry = calibrate.measure(judge.model_path, judge.fingerprint, n_ctx=settings.n_ctx,
+                              threads=threads, n_gpu_layers=settings.n_gpu_layers,
+                              n_batch=settings.n_batch)
+    calibrate.store(path, key, entry)
+    return entry, key

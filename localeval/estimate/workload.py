@@ -1,0 +1,143 @@
+"""What each recorded request costs the engine, as the engine would do it: its prompt's tokens
+and cuts (judge/chunks.py), and its answer as stretches to read and tokens to generate
+(judge/plan.py lays out the answer by its schema; free strings and unplanned answers are
+generated, their length estimated)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from localeval.judge.base import JudgeRequest
+from localeval.judge.chunks import MIN_CHUNK, cuts
+from localeval.judge.plan import Free, Slot, plan_for
+
+
+class Vocab(Protocol):
+    """The judge's tokenizer (judge/llama.Tokenizer, or CharVocab without a model)."""
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]: ...
+
+    def tokens(self, text: str) -> list[int]: ...
+
+    def piece(self, token: int) -> bytes: ...
+
+
+class CharVocab:
+    """A stand-in tokenizer for judges without one (the fake judge): 4 characters a token."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, int] = {}
+        self._pieces: list[bytes] = []
+
+    def _id(self, text: str) -> int:
+        if text not in self._ids:
+            self._ids[text] = len(self._pieces)
+            self._pieces.append(text.encode("utf-8"))
+        return self._ids[text]
+
+    def tokens(self, text: str) -> list[int]:
+        return [self._id(text[i:i + 4]) for i in range(0, len(text), 4)]
+
+    def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        out: list[int] = []
+        for m in messages:
+            out += [self._id(f"<{m['role']}>"), *self.tokens(m["content"])]
+        return out
+
+    def piece(self, token: int) -> bytes:
+        return self._pieces[token]
+
+
+@dataclass
+class Work:
+    """One request for the engine: prompt tokens and cuts, then the answer as alternating
+    stretches: ("read", n tokens) and ("gen", n tokens)."""
+
+    step: str
+    sample: int
+    tokens: list[int]
+    cuts: list[int]
+    answer: list[tuple[str, int]] = field(default_factory=list)
+    planned: bool = False
+
+    @property
+    def generated(self) -> int:
+        return sum(n for kind, n in self.answer if kind == "gen")
+
+    @property
+    def forced(self) -> int:
+        return sum(n for kind, n in self.answer if kind == "read")
+
+
+def answer_work(schema_json: str, vocab: Vocab, free_tokens: float, temperature: float
+                ) -> tuple[list[tuple[str, int]], bool]:
+    """The answer's stretches: a planned answer reads its literal text and slots (up to the last
+    slot) and generates each free string (`free_tokens` tokens, its closing quote included);
+    any other answer is generated whole (its placeholder's tokens, each string counted as
+    `free_tokens`)."""
+    parts = plan_for(schema_json) if temperature == 0 else None
+    if parts is not None and _slots_one_token(parts, vocab):
+        out: list[tuple[str, int]] = []
+        read, upto_slot = 0, 0
+        for part in parts:
+            if isinstance(part, str):
+                read += len(vocab.tokens(part))
+            elif isinstance(part, Slot):
+                upto_slot, read = read, read + 1
+            else:
+                out += [("read", read), ("gen", _free(part, free_tokens))]
+                read, upto_slot = 1, 0  # the closing quote, read with what follows
+        tail = upto_slot  # the last slot is chosen from the logits before it: nothing after
+        if tail > 0:
+            out.append(("read", tail))
+        return [w for w in out if w[1] > 0], True
+    return [("gen", _unplanned_tokens(schema_json, vocab, free_tokens))], False
+
+
+def _slots_one_token(parts: tuple[Any, ...], vocab: Vocab) -> bool:
+    for part in parts:
+        if isinstance(part, Slot):
+            ids = [vocab.tokens(c) for c in part.choices]
+            if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
+                return False
+    return True
+
+
+def _free(part: Free, free_tokens: float) -> int:
+    top = free_tokens if part.max_chars is None else min(free_tokens, part.max_chars + 1)
+    return max(1, round(top))
+
+
+def _unplanned_tokens(schema_json: str, vocab: Vocab, free_tokens: float) -> int:
+    from localeval.estimate.dryrun import placeholder
+
+    value = placeholder(schema_json)
+    strings: list[str] = []
+
+    def blank(v: Any) -> Any:
+        if isinstance(v, str):
+            strings.append(v)
+            return ""
+        if isinstance(v, dict):
+            return {k: blank(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [blank(x) for x in v]
+        return v
+
+    skeleton = json.dumps(blank(value), ensure_ascii=False)
+    return len(vocab.tokens(skeleton)) + round(len(strings) * free_tokens) + 1  # + end of text
+
+
+def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *,
+          max_chunk: int, free_tokens: float, temperature: float) -> Work:
+    """The engine's work for one request. A prompt-only request (continuations) generates
+    nothing: each continuation but its first token is read after the prompt."""
+    if request.continuations:
+        reads = [len(vocab.tokens(c)) - 1 for c in request.continuations]
+        answer, planned = [("read", n) for n in reads if n > 0], True
+    else:
+        answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
+    return Work(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
+                                                   min_chunk=MIN_CHUNK), answer, planned)
