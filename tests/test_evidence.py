@@ -47,7 +47,8 @@ def test_novel_details_are_numbers_and_names_the_texts_lack() -> None:
 def test_a_number_the_material_spells_out_is_no_novel_detail() -> None:
     assert novel_details("Their daughter, 9, and son, 23, were there.",
                          ["Their nine-year-old daughter and twenty-three-year-old son."]) == []
-    assert novel_details("乙公司比甲公司早5年成立。", ["乙公司成立于1998年，比甲公司早五年。"]) == []
+    assert novel_details("乙公司比甲公司早5年成立。",
+                         ["乙公司成立于1998年，比甲公司早五年。"]) == []
     assert novel_details("Their daughter, 8, was there.", ["Their nine-year-old daughter."]) == \
         ["8"]
     # the 一 of 一些 and the 十 of 十分 are no numbers: only a numeral before a unit counts
