@@ -5,7 +5,15 @@
 import importlib
 import pkgutil
 
-from localeval.metrics.base import GROUPS, REGISTRY, Metric, MetricContext, MetricResult, resolve
+from localeval.metrics.base import (
+    GROUPS,
+    REGISTRY,
+    Metric,
+    MetricContext,
+    MetricResult,
+    check_options,
+    resolve,
+)
 
 for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
     importlib.import_module(f"{__name__}.{_module}")
@@ -19,4 +27,5 @@ then the rest; every metric added since comes after them, in name order."""
 for _name in sorted(REGISTRY, key=lambda n: (ORDER.index(n) if n in ORDER else len(ORDER), n)):
     REGISTRY[_name] = REGISTRY.pop(_name)
 
-__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "resolve"]
+__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "check_options",
+           "resolve"]
