@@ -130,6 +130,14 @@ class Settings(BaseModel):
         return self.cache or default_cache_path()
 
 
+def option_value(text: str) -> Any:
+    """A --metric-option value as TOML reads it (60, 0.5, true, [1, 2], "x"), else the text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
 def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
     """Read a TOML file (top level or a [localeval] table) then apply non-None overrides."""
     values: dict[str, Any] = {}
