@@ -108,3 +108,11 @@ def test_the_cli_says_a_wrong_option_in_one_line(
     with pytest.raises(SystemExit):
         build_parser().parse_args(["run", "d", "--out", "o", "--metric-option", "limit=3"])
     assert "expected NAME.KEY=VALUE" in capsys.readouterr().err
+
+
+def test_the_metrics_command_lists_the_options(probe: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli import main
+
+    assert main(["metrics"]) == 0
+    assert "options [metric_options.probe_options]: limit=3, label='x'" in capsys.readouterr().out
