@@ -116,3 +116,23 @@ def test_the_metrics_command_lists_the_options(probe: str,
 
     assert main(["metrics"]) == 0
     assert "options [metric_options.probe_options]: limit=3, label='x'" in capsys.readouterr().out
+
+
+def test_a_metric_registered_with_default_false_runs_only_when_named(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli import main
+    from localeval.metrics import resolve
+
+    @metric("probe_named_only", requires=("answer",), description="test", default=False)
+    async def probe_named_only(sample: Sample, ctx: MetricContext) -> MetricResult:
+        return MetricResult(scores={"probe_named_only": 1.0})
+
+    try:
+        assert "probe_named_only" not in [m.name for m in resolve(None)]
+        assert [m.name for m in resolve(["probe_named_only"])] == ["probe_named_only"]
+        outcome, _ = run_fake([{"id": "a", "answer": "yes"}], [], metrics=["probe_named_only"])
+        assert outcome.records[0].scores == {"probe_named_only": 1.0}
+        assert main(["metrics"]) == 0
+        assert "runs only when named (--metrics probe_named_only)" in capsys.readouterr().out
+    finally:
+        REGISTRY.pop("probe_named_only")

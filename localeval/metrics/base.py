@@ -112,6 +112,7 @@ class Metric:
     options: type[BaseModel] | None = None
     examples: Mapping[str, ExampleFn] = field(default_factory=dict)
     verdict_keys: tuple[str, ...] = ()
+    default: bool = True
 
     def missing(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks; "a|b" is satisfied by either field."""
@@ -125,12 +126,14 @@ GROUPS: dict[str, tuple[str, ...]] = {}
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
            embedder: bool = False, options: type[BaseModel] | None = None,
            examples: Mapping[str, ExampleFn] | None = None,
-           verdict_keys: Iterable[str] = ()) -> Callable[[MetricFn], MetricFn]:
+           verdict_keys: Iterable[str] = (),
+           default: bool = True) -> Callable[[MetricFn], MetricFn]:
     """Register a metric function. `steps` are its judge templates (so it uses the judge);
     `options` its options model (every field with a default; the run's values reach the
     function as `ctx.options`); `examples` step → the step's golden-prompt variables (a step
     shared with another metric needs them from one of the two); `verdict_keys` the keys of
-    its details that hold a 0/1 verdict."""
+    its details that hold a 0/1 verdict; `default=False`: run only when named (--metrics), not
+    among "every metric the rows can feed"."""
 
     def register(fn: MetricFn) -> MetricFn:
         steps_t = tuple(steps)
@@ -138,7 +141,7 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
         REGISTRY[name] = Metric(
             name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
             uses_judge=bool(steps_t), uses_embedder=embedder, options=options,
-            examples=dict(examples or {}), verdict_keys=tuple(verdict_keys))
+            examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default)
         return fn
 
     return register
@@ -181,9 +184,10 @@ def check_options(settings: Settings) -> None:
 
 
 def resolve(names: Iterable[str] | None) -> list[Metric]:
-    """Metric names (or group names) → metrics, in registry order; unknown → 'did you mean'."""
+    """Metric names (or group names) → metrics, in registry order; unknown → 'did you mean'.
+    None → every metric but those registered with default=False."""
     if names is None:
-        return list(REGISTRY.values())
+        return [m for m in REGISTRY.values() if m.default]
     chosen: list[str] = []
     for raw in names:
         name = raw.strip()
