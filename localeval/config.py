@@ -8,7 +8,15 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from localeval.errors import ConfigError
 
@@ -94,6 +102,20 @@ class Settings(BaseModel):
         "linear", description="ndcg gain of grade g: linear g (trec_eval) or exponential 2^g - 1"
     )
     embed_batch_size: int = Field(32, ge=1)
+    metric_options: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="metric name → its options ([metric_options.<name>] tables in the config, "
+                    "--metric-option name.key=value); checked against each metric's options "
+                    "model at run start (metrics/base.check_options)")
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """No metric options → no `metric_options` key: run.json, summary.json and a run
+        folder's fingerprint stay what they were before metrics had options."""
+        values: dict[str, Any] = handler(self)
+        if not self.metric_options:
+            values.pop("metric_options", None)
+        return values
 
     @field_validator("correctness_weights")
     @classmethod
@@ -108,6 +130,14 @@ class Settings(BaseModel):
         return self.cache or default_cache_path()
 
 
+def option_value(text: str) -> Any:
+    """A --metric-option value as TOML reads it (60, 0.5, true, [1, 2], "x"), else the text."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
 def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
     """Read a TOML file (top level or a [localeval] table) then apply non-None overrides."""
     values: dict[str, Any] = {}
@@ -119,7 +149,16 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {path}: {exc}") from None
         values.update(data.get("localeval", data))
-    values.update({k: v for k, v in overrides.items() if v is not None})
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if isinstance(overrides.get("metric_options"), dict) and isinstance(
+            values.get("metric_options"), dict):  # a flag replaces one option, not the table
+        merged = {k: dict(v) if isinstance(v, dict) else v
+                  for k, v in values["metric_options"].items()}
+        for name, options in overrides["metric_options"].items():
+            before = merged.get(name)
+            merged[name] = {**(before if isinstance(before, dict) else {}), **options}
+        overrides["metric_options"] = merged
+    values.update(overrides)
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

@@ -1,9 +1,10 @@
 """Checks made before any model loads, so that a wrong path or setting costs a second, not a
 model load followed by an error (or worse, one error per sample).
 
-The settings' own values (ranges, cutoffs, weights) are validated by `config.Settings`; here are
-the checks that need the file system: the model files (a manifest model whose size or sha256 no
-longer matches is refused here), the fake judge's answers, the embedder folder, the answer cache.
+The settings' own values (ranges, cutoffs, weights) are validated by `config.Settings`, the
+metrics' options by their own models (metrics/base.check_options, first); here are the checks
+that need the file system: the model files (a manifest model whose size or sha256 no longer
+matches is refused here), the fake judge's answers, the embedder folder, the answer cache.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ def check_before_loading(
     (they need no file). Paths given by the user are checked first, then the manifest's models,
     then the answer cache.
     """
+    from localeval.metrics import check_options
+
+    check_options(settings)  # the metrics' options first: no file is needed to check them
     needs_judge = any(m.uses_judge for m in metrics) and judge is None
     needs_embedder = any(m.uses_embedder for m in metrics) and embedder is None
     if needs_judge:

@@ -11,50 +11,21 @@ from pathlib import Path
 
 import pytest
 
+from localeval.metrics import REGISTRY
+from localeval.metrics.examples import EXAMPLES
 from localeval.prompts import PROMPTS_DIR, render
 
 GOLDEN = Path(__file__).parent / "golden"
-LISTS = {
-    "zh": ["裁决产生了全球影响。", "三分之一的女性无法获得堕胎服务。"],
-    "en": ["The ruling had global effects.", "A third of women lost access to abortion."],
-}
-CONTEXTS = {
-    "zh": ["2022年，美国最高法院推翻了堕胎权。", "这一裁决在全球引发关注。"],
-    "en": [
-        "In 2022 the US Supreme Court overturned abortion rights.",
-        "The ruling drew global attention.",
-    ],
-}
-QUESTION = {
-    "zh": "美国最高法院关于堕胎的裁决对全球有什么影响？",
-    "en": "What global impact did the US Supreme Court abortion ruling have?",
-}
 
 
 def variables(lang: str, step: str) -> dict[str, object]:
-    """The fixed sample each template is rendered on."""
-    q, items, contexts = QUESTION[lang], LISTS[lang], CONTEXTS[lang]
-    answer = "".join(items) if lang == "zh" else " ".join(items)
-    return {
-        "faithfulness_statements": {"question": q, "sentences": items, "first": 1, "last": 2,
-                                    "count": 2, "numbers": None},
-        "faithfulness_verdicts": {"contexts": contexts, "statements": items},
-        "context_recall_verdicts": {"contexts": contexts, "statements": items},
-        "context_relevance_answer": {"contexts": contexts, "sentences": items},
-        "context_relevance_context": {"answer": [answer], "sentences": contexts},
-        "answer_relevance_questions": {"answer": answer, "n": 3},
-        "context_precision_useful": {
-            "question": q,
-            "ground_truth": answer,
-            "context": contexts[:1],
-        },
-        "rerank_relevancy_rating": {"question": q, "context": contexts[:1]},
-        "context_entities_recall_entities": {"text": contexts[:1]},
-        "answer_correctness_answer": {"question": q, "reference": [answer], "statements": items},
-        "answer_correctness_reference": {"question": q, "answer": [answer], "statements": items},
-        "support_choice": {"material_name": "context", "material": contexts,
-                           "options": items},
-    }[step]
+    """The fixed sample each template is rendered on: the variables the step's metric declares
+    (`@metric(examples=...)`) for the language's example sample (metrics/examples.py)."""
+    for m in REGISTRY.values():
+        if step in m.examples:
+            return m.examples[step](EXAMPLES[lang])
+    raise AssertionError(f"no metric declares examples for step {step!r}: give them with "
+                         "@metric(examples={step: lambda ex: {...}})")
 
 
 TEMPLATES = sorted(
@@ -86,6 +57,20 @@ def test_golden_prompt(lang: str, step: str, explain: bool) -> None:
         pytest.skip(f"rewrote {path.relative_to(GOLDEN)}; review the diff")
     assert path.is_file(), f"no golden file {path}; run with LOCALEVAL_UPDATE_GOLDEN=1"
     assert text == path.read_text(encoding="utf-8")
+
+
+def test_every_judge_step_has_an_en_and_a_zh_template_and_examples() -> None:
+    for m in REGISTRY.values():
+        for step in m.steps:
+            for lang in ("en", "zh"):
+                assert (PROMPTS_DIR / lang / f"{step}.j2").is_file(), (m.name, lang, step)
+            assert any(step in other.examples for other in REGISTRY.values()), (m.name, step)
+        assert set(m.examples) <= set(m.steps), (m.name, "examples for a step it does not use")
+
+
+def test_every_template_is_a_step_of_a_metric() -> None:
+    steps = {s for m in REGISTRY.values() for s in m.steps}
+    assert {step for _, step in TEMPLATES} <= steps
 
 
 def test_every_golden_file_belongs_to_a_template() -> None:

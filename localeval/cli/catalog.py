@@ -19,6 +19,11 @@ def cmd_metrics(args: argparse.Namespace) -> int:
         print(
             f"{m.name.ljust(width)}  needs: {needs}  uses: {uses}\n{' ' * width}  {m.description}"
         )
+        if not m.default:
+            print(f"{' ' * width}  runs only when named (--metrics {m.name})")
+        if m.options is not None:  # with their defaults
+            options = ", ".join(f"{k}={f.default!r}" for k, f in m.options.model_fields.items())
+            print(f"{' ' * width}  options [metric_options.{m.name}]: {options}")
     for group, members in GROUPS.items():
         print(f"{group.ljust(width)}  group: {', '.join(members)}")
     return 0

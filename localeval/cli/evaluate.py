@@ -45,6 +45,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "no_cache",
             "explain",
             "retrieval_at",
+            "metric_options",
         )
     }
     settings = load_config(args.config, overrides)

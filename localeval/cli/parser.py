@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 from localeval.cli.catalog import cmd_metrics, cmd_models_list, cmd_models_pull, cmd_models_verify
 from localeval.cli.estimate import add_arguments as add_estimate_arguments
@@ -24,6 +25,28 @@ def _int_list(value: str) -> list[int]:
         raise argparse.ArgumentTypeError(
             f"expected comma-separated integers, got {value!r}"
         ) from None
+
+
+def _metric_option(text: str) -> tuple[str, str, Any]:
+    target, equals, value = text.partition("=")
+    name, dot, key = target.partition(".")
+    if not equals or not dot or not name.strip() or not key.strip():
+        raise argparse.ArgumentTypeError(
+            f"expected NAME.KEY=VALUE, e.g. response_length.max_words=60; got {text!r}")
+    from localeval.config import option_value
+
+    return name.strip(), key.strip(), option_value(value.strip())
+
+
+class _MetricOptions(argparse.Action):
+    """Repeated --metric-option flags → {metric: {option: value}} (Settings.metric_options)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        name, key, value = values
+        options = dict(getattr(namespace, self.dest, None) or {})
+        options[name] = {**options.get(name, {}), key: value}
+        setattr(namespace, self.dest, options)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -93,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--at", dest="retrieval_at", type=_int_list, help="retrieval cutoffs, e.g. 5,10"
     )
+    run.add_argument(
+        "--metric-option", dest="metric_options", action=_MetricOptions, type=_metric_option,
+        metavar="NAME.KEY=VALUE",
+        help="an option of one metric, e.g. response_length.max_words=60 (repeatable; wins "
+             "over the config's [metric_options.NAME] table)")
     run.add_argument("--quiet", action="store_true", help="no progress bar or summary table")
     again = run.add_mutually_exclusive_group()
     again.add_argument(

@@ -54,6 +54,12 @@ def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) ->
 @metric(NAME, requires=("answer", "ground_truth"), embedder=True,
         steps=("faithfulness_statements", "answer_correctness_answer",
                "answer_correctness_reference", "support_choice"),
+        examples={
+            "answer_correctness_answer": lambda ex: {
+                "question": ex.question, "reference": [ex.answer], "statements": ex.statements},
+            "answer_correctness_reference": lambda ex: {
+                "question": ex.question, "answer": [ex.answer], "statements": ex.statements}},
+        verdict_keys=("verdict",),
         description="TP/(TP+0.5(FP+FN)) over the answer's and the ground truth's statements, "
                     "plus precision, recall, F1 (optionally blended with answer_similarity)")
 async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult:

@@ -16,6 +16,8 @@ from localeval.text import normalize
 
 @metric("answer_relevance", requires=("question", "answer"), embedder=True,
         steps=("answer_relevance_questions",),
+        examples={"answer_relevance_questions": lambda ex: {"answer": ex.answer, "n": 3}},
+        verdict_keys=("clear",),
         description="how well questions generated from the answer match the real question")
 async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     n = ctx.settings.answer_relevance_n

@@ -3,16 +3,24 @@
 A metric asks the judge through `ctx.ask(step, Schema, **vars)` (step = template name) and the
 embedder through `ctx.cosine(a, b)`, and returns a MetricResult: scores (None when undefined,
 with a reason) and details that explain the score.
+
+A metric is one module of this package (found by metrics/__init__.py) plus, when it asks the
+judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for each step. Its `@metric(...)`
+declares everything else: its options (a pydantic model, set under `[metric_options.<name>]`
+in the config or with `--metric-option name.key=value`, read as `ctx.options`), the template
+variables of each step's golden prompt (`examples`) and the 0/1 detail keys the report shows as
+✓ / ✗ (`verdict_keys`).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Iterable
+import dataclasses
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from localeval import prompts
 from localeval.config import Settings
@@ -21,6 +29,7 @@ from localeval.embed import EmbeddingStore, store_for
 from localeval.errors import ConfigError, UsageError
 from localeval.judge.base import FieldProbs, JudgeRequest
 from localeval.judge.client import JudgeClient
+from localeval.metrics.examples import Example
 from localeval.names import did_you_mean
 from localeval.schemas import schema_json
 
@@ -44,6 +53,9 @@ class MetricContext:
     settings: Settings
     judge: JudgeClient | None
     embeddings: EmbeddingStore | None
+    options: Any = None
+    """The running metric's options: an instance of its `@metric(options=...)` model (None for
+    a metric without options). Annotate it in the metric: `opts: MyOptions = ctx.options`."""
     # identical requests of one sample (e.g. two metrics extracting the answer's statements with
     # the same step) share one judge call, even while the first is still running
     _pending: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
@@ -83,6 +95,9 @@ class MetricContext:
 
 
 MetricFn = Callable[[Sample, MetricContext], Awaitable[MetricResult]]
+ExampleFn = Callable[[Example], dict[str, Any]]
+"""A step's template variables for the fixed example sample of one language (metrics/examples.py):
+what tests/test_prompts_golden.py renders the step's golden prompts with."""
 
 
 @dataclass(frozen=True)
@@ -94,6 +109,10 @@ class Metric:
     steps: tuple[str, ...] = ()
     uses_judge: bool = False
     uses_embedder: bool = False
+    options: type[BaseModel] | None = None
+    examples: Mapping[str, ExampleFn] = field(default_factory=dict)
+    verdict_keys: tuple[str, ...] = ()
+    default: bool = True
 
     def missing(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks; "a|b" is satisfied by either field."""
@@ -105,22 +124,70 @@ GROUPS: dict[str, tuple[str, ...]] = {}
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
-           embedder: bool = False) -> Callable[[MetricFn], MetricFn]:
-    """Register a metric function. `steps` are its judge templates (so it uses the judge)."""
+           embedder: bool = False, options: type[BaseModel] | None = None,
+           examples: Mapping[str, ExampleFn] | None = None,
+           verdict_keys: Iterable[str] = (),
+           default: bool = True) -> Callable[[MetricFn], MetricFn]:
+    """Register a metric function. `steps` are its judge templates (so it uses the judge);
+    `options` its options model (every field with a default; the run's values reach the
+    function as `ctx.options`); `examples` step → the step's golden-prompt variables (a step
+    shared with another metric needs them from one of the two); `verdict_keys` the keys of
+    its details that hold a 0/1 verdict; `default=False`: run only when named (--metrics), not
+    among "every metric the rows can feed"."""
 
     def register(fn: MetricFn) -> MetricFn:
         steps_t = tuple(steps)
-        REGISTRY[name] = Metric(name=name, requires=tuple(requires), fn=fn, description=description,
-                                steps=steps_t, uses_judge=bool(steps_t), uses_embedder=embedder)
+        run = fn if options is None else _with_options(name, options, fn)
+        REGISTRY[name] = Metric(
+            name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
+            uses_judge=bool(steps_t), uses_embedder=embedder, options=options,
+            examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default)
         return fn
 
     return register
 
 
+def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:
+    async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
+        raw = ctx.settings.metric_options.get(name, {})
+        # the context is shared by the sample's metrics: each gets a copy with its own options
+        # (the copy shares the pending requests, so identical requests are still asked once)
+        return await fn(sample, dataclasses.replace(ctx, options=model.model_validate(raw)))
+
+    return run
+
+
+def check_options(settings: Settings) -> None:
+    """Raise a ConfigError (one line naming the metric and the option) for options of an
+    unknown metric, of one without options, or that its options model refuses."""
+    for name, values in settings.metric_options.items():
+        m = REGISTRY.get(name)
+        where = f"[metric_options.{name}]"
+        if m is None:
+            raise ConfigError(f"{where}: unknown metric {name!r}"
+                              f"{did_you_mean(name, list(REGISTRY))}")
+        if m.options is None:
+            raise ConfigError(f"{where}: metric {name} takes no options (given: "
+                              f"{', '.join(sorted(values))})")
+        fields = m.options.model_fields
+        for key in values:
+            if key not in fields:
+                raise ConfigError(f"{where}: metric {name} has no option {key!r}"
+                                  f"{did_you_mean(key, list(fields))} (its options: "
+                                  f"{', '.join(fields)})")
+        try:
+            m.options.model_validate(values)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err["loc"]) or "?"
+            raise ConfigError(f"{where}: metric {name} option {key!r}: {err['msg']}") from None
+
+
 def resolve(names: Iterable[str] | None) -> list[Metric]:
-    """Metric names (or group names) → metrics, in registry order; unknown → 'did you mean'."""
+    """Metric names (or group names) → metrics, in registry order; unknown → 'did you mean'.
+    None → every metric but those registered with default=False."""
     if names is None:
-        return list(REGISTRY.values())
+        return [m for m in REGISTRY.values() if m.default]
     chosen: list[str] = []
     for raw in names:
         name = raw.strip()

@@ -38,6 +38,9 @@ def average_precision(useful: list[int]) -> float:
 
 @metric(NAME, requires=("question", "contexts", "ground_truth"),
         steps=("context_precision_useful",),
+        examples={"context_precision_useful": lambda ex: {
+            "question": ex.question, "ground_truth": ex.answer, "context": ex.contexts[:1]}},
+        verdict_keys=("verdict",),
         description="share of the contexts useful for reaching the ground truth, and its "
                     "rank-aware average precision")
 async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:

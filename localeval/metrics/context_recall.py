@@ -19,6 +19,9 @@ NAME = "context_recall"
 
 @metric(NAME, requires=("contexts", "ground_truth"),
         steps=("faithfulness_statements", "context_recall_verdicts", "support_choice"),
+        examples={"context_recall_verdicts": lambda ex: {"contexts": ex.contexts,
+                                                         "statements": ex.statements}},
+        verdict_keys=("verdict",),
         description="share of the ground truth's statements that the contexts support")
 async def context_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)

@@ -33,6 +33,12 @@ def rank_weight(rank: int) -> float:
 
 @metric(NAME, requires=("answer", "contexts"),
         steps=("context_relevance_answer", "context_relevance_context", "support_choice"),
+        examples={
+            "context_relevance_answer": lambda ex: {"contexts": ex.contexts,
+                                                    "sentences": ex.statements},
+            "context_relevance_context": lambda ex: {"answer": [ex.answer],
+                                                     "sentences": ex.contexts}},
+        verdict_keys=("verdict",),
         description="answer sentences supported by the contexts, and context sentences "
                     "supported by the answer (plus a rank-weighted per-context variant)")
 async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:

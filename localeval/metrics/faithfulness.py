@@ -39,6 +39,15 @@ async def statements_of(ctx: MetricContext, text: str, question: str | None) -> 
 
 @metric("faithfulness", requires=("answer", "contexts"),
         steps=("faithfulness_statements", "faithfulness_verdicts", "support_choice"),
+        examples={
+            "faithfulness_statements": lambda ex: {
+                "question": ex.question, "sentences": ex.statements, "first": 1, "last": 2,
+                "count": 2, "numbers": None},
+            "faithfulness_verdicts": lambda ex: {"contexts": ex.contexts,
+                                                 "statements": ex.statements},
+            "support_choice": lambda ex: {"material_name": "context", "material": ex.contexts,
+                                          "options": ex.statements}},
+        verdict_keys=("verdict",),
         description="share of the answer's statements that the contexts support")
 async def faithfulness(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)

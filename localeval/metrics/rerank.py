@@ -18,6 +18,8 @@ SCALE = 3
 
 
 @metric(NAME, requires=("question", "contexts"), steps=("rerank_relevancy_rating",),
+        examples={"rerank_relevancy_rating": lambda ex: {"question": ex.question,
+                                                         "context": ex.contexts[:1]}},
         description="the judge's 0–3 relevance rating of each context to the question, "
                     "normalised; mean (and max)")
 async def rerank_relevancy(sample: Sample, ctx: MetricContext) -> MetricResult:

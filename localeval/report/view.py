@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from localeval.safe import unicode_safe
 LOWEST = 5  # samples listed per metric
 BINS = 10
 TEXT_LIMIT = 1200
-VERDICT_KEYS = {"verdict", "clear", "flag", "useful", "attributable", "supported", "relevant"}
+VERDICT_KEYS = {"flag", "useful", "attributable", "supported", "relevant"}
+"""0/1 detail keys shown as ✓ / ✗ besides those the metrics declare (`@metric(verdict_keys=...)`:
+"verdict", "clear", ...); these are the keys of runs by earlier versions."""
 HEADERS = {
     "overview": ["score", "mean", "95% CI", "n scored", "unscored", "errors", "skipped"],
     "errors": ["id", "line", "metric", "error"],
@@ -47,9 +50,16 @@ def clip_text(text: str, limit: int = TEXT_LIMIT) -> str:
     return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
 
 
+@cache
+def verdict_keys() -> frozenset[str]:
+    from localeval.metrics import REGISTRY  # (lazy: only a report with details needs them)
+
+    return frozenset(VERDICT_KEYS.union(*(m.verdict_keys for m in REGISTRY.values())))
+
+
 def is_verdict(key: str, value: Any) -> bool:
     """A 0/1 verdict-like field of a metric's details (shown as ✓ / ✗)."""
-    return key in VERDICT_KEYS and not isinstance(value, bool) and value in (0, 1)
+    return key in verdict_keys() and not isinstance(value, bool) and value in (0, 1)
 
 
 def histogram(values: list[float]) -> list[int]:
