@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
@@ -28,13 +29,13 @@ from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext
+from localeval.metrics.contrast import ask_choice, choose
 from localeval.metrics.contrast import check as check_contrast
-from localeval.metrics.contrast import choose
 from localeval.metrics.evidence import closest_sentence, decide, grams
 from localeval.metrics.focus import Index, is_long
 from localeval.metrics.statements import degenerate, retry_split
 from localeval.metrics.threshold import p_yes, threshold
-from localeval.schemas import VerdictStyle, checked_verdicts, choice, item_tokens
+from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
 from localeval.text import json_safe, split_sentences
 
 T = TypeVar("T", bound=BaseModel)
@@ -273,15 +274,6 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
         found = probs if len(probs) == len(verdicts) else [None] * len(verdicts)
         return [{**v, "_p": p_yes(f)} for v, f in zip(verdicts, found, strict=True)]
 
-    async def ask_choice(options: list[str], texts: list[str]) -> list[float] | None:
-        _, probs = await ctx.ask_probs(
-            "support_choice", choice(len(options)), ["choice"], material_name=material_name,
-            material=[json_safe(t) for t in texts], options=[json_safe(o) for o in options])
-        found = probs[0].probs if probs else {}
-        ps = [found.get(str(k + 1), 0.0) for k in range(len(options))]
-        total = sum(ps)
-        return [p / total for p in ps] if total > 0 else None
-
     async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
         return await ask([items[i] for i in indices], texts)
 
@@ -320,7 +312,8 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
 
     async def finish(n_pieces: int) -> Support:
         if ctx.settings.contrast and ctx.settings.contrast_style == "choice":
-            await choose(items, result, texts_of, ask_choice, ctx.language)
+            await choose(items, result, texts_of, partial(ask_choice, ctx, material_name),
+                         ctx.language)
         elif ctx.settings.contrast:
             await check_contrast(items, result, texts_of, ask, ctx.language, size)
         verdicts = [v or {"verdict": 0, "reason": "not judged"} for v in result]

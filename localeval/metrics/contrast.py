@@ -17,11 +17,15 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localeval.errors import PromptTooLong
 from localeval.metrics.evidence import STOP_NAMES
-from localeval.text import split_sentences
+from localeval.schemas import choice
+from localeval.text import json_safe, split_sentences
+
+if TYPE_CHECKING:
+    from localeval.metrics.base import MetricContext
 
 MAX_TWINS = 3
 """Twins per claim: the first comparative flip, then swaps of its details, in claim order."""
@@ -179,6 +183,19 @@ Ask = Callable[[list[str], list[str]], Awaitable[list[dict[str, Any]]]]
 Choose = Callable[[list[str], list[str]], Awaitable[list[float] | None]]
 """(versions, material texts) → the judge's probability of each version being the one the
 material states (None from a judge that gives no probabilities)."""
+
+
+async def ask_choice(ctx: MetricContext, material_name: str, options: list[str],
+                     texts: list[str]) -> list[float] | None:
+    """The judge's probability of each numbered version being the one `texts` state (its
+    choice's first token, renormalised over the version numbers)."""
+    _, probs = await ctx.ask_probs(
+        "support_choice", choice(len(options)), ["choice"], material_name=material_name,
+        material=[json_safe(t) for t in texts], options=[json_safe(o) for o in options])
+    found = probs[0].probs if probs else {}
+    ps = [found.get(str(k + 1), 0.0) for k in range(len(options))]
+    total = sum(ps)
+    return [p / total for p in ps] if total > 0 else None
 
 
 def versions(claim: str, found: list[str]) -> list[str]:

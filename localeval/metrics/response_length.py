@@ -6,6 +6,7 @@ localeval.text.word_count counts them: Latin words and numbers, plus Chinese (CJ
 2/3, since a Chinese word is about 1.5 characters (an answer of 90 汉字 is 60 words). No judge,
 no embedder. Details: the words, the characters (spaces left out) and the limit.
 
+Run only when named (`--metrics response_length`): a length limit is the user's to set.
 Option (`[metric_options.response_length]` or `--metric-option response_length.max_words=N`):
 `max_words`, default 100.
 """
@@ -33,7 +34,7 @@ def length_score(words: float, max_words: int) -> float:
     return max(0.0, min(1.0, 2.0 - words / max_words))
 
 
-@metric(NAME, requires=("answer",), options=ResponseLengthOptions,
+@metric(NAME, requires=("answer",), options=ResponseLengthOptions, default=False,
         description="1 while the answer is within max_words words (a Chinese character counts "
                     "2/3), falling linearly to 0 at twice the limit")
 async def response_length(sample: Sample, ctx: MetricContext) -> MetricResult:
