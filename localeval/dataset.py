@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from localeval.errors import DatasetError
 from localeval.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
 from localeval.safe import unicode_safe
+from localeval.samplestore import SampleStore
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
 
@@ -64,7 +65,12 @@ class Sample(BaseModel):
 
 
 class Dataset(BaseModel):
-    samples: list[Sample]
+    """The rows that loaded (a SampleStore when loaded compact), the rows that did not, and
+    where they came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    samples: list[Sample] | SampleStore
     problems: list[RowProblem]
     source: str
 
@@ -129,8 +135,9 @@ def _grade(rid: Any, g: Any) -> float:
     return value
 
 
-def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
-    """Load a dataset from a file path (by extension) or an iterable of dicts."""
+def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = False) -> Dataset:
+    """Load a dataset from a file path (by extension) or an iterable of dicts. `compact`: keep
+    the samples of a file in a SampleStore (a JSONL file is read row by row)."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
@@ -158,11 +165,13 @@ def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
             )
         raw_rows = [(i, row) for i, row in enumerate(source, start=1)]
         name = "<rows>"
-    return _validate(raw_rows, name)
+        compact = False  # the rows are in memory already
+    return _validate(raw_rows, name, SampleStore() if compact else [])
 
 
-def _validate(raw_rows: Iterable[tuple[int, Any]], name: str) -> Dataset:
-    samples: list[Sample] = []
+def _validate(
+    raw_rows: Iterable[tuple[int, Any]], name: str, samples: list[Sample] | SampleStore
+) -> Dataset:
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}
     for line, raw in raw_rows:

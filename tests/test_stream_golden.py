@@ -25,7 +25,7 @@ def retrieval_rows(path: Path, n: int = 150) -> Path:
     lines = []
     for i in range(n):
         retrieved = [f"d{rng.randrange(40)}" for _ in range(6)]
-        relevant = rng.sample(retrieved, rng.randint(0, 2)) + [f"d{rng.randrange(40)}"]
+        relevant = [*rng.sample(retrieved, rng.randint(0, 2)), f"d{rng.randrange(40)}"]
         row: dict = {"id": f"q{i}", "question": f"query {i} <&>", "retrieved_ids": retrieved}
         if i % 11:
             row["expected_ids"] = relevant
