@@ -70,7 +70,8 @@ class Dataset(BaseModel):
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    samples: list[Sample] | SampleStore
+    # a store is taken as it is (never iterated here: that would rebuild every sample)
+    samples: SampleStore | list[Sample] = Field(union_mode="left_to_right")
     problems: list[RowProblem]
     source: str
 
