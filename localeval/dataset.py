@@ -14,9 +14,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localeval.errors import DatasetError
+from localeval.pickled import PickledList
 from localeval.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
 from localeval.safe import unicode_safe
-from localeval.samplestore import SampleStore
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
 
@@ -65,13 +65,13 @@ class Sample(BaseModel):
 
 
 class Dataset(BaseModel):
-    """The rows that loaded (a SampleStore when loaded compact), the rows that did not, and
+    """The rows that loaded (a PickledList when loaded compact), the rows that did not, and
     where they came from."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    # a store is taken as it is (never iterated here: that would rebuild every sample)
-    samples: SampleStore | list[Sample] = Field(union_mode="left_to_right")
+    # a PickledList[Sample] is taken as it is (iterating it here would rebuild every sample)
+    samples: PickledList | list[Sample] = Field(union_mode="left_to_right")
     problems: list[RowProblem]
     source: str
 
@@ -138,7 +138,7 @@ def _grade(rid: Any, g: Any) -> float:
 
 def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = False) -> Dataset:
     """Load a dataset from a file path (by extension) or an iterable of dicts. `compact`: keep
-    the samples of a file in a SampleStore (a JSONL file is read row by row)."""
+    the samples of a file in a PickledList (a JSONL file is read row by row)."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
@@ -167,11 +167,11 @@ def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = Fa
         raw_rows = [(i, row) for i, row in enumerate(source, start=1)]
         name = "<rows>"
         compact = False  # the rows are in memory already
-    return _validate(raw_rows, name, SampleStore() if compact else [])
+    return _validate(raw_rows, name, PickledList() if compact else [])
 
 
 def _validate(
-    raw_rows: Iterable[tuple[int, Any]], name: str, samples: list[Sample] | SampleStore
+    raw_rows: Iterable[tuple[int, Any]], name: str, samples: list[Sample] | PickledList[Sample]
 ) -> Dataset:
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}

@@ -19,11 +19,11 @@ from localeval.metrics import Metric, resolve
 from localeval.metrics.threshold import effective_thresholds
 from localeval.ordered import OrderedResults
 from localeval.per_sample import evaluate_all
+from localeval.pickled import PickledList
 from localeval.preflight import check_before_loading
 from localeval.records import SampleRecord, input_hash
 from localeval.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.runfolder import OutputFolder, previous_models
-from localeval.samplestore import SampleStore
 from localeval.stats import ScoreTally
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 
@@ -124,8 +124,8 @@ def _run_open(
 ) -> RunOutcome:
     """The run once its --out folder (if any) is open and locked."""
     previous = folder.previous if folder is not None else set()
-    todo: list[Sample] | SampleStore
-    if isinstance(data.samples, SampleStore):  # hashes holds the samples' ids, in their order
+    todo: list[Sample] | PickledList[Sample]
+    if isinstance(data.samples, PickledList):  # hashes holds the samples' ids, in their order
         todo = data.samples.select(i not in previous for i in hashes)
     else:
         todo = [s for s in data.samples if s.id not in previous]

@@ -1,5 +1,5 @@
 """A run into a folder holds neither every row as a Sample nor every record (issue 18: 200,000
-rows under 1 GiB): rows are kept as pickles (SampleStore), records go to results.jsonl and are
+rows under 1 GiB): rows are kept as pickles (PickledList), records go to results.jsonl and are
 read back one at a time for the summary and the reports. Each piece says the same as the
 in-memory way it replaced."""
 
@@ -16,9 +16,9 @@ import pytest
 from localeval import dataset
 from localeval.config import load_config
 from localeval.ordered import rewrite_in_order
+from localeval.pickled import PickledList
 from localeval.records import SampleRecord
 from localeval.runner import run
-from localeval.samplestore import SampleStore
 from localeval.stats import ScoreTally, metric_summary, score_keys
 
 
@@ -41,10 +41,10 @@ def test_compact_load_gives_the_same_samples_and_is_never_iterated_by_pydantic(
         f.write("{broken\n\n" + json.dumps({"id": "q3"}) + "\n")
     plain = dataset.load(path)
     iterated: list[int] = []
-    original = SampleStore.__iter__
-    monkeypatch.setattr(SampleStore, "__iter__", lambda s: iterated.append(1) or original(s))
+    original = PickledList.__iter__
+    monkeypatch.setattr(PickledList, "__iter__", lambda s: iterated.append(1) or original(s))
     compact = dataset.load(path, compact=True)
-    assert isinstance(compact.samples, SampleStore) and not iterated
+    assert isinstance(compact.samples, PickledList) and not iterated
     assert list(compact.samples) == plain.samples and compact.samples[7] == plain.samples[7]
     assert compact.problems == plain.problems and len(plain.problems) == 2
     kept = compact.samples.select(s.id.endswith("7") for s in plain.samples)
