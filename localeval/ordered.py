@@ -4,7 +4,9 @@ back one at a time, in input order, as often as they are asked for."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
@@ -43,22 +45,29 @@ def index_results(path: Path) -> ReadResults:
 
 class OrderedResults:
     """The records of results.jsonl in input order, read from the file one at a time (again at
-    each iteration), each with its current `line`; `len` reads nothing."""
+    each iteration), each with its current `line`; `len` reads nothing. The file is opened at
+    once and kept open (until `close` or garbage collection): a later atomic rewrite of
+    results.jsonl by another run replaces the name, not what this one reads."""
 
     def __init__(self, path: Path, spans: list[tuple[int, int, int]]) -> None:
         self.path = path
         self._spans = spans  # (offset, length, line) per record, in input order
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close() or the finalizer
+        self._closer = weakref.finalize(self, self._file.close)
 
     def __len__(self) -> int:
         return len(self._spans)
 
     def __iter__(self) -> Iterator[SampleRecord]:
-        with open(self.path, "rb") as f:
-            for offset, length, line in self._spans:
-                f.seek(offset)
-                record = SampleRecord.model_validate_json(f.read(length))
-                record.line = line
-                yield record
+        f = self._file
+        for offset, length, line in self._spans:
+            f.seek(offset)  # seek and read in one step: iterations may interleave
+            record = SampleRecord.model_validate_json(f.read(length))
+            record.line = line
+            yield record
+
+    def close(self) -> None:
+        self._closer()
 
 
 def rewrite_in_order(
@@ -102,10 +111,12 @@ def rewrite_in_order(
 
 
 def _in_order(records: OrderedResults, spans: list[tuple[int, int, int]]) -> Iterator[bytes]:
-    """Each record as a line of the ordered file; `spans` gets where each one lands."""
+    """Each record as a line of the ordered file; `spans` gets where each one lands. The file
+    read is closed before the ordered copy replaces it."""
     pos = 0
-    for record in records:
-        data = (record.model_dump_json() + "\n").encode("utf-8")
-        spans.append((pos, len(data) - 1, record.line))
-        pos += len(data)
-        yield data
+    with contextlib.closing(records):
+        for record in records:
+            data = (record.model_dump_json() + "\n").encode("utf-8")
+            spans.append((pos, len(data) - 1, record.line))
+            pos += len(data)
+            yield data

@@ -1,6 +1,7 @@
 """Per-sample records and results.jsonl: appended as samples finish (fsynced at most once a
-second), read back tolerantly (a line cut short by a crash, a hand-edited duplicate), rewritten in
-input order when there is room. Every file in a run folder is opened without following links."""
+second), read back tolerantly, one line at a time (a line cut short by a crash, a hand-edited
+duplicate); ordering it is `ordered`'s job. Every file in a run folder is opened without
+following links."""
 
 from __future__ import annotations
 
