@@ -222,16 +222,18 @@ def previous_models(out_dir: Path) -> dict[str, Any]:
 
 @dataclass
 class RunFolder:
-    """results.jsonl read back, with summary.json (or what can be rebuilt without it)."""
+    """results.jsonl read back (its records in input order: in memory, or read one at a time
+    when loaded with stream=True), with summary.json (or what can be rebuilt without it)."""
 
     path: Path
-    records: list[SampleRecord]
+    records: list[SampleRecord] | OrderedResults
     summary: dict[str, Any]
     notes: list[str] = field(default_factory=list)
 
 
-def load_run(path: Path) -> RunFolder:
-    """Read a run folder. The per-metric summary is always recomputed from results.jsonl."""
+def load_run(path: Path, *, stream: bool = False) -> RunFolder:
+    """Read a run folder. The per-metric summary is always recomputed from results.jsonl.
+    `stream`: the records stay in the file (an index of them is read; see `ordered`)."""
     path = Path(path)
     results = path / RESULTS_FILE
     if not results.is_file():
@@ -239,7 +241,7 @@ def load_run(path: Path) -> RunFolder:
             f"{path} is not a run folder: {RESULTS_FILE} not found "
             "(give the --out folder of `localeval run`)"
         )
-    read = read_results(results)
+    read = index_results(results) if stream else read_results(results)
     summary: dict[str, Any] = {}
     try:
         loaded = json.loads((path / SUMMARY_FILE).read_text(encoding="utf-8"))
@@ -254,6 +256,11 @@ def load_run(path: Path) -> RunFolder:
             summary.setdefault("localeval_version", summary["settings"].get("localeval_version"))
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    records = sorted(read.records, key=lambda r: (r.line, r.id))
+    records: list[SampleRecord] | OrderedResults
+    if stream:
+        spans = sorted((e.line, e.id, e.offset, e.length) for e in read.records)
+        records = OrderedResults(results, [(offset, n, line) for line, _, offset, n in spans])
+    else:
+        records = sorted(read.records, key=lambda r: (r.line, r.id))
     summary["metrics"] = recompute_metrics(records, summary.get("metrics") or {})
     return RunFolder(path=path, records=records, summary=summary, notes=read.notes())

@@ -60,6 +60,6 @@ def write_report(
 
 def rerender(out_dir: Path) -> tuple[RunFolder, list[Path]]:
     """`localeval report DIR`: rebuild both files from results.jsonl (+ summary.json metadata)."""
-    run = load_run(Path(out_dir))
+    run = load_run(Path(out_dir), stream=True)  # records read one at a time, twice
     check_run_folder(run.path)
     return run, write_report(run.path, run.records, run.summary)
