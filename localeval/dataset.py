@@ -138,7 +138,8 @@ def _grade(rid: Any, g: Any) -> float:
 
 def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = False) -> Dataset:
     """Load a dataset from a file path (by extension) or an iterable of dicts. `compact`: keep
-    the samples of a file in a PickledList (a JSONL file is read row by row)."""
+    a file's samples as pickles (PickledList), so that a large file's rows are never all
+    pydantic objects at once."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:

@@ -41,10 +41,8 @@ class ScoreTally:
         self.unscored = dict.fromkeys(self.owners, 0)
         self.counts: dict[str, list[int]] = {}  # metric → [errors, skipped, judge retries]
         self.discover = discover
-        self.n = 0
 
     def add(self, r: SampleRecord) -> None:
-        self.n += 1
         if self.discover and not self.values.keys() >= r.scores.keys():
             for key in r.scores:
                 if key not in self.values:
