@@ -42,7 +42,8 @@ class RunOutcome:
     def records(self) -> list[SampleRecord]:
         """Every record, in input order (read from results.jsonl at the first use)."""
         if not isinstance(self._records, list):
-            self._records = list(self._records)
+            stored, self._records = self._records, list(self._records)
+            stored.close()
         return self._records
 
     def iter_records(self) -> Iterator[SampleRecord]:
