@@ -123,3 +123,9 @@ def test_no_room_to_reorder_still_gives_every_record_in_input_order(
     assert [r.id for r in got] == [r.id for r in records] and len(ordered) == 50
     assert [r.line for r in got] == [r.line + 100 for r in records]
     assert got[3].scores == records[3].scores
+
+
+def test_the_view_keeps_every_error_row_a_report_shows() -> None:
+    from localeval.report import html, markdown, view
+
+    assert max(markdown.MAX_ROWS, html.MAX_ROWS) <= view.ROWS_KEPT
