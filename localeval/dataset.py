@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localeval.errors import DatasetError
+from localeval.pickled import PickledList
 from localeval.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
 from localeval.safe import unicode_safe
 
@@ -64,7 +65,13 @@ class Sample(BaseModel):
 
 
 class Dataset(BaseModel):
-    samples: list[Sample]
+    """The rows that loaded (a PickledList when loaded compact), the rows that did not, and
+    where they came from."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    # a PickledList[Sample] is taken as it is (iterating it here would rebuild every sample)
+    samples: PickledList | list[Sample] = Field(union_mode="left_to_right")
     problems: list[RowProblem]
     source: str
 
@@ -129,8 +136,10 @@ def _grade(rid: Any, g: Any) -> float:
     return value
 
 
-def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
-    """Load a dataset from a file path (by extension) or an iterable of dicts."""
+def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = False) -> Dataset:
+    """Load a dataset from a file path (by extension) or an iterable of dicts. `compact`: keep
+    a file's samples as pickles (PickledList), so that a large file's rows are never all
+    pydantic objects at once."""
     if isinstance(source, (str, Path)):
         path = Path(source)
         try:
@@ -158,11 +167,13 @@ def load(source: str | Path | Iterable[Mapping[str, Any]]) -> Dataset:
             )
         raw_rows = [(i, row) for i, row in enumerate(source, start=1)]
         name = "<rows>"
-    return _validate(raw_rows, name)
+        compact = False  # the rows are in memory already
+    return _validate(raw_rows, name, PickledList() if compact else [])
 
 
-def _validate(raw_rows: Iterable[tuple[int, Any]], name: str) -> Dataset:
-    samples: list[Sample] = []
+def _validate(
+    raw_rows: Iterable[tuple[int, Any]], name: str, samples: list[Sample] | PickledList[Sample]
+) -> Dataset:
     problems: list[RowProblem] = []
     seen: dict[str, int] = {}
     for line, raw in raw_rows:

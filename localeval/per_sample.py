@@ -5,7 +5,7 @@ Used by the local runner (runner.py) and by each Ray worker (distributed/worker.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from localeval.backends import Backends
 from localeval.config import Settings
@@ -73,24 +73,21 @@ def sample_concurrency(settings: Settings, backends: Backends) -> int:
 
 
 async def evaluate_all(
-    samples: list[Sample],
+    samples: Collection[Sample],
     metrics: list[Metric],
     settings: Settings,
     backends: Backends,
-    on_record: Callable[[SampleRecord], None],
-) -> list[SampleRecord]:
+    on_record: Callable[[Sample, SampleRecord], None],
+) -> None:
     """Evaluate samples with bounded concurrency so that several samples' requests overlap:
     as many workers as samples may run at once, each taking the next sample in input order (no
-    task per sample up front: a query log of 200,000 rows holds a few coroutines, not 200,000)."""
+    task per sample up front: a query log of 200,000 rows holds a few coroutines, not 200,000).
+    Each record goes to on_record with its sample, and is not kept here."""
     queue = iter(samples)
-    records: list[SampleRecord] = []
 
     async def worker() -> None:
         for sample in queue:
-            record = await evaluate_sample(sample, metrics, settings, backends)
-            records.append(record)
-            on_record(record)
+            on_record(sample, await evaluate_sample(sample, metrics, settings, backends))
 
     n = min(len(samples), sample_concurrency(settings, backends))
     await asyncio.gather(*(worker() for _ in range(n)))
-    return records

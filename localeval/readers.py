@@ -1,12 +1,13 @@
 """Reading dataset files into raw rows: JSONL, JSON, CSV and Parquet. Each reader returns
-(line, dict) pairs, or (line, RowProblem) for a line that cannot be read; dataset.py validates."""
+(line, dict) pairs, or (line, RowProblem) for a line that cannot be read (JSONL: parsed as they
+are asked for); dataset.py validates."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,49 +61,41 @@ def _decode(path: Path) -> str:
         ) from None
 
 
-def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
+def _read_jsonl(path: Path) -> Iterator[tuple[int, Any]]:
+    """The file is read at once (an OSError here, not while iterating); its rows are parsed one
+    at a time as they are asked for."""
     data = path.read_bytes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
-    rows: list[tuple[int, Any]] = []
-    for line_no, raw_line in enumerate(data.split(b"\n"), start=1):
+    return _jsonl_rows(data)
+
+
+def _jsonl_rows(data: bytes) -> Iterator[tuple[int, Any]]:
+    for line_no, raw_line in enumerate(io.BytesIO(data), start=1):
+        if raw_line.endswith(b"\n"):
+            raw_line = raw_line[:-1]
         if not raw_line.strip():
             continue
-        try:
-            text = raw_line.decode("utf-8")
-        except UnicodeDecodeError:
-            rows.append(
-                (line_no, RowProblem(line=line_no, message="not valid UTF-8; fix the encoding"))
-            )
-            continue
-        try:
-            rows.append((line_no, json.loads(text)))
-        except json.JSONDecodeError as exc:
-            rows.append(
-                (
-                    line_no,
-                    RowProblem(
-                        line=line_no,
-                        message=(
-                            f"malformed JSON ({exc.msg} at column {exc.colno}); "
-                            "fix or remove the line"
-                        ),
-                    ),
-                )
-            )
-        except (ValueError, RecursionError) as exc:  # a huge integer, absurd nesting
-            rows.append(
-                (
-                    line_no,
-                    RowProblem(
-                        line=line_no,
-                        message=clip(
-                            f"unreadable JSON ({type(exc).__name__}: {exc}); fix or remove the line"
-                        ),
-                    ),
-                )
-            )
-    return rows
+        yield line_no, _jsonl_row(line_no, raw_line)
+
+
+def _jsonl_row(line_no: int, raw_line: bytes) -> Any:
+    try:
+        text = raw_line.decode("utf-8")
+    except UnicodeDecodeError:
+        return RowProblem(line=line_no, message="not valid UTF-8; fix the encoding")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        return RowProblem(
+            line=line_no,
+            message=f"malformed JSON ({exc.msg} at column {exc.colno}); fix or remove the line",
+        )
+    except (ValueError, RecursionError) as exc:  # a huge integer, absurd nesting
+        return RowProblem(
+            line=line_no,
+            message=clip(f"unreadable JSON ({type(exc).__name__}: {exc}); fix or remove the line"),
+        )
 
 
 def _read_json(path: Path) -> list[tuple[int, Any]]:
@@ -204,7 +197,7 @@ def _parquet_value(v: Any) -> Any:
     return v
 
 
-READERS: dict[str, Callable[[Path], list[tuple[int, Any]]]] = {
+READERS: dict[str, Callable[[Path], Iterable[tuple[int, Any]]]] = {
     ".jsonl": _read_jsonl,
     ".ndjson": _read_jsonl,
     ".json": _read_json,

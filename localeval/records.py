@@ -1,6 +1,7 @@
 """Per-sample records and results.jsonl: appended as samples finish (fsynced at most once a
-second), read back tolerantly (a line cut short by a crash, a hand-edited duplicate), rewritten in
-input order when there is room. Every file in a run folder is opened without following links."""
+second), read back tolerantly, one line at a time (a line cut short by a crash, a hand-edited
+duplicate); ordering it is `ordered`'s job. Every file in a run folder is opened without
+following links."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,7 +66,7 @@ def has_nonfinite(record: SampleRecord) -> bool:
     return any(e.startswith(NONFINITE) for e in record.errors.values())
 
 
-def _write_error(path: Path, exc: OSError) -> OutputError:
+def write_error(path: Path, exc: OSError) -> OutputError:
     if exc.errno == errno.ELOOP:
         return link_error(path)
     return OutputError(
@@ -141,7 +142,7 @@ class ResultsWriter:
         try:
             self._fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
         except OSError as exc:
-            raise _write_error(path, exc) from None
+            raise write_error(path, exc) from None
         self._dirty = False
         self._failed: OSError | None = None
         self._lock = threading.Lock()
@@ -160,7 +161,7 @@ class ResultsWriter:
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, start)
-            raise _write_error(self.path, exc) from None
+            raise write_error(self.path, exc) from None
         with self._lock:
             self._dirty = True
 
@@ -177,7 +178,7 @@ class ResultsWriter:
 
     def _raise_failed(self) -> None:
         if self._failed is not None:
-            raise _write_error(self.path, self._failed)
+            raise write_error(self.path, self._failed)
 
     def _sync_loop(self) -> None:
         last = time.monotonic()
@@ -203,14 +204,16 @@ class ResultsWriter:
 
 @dataclass
 class ReadResults:
-    """What results.jsonl holds. `good_bytes`: length of the file up to its last complete line."""
+    """What results.jsonl holds. `good_bytes`: length of the file up to its last complete line.
+    `records`: the records, or what `read_results` was asked to keep of each."""
 
-    records: list[SampleRecord]
+    records: list[Any]
     bad_lines: list[int] = field(default_factory=list)
     bad_raw: list[bytes] = field(default_factory=list)
     duplicates: list[tuple[str, int, int]] = field(default_factory=list)  # id, first, later line
     incomplete_tail: bool = False
     good_bytes: int = 0
+    nonfinite: list[str] = field(default_factory=list)  # ids whose score was NaN/Infinity
 
     def notes(self) -> list[str]:
         out = []
@@ -225,11 +228,10 @@ class ReadResults:
                 f"results.jsonl line(s) {', '.join(map(str, mid[:10]))} are not valid "
                 f"records and were ignored (a rewrite moves them to {REJECTED_FILE})"
             )
-        nonfinite = [r.id for r in self.records if has_nonfinite(r)]
-        if nonfinite:
+        if self.nonfinite:
             out.append(
                 f"results.jsonl holds a score that is not a finite number (NaN/Infinity) for "
-                f"{len(nonfinite)} sample(s), e.g. id {nonfinite[0]!r}: counted as errors"
+                f"{len(self.nonfinite)} sample(s), e.g. id {self.nonfinite[0]!r}: counted as errors"
             )
         for rid, first, later in self.duplicates[:10]:
             out.append(
@@ -239,45 +241,55 @@ class ReadResults:
         return out
 
 
-def read_results(path: Path) -> ReadResults:
-    """Read results.jsonl tolerantly: an unreadable line is noted, never fatal.
+def read_results(
+    path: Path, keep: Callable[[SampleRecord, int, int], Any] | None = None
+) -> ReadResults:
+    """Read results.jsonl tolerantly, one line at a time: an unreadable line is noted, never
+    fatal. `keep(record, offset, length)` says what to keep of each record (default: the record;
+    an index entry keeps a large file's records out of memory).
 
     A last line without its newline that does not parse (a write cut by a crash or power cut)
     is reported as an incomplete tail; `good_bytes` tells where to truncate before appending
     again. When an id occurs twice, the later record wins and the pair is noted.
     """
     try:
-        data = path.read_bytes()
+        f = open(path, "rb")  # noqa: SIM115 - closed below
     except FileNotFoundError:
         return ReadResults(records=[])
     except OSError as exc:
         raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from None
-    by_id: dict[str, tuple[int, SampleRecord]] = {}
+    by_id: dict[str, tuple[int, Any, bool]] = {}
     out = ReadResults(records=[])
     pos = 0
-    lines = data.split(b"\n")
-    for number, raw in enumerate(lines, start=1):
-        last = number == len(lines)
-        end = pos + len(raw) + (0 if last else 1)
-        if raw.strip():
-            try:
-                record = SampleRecord.model_validate_json(raw)
-            except (ValidationError, ValueError):
-                out.bad_lines.append(number)
-                if last:
-                    out.incomplete_tail = True
-                else:
-                    out.bad_raw.append(raw)
+    try:
+        with f:
+            for number, chunk in enumerate(f, start=1):
+                last = not chunk.endswith(b"\n")
+                raw = chunk if last else chunk[:-1]
+                end = pos + len(chunk)
+                if raw.strip():
+                    try:
+                        record = SampleRecord.model_validate_json(raw)
+                    except (ValidationError, ValueError):
+                        out.bad_lines.append(number)
+                        if last:
+                            out.incomplete_tail = True
+                        else:
+                            out.bad_raw.append(raw)
+                            out.good_bytes = end
+                    else:  # a valid last line without its newline is kept; prepare_append adds it
+                        out.good_bytes = end
+                        if record.id in by_id:
+                            out.duplicates.append((record.id, by_id.pop(record.id)[0], number))
+                        item = record if keep is None else keep(record, pos, len(raw))
+                        by_id[record.id] = (number, item, has_nonfinite(record))
+                elif not last:
                     out.good_bytes = end
-            else:  # a valid last line without its newline is kept; prepare_append adds it
-                out.good_bytes = end
-                if record.id in by_id:
-                    out.duplicates.append((record.id, by_id.pop(record.id)[0], number))
-                by_id[record.id] = (number, record)
-        elif not last:
-            out.good_bytes = end
-        pos = end
-    out.records = [r for _, r in by_id.values()]
+                pos = end
+    except OSError as exc:
+        raise DatasetError(f"cannot read {path}: {exc.strerror or exc}") from None
+    out.records = [item for _, item, _ in by_id.values()]
+    out.nonfinite = [rid for rid, (_, _, bad) in by_id.items() if bad]
     return out
 
 
@@ -297,48 +309,7 @@ def prepare_append(path: Path, read: ReadResults) -> None:
             f.flush()
             os.fsync(f.fileno())
     except OSError as exc:
-        raise _write_error(path, exc) from None
-
-
-def rewrite_in_order(
-    path: Path, lines: Mapping[str, int], log: Callable[[str], None] | None = None
-) -> list[SampleRecord]:
-    """Put results.jsonl in input order (atomically) and return its records, in that order.
-
-    Every record the file holds is kept (its `line` updated from `lines`, id → the row's current
-    line); only a duplicate id's earlier line gives way to its later one, and lines that are not
-    records are moved to results.rejected.jsonl. A file already in order is left as it is. The
-    ordered copy needs as much room again as the file: when the disk (or a size limit) has no
-    room for it, the file is left in completion order — every reader sorts by `line` — and `log`
-    says so. Nothing finished is ever dropped here.
-    """
-    read = read_results(path)
-    records = read.records
-    stale = False
-    for r in records:
-        line = lines.get(r.id, r.line)
-        stale = stale or line != r.line
-        r.line = line
-    ordered = sorted(records, key=lambda r: (r.line, r.id))
-    if not stale and not read.duplicates and not read.bad_raw and not read.incomplete_tail and (
-        [r.id for r in ordered] == [r.id for r in records]
-    ):
-        return ordered
-    try:
-        if read.bad_raw:
-            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
-            with os.fdopen(open_nofollow(path.with_name(REJECTED_FILE), flags), "ab") as f:
-                f.write(b"".join(raw + b"\n" for raw in read.bad_raw))
-                f.flush()
-                os.fsync(f.fileno())
-        write_atomic(path, ((r.model_dump_json() + "\n").encode("utf-8") for r in ordered))
-    except OSError as exc:
-        if exc.errno not in NO_ROOM:
-            raise _write_error(path, exc) from None
-        if log:
-            log(f"note: no room to rewrite {path} in input order ({exc.strerror}); it is kept "
-                "in the order samples finished — every sample is in it, and reports sort by line")
-    return ordered
+        raise write_error(path, exc) from None
 
 
 def input_hash(sample: BaseModel) -> str:

@@ -3,6 +3,7 @@ folder live in `records`, `stats`, `runfiles` and `runfolder`; this module re-ex
 callers use."""
 
 from localeval.errors import RunInterrupted
+from localeval.ordered import OrderedResults, rewrite_in_order
 from localeval.records import (
     RESULTS_FILE,
     ReadResults,
@@ -10,7 +11,6 @@ from localeval.records import (
     SampleRecord,
     input_hash,
     read_results,
-    rewrite_in_order,
 )
 from localeval.runfiles import (
     RUN_FILE,
@@ -26,6 +26,7 @@ __all__ = [
     "RESULTS_FILE",
     "RUN_FILE",
     "SUMMARY_FILE",
+    "OrderedResults",
     "OutputFolder",
     "ReadResults",
     "ResultsWriter",

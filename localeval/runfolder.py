@@ -13,16 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import OutputError, UsageError
+from localeval.ordered import Entry, OrderedResults, index_results, rewrite_in_order
 from localeval.records import (
     RESULTS_FILE,
     ResultsWriter,
     SampleRecord,
-    has_nonfinite,
     link_error,
     open_nofollow,
     prepare_append,
     read_results,
-    rewrite_in_order,
 )
 from localeval.runfiles import (
     LOCK_FILE,
@@ -81,11 +80,11 @@ def _make_dir(out_dir: Path) -> None:
 class OutputFolder:
     """An --out folder opened for a run: locked, its earlier results checked, open for appending.
 
-    `previous` holds the records a resumed run keeps (their rows are unchanged).
+    `previous` holds the ids of the records a resumed run keeps (their rows are unchanged).
     """
 
     path: Path
-    previous: list[SampleRecord]
+    previous: set[str]
     fingerprint: str = ""
     _lock_fd: int | None = None
     _writer: ResultsWriter | None = None
@@ -113,7 +112,7 @@ class OutputFolder:
         crash mid-write) is cut off and its sample redone."""
         kind = classify(out_dir, dataset)
         _make_dir(out_dir)
-        folder = cls(path=out_dir, previous=[], fingerprint=fingerprint_of(inputs),
+        folder = cls(path=out_dir, previous=set(), fingerprint=fingerprint_of(inputs),
                      _lock_fd=_lock(out_dir))
         try:
             kind = classify(out_dir, dataset)  # again, under the lock
@@ -132,11 +131,11 @@ class OutputFolder:
         resume: bool,
         overwrite: bool,
         log: Callable[[str], None] | None,
-    ) -> list[SampleRecord]:
+    ) -> set[str]:
         path = self.path / RESULTS_FILE
         exists = path.is_file() and path.stat().st_size > 0
         if exists and not resume and not overwrite:
-            n = len(read_results(path).records)
+            n = len(index_results(path).records)
             again = "--overwrite to start it over, " if kind == "run" else ""
             raise UsageError(
                 f"{self.path} already holds results ({n} samples in {RESULTS_FILE}); add "
@@ -147,10 +146,10 @@ class OutputFolder:
                 with contextlib.suppress(FileNotFoundError):
                     (self.path / name).unlink()
             write_run_file(self.path, inputs)
-            return []
+            return set()
         if kind == "damaged":
             if not recover_run_file(self.path, inputs):
-                raise unrecoverable(self.path, len(read_results(path).records))
+                raise unrecoverable(self.path, len(index_results(path).records))
             if log:
                 log(f"resume: {RUN_FILE} was missing or unreadable; rebuilt from {SUMMARY_FILE}, "
                     "which shows the same settings")
@@ -159,9 +158,10 @@ class OutputFolder:
 
     def _resume(
         self, path: Path, hashes: Mapping[str, str], log: Callable[[str], None] | None
-    ) -> list[SampleRecord]:
-        read = read_results(path)
-        gone = [r.id for r in read.records if r.id not in hashes]
+    ) -> set[str]:
+        read = index_results(path)  # an entry per record, never every record at once
+        entries: list[Entry] = read.records
+        gone = [e.id for e in entries if e.id not in hashes]
         if gone:
             shown = ", ".join(repr(i) for i in gone[:5]) + (" ..." if len(gone) > 5 else "")
             raise UsageError(
@@ -173,8 +173,8 @@ class OutputFolder:
         for note in read.notes():
             if log:
                 log(f"resume: {note}")
-        kept = [r for r in read.records if r.input_hash == hashes[r.id] and not has_nonfinite(r)]
-        changed = len(read.records) - len(kept)
+        kept = {e.id for e in entries if e.input_hash == hashes[e.id] and e.finite}
+        changed = len(entries) - len(kept)
         if log:
             msg = f"resume: {len(kept)} of {len(hashes)} samples already done in {self.path}"
             if changed:
@@ -189,9 +189,9 @@ class OutputFolder:
 
     def finish(
         self, lines: Mapping[str, int], log: Callable[[str], None] | None = None
-    ) -> list[SampleRecord]:
+    ) -> OrderedResults:
         """Stop appending (fsync); put results.jsonl in input order where there is room for it;
-        return every record it holds, in input order."""
+        return every record it holds, in input order (read from the file as they are asked for)."""
         if self._writer is not None:
             writer, self._writer = self._writer, None
             writer.close()
@@ -222,16 +222,18 @@ def previous_models(out_dir: Path) -> dict[str, Any]:
 
 @dataclass
 class RunFolder:
-    """results.jsonl read back, with summary.json (or what can be rebuilt without it)."""
+    """results.jsonl read back (its records in input order: in memory, or read one at a time
+    when loaded with stream=True), with summary.json (or what can be rebuilt without it)."""
 
     path: Path
-    records: list[SampleRecord]
+    records: list[SampleRecord] | OrderedResults
     summary: dict[str, Any]
     notes: list[str] = field(default_factory=list)
 
 
-def load_run(path: Path) -> RunFolder:
-    """Read a run folder. The per-metric summary is always recomputed from results.jsonl."""
+def load_run(path: Path, *, stream: bool = False) -> RunFolder:
+    """Read a run folder. The per-metric summary is always recomputed from results.jsonl.
+    `stream`: the records stay in the file (an index of them is read; see `ordered`)."""
     path = Path(path)
     results = path / RESULTS_FILE
     if not results.is_file():
@@ -239,7 +241,7 @@ def load_run(path: Path) -> RunFolder:
             f"{path} is not a run folder: {RESULTS_FILE} not found "
             "(give the --out folder of `localeval run`)"
         )
-    read = read_results(results)
+    read = index_results(results) if stream else read_results(results)
     summary: dict[str, Any] = {}
     try:
         loaded = json.loads((path / SUMMARY_FILE).read_text(encoding="utf-8"))
@@ -254,6 +256,11 @@ def load_run(path: Path) -> RunFolder:
             summary.setdefault("localeval_version", summary["settings"].get("localeval_version"))
         except (OSError, ValueError, KeyError, TypeError):
             pass
-    records = sorted(read.records, key=lambda r: (r.line, r.id))
+    records: list[SampleRecord] | OrderedResults
+    if stream:
+        spans = sorted((e.line, e.id, e.offset, e.length) for e in read.records)
+        records = OrderedResults(results, [(offset, n, line) for line, _, offset, n in spans])
+    else:
+        records = sorted(read.records, key=lambda r: (r.line, r.id))
     summary["metrics"] = recompute_metrics(records, summary.get("metrics") or {})
     return RunFolder(path=path, records=records, summary=summary, notes=read.notes())

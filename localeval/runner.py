@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,20 +17,41 @@ from localeval.dataset import Dataset, Sample
 from localeval.errors import OutputError, RunInterrupted
 from localeval.metrics import Metric, resolve
 from localeval.metrics.threshold import effective_thresholds
+from localeval.ordered import OrderedResults
 from localeval.per_sample import evaluate_all
+from localeval.pickled import PickledList
 from localeval.preflight import check_before_loading
 from localeval.records import SampleRecord, input_hash
 from localeval.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.runfolder import OutputFolder, previous_models
-from localeval.stats import metric_summary, score_keys
+from localeval.stats import ScoreTally
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 
 
 @dataclass
 class RunOutcome:
-    records: list[SampleRecord]
+    """A run's summary, its dataset's source and problems (after a run into a folder, no
+    samples: freed), and its records: `records` holds them all in memory; `iter_records` reads
+    a folder's results.jsonl one record at a time."""
+
+    _records: list[SampleRecord] | OrderedResults
     summary: dict[str, Any]
-    dataset: Dataset  # its source and problems; after a run into a folder, no samples (freed)
+    dataset: Dataset
+
+    @property
+    def records(self) -> list[SampleRecord]:
+        """Every record, in input order (read from results.jsonl at the first use)."""
+        if not isinstance(self._records, list):
+            stored, self._records = self._records, list(self._records)
+            stored.close()
+        return self._records
+
+    def iter_records(self) -> Iterator[SampleRecord]:
+        return iter(self._records)
+
+    @property
+    def n_records(self) -> int:
+        return len(self._records)
 
 
 def run(
@@ -52,15 +73,17 @@ def run(
     RunInterrupted. `ray` (True, an address or RayOptions) evaluates the samples on Ray workers
     (localeval/distributed) instead of in this process."""
     started = time.perf_counter()
-    data = dataset.load(source)
+    data = dataset.load(source, compact=out_dir is not None)  # a file's rows as pickles
     metrics = resolve(settings.metrics)
     for problem in data.problems:
         if log:
             log(f"skipped input {problem}")
     applicable = [m for m in metrics if any(not m.missing(s) for s in data.samples)]
     check_before_loading(settings, applicable, judge=judge, embedder=embedder)
-    hashes = {s.id: input_hash(s) for s in data.samples}
-    by_id = {s.id: s for s in data.samples}
+    hashes: dict[str, str] = {}  # id → input hash and line, in input order
+    lines: dict[str, int] = {}
+    for s in data.samples:
+        hashes[s.id], lines[s.id] = input_hash(s), s.line
     folder: OutputFolder | None = None
     if out_dir is not None:
         steps = {s for m in metrics for s in m.steps}
@@ -78,7 +101,7 @@ def run(
     try:
         with on_stop_signals(raise_stopped):
             return _run_open(
-                data, metrics, settings, folder, hashes, by_id, judge, embedder, progress, log,
+                data, metrics, settings, folder, hashes, lines, judge, embedder, progress, log,
                 started, ray
             )
     finally:
@@ -92,7 +115,7 @@ def _run_open(
     settings: Settings,
     folder: OutputFolder | None,
     hashes: dict[str, str],
-    by_id: dict[str, Sample],
+    lines: dict[str, int],
     judge: Any,
     embedder: Any,
     progress: bool,
@@ -101,9 +124,12 @@ def _run_open(
     ray: Any = None,
 ) -> RunOutcome:
     """The run once its --out folder (if any) is open and locked."""
-    previous = folder.previous if folder is not None else []
-    done_ids = {r.id for r in previous}
-    todo = [s for s in data.samples if s.id not in done_ids]
+    previous = folder.previous if folder is not None else set()
+    todo: list[Sample] | PickledList[Sample]
+    if isinstance(data.samples, PickledList):  # hashes holds the samples' ids, in their order
+        todo = data.samples.select(i not in previous for i in hashes)
+    else:
+        todo = [s for s in data.samples if s.id not in previous]
     needed = [m for m in metrics if any(not m.missing(s) for s in todo)]
     evaluate = evaluate_all
     if ray is None or ray is False:
@@ -128,11 +154,9 @@ def _run_open(
     )
     new: list[SampleRecord] = []
 
-    def on_record(record: SampleRecord) -> None:
-        sample = by_id.get(record.id)
-        if sample is not None:
-            record.input_hash = hashes[record.id]
-            record.question, record.answer = sample.question, sample.answer
+    def on_record(sample: Sample, record: SampleRecord) -> None:
+        record.input_hash = hashes[record.id]
+        record.question, record.answer = sample.question, sample.answer
         if folder is not None:
             folder.write(record)  # results.jsonl holds it; read back once at the end
         else:
@@ -147,10 +171,9 @@ def _run_open(
     finally:
         bar.close()
         backends.close()
-    n_samples, lines = len(data.samples), {s.id: s.line for s in data.samples}
+    n_samples = len(data.samples)
     if folder is not None:  # the rows are done with: free them before the results are read back
         todo.clear()
-        by_id.clear()
         data.samples.clear()
     # a SIGTERM/SIGHUP now waits until the summary and the report are written
     with on_stop_signals(lambda signum, frame: None):
@@ -158,7 +181,7 @@ def _run_open(
                           new, backends, log, started, interrupted is not None)
     if interrupted is not None:
         where = folder.path if folder is not None else None
-        args = (len(outcome.records), n_samples, where, outcome.summary)
+        args = (outcome.n_records, n_samples, where, outcome.summary)
         signum = getattr(interrupted, "signum", None)
         raise RunStopped(signum, *args) if signum else RunInterrupted(*args)
     return outcome
@@ -172,27 +195,34 @@ def _finish(
     settings: Settings,
     folder: OutputFolder | None,
     hashes: dict[str, str],
-    previous: list[SampleRecord],
+    previous: set[str],
     new: list[SampleRecord],
     backends: Any,
     log: Callable[[str], None] | None,
     started: float,
     interrupted: bool,
 ) -> RunOutcome:
-    """Order results.jsonl (where there is room), then write summary.json and the reports."""
+    """Order results.jsonl (where there is room), then write summary.json and the reports:
+    results.jsonl is read back one record at a time (once for the summary, once for the
+    reports), never all at once."""
     n_previous = len(previous)
-    if folder is not None:  # results.jsonl holds them all: read back once, never two copies
+    records: list[SampleRecord] | OrderedResults
+    if folder is not None:
         previous.clear()
         records = folder.finish(lines, log)
     else:
         records = sorted(new, key=lambda r: r.line)
+    tally = ScoreTally({m.name: m.name for m in metrics}, discover=True)
+    redone = 0  # records of the dataset's rows as they are now
+    for r in records:
+        tally.add(r)
+        redone += r.input_hash == hashes.get(r.id)
     summary = build_summary(
-        data, n_samples, records, metrics, settings, backends, time.perf_counter() - started
+        data, n_samples, tally, metrics, settings, backends, time.perf_counter() - started
     )
     if hasattr(backends, "ray_summary"):
         summary["ray"] = backends.ray_summary()
-    redone = {r.id for r in records if r.input_hash == hashes.get(r.id)}
-    summary["complete"] = not interrupted and redone >= set(hashes)
+    summary["complete"] = not interrupted and redone >= len(hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if n_previous and folder is not None:  # keep what the earlier sessions loaded
         summary["resumed"] = {"samples_from_earlier_sessions": n_previous}
@@ -210,7 +240,7 @@ def _finish(
                 "some space, then run again with --resume to write the summary and the report "
                 "(finished samples are not judged again)"
             ) from None
-    return RunOutcome(records=records, summary=summary, dataset=data)
+    return RunOutcome(records, summary=summary, dataset=data)
 
 
 def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, Any] | None:
@@ -223,14 +253,14 @@ def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, A
 def build_summary(
     data: Dataset,
     n_samples: int,
-    records: list[SampleRecord],
+    tally: ScoreTally,
     metrics: list[Metric],
     settings: Settings,
     backends: Backends,
     elapsed: float,
 ) -> dict[str, Any]:
-    # a metric with no score anywhere still gets a line (all errors/skips)
-    keys = score_keys(sorted(records, key=lambda r: r.line), {m.name: m.name for m in metrics})
+    """summary.json (but for what _finish adds), its metrics from the tally of every record
+    (every metric run first: one with no score anywhere still gets a line)."""
     stats = backends.judge.stats if backends.judge else None
     steps = {s for m in metrics for s in m.steps}
     return {
@@ -240,7 +270,7 @@ def build_summary(
             "samples": n_samples,
             "input_errors": [p.model_dump() for p in data.problems],
         },
-        "metrics": metric_summary(records, keys),
+        "metrics": tally.summary(),
         "models": backends.describe(),
         "prompts": prompts.prompt_hashes(steps) if steps else {},
         "settings": settings.model_dump(mode="json"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -29,62 +29,73 @@ def bootstrap_ci(
     return float(lo), float(hi)
 
 
-def metric_summary(records: list[SampleRecord], owners: dict[str, str]) -> dict[str, Any]:
-    """Per score key: mean, n scored, n unscored, n errors, n skipped, a 95% CI, and the judge
-    requests its metric asked again split smaller (`details[owner].judge_retries`). One pass
-    over the records; the scores are kept as 8-byte doubles (200,000 rows × 24 keys: 38 MB)."""
-    values, unscored = _score_columns(records, owners)
-    counts = _owner_counts(records, set(owners.values()))
-    out: dict[str, Any] = {}
-    for key, owner in owners.items():
-        vals = np.asarray(values[key], dtype=np.float64)
-        ci = bootstrap_ci(vals)
-        errors, skipped, retries = counts[owner]
-        out[key] = {
-            "metric": owner,
-            "mean": float(np.mean(vals)) if len(vals) else None,
-            "count": len(vals),
-            "unscored": unscored[key],
-            "errors": errors,
-            "skipped": skipped,
-            "ci95": list(ci) if ci else None,
-            "judge_retries": retries,
-        }
-    return out
+class ScoreTally:
+    """metric_summary built one record at a time, never holding a record: per score key its
+    values (8-byte doubles, in record order; 200,000 rows × 24 keys: 38 MB) and unscored count,
+    per metric its errors, skips and judge retries. With `discover`, a score key not in `owners`
+    is added (owner: its prefix) when first seen, as `score_keys` orders them."""
 
+    def __init__(self, owners: Mapping[str, str], *, discover: bool = False) -> None:
+        self.owners = dict(owners)
+        self.values = {key: array("d") for key in self.owners}
+        self.unscored = dict.fromkeys(self.owners, 0)
+        self.counts: dict[str, list[int]] = {}  # metric → [errors, skipped, judge retries]
+        self.discover = discover
 
-def _score_columns(
-    records: list[SampleRecord], owners: Mapping[str, str]
-) -> tuple[dict[str, array], dict[str, int]]:
-    """Per score key, its values in record order and how many records hold it unscored."""
-    values = {key: array("d") for key in owners}
-    unscored = dict.fromkeys(owners, 0)
-    for r in records:
+    def add(self, r: SampleRecord) -> None:
+        if self.discover and not self.values.keys() >= r.scores.keys():
+            for key in r.scores:
+                if key not in self.values:
+                    self.owners[key] = owner_of(key)
+                    self.values[key], self.unscored[key] = array("d"), 0
         for key, v in r.scores.items():
-            column = values.get(key)
+            column = self.values.get(key)
             if column is None:
                 continue
             if v is None:
-                unscored[key] += 1
+                self.unscored[key] += 1
             else:
                 column.append(float(v))
-    return values, unscored
-
-
-def _owner_counts(records: list[SampleRecord], owners: set[str]) -> dict[str, list[int]]:
-    """Per metric: [records it errored on, records it skipped, judge requests asked again]."""
-    counts = {owner: [0, 0, 0] for owner in owners}
-    for r in records:
         for owner in r.errors:
-            if owner in counts:
-                counts[owner][0] += 1
+            self._count(owner)[0] += 1
         for owner in r.skipped:
-            if owner in counts:
-                counts[owner][1] += 1
+            self._count(owner)[1] += 1
         for owner, found in r.details.items():
-            if owner in counts:
-                counts[owner][2] += _retries(found)
-    return counts
+            self._count(owner)[2] += _retries(found)
+
+    def _count(self, owner: str) -> list[int]:
+        found = self.counts.get(owner)
+        if found is None:
+            found = self.counts[owner] = [0, 0, 0]
+        return found
+
+    def summary(self) -> dict[str, Any]:
+        """Per score key: mean, n scored, n unscored, n errors, n skipped, a 95% CI, and the
+        judge requests its metric asked again split smaller (`details[owner].judge_retries`)."""
+        out: dict[str, Any] = {}
+        for key, owner in self.owners.items():
+            vals = np.asarray(self.values[key], dtype=np.float64)
+            ci = bootstrap_ci(vals)
+            errors, skipped, retries = self.counts.get(owner, (0, 0, 0))
+            out[key] = {
+                "metric": owner,
+                "mean": float(np.mean(vals)) if len(vals) else None,
+                "count": len(vals),
+                "unscored": self.unscored[key],
+                "errors": errors,
+                "skipped": skipped,
+                "ci95": list(ci) if ci else None,
+                "judge_retries": retries,
+            }
+        return out
+
+
+def metric_summary(records: Iterable[SampleRecord], owners: dict[str, str]) -> dict[str, Any]:
+    """ScoreTally.summary over records, for the score keys of `owners` (in its order)."""
+    tally = ScoreTally(owners)
+    for r in records:
+        tally.add(r)
+    return tally.summary()
 
 
 def _retries(found: Any) -> int:
@@ -106,10 +117,19 @@ def score_keys(
     return keys
 
 
-def recompute_metrics(records: list[SampleRecord], stored: Mapping[str, Any]) -> dict[str, Any]:
-    """metric_summary over records, keeping the keys (and owners) of a stored summary first."""
+def stored_owners(stored: Mapping[str, Any]) -> dict[str, str]:
+    """Score key → metric of a stored summary's metrics, in its order."""
     first = {}
     for key, m in stored.items():
         owner = m.get("metric") if isinstance(m, Mapping) else None
         first[key] = owner if isinstance(owner, str) else owner_of(key)
-    return metric_summary(records, score_keys(records, first))
+    return first
+
+
+def recompute_metrics(records: Iterable[SampleRecord], stored: Mapping[str, Any]) -> dict[str, Any]:
+    """metric_summary over records (one pass), keeping the keys (and owners) of a stored summary
+    first, then every other score key in record order."""
+    tally = ScoreTally(stored_owners(stored), discover=True)
+    for r in records:
+        tally.add(r)
+    return tally.summary()

@@ -74,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"report: {args.out / 'report.html'}"
             )
         )
-    for rec in outcome.records:
+    for rec in outcome.iter_records():  # one at a time: a run may hold 200,000
         for metric, reason in rec.errors.items():
             say(f"error: {rec.id} (line {rec.line}) {metric}: {reason}")
         if (

@@ -18,7 +18,7 @@ import logging
 import os
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -67,12 +67,12 @@ class RayBackends(Backends):
 
     async def evaluate_all(
         self,
-        samples: list[Sample],
+        samples: Collection[Sample],
         metrics: list[Metric],
         settings: Settings,
         backends: Backends,
-        on_record: Callable[[SampleRecord], None],
-    ) -> list[SampleRecord]:
+        on_record: Callable[[Sample, SampleRecord], None],
+    ) -> None:
         """Keep each live worker's capacity of samples in flight; pass each record to
         on_record as it arrives; resend a lost worker's unfinished samples to the others."""
         from ray.exceptions import RayActorError, RayTaskError
@@ -81,7 +81,6 @@ class RayBackends(Backends):
         inflight: dict[asyncio.Future[Any], tuple[int, Sample]] = {}
         finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()  # O(1) per sample
         load = [0] * len(self.actors)
-        records: list[SampleRecord] = []
         while queue or inflight:
             while queue:
                 room = [w for w in self.alive if load[w] < self.workers[w]["capacity"]]
@@ -110,8 +109,7 @@ class RayBackends(Backends):
                     record, delta = fut.result()
                     self._add(delta)
                     self.workers[w]["samples"] += 1
-                    records.append(record)
-                    on_record(record)
+                    on_record(sample, record)
                 elif isinstance(exc, RayTaskError):  # evaluate_sample itself failed: a bug
                     raise LocalevalError(
                         f"ray worker on node {self.workers[w]['node']} failed on sample "
@@ -124,7 +122,6 @@ class RayBackends(Backends):
                 else:
                     raise exc
         self._finished = True
-        return records
 
     def _add(self, delta: dict[str, Any]) -> None:
         if self.judge is not None:

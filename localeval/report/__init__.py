@@ -8,7 +8,7 @@ the lowest-scoring samples with the judge's explanations (whatever the metric re
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,15 @@ from localeval.report.html import details_html, esc, html_table, page
 from localeval.report.html import render_html as _html
 from localeval.report.markdown import details_md, md_cell, md_table
 from localeval.report.markdown import render_markdown as _markdown
-from localeval.report.view import ReportView, build_view, fmt, fmt_ci, histogram, lowest_keys
+from localeval.report.view import (
+    ReportView,
+    build_view,
+    fmt,
+    fmt_ci,
+    histogram,
+    lowest_keys,
+    view_of,
+)
 from localeval.runfiles import check_run_folder, write_text
 from localeval.runfolder import RunFolder, load_run
 
@@ -37,15 +45,13 @@ def render_html(run: RunFolder | ReportView) -> str:
 
 
 def write_report(
-    out_dir: Path, records: list[SampleRecord], summary: Mapping[str, Any]
+    out_dir: Path, records: Iterable[SampleRecord], summary: Mapping[str, Any]
 ) -> list[Path]:
-    """Write report.md and report.html into out_dir; returns their paths."""
-    run = RunFolder(
-        path=Path(out_dir),
-        records=sorted(records, key=lambda r: (r.line, r.id)),
-        summary=dict(summary),
-    )
-    view = build_view(run)
+    """Write report.md and report.html into out_dir; returns their paths. A list of records is
+    put in input order; any other iterable must give them in input order (read in one pass)."""
+    if isinstance(records, list):
+        records = sorted(records, key=lambda r: (r.line, r.id))
+    view = view_of(Path(out_dir), dict(summary), records)
     md, html_path = Path(out_dir) / "report.md", Path(out_dir) / "report.html"
     write_text(md, _markdown(view))  # atomic, durable, never through a link
     write_text(html_path, _html(view))
@@ -54,6 +60,6 @@ def write_report(
 
 def rerender(out_dir: Path) -> tuple[RunFolder, list[Path]]:
     """`localeval report DIR`: rebuild both files from results.jsonl (+ summary.json metadata)."""
-    run = load_run(Path(out_dir))
+    run = load_run(Path(out_dir), stream=True)  # records read one at a time, twice
     check_run_folder(run.path)
     return run, write_report(run.path, run.records, run.summary)

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from localeval.report.view import BINS, fmt_ci, histogram
 from localeval.safe import esc
 
 
-def histogram_svg(key: str, values: list[float], mean: float | None, ci: list[float] | None) -> str:
+def histogram_svg(
+    key: str, values: Sequence[float], mean: float | None, ci: list[float] | None
+) -> str:
     """Score distribution over [0, 1]: bars, the 95% CI as a band, the mean as a line."""
     w, h, left, right, top, bottom = 320, 150, 34, 10, 10, 28
     pw, ph = w - left - right, h - top - bottom

@@ -10,6 +10,7 @@ from typing import Any
 from localeval.report.charts import forest_svg, histogram_svg
 from localeval.report.view import (
     HEADERS,
+    ROWS_KEPT,
     SCORES_NOTE,
     ReportView,
     clip_text,
@@ -19,7 +20,7 @@ from localeval.report.view import (
 )
 from localeval.safe import esc
 
-MAX_ROWS = 200
+MAX_ROWS = ROWS_KEPT  # error rows shown: as many as the view keeps
 
 CSS = """
 :root{--fg:#1d2430;--muted:#5b6577;--line:#d7dce4;--bg:#fff;--card:#f6f8fb;--bar:#4a7bd0;
@@ -127,11 +128,16 @@ def _text(value: str) -> str:
     return f'<span class="text">{esc(clip_text(value))}</span>'
 
 
-def _section(title: str, header: list[str], rows: list[list[Any]], limit: int | None) -> str:
+def _section(
+    title: str, header: list[str], rows: list[list[Any]], limit: int | None,
+    total: int | None = None,
+) -> str:
+    """A table of the first `limit` rows; `total`: how many rows there are (default: all given)."""
     if not rows:
         return ""
-    more = (f"<p>... and {len(rows) - limit} more (see results.jsonl)</p>"
-            if limit is not None and len(rows) > limit else "")
+    total = len(rows) if total is None else total
+    more = (f"<p>... and {total - limit} more (see results.jsonl)</p>"
+            if limit is not None and total > limit else "")
     return f"{title}{html_table(header, rows[:limit])}{more}"
 
 
@@ -170,7 +176,8 @@ def render_html(view: ReportView) -> str:
                 + "".join(f"<tr><th>{a}</th><td>{b}</td></tr>" for a, b in filter(None, rows))
                 + "</table></details>"
             )
-    body.append(_section("<h2>Errors</h2>", HEADERS["errors"], view.errors, MAX_ROWS))
+    body.append(_section("<h2>Errors</h2>", HEADERS["errors"], view.errors, MAX_ROWS,
+                         view.n_errors))
     body.append(
         _section("<h2>Input rows skipped</h2>", HEADERS["problems"], view.problems, MAX_ROWS)
     )

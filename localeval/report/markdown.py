@@ -7,10 +7,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from localeval.report.view import BINS, HEADERS, SCORES_NOTE, ReportView, clip_text, fmt, is_verdict
+from localeval.report.view import (
+    BINS,
+    HEADERS,
+    SCORES_NOTE,
+    ReportView,
+    clip_text,
+    fmt,
+    is_verdict,
+)
 from localeval.safe import terminal_safe
 
-MAX_ROWS = 50
+MAX_ROWS = 50  # at most view.ROWS_KEPT: the error rows the view keeps
 
 
 # Every line break Markdown (or a terminal) honours: a cell must stay on its line.
@@ -76,13 +84,16 @@ def _scalar(key: str, value: Any) -> str:
 
 
 def _table_section(
-    title: str, header: list[str], rows: list[list[Any]], limit: int | None = MAX_ROWS
+    title: str, header: list[str], rows: list[list[Any]], limit: int | None = MAX_ROWS,
+    total: int | None = None,
 ) -> list[str]:
+    """A table of the first `limit` rows; `total`: how many rows there are (default: all given)."""
     if not rows:
         return []
+    total = len(rows) if total is None else total
     out = [title, "", md_table(header, rows[:limit]), ""]
-    if limit is not None and len(rows) > limit:
-        out += [f"... and {len(rows) - limit} more (see results.jsonl)", ""]
+    if limit is not None and total > limit:
+        out += [f"... and {total - limit} more (see results.jsonl)", ""]
     return out
 
 
@@ -114,7 +125,7 @@ def render_markdown(view: ReportView) -> str:
             if r.details is not None:
                 out += ["- explanation:", *details_md(r.details, "  ")]
             out.append("")
-    out += _table_section("## Errors", HEADERS["errors"], view.errors)
+    out += _table_section("## Errors", HEADERS["errors"], view.errors, total=view.n_errors)
     out += _table_section("## Input rows skipped", HEADERS["problems"], view.problems)
     meta = view.meta
     out += ["## Run", "", md_table(HEADERS["run"], meta["run"]), ""]

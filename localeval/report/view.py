@@ -4,7 +4,9 @@ renderers only lay it out."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from array import array
+from bisect import insort
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -15,6 +17,7 @@ from localeval.runfolder import RunFolder
 from localeval.safe import unicode_safe
 
 LOWEST = 5  # samples listed per metric
+ROWS_KEPT = 200  # error rows a view keeps: the most a report shows (HTML 200, Markdown 50)
 BINS = 10
 TEXT_LIMIT = 1200
 VERDICT_KEYS = {"flag", "useful", "attributable", "supported", "relevant"}
@@ -62,7 +65,7 @@ def is_verdict(key: str, value: Any) -> bool:
     return key in verdict_keys() and not isinstance(value, bool) and value in (0, 1)
 
 
-def histogram(values: list[float]) -> list[int]:
+def histogram(values: Iterable[float]) -> list[int]:
     counts = [0] * BINS
     for v in values:
         counts[min(BINS - 1, max(0, int(min(max(v, 0.0), 1.0) * BINS)))] += 1
@@ -85,15 +88,10 @@ def lowest_keys(metrics: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str
     return list(chosen.values())
 
 
-def lowest(records: list[SampleRecord], key: str, n: int = LOWEST) -> list[SampleRecord]:
-    scored = [r for r in records if r.scores.get(key) is not None]
-    return sorted(scored, key=lambda r: (r.scores[key], r.line))[:n]
-
-
 @dataclass
 class Distribution:
     key: str
-    values: list[float]
+    values: Sequence[float]
     counts: list[int]
     mean: float | None
     ci95: list[float] | None
@@ -129,32 +127,56 @@ class ReportView:
     forest: list[tuple[str, float | None, list[float] | None]]
     distributions: list[Distribution]
     lowest: list[LowList]
-    errors: list[list[Any]]
+    errors: list[list[Any]]  # the first ROWS_KEPT
+    n_errors: int  # all of them
     problems: list[list[Any]]
     meta: dict[str, list[list[Any]]] = field(default_factory=dict)
 
 
 def build_view(run: RunFolder) -> ReportView:
-    s, records = run.summary, run.records
+    return view_of(Path(run.path), run.summary, run.records)
+
+
+def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -> ReportView:
+    """The view of a run from its summary and its records in input order, read in one pass that
+    keeps per score its values (8-byte doubles), its LOWEST records and ROWS_KEPT error rows."""
     metrics: Mapping[str, Mapping[str, Any]] = s.get("metrics") or {}
     dataset = s.get("dataset") or {}
-    dists = []
-    for key, m in metrics.items():
-        values = [float(v) for r in records if (v := r.scores.get(key)) is not None]
-        if values:
-            dists.append(Distribution(key, values, histogram(values), m.get("mean"),
-                                      m.get("ci95"), m.get("count", 0), m.get("errors", 0)))
+    columns = {key: array("d") for key in metrics}
+    lows: dict[str, list[tuple[tuple[float, int, int], SampleRecord]]] = {
+        key: [] for key, _ in lowest_keys(metrics)}
+    errors: list[list[Any]] = []
+    n = n_errors = 0
+    for r in records:
+        n += 1
+        for key, column in columns.items():
+            if (v := r.scores.get(key)) is not None:
+                column.append(float(v))
+        for key, best in lows.items():
+            if (v := r.scores.get(key)) is not None and (
+                    len(best) < LOWEST or (v, r.line, n) < best[-1][0]):
+                insort(best, ((v, r.line, n), r))  # ties: the earlier record first
+                del best[LOWEST:]
+        for metric, msg in r.errors.items():
+            n_errors += 1
+            if len(errors) < ROWS_KEPT:
+                errors.append([r.id, r.line, metric, msg])
+    dists = [Distribution(key, columns[key], histogram(columns[key]), m.get("mean"), m.get("ci95"),
+                          m.get("count", 0), m.get("errors", 0))
+             for key, m in metrics.items() if columns[key]]
     return ReportView(
-        title=f"localeval report: {unicode_safe(Path(run.path).name)}",
+        title=f"localeval report: {unicode_safe(path.name)}",
         source=str(dataset.get("source", "")),
-        n_records=len(records),
+        n_records=n,
         finished_at=s.get("finished_at"),
-        status=_status(s, records),
+        status=_status(s, n),
         overview=[_overview_row(key, m) for key, m in metrics.items()],
         forest=[(k, m.get("mean"), m.get("ci95")) for k, m in metrics.items() if m.get("count")],
         distributions=dists,
-        lowest=[_low_list(records, metrics, key, owner) for key, owner in lowest_keys(metrics)],
-        errors=[[r.id, r.line, metric, msg] for r in records for metric, msg in r.errors.items()],
+        lowest=[_low_list([r for _, r in lows[key]], metrics, key, owner)
+                for key, owner in lowest_keys(metrics)],
+        errors=errors,
+        n_errors=n_errors,
         problems=[[p.get("line"), p.get("id") or "", p.get("message")]
                   for p in dataset.get("input_errors") or []],
         meta=_metadata_rows(s),
@@ -167,7 +189,7 @@ def _overview_row(key: str, m: Mapping[str, Any]) -> list[Any]:
 
 
 def _low_list(
-    records: list[SampleRecord], metrics: Mapping[str, Mapping[str, Any]], key: str, owner: str
+    lowest: list[SampleRecord], metrics: Mapping[str, Mapping[str, Any]], key: str, owner: str
 ) -> LowList:
     siblings = [k for k, m in metrics.items() if m.get("metric") == owner and k != key]
     return LowList(key, [
@@ -180,15 +202,15 @@ def _low_list(
             also=[f"{k} = {fmt(r.scores.get(k))}" for k in siblings if k in r.scores],
             details=r.details.get(owner),
         )
-        for r in lowest(records, key)
+        for r in lowest
     ])
 
 
-def _status(summary: Mapping[str, Any], records: list[SampleRecord]) -> str | None:
+def _status(summary: Mapping[str, Any], n_records: int) -> str | None:
     total = (summary.get("dataset") or {}).get("samples")
-    if summary.get("complete") is False or (isinstance(total, int) and len(records) < total):
+    if summary.get("complete") is False or (isinstance(total, int) and n_records < total):
         return (
-            f"partial run: {len(records)} of {total if total is not None else '?'} samples "
+            f"partial run: {n_records} of {total if total is not None else '?'} samples "
             "done (resume with `python -m localeval run ... --resume`)"
         )
     return None
