@@ -159,7 +159,7 @@ def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, ju
                         info={"judge": {"parallel": parallel}})
     errors: list[str] = []
 
-    def on_record(record: Any) -> None:
+    def on_record(_sample: Any, record: Any) -> None:
         errors.extend(f"{record.id} {m}: {e}" for m, e in record.errors.items())
 
     try:
