@@ -128,6 +128,8 @@ def test_no_model_load_with_a_cached_calibration(tmp_path: Path, monkeypatch: An
     assert not (tmp_path / "out").exists()  # an estimate writes nothing
     assert main(argv) == 0
     assert "time: about" in capsys.readouterr().out
+    no_out = [a for i, a in enumerate(argv) if "--out" not in (a, argv[i - 1])]
+    assert main(no_out) == 0 and "time: about" in capsys.readouterr().out  # no folder needed
 
 
 @pytest.mark.model
@@ -208,6 +210,17 @@ def test_bad_flags_give_one_line(tmp_path: Path, extra: list[str], capsys: Any) 
     assert main(["run", str(data), "--out", str(tmp_path / "o"), *extra]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("localeval: error:") and "\n" not in err
+
+
+@pytest.mark.parametrize("extra", [[], ["--estimate", "--resume"]])
+def test_a_run_needs_out(tmp_path: Path, extra: list[str], capsys: Any) -> None:
+    from localeval.cli import main
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(ROWS[-1]) + "\n", encoding="utf-8")
+    assert main(["run", str(data), *extra]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "localeval: error: the following arguments are required: --out"
 
 
 def test_missing_data_gives_one_line(tmp_path: Path, capsys: Any) -> None:

@@ -33,7 +33,10 @@ def add_arguments(run: argparse.ArgumentParser) -> None:
 
 
 def check_flags(args: argparse.Namespace) -> None:
-    """--json, --no-calibrate and --recalibrate only go with --estimate."""
+    """--json, --no-calibrate and --recalibrate only go with --estimate; --out is required
+    except with --estimate (which writes nothing; with --resume it reads the folder)."""
+    if args.out is None and (not args.estimate or args.resume):
+        raise UsageError("the following arguments are required: --out")
     if not args.estimate:
         given = [f"--{d.replace('_', '-')}" for d in ESTIMATE_DESTS[1:] if getattr(args, d)]
         if given:

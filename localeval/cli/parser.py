@@ -62,7 +62,8 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="evaluate a dataset (JSONL, JSON, CSV or Parquet)")
     run.add_argument("data", type=Path, help="dataset file")
     run.add_argument(
-        "--out", type=Path, required=True, help="output folder for results.jsonl and summary.json"
+        "--out", type=Path,
+        help="output folder for results.jsonl and summary.json (required, except with --estimate)"
     )
     run.add_argument("--config", type=Path, help="TOML file with settings (flags win)")
     run.add_argument(
