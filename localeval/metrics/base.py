@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -148,11 +149,16 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
 
 
 def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:
+    validated: dict[str, BaseModel] = {}  # per settings' raw options: validated once per run
+
     async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
         raw = ctx.settings.metric_options.get(name, {})
+        key = json.dumps(raw, sort_keys=True, default=str)
+        if key not in validated:
+            validated[key] = model.model_validate(raw)
         # the context is shared by the sample's metrics: each gets a copy with its own options
         # (the copy shares the pending requests, so identical requests are still asked once)
-        return await fn(sample, dataclasses.replace(ctx, options=model.model_validate(raw)))
+        return await fn(sample, dataclasses.replace(ctx, options=validated[key]))
 
     return run
 
