@@ -201,7 +201,8 @@ def test_counts_that_follow_the_answers_are_marked() -> None:
 
 
 @pytest.mark.parametrize("extra", [["--json"], ["--recalibrate"],
-                                   ["--estimate", "--no-calibrate", "--recalibrate"]])
+                                   ["--estimate", "--no-calibrate", "--recalibrate"],
+                                   ["--estimate", "--ray"]])
 def test_bad_flags_give_one_line(tmp_path: Path, extra: list[str], capsys: Any) -> None:
     from localeval.cli import main
 
@@ -232,3 +233,21 @@ def test_missing_data_gives_one_line(tmp_path: Path, capsys: Any) -> None:
                  "fake", "--fake-answers", str(answers), "--estimate"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and err.startswith("localeval: error:") and "\n" not in err
+
+
+def test_an_unwritable_calibration_cache_warns_and_the_estimate_goes_on(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    from types import SimpleNamespace
+
+    from localeval.estimate import sizing
+
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("", encoding="utf-8")
+    entry = {"speed": {}, "load_s": 1.0, "free_tokens": 10}
+    monkeypatch.setattr(calibrate, "speed_file", lambda _d: blocker / "speed.json")
+    monkeypatch.setattr(calibrate, "measure", lambda *a, **kw: entry)
+    said: list[str] = []
+    judge = SimpleNamespace(fingerprint="f", model_path=tmp_path / "m.gguf")
+    got, _ = sizing._calibration(Settings(), judge, True, False, said.append)  # type: ignore[arg-type]
+    assert got is entry
+    assert len(said) == 2 and said[1].startswith("warning: could not keep the calibration")

@@ -181,5 +181,11 @@ def _calibration(settings: Settings, judge: Judge, calibrate_now: bool, recalibr
     entry = calibrate.measure(judge.model_path, judge.fingerprint, n_ctx=settings.n_ctx,
                               threads=threads, n_gpu_layers=settings.n_gpu_layers,
                               n_batch=settings.n_batch)
-    calibrate.store(path, key, entry)
+    try:
+        calibrate.store(path, key, entry)
+    except OSError as exc:  # the estimate still has its measurement; only the cache is lost
+        if log:
+            log(f"warning: could not keep the calibration in {path} ({exc.strerror or exc}); "
+                "the next estimate will measure again: make that folder writable or set "
+                "LOCALEVAL_CACHE_DIR")
     return entry, key
