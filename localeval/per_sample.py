@@ -62,6 +62,10 @@ async def evaluate_sample(
                 details["unscored_reason"] = outcome.reason
             if details:
                 record.details[m.name] = details
+    if backends.judge is not None:
+        backends.judge.count_floor(
+            [*(sample.contexts or ()), sample.question, sample.answer, sample.ground_truth],
+            sample.id)
     return record
 
 

@@ -288,6 +288,7 @@ def build_summary(
             "forced_tokens": stats.forced_tokens,
             "decode_s": round(stats.decode_s, 3),
             "tokens_by_step": stats.tokens_by_step,
+            "floor": stats.floor(),
             "calls_by_step": stats.by_step,
             "cache_error": backends.judge.cache_error if backends.judge else None,
         },

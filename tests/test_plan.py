@@ -193,3 +193,32 @@ def test_free_strings_are_generated_and_the_text_around_them_read() -> None:
     assert reply.forced_tokens > 0  # type: ignore[union-attr]
     assert [round(fp.probs["1"], 2) for fp in reply.field_probs] == [0.27, 0.73]  # type: ignore[union-attr]
     assert judge.stats.generated_tokens == reply.completion_tokens  # type: ignore[union-attr]
+
+
+def test_the_floor_is_each_judged_samples_own_tokens_once_plus_its_decisions() -> None:
+    """summary.json → judge.floor: own tokens of the samples the judge worked on (a sample served
+    from the cache alone adds none), one token per chosen slot, every generated token."""
+    from localeval.judge.base import FieldProbs, JudgeReply
+    from localeval.judge.client import JudgeClient
+
+    class Words:  # a judge that counts a text's tokens as its words
+        def sampling_key(self) -> str:
+            return "k"
+
+        def text_tokens(self, text: str) -> int:
+            return len(text.split())
+
+    client = JudgeClient(Words())  # type: ignore[arg-type]
+    verdict = FieldProbs(field="verdict", probs={"1": 0.9, "0": 0.1})
+    read = JudgeReply(text="{}", finish_reason="stop", prompt_tokens=90,
+                      prompt_tokens_processed=40, forced_tokens=8, field_probs=[verdict] * 2)
+    asked = JudgeReply(text="{}", finish_reason="stop", prompt_tokens=20,
+                       prompt_tokens_processed=20, completion_tokens=6)
+    client.stats.add(request("x", sample_id="a"), read)
+    client.stats.add(request("y", sample_id="a"), asked)
+    client.stats.add(request("x", sample_id="b"), read.model_copy(update={"cached": True}))
+    client.count_floor(["one two three", "four five", None, ""], "a")
+    client.count_floor(["one two three", "four five"], "a")  # counted once
+    client.count_floor(["never judged here"], "b")
+    assert client.stats.floor() == {"own_tokens": 5, "decision_tokens": 8, "floor_tokens": 13,
+                                    "work_tokens": 74, "work_over_floor": 5.692}

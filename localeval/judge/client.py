@@ -35,11 +35,20 @@ class JudgeStats:
     decode_s: float = 0.0
     by_step: dict[str, int] = field(default_factory=dict)
     tokens_by_step: dict[str, dict[str, float]] = field(default_factory=dict)
+    own_tokens: int = 0
+    """The floor's reading part: the contexts, question, answer and ground truth of every sample
+    the judge worked on (not only served from the cache), each tokenized once."""
+    choices: int = 0
+    """The floor's deciding part: answer slots the judge chose (a verdict, a flag), one token
+    each; with the tokens generated, what an answer must carry at least."""
+    judged: set[str] = field(default_factory=set, repr=False)
 
     def add(self, request: JudgeRequest, reply: JudgeReply) -> None:
         if reply.cached:
             self.cached += 1
             return
+        self.judged.add(request.sample_id)
+        self.choices += len(reply.field_probs)
         self.calls += 1
         self.prompt_tokens += reply.prompt_tokens
         self.prompt_tokens_processed += reply.prompt_tokens_processed
@@ -51,6 +60,18 @@ class JudgeStats:
         for key, value in zip(ACCOUNT, (reply.prompt_tokens_processed, reply.completion_tokens,
                                         reply.forced_tokens, reply.decode_s), strict=True):
             step[key] = round(step[key] + value, 4)
+
+    def floor(self) -> dict[str, float] | None:
+        """The floor beside the work (`docs/engine.md`, *Every token accounted*): the samples'
+        own tokens read once plus the tokens that carry a decision, and the work (prompt tokens
+        read, generated and forced) over it. None before any sample was counted."""
+        if not self.own_tokens:
+            return None
+        floor = self.own_tokens + self.choices + self.completion_tokens
+        work = self.prompt_tokens_processed + self.completion_tokens + self.forced_tokens
+        return {"own_tokens": self.own_tokens, "decision_tokens": floor - self.own_tokens,
+                "floor_tokens": floor, "work_tokens": work,
+                "work_over_floor": round(work / floor, 3)}
 
 
 class JudgeClient:
@@ -141,6 +162,15 @@ class JudgeClient:
                              f"({first['msg']} at "
                              f"{'.'.join(map(str, first['loc'])) or 'top level'}): "
                              f"{reply.text[:120]!r}") from None
+
+    def count_floor(self, texts: list[str | None], sample_id: str) -> None:
+        """Add a finished sample's own texts to the floor, when the judge worked on it and can
+        count tokens (the llama.cpp judge; a fake judge cannot)."""
+        count = getattr(self.judge, "text_tokens", None)
+        if sample_id not in self.stats.judged or not callable(count):
+            return
+        self.stats.judged.discard(sample_id)
+        self.stats.own_tokens += sum(count(t) for t in texts if t)
 
     def close(self) -> None:
         self.judge.close()

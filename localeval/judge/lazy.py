@@ -63,14 +63,22 @@ class LazyJudge:
                             MIN_CHUNK)
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]:
+        return self.tokenizer().prompt_tokens(messages)
+
+    def text_tokens(self, text: str) -> int:
+        """How many tokens a text of the material takes (dataset text: no special tokens)."""
+        return len(self.tokenizer().tokens(text))
+
+    def tokenizer(self) -> Any:
+        """The loaded model's tokenizer, else one over the model's vocabulary alone."""
         if self.engine is not None:
-            return self.engine.prompt_tokens(messages)
+            return self.engine.backend.tokenizer
         if self._tokenizer is None:
             from localeval.judge.llama import Tokenizer, load_model
 
             self._vocab = load_model(self.model_path, 0, vocab_only=True)
             self._tokenizer = Tokenizer(self._vocab)
-        return self._tokenizer.prompt_tokens(messages)
+        return self._tokenizer
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         if self.engine is None:

@@ -4,9 +4,14 @@ each flagged 1 if the answer answers it clearly and directly (0: evasive, vague,
 score = mean over the distinct generated questions of cos(E(q), E(q_i)) · flag_i (negative
 cosines count as 0). n = settings.answer_relevance_n (default 3), asked for in one call so the
 questions differ; repeats (after normalising case, width and spaces) are counted once.
+
+Option (`--metric-option answer_relevance.reasons=true`): `reasons`, whether the judge writes a
+reason before each flag. None (the default) follows the run's `explain` setting.
 """
 
 from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
@@ -14,15 +19,25 @@ from localeval.schemas import question_list
 from localeval.text import normalize
 
 
-@metric("answer_relevance", requires=("question", "answer"), embedder=True,
+class AnswerRelevanceOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    reasons: bool | None = Field(None, description="a reason before each clear flag (None: as "
+                                                   "the run's explain setting)")
+
+
+@metric("answer_relevance", options=AnswerRelevanceOptions, requires=("question", "answer"),
+        embedder=True,
         steps=("answer_relevance_questions",),
         examples={"answer_relevance_questions": lambda ex: {"answer": ex.answer, "n": 3}},
         verdict_keys=("clear",),
         description="how well questions generated from the answer match the real question")
 async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     n = ctx.settings.answer_relevance_n
-    found = await ctx.ask("answer_relevance_questions", question_list(n, ctx.settings.explain),
-                          answer=sample.answer, n=n)
+    options: AnswerRelevanceOptions = ctx.options
+    reasons = ctx.settings.explain if options.reasons is None else options.reasons
+    found = await ctx.ask("answer_relevance_questions", question_list(n, reasons),
+                          answer=sample.answer, n=n, explain=reasons)
     generated = []
     seen: set[str] = set()
     for item in found.questions:  # type: ignore[attr-defined]

@@ -62,8 +62,10 @@ class MetricContext:
     _pending: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
 
     def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
-        """The judge request for one step (rendered with `explain` from the settings)."""
-        messages = prompts.render(self.language, step, explain=self.settings.explain, **variables)
+        """The judge request for one step (rendered with `explain` from the settings, unless
+        the metric passes its own)."""
+        messages = prompts.render(self.language, step,
+                                  **{"explain": self.settings.explain, **variables})
         return JudgeRequest(step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
                             messages=messages, max_tokens=self.settings.max_tokens)
 
