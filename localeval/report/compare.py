@@ -11,9 +11,7 @@ from typing import Any
 
 from localeval.errors import OutputError, UsageError
 from localeval.report.charts import forest_svg
-from localeval.report.html import esc, html_table, page
-from localeval.report.markdown import md_cell, md_table
-from localeval.report.view import fmt, fmt_ci
+from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
 from localeval.runfiles import write_text
 from localeval.runfolder import RunFolder, load_run
 from localeval.stats import bootstrap_ci
