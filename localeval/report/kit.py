@@ -217,17 +217,15 @@ def details_html(value: Any, depth: int = 0) -> str:
     if depth > 6:
         text = json.dumps(value, ensure_ascii=False, default=str)
         return f"<code>{esc(clip_text(text, 300))}</code>"
+    if isinstance(value, (Mapping, list)) and not value:
+        return '<span class="muted">(none)</span>'
     if isinstance(value, Mapping):
-        if not value:
-            return '<span class="muted">(none)</span>'
         rows = "".join(
             f"<tr><th>{esc(k)}</th><td>{_cell(str(k), v, depth)}</td></tr>"
             for k, v in value.items()
         )
         return f'<table class="kv">{rows}</table>'
     if isinstance(value, list):
-        if not value:
-            return '<span class="muted">(none)</span>'
         if all(isinstance(item, Mapping) for item in value):
             cols: list[str] = []
             for item in value:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.meta_eval.analyse import KAPPA_CUT, PairResult, PairStats, RowResult, RowStats
+from localeval.names import owner_of
 from localeval.records import SampleRecord
 from localeval.report.kit import (
     details_html,
@@ -50,41 +51,19 @@ def group_rows(result: Any) -> tuple[list[str], list[list[str]]]:
     """The agreement table: header and one row per group ('all', then languages)."""
     if result.kind == "pairs":
         header = ["group", "pairs", "accuracy", "95% CI", "wins", "ties", "losses", "unscored"]
-        rows = [
-            [
-                g,
-                str(s.pairs),
-                fmt(s.pairwise_accuracy),
-                fmt_ci(s.ci95),
-                str(s.wins),
-                str(s.ties),
-                str(s.losses),
-                str(s.unscored),
-            ]
-            for g, s in result.groups.items()
-            if isinstance(s, PairStats)
+        return header, [
+            [g, str(s.pairs), fmt(s.pairwise_accuracy), fmt_ci(s.ci95), str(s.wins), str(s.ties),
+             str(s.losses), str(s.unscored)]
+            for g, s in result.groups.items() if isinstance(s, PairStats)
         ]
-        return header, rows
     header = ["group", "rows", "scored", "AUROC", "95% CI", "base rate", "agreement", "kappa",
               "Spearman", "95% CI", "Kendall tau-b"]
-    rows = [
-        [
-            g,
-            str(s.rows),
-            str(s.scored),
-            fmt(s.auroc),
-            fmt_ci(s.auroc_ci95),
-            fmt(s.base_rate),
-            fmt(s.agreement),
-            fmt(s.kappa),
-            fmt(s.spearman),
-            fmt_ci(s.spearman_ci95),
-            fmt(s.kendall_tau_b),
-        ]
-        for g, s in result.groups.items()
-        if isinstance(s, RowStats)
+    return header, [
+        [g, str(s.rows), str(s.scored), fmt(s.auroc), fmt_ci(s.auroc_ci95), fmt(s.base_rate),
+         fmt(s.agreement), fmt(s.kappa), fmt(s.spearman), fmt_ci(s.spearman_ci95),
+         fmt(s.kendall_tau_b)]
+        for g, s in result.groups.items() if isinstance(s, RowStats)
     ]
-    return header, rows
 
 
 def cost_line(result: Any) -> str:
@@ -183,7 +162,7 @@ def _record_parts(rec: SampleRecord | None, owner: str) -> dict[str, Any]:
 
 
 def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
-    owner = result.score.split(".", 1)[0].split("@", 1)[0]
+    owner = owner_of(result.score)
     header, rows = group_rows(result)
     out = [
         f"# localeval meta-eval: {md_cell(result.score)}",
@@ -236,7 +215,7 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
 
 
 def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
-    owner = result.score.split(".", 1)[0].split("@", 1)[0]
+    owner = owner_of(result.score)
     header, rows = group_rows(result)
     body = [
         f"<h1>localeval meta-eval: {esc(result.score)}</h1>",
