@@ -1,8 +1,8 @@
-"""report.html and compare.html in a real headless Chromium: they load offline with no console
-error, no failed request and no CSP violation, and the charts are drawn (SVG bars with a height,
-the mean line, the CI band). Talks to Chromium over the DevTools protocol with a small stdlib
-websocket client. Skips when /usr/bin/chromium is absent, except in CI (CI=true), where
-scripts/test.sh installs it (scripts/install_chromium.sh).
+"""report.html, compare.html and meta_eval.html in a real headless Chromium: they load offline
+with no console error, no failed request and no CSP violation, and the charts are drawn (SVG
+bars with a height, the mean line, the CI band). Talks to Chromium over the DevTools protocol
+with a small stdlib websocket client. Skips when /usr/bin/chromium is absent, except in CI
+(CI=true), where scripts/test.sh installs it (scripts/install_chromium.sh).
 
 Set LOCALEVAL_SCREENSHOTS=DIR to keep the screenshots for a look.
 """
@@ -372,6 +372,32 @@ def test_compare_page_renders_in_chromium(
         dots = page.evaluate("document.querySelectorAll('svg.forest.diff circle.dot').length")
     _keep(tmp_path / "compare.png")
     assert dots == 3  # faithfulness, answer_similarity and answer_similarity.raw
+
+
+def test_meta_eval_page_renders_in_chromium(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """meta_eval.html is laid out on the report's page kit: same CSS, verdict marks, no fetch."""
+    from tests.test_meta_eval import PAIRS, all_verdicts, fake_answers, pairs_file
+
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps(fake_answers(all_verdicts(PAIRS))), encoding="utf-8")
+    out = tmp_path / "meta"
+    assert main(["meta-eval", str(pairs_file(tmp_path)), "--metrics", "faithfulness",
+                 "--out", str(out), "--judge", "fake", "--fake-answers", str(answers),
+                 "--no-cache", "--quiet", "--claims", "statements"]) == 0
+    capsys.readouterr()
+    with chromium_page() as page:
+        load_and_check(page, out / "meta_eval.html", tmp_path / "meta_eval.png")
+        got = page.evaluate("""(() => ({
+            cases: document.querySelectorAll('section.case').length,
+            marks: document.querySelectorAll('.ok, .bad').length,
+            numeric: document.querySelectorAll('td.num').length,
+            injected: document.querySelectorAll('td b').length,
+        }))()""")
+    _keep(tmp_path / "meta_eval.png")
+    assert got["cases"] == 2 and got["marks"] >= 2 and got["numeric"] > 0
+    assert got["injected"] == 0
 
 
 def test_the_check_itself_catches_errors_and_fetches(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from localeval.cli import main
-from localeval.compare import compare_runs, to_markdown
 from localeval.records import SampleRecord
+from localeval.report.compare import compare_runs, to_markdown
 from localeval.runfiles import write_json
 from localeval.stats import bootstrap_ci
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from localeval.meta_eval import render as meta_render
-from localeval.report.markdown import md_cell, md_table
+from localeval.report import meta_eval_page as meta_render
+from localeval.report.kit import md_cell, md_table
 from localeval.safe import terminal_safe
 
 FORGED = "x\n## Scores\n| x |\n<script>alert(1)</script>"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from localeval.metrics import REGISTRY, resolve
-from localeval.report.view import is_verdict
+from localeval.report.kit import is_verdict
 from tests.conftest import run_fake
 
 NAME = "refusal"

@@ -208,3 +208,23 @@ def test_lowest_lists_one_key_per_metric_and_one_for_retrieval() -> None:
         ("context_relevance", "context_relevance"),
         ("mrr", "mrr"),
     ]
+
+
+def test_the_page_kit_serves_every_page(tmp_path: Path) -> None:
+    """One kit: the run report, compare and the meta-eval page share its CSS and document
+    shell; its text table aligns columns (left, or right where asked) with no trailing space."""
+    from types import SimpleNamespace
+
+    from localeval.report import CSS, meta_eval_page, page, text_table
+
+    assert text_table([["a", "bb", "x"], ["ccc", "d", ""]], right=[1]) == ["a    bb  x",
+                                                                            "ccc   d"]
+    assert text_table([]) == []
+    status = SimpleNamespace(done=0, selected=0, in_file=0, no_preference=0, input_errors=[],
+                             complete=True)
+    result = SimpleNamespace(kind="rows", score="faithfulness", data="d.jsonl", status=status,
+                             groups={}, judge=None, seconds_per_sample=None, sessions=[],
+                             models={}, metrics=["faithfulness"], disagreements=[], rows=[],
+                             pairs=None)
+    meta = meta_eval_page.render_html(result, {})
+    assert CSS in meta and meta.startswith(page("x", "")[:200])

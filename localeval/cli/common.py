@@ -25,21 +25,12 @@ def gate_report(failures: list[str], n_gates: int) -> int:
 
 
 def summary_table(summary: dict[str, Any]) -> str:
-    rows = [("metric", "mean", "95% CI", "n scored", "errors", "skipped")]
-    for key, m in summary["metrics"].items():
-        ci = m.get("ci95")
-        rows.append(
-            (
-                key,
-                "-" if m["mean"] is None else f"{m['mean']:.3f}",
-                f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "-",
-                str(m["count"]),
-                str(m["errors"]),
-                str(m["skipped"]),
-            )
-        )
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    from localeval.report.kit import fmt, fmt_ci, text_table
+
+    rows: list[tuple[Any, ...]] = [("metric", "mean", "95% CI", "n scored", "errors", "skipped")]
+    rows += [(key, fmt(m["mean"]), fmt_ci(m.get("ci95")), m["count"], m["errors"], m["skipped"])
+             for key, m in summary["metrics"].items()]
+    lines = text_table(rows)
     judge = summary.get("judge")
     tail = f"elapsed {summary.get('elapsed_s') or 0:.1f} s"
     if judge:

@@ -107,7 +107,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from localeval import compare, gates
+    from localeval import gates
+    from localeval.report import compare
 
     max_drop = gates.parse_gates(args.max_drop, "--max-drop")
     if args.top < 0:

@@ -119,8 +119,8 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     if args.src is not None:
         raise UsageError("--src is an option of `meta-eval convert`")
     from localeval.config import load_config
-    from localeval.meta_eval.render import table
     from localeval.meta_eval.run import evaluate
+    from localeval.report.meta_eval_page import table
 
     overrides = {d: getattr(args, d, None) for d in args.shared_dests}
     overrides["metrics"] = args.metrics

@@ -107,12 +107,10 @@ def _fmt(v: float | None) -> str:
 
 def _table(rows: Sequence[Sequence[str]], out: TextIO) -> None:
     """Print rows as columns: the first left-aligned, the others right-aligned."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    for r in rows:
-        cells = [r[0].ljust(widths[0])] + [
-            c.rjust(w) for c, w in zip(r[1:], widths[1:], strict=True)
-        ]
-        out.write("  ".join(cells).rstrip() + "\n")
+    from localeval.report.kit import text_table
+
+    for line in text_table(rows, right=range(1, len(rows[0]))):
+        out.write(line + "\n")
 
 
 def _queries(n: int) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from localeval.report.kit import text_table
+
 COLUMNS = (("step", None), ("requests", "requests"), ("count", "count"), ("cached", "cached"),
            ("prompt tok", "prompt_tokens"), ("read", "prompt_tokens_processed"),
            ("generated", "generated_tokens"), ("answer read", "forced_tokens"))
@@ -28,10 +30,7 @@ def table(estimate: dict[str, Any]) -> str:
     rows = [[c for c, _ in COLUMNS]]
     rows += [_row(step, v) for step, v in estimate["steps"].items()]
     rows.append(_row("total", estimate["total"]))
-    widths = [max(len(r[i]) for r in rows) for i in range(len(COLUMNS))]
-    lines = [head] + ["  ".join(c.ljust(w) if i == 0 or i == 2 else c.rjust(w)
-                                for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip()
-                      for r in rows]
+    lines = [head, *text_table(rows, right=[i for i in range(len(COLUMNS)) if i not in (0, 2)])]
     lines.append("read = prompt tokens processed after prefix reuse; answer read = answer "
                  "tokens read, not generated; ~ = estimated")
     t = estimate.get("time")

@@ -2,6 +2,7 @@
 
 formats (the labelled data: pairs or labelled rows), convert (the dev sets → pairs), stats
 (bootstrap, AUROC, Spearman, Kendall), analyse (records → agreement figures), run (the normal
-run path, then the figures and files: `localeval.meta_eval.run.evaluate`), render (table,
-meta_eval.md, meta_eval.html). Nothing heavy is imported here, so `--help` stays fast.
+run path, then the figures and files: `localeval.meta_eval.run.evaluate`). The table,
+meta_eval.md and meta_eval.html are laid out by `localeval.report.meta_eval_page` on the report's
+page kit. Nothing heavy is imported here, so `--help` stays fast.
 """

@@ -213,7 +213,7 @@ def evaluate(
     _check_score_key(records, score)
     by_id = {r.id: r for r in records}
     result = measure(labelled, items, by_id, score, metric_names, sessions, summary)
-    from localeval.meta_eval.render import write_reports
+    from localeval.report.meta_eval_page import write_reports
 
     write_json(out_dir / JSON_FILE, result.model_dump(mode="json"))
     files = [out_dir / JSON_FILE, *write_reports(out_dir, result, by_id)]

@@ -1,9 +1,14 @@
-"""report.md and a self-contained report.html for a run folder.
+"""Every page localeval writes, on one page kit (`kit`).
 
-Per score: the distribution (10 bins over [0, 1]) with the mean and its bootstrap 95% interval;
-the lowest-scoring samples with the judge's explanations (whatever the metric recorded in
-`details`); errors; and the run's metadata. `view` computes what is shown, once; `markdown` and
-`html` (with `charts`) only lay it out.
+- the run report: report.md and a self-contained report.html for a run folder. Per score: the
+  distribution (10 bins over [0, 1]) with the mean and its bootstrap 95% interval; the
+  lowest-scoring samples with the judge's explanations (whatever the metric recorded in
+  `details`); errors; and the run's metadata. `view` computes what is shown, once; `markdown`
+  and `html` (with `charts`) only lay it out.
+- the comparison of two runs (`compare`: compare.md, compare.html, compare.json);
+- the meta-eval page (`meta_eval_page`: the terminal table, meta_eval.md, meta_eval.html);
+- the kit itself (`kit`): CSS, `page`, `esc`, number formatters, text/Markdown/HTML tables and
+  a metric's details as Markdown or HTML.
 """
 
 from __future__ import annotations
@@ -13,26 +18,37 @@ from pathlib import Path
 from typing import Any
 
 from localeval.records import SampleRecord
-from localeval.report.html import details_html, esc, html_table, page
+from localeval.report import compare, meta_eval_page
+from localeval.report.compare import Comparison, ScoreDiff, compare_runs
 from localeval.report.html import render_html as _html
-from localeval.report.markdown import details_md, md_cell, md_table
-from localeval.report.markdown import render_markdown as _markdown
-from localeval.report.view import (
-    ReportView,
-    build_view,
+from localeval.report.kit import (
+    CSS,
+    clip_text,
+    details_html,
+    details_md,
+    esc,
     fmt,
     fmt_ci,
-    histogram,
-    lowest_keys,
-    view_of,
+    html_table,
+    html_text,
+    is_verdict,
+    md_cell,
+    md_scalar,
+    md_table,
+    page,
+    text_table,
 )
+from localeval.report.markdown import render_markdown as _markdown
+from localeval.report.view import ReportView, build_view, histogram, lowest_keys, view_of
 from localeval.runfiles import check_run_folder, write_text
 from localeval.runfolder import RunFolder, load_run
 
 __all__ = [
-    "ReportView", "build_view", "details_html", "details_md", "esc", "fmt", "fmt_ci",
-    "histogram", "html_table", "lowest_keys", "md_cell", "md_table", "page", "render_html",
-    "render_markdown", "rerender", "write_report",
+    "CSS", "Comparison", "ReportView", "ScoreDiff", "build_view", "clip_text", "compare",
+    "compare_runs", "details_html", "details_md", "esc", "fmt", "fmt_ci", "histogram",
+    "html_table", "html_text", "is_verdict", "lowest_keys", "md_cell", "md_scalar", "md_table",
+    "meta_eval_page", "page", "render_html", "render_markdown", "rerender", "text_table",
+    "write_report",
 ]
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from localeval.report.view import BINS, fmt_ci, histogram
-from localeval.safe import esc
+from localeval.report.kit import esc, fmt_ci
+from localeval.report.view import BINS, histogram
 
 
 def histogram_svg(

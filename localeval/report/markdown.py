@@ -2,85 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping
 from typing import Any
 
-from localeval.report.view import (
-    BINS,
-    HEADERS,
-    SCORES_NOTE,
-    ReportView,
-    clip_text,
-    fmt,
-    is_verdict,
-)
-from localeval.safe import terminal_safe
+from localeval.report.kit import clip_text, details_md, fmt, md_cell, md_table
+from localeval.report.view import BINS, HEADERS, SCORES_NOTE, ReportView
 
 MAX_ROWS = 50  # at most view.ROWS_KEPT: the error rows the view keeps
-
-
-# Every line break Markdown (or a terminal) honours: a cell must stay on its line.
-_LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
-# Characters that could open HTML, an entity or a code span, or end a table cell; "](" would
-# close an inline link. Emphasis characters (* _ ~) are left alone: they restyle text, they
-# cannot start a block. A cell never starts a line (it follows "| " or "- name: "), and a
-# leading "#" is escaped as well.
-_SPECIAL = str.maketrans({
-    "\\": "\\\\", "|": "\\|", "`": "\\`", "&": "&amp;", "<": "&lt;", ">": "&gt;",
-})
-
-
-def md_cell(value: Any) -> str:
-    """Dataset text as inert inline Markdown: one line, no HTML, no code span or link, no cell
-    break, no heading marker at its start, and no terminal control or bidi character."""
-    text = _LINE_BREAKS.sub(" ", str(value)).translate(_SPECIAL).replace("](", "\\](")
-    if text.lstrip().startswith("#"):
-        text = text.replace("#", "\\#", 1)
-    return terminal_safe(text)
-
-
-def md_table(header: list[str], rows: list[list[Any]]) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    lines += ["| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows]
-    return "\n".join(lines)
-
-
-def details_md(value: Any, indent: str = "") -> list[str]:
-    """A metric's details (statements and verdicts, questions, TP/FP/FN, ...) as bullet lines."""
-    if isinstance(value, Mapping):
-        out = []
-        for k, v in value.items():
-            if isinstance(v, (Mapping, list)) and v:
-                out.append(f"{indent}- {md_cell(k)}:")
-                out += details_md(v, indent + "  ")
-            else:
-                out.append(f"{indent}- {md_cell(k)}: {_scalar(str(k), v)}")
-        return out
-    if isinstance(value, list):
-        out = []
-        for item in value:
-            if isinstance(item, Mapping):  # verdict marks first: "- ✗ statement: ...; reason: ..."
-                marks = [_scalar(str(k), v) + ("" if k == "verdict" else f" {md_cell(k)}")
-                         for k, v in item.items() if is_verdict(str(k), v)]
-                rest = [f"{md_cell(k)}: {_scalar(str(k), v)}"
-                        for k, v in item.items() if not is_verdict(str(k), v)]
-                out.append(f"{indent}- " + " ".join([*marks, "; ".join(rest)]).strip())
-            else:
-                out.append(f"{indent}- {_scalar('', item)}")
-        return out
-    return [f"{indent}- {_scalar('', value)}"]
-
-
-def _scalar(key: str, value: Any) -> str:
-    if is_verdict(key, value):
-        return "✓" if value == 1 else "✗"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (Mapping, list)):
-        return md_cell(clip_text(json.dumps(value, ensure_ascii=False, default=str), 300))
-    return md_cell(clip_text(str(value), 600))
 
 
 def _table_section(

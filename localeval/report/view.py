@@ -8,21 +8,17 @@ from array import array
 from bisect import insort
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from localeval.records import SampleRecord
+from localeval.report.kit import fmt, fmt_ci
 from localeval.runfolder import RunFolder
 from localeval.safe import unicode_safe
 
 LOWEST = 5  # samples listed per metric
 ROWS_KEPT = 200  # error rows a view keeps: the most a report shows (HTML 200, Markdown 50)
 BINS = 10
-TEXT_LIMIT = 1200
-VERDICT_KEYS = {"flag", "useful", "attributable", "supported", "relevant"}
-"""0/1 detail keys shown as ✓ / ✗ besides those the metrics declare (`@metric(verdict_keys=...)`:
-"verdict", "clear", ...); these are the keys of runs by earlier versions."""
 HEADERS = {
     "overview": ["score", "mean", "95% CI", "n scored", "unscored", "errors", "skipped"],
     "errors": ["id", "line", "metric", "error"],
@@ -36,33 +32,6 @@ SCORES_NOTE = (
     "Mean per score with a percentile bootstrap 95% confidence interval "
     "(2,000 resamples of the scored samples)."
 )
-
-
-def fmt(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def fmt_ci(ci: Iterable[float] | None, digits: int = 3) -> str:
-    if not ci:
-        return "-"
-    lo, hi = list(ci)
-    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
-
-
-def clip_text(text: str, limit: int = TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more characters)"
-
-
-@cache
-def verdict_keys() -> frozenset[str]:
-    from localeval.metrics import REGISTRY  # (lazy: only a report with details needs them)
-
-    return frozenset(VERDICT_KEYS.union(*(m.verdict_keys for m in REGISTRY.values())))
-
-
-def is_verdict(key: str, value: Any) -> bool:
-    """A 0/1 verdict-like field of a metric's details (shown as ✓ / ✗)."""
-    return key in verdict_keys() and not isinstance(value, bool) and value in (0, 1)
 
 
 def histogram(values: Iterable[float]) -> list[int]:

@@ -1,45 +1,35 @@
-"""meta-eval's own output: the short terminal table, meta_eval.md and a self-contained
-meta_eval.html (inline CSS, no script, no external resource) with the disagreements and the
-judge's explanations (each row's `details`, rendered generically)."""
+"""meta-eval's own output, on the page kit: the short terminal table, meta_eval.md and a
+self-contained meta_eval.html with the disagreements and the judge's explanations (each row's
+`details`, rendered as in the run report). The figures come from `localeval.meta_eval.analyse`."""
 
 from __future__ import annotations
 
-import html
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from localeval.meta_eval.analyse import KAPPA_CUT, PairResult, PairStats, RowResult, RowStats
+from localeval.names import owner_of
 from localeval.records import SampleRecord
-from localeval.report.markdown import details_md, md_cell
+from localeval.report.kit import (
+    details_html,
+    details_md,
+    esc,
+    fmt,
+    fmt_ci,
+    html_table,
+    html_text,
+    md_cell,
+    md_scalar,
+    md_table,
+    page,
+    text_table,
+)
 
 SHOWN = 50  # disagreements written into the reports (all are listed in meta_eval.json)
-TEXT_LIMIT = 1500
 
-CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans CJK SC","PingFang SC",
-"Microsoft YaHei",sans-serif;color:#1d2430;margin:0;line-height:1.45;font-size:15px}
-main{max-width:1100px;margin:0 auto;padding:24px}h2{border-bottom:1px solid #d7dce4}
-table{border-collapse:collapse;margin:6px 0}th,td{border:1px solid #d7dce4;padding:3px 7px;
-text-align:left;vertical-align:top}th{background:#f6f8fb}td.num{text-align:right}
-.muted{color:#5b6577}.warn{background:#fff4e5;border:1px solid #f3b13b;padding:8px 12px}
-.ok{color:#1f7a3d;font-weight:600}.bad{color:#b42318;font-weight:600}
-.text{white-space:pre-wrap;word-break:break-word}
-section.case{border:1px solid #d7dce4;border-radius:6px;padding:4px 12px;margin:12px 0}
-"""
-
-
-def _f(value: float | None, digits: int = 3) -> str:
-    return "-" if value is None else f"{value:.{digits}f}"
-
-
-def _ci(ci: Any) -> str:
-    return "-" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]"
-
-
-def _clip(text: str, limit: int = TEXT_LIMIT) -> str:
-    return text if len(text) <= limit else text[:limit] + f"… ({len(text) - limit} more)"
+CASE_CSS = "section.case{border:1px solid var(--line);border-radius:6px;padding:4px 12px;" \
+    "margin:12px 0}\n"
 
 
 def _unit(result: Any) -> str:
@@ -61,46 +51,24 @@ def group_rows(result: Any) -> tuple[list[str], list[list[str]]]:
     """The agreement table: header and one row per group ('all', then languages)."""
     if result.kind == "pairs":
         header = ["group", "pairs", "accuracy", "95% CI", "wins", "ties", "losses", "unscored"]
-        rows = [
-            [
-                g,
-                str(s.pairs),
-                _f(s.pairwise_accuracy),
-                _ci(s.ci95),
-                str(s.wins),
-                str(s.ties),
-                str(s.losses),
-                str(s.unscored),
-            ]
-            for g, s in result.groups.items()
-            if isinstance(s, PairStats)
+        return header, [
+            [g, str(s.pairs), fmt(s.pairwise_accuracy), fmt_ci(s.ci95), str(s.wins), str(s.ties),
+             str(s.losses), str(s.unscored)]
+            for g, s in result.groups.items() if isinstance(s, PairStats)
         ]
-        return header, rows
     header = ["group", "rows", "scored", "AUROC", "95% CI", "base rate", "agreement", "kappa",
               "Spearman", "95% CI", "Kendall tau-b"]
-    rows = [
-        [
-            g,
-            str(s.rows),
-            str(s.scored),
-            _f(s.auroc),
-            _ci(s.auroc_ci95),
-            _f(s.base_rate),
-            _f(s.agreement),
-            _f(s.kappa),
-            _f(s.spearman),
-            _ci(s.spearman_ci95),
-            _f(s.kendall_tau_b),
-        ]
-        for g, s in result.groups.items()
-        if isinstance(s, RowStats)
+    return header, [
+        [g, str(s.rows), str(s.scored), fmt(s.auroc), fmt_ci(s.auroc_ci95), fmt(s.base_rate),
+         fmt(s.agreement), fmt(s.kappa), fmt(s.spearman), fmt_ci(s.spearman_ci95),
+         fmt(s.kendall_tau_b)]
+        for g, s in result.groups.items() if isinstance(s, RowStats)
     ]
-    return header, rows
 
 
 def cost_line(result: Any) -> str:
     j = result.judge
-    text = f"{_f(result.seconds_per_sample, 2)} s per sample"
+    text = f"{fmt(result.seconds_per_sample, 2)} s per sample"
     if j:
         text += (
             f"; judge calls {j.get('calls', 0)} (+{j.get('cached', 0)} cached), tokens "
@@ -126,11 +94,7 @@ def rule(result: Any) -> str:
 def table(result: Any) -> str:
     """The short table printed after a run."""
     header, rows = group_rows(result)
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    lines = [
-        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-        for r in [header, *rows]
-    ]
+    lines = text_table([header, *rows])
     rule = (
         "ties count ½, an unscored pair 0"
         if result.kind == "pairs"
@@ -148,60 +112,6 @@ def _cases(result: Any) -> list[PairResult] | list[RowResult]:
     items = result.pairs if result.kind == "pairs" else result.rows
     by_id = {(i.pair_id if isinstance(i, PairResult) else i.id): i for i in items or []}
     return [by_id[k] for k in result.disagreements if k in by_id]
-
-
-def _verdict_key(key: str) -> bool:
-    return "verdict" in key.lower()
-
-
-def _scalar(key: str, value: Any) -> str:
-    if _verdict_key(key) and value in (0, 1) and not isinstance(value, bool):
-        return f"{'✓' if value == 1 else '✗'} {value}"
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (Mapping, list)):
-        return md_cell(_clip(json.dumps(value, ensure_ascii=False, default=str), 400))
-    return md_cell(_clip(str(value), 800))
-
-
-def _details_html(value: Any, depth: int = 0) -> str:
-    esc = html.escape
-    if depth > 6 or not isinstance(value, (Mapping, list)):
-        if isinstance(value, float):
-            return esc(f"{value:.4g}")
-        if depth > 6:
-            value = json.dumps(value, ensure_ascii=False, default=str)
-        return f'<span class="text">{esc(_clip(str(value)))}</span>'
-    if not value:
-        return '<span class="muted">(none)</span>'
-    if isinstance(value, Mapping):
-        return (
-            "<table>"
-            + "".join(
-                f"<tr><th>{esc(str(k))}</th><td>{_cell(str(k), v, depth)}</td></tr>"
-                for k, v in value.items()
-            )
-            + "</table>"
-        )
-    if all(isinstance(item, Mapping) for item in value):
-        cols: list[str] = []
-        for item in value:
-            cols += [str(k) for k in item if str(k) not in cols]
-        head = "".join(f"<th>{esc(c)}</th>" for c in cols)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{_cell(c, item.get(c), depth)}</td>" for c in cols) + "</tr>"
-            for item in value
-        )
-        return f"<table><tr>{head}</tr>{body}</table>"
-    return "<ol>" + "".join(f"<li>{_details_html(v, depth + 1)}</li>" for v in value) + "</ol>"
-
-
-def _cell(key: str, value: Any, depth: int) -> str:
-    if _verdict_key(key) and value in (0, 1) and not isinstance(value, bool):
-        return '<span class="ok">✓ 1</span>' if value == 1 else '<span class="bad">✗ 0</span>'
-    if value is None:
-        return '<span class="muted">-</span>'
-    return _details_html(value, depth + 1)
 
 
 def _sides(case: PairResult | RowResult) -> list[tuple[str, str, float | None]]:
@@ -223,7 +133,7 @@ def _case_title(case: PairResult | RowResult) -> str:
         what = {0.5: "tie", 0.0: "loss"}.get(case.outcome or 0.0, "loss")
         return (
             f"{case.pair_id} — {what} (line {case.line}, {case.language}): people prefer "
-            f"{case.preferred}; a = {_f(case.score_a)}, b = {_f(case.score_b)}"
+            f"{case.preferred}; a = {fmt(case.score_a)}, b = {fmt(case.score_b)}"
         )
     human = [
         f"label {case.label}" if case.label is not None else "",
@@ -231,8 +141,8 @@ def _case_title(case: PairResult | RowResult) -> str:
     ]
     return (
         f"{case.id} (line {case.line}, {case.language}): {', '.join(h for h in human if h)}"
-        f"; judge {_f(case.score)}; wrongly ordered against "
-        f"{_f(case.discordance, 2)} of the comparable rows"
+        f"; judge {fmt(case.score)}; wrongly ordered against "
+        f"{fmt(case.discordance, 2)} of the comparable rows"
     )
 
 
@@ -252,7 +162,7 @@ def _record_parts(rec: SampleRecord | None, owner: str) -> dict[str, Any]:
 
 
 def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
-    owner = result.score.split(".", 1)[0].split("@", 1)[0]
+    owner = owner_of(result.score)
     header, rows = group_rows(result)
     out = [
         f"# localeval meta-eval: {md_cell(result.score)}",
@@ -261,10 +171,8 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
         "",
         f"Rule: {rule(result)}.",
         "",
-        "| " + " | ".join(header) + " |",
-        "|" + "|".join("---" for _ in header) + "|",
+        md_table(header, rows),
     ]
-    out += ["| " + " | ".join(md_cell(c) for c in r) + " |" for r in rows]
     judge = result.models.get("judge") or {}
     out += [
         "",
@@ -283,20 +191,20 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
         if case.unscored:
             out += [f"No score: {md_cell(case.unscored)}", ""]
         if isinstance(case, PairResult) and case.meta:
-            out += [f"Pair meta: {_scalar('', case.meta)}", ""]
+            out += [f"Pair meta: {md_scalar(case.meta)}", ""]
         first = records.get(_sides(case)[0][1])
         if first is not None and first.question:
-            out += [f"Question: {_scalar('', first.question)}", ""]
+            out += [f"Question: {md_scalar(first.question)}", ""]
         for label, rid, score in _sides(case):
             rec = records.get(rid)
-            out.append(f"**{label}** — score {_f(score)}")
+            out.append(f"**{label}** — score {fmt(score)}")
             if rec is not None and rec.answer:
-                out.append(f"- answer: {_scalar('', rec.answer)}")
+                out.append(f"- answer: {md_scalar(rec.answer)}")
             for key, value in _record_parts(rec, owner).items():
                 if key == "details":
                     out += ["- details:", *details_md(value, "  ")] if value else []
                 else:
-                    out.append(f"- {key}: {_scalar('', value)}")
+                    out.append(f"- {key}: {md_scalar(value)}")
             out.append("")
     if len(result.disagreements) > SHOWN:
         out.append(f"... and {len(result.disagreements) - SHOWN} more (meta_eval.json lists all).")
@@ -307,8 +215,7 @@ def render_markdown(result: Any, records: Mapping[str, SampleRecord]) -> str:
 
 
 def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
-    esc = html.escape
-    owner = result.score.split(".", 1)[0].split("@", 1)[0]
+    owner = owner_of(result.score)
     header, rows = group_rows(result)
     body = [
         f"<h1>localeval meta-eval: {esc(result.score)}</h1>",
@@ -320,21 +227,7 @@ def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
             "judge the rest.</p>"
         )
     body.append(f'<p class="muted">{esc(rule(result))}.</p>')
-    body.append(
-        "<table><tr>"
-        + "".join(f"<th>{esc(h)}</th>" for h in header)
-        + "</tr>"
-        + "".join(
-            "<tr>"
-            + "".join(
-                f'<td class="num">{esc(c)}</td>' if i else f"<td>{esc(c)}</td>"
-                for i, c in enumerate(r)
-            )
-            + "</tr>"
-            for r in rows
-        )
-        + "</table>"
-    )
+    body.append(html_table(header, rows, numeric=range(1, len(header))))
     judge = result.models.get("judge") or {}
     body.append(
         f"<p>Cost: {esc(cost_line(result))}. Judge: {esc(str(judge.get('name', '-')))}"
@@ -349,19 +242,17 @@ def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
         if case.unscored:
             parts.append(f'<p class="bad">No score: {esc(case.unscored)}</p>')
         if isinstance(case, PairResult) and case.meta:
-            parts.append(f"<div><b>Pair meta</b>: {_details_html(case.meta)}</div>")
+            parts.append(f"<div><b>Pair meta</b>: {details_html(case.meta)}</div>")
         first = records.get(_sides(case)[0][1])
         if first is not None and first.question:
-            parts.append(
-                f'<p><b>Question</b>: <span class="text">{esc(_clip(first.question))}</span></p>'
-            )
+            parts.append(f"<p><b>Question</b>: {html_text(first.question)}</p>")
         for label, rid, score in _sides(case):
             rec = records.get(rid)
-            parts.append(f"<h4>{esc(label)} — score {esc(_f(score))}</h4>")
+            parts.append(f"<h4>{esc(label)} — score {esc(fmt(score))}</h4>")
             if rec is not None and rec.answer:
-                parts.append(f'<p class="text">{esc(_clip(rec.answer))}</p>')
+                parts.append(html_text(rec.answer, "p"))
             for key, value in _record_parts(rec, owner).items():
-                parts.append(f"<div><b>{esc(key)}</b>: {_details_html(value)}</div>")
+                parts.append(f"<div><b>{esc(key)}</b>: {details_html(value)}</div>")
         body.append(f'<section class="case">{"".join(parts)}</section>')
     if len(result.disagreements) > SHOWN:
         body.append(
@@ -373,17 +264,11 @@ def render_html(result: Any, records: Mapping[str, SampleRecord]) -> str:
             + "".join(f"<li>{esc(e)}</li>" for e in result.status.input_errors)
             + "</ul>"
         )
-    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
-        f"<title>meta-eval {esc(result.score)}</title><style>{CSS}</style></head>"
-        f"<body><main>{''.join(body)}</main></body></html>\n"
-    )
+    return page(f"meta-eval {result.score}", "".join(body), CASE_CSS)
 
 
 def write_reports(out_dir: Path, result: Any, records: Mapping[str, SampleRecord]) -> list[Path]:
-    md, page = Path(out_dir) / "meta_eval.md", Path(out_dir) / "meta_eval.html"
+    md, html_path = Path(out_dir) / "meta_eval.md", Path(out_dir) / "meta_eval.html"
     md.write_text(render_markdown(result, records), encoding="utf-8")
-    page.write_text(render_html(result, records), encoding="utf-8")
-    return [md, page]
+    html_path.write_text(render_html(result, records), encoding="utf-8")
+    return [md, html_path]

@@ -11,9 +11,7 @@ from typing import Any
 
 from localeval.errors import OutputError, UsageError
 from localeval.report.charts import forest_svg
-from localeval.report.html import esc, html_table, page
-from localeval.report.markdown import md_cell, md_table
-from localeval.report.view import fmt, fmt_ci
+from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
 from localeval.runfiles import write_text
 from localeval.runfolder import RunFolder, load_run
 from localeval.stats import bootstrap_ci
@@ -198,6 +196,14 @@ def _rows(c: Comparison) -> list[list[Any]]:
     ]
 
 
+MOVER_HEADER = ["id", "A", "B", "B − A", "question"]
+
+
+def _mover_rows(r: ScoreDiff, question_chars: int) -> list[list[Any]]:
+    return [[m.id, fmt(m.a), fmt(m.b), f"{m.delta:+.3f}", (m.question or "")[:question_chars]]
+            for m in r.movers]
+
+
 def to_markdown(c: Comparison) -> str:
     out = [
         f"# localeval compare: {c.a.path} (A) vs {c.b.path} (B)",
@@ -232,13 +238,7 @@ def to_markdown(c: Comparison) -> str:
             out += [
                 f"### {r.key}",
                 "",
-                md_table(
-                    ["id", "A", "B", "B − A", "question"],
-                    [
-                        [m.id, fmt(m.a), fmt(m.b), f"{m.delta:+.3f}", (m.question or "")[:120]]
-                        for m in r.movers
-                    ],
-                ),
+                md_table(MOVER_HEADER, _mover_rows(r, 120)),
                 "",
             ]
     return "\n".join(out).rstrip() + "\n"
@@ -276,14 +276,7 @@ def to_html(c: Comparison) -> str:
         for r in moved:
             body.append(
                 f"<h3>{esc(r.key)}</h3>"
-                + html_table(
-                    ["id", "A", "B", "B − A", "question"],
-                    [
-                        [m.id, fmt(m.a), fmt(m.b), f"{m.delta:+.3f}", (m.question or "")[:200]]
-                        for m in r.movers
-                    ],
-                    numeric=(1, 2, 3),
-                )
+                + html_table(MOVER_HEADER, _mover_rows(r, 200), numeric=(1, 2, 3))
             )
     return page("localeval compare", "".join(body))
 
