@@ -49,8 +49,8 @@ class SchemaJudge(FakeJudge):
 def _settings(tmp_path: Path, **kw: Any) -> Settings:
     answers = tmp_path / "answers.json"
     answers.write_text("[]", encoding="utf-8")
-    return Settings(judge="fake", fake_answers=answers, metrics=METRICS,
-                    claims="sentences", **{"no_cache": True, **kw})
+    return Settings(judge="fake", fake_answers=answers, claims="sentences",
+                    **{"metrics": METRICS, "no_cache": True, **kw})
 
 
 def _real_calls(settings: Settings, rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -70,6 +70,25 @@ def test_request_counts_equal_those_of_a_fake_judge_run(tmp_path: Path) -> None:
     assert {s: v["requests"] for s, v in estimate["steps"].items()} == _real_calls(settings, ROWS)
     assert estimate["total"]["count"] == "exact"
     assert estimate["time"] is None  # no calibration: counts only
+
+
+def test_the_floor_is_the_judged_rows_own_tokens_plus_their_decisions(tmp_path: Path) -> None:
+    from localeval.estimate.sizing import open_judge
+
+    settings = _settings(tmp_path, metrics=["faithfulness"])
+    estimate = estimate_run(ROWS, settings, parallel=1, calibrate_now=False)
+    judge = open_judge(settings, 1)
+    fields = ("question", "answer", "ground_truth")
+    own = sum(len(judge.vocab.tokens(t)) for r in ROWS
+              for t in (*r.get("contexts", []), *(r.get(f) for f in fields)) if t)
+    judge.close()
+    floor = estimate["floor"]
+    verdicts = estimate["steps"]["faithfulness_verdicts"]
+    assert floor["own_tokens"] == own  # every row has a sentence to judge
+    assert floor["decision_tokens"] >= verdicts["requests"]  # at least a verdict per request
+    assert floor["floor_tokens"] == own + floor["decision_tokens"]
+    work = verdicts["prompt_tokens_processed"] + verdicts["forced_tokens"]
+    assert floor["work_over_floor"] == round(work / floor["floor_tokens"], 3)
 
 
 def test_cached_requests_are_counted_as_served(tmp_path: Path) -> None:

@@ -33,6 +33,11 @@ def table(estimate: dict[str, Any]) -> str:
     lines = [head, *text_table(rows, right=[i for i in range(len(COLUMNS)) if i not in (0, 2)])]
     lines.append("read = prompt tokens processed after prefix reuse; answer read = answer "
                  "tokens read, not generated; ~ = estimated")
+    floor = estimate.get("floor")
+    if floor:
+        lines.append(f"floor: {floor['floor_tokens']} tokens (the samples' own "
+                     f"{floor['own_tokens']} read once + {floor['decision_tokens']} deciding); "
+                     f"work {floor['work_tokens']} = {floor['work_over_floor']}x the floor")
     t = estimate.get("time")
     if t:
         cal = t["calibration"]

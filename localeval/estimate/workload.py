@@ -61,6 +61,8 @@ class Work:
     cuts: list[int]
     answer: list[tuple[str, int]] = field(default_factory=list)
     planned: bool = False
+    slots: int = 0
+    """Values the judge chooses (one token each) in a planned answer: the floor's decisions."""
 
     @property
     def generated(self) -> int:
@@ -139,5 +141,7 @@ def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *
         answer, planned = [("read", n) for n in reads if n > 0], True
     else:
         answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
+    parts = plan_for(request.answer_schema) if planned and not request.continuations else None
+    slots = sum(isinstance(p, Slot) for p in parts or ())
     return Work(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
-                                                   min_chunk=MIN_CHUNK), answer, planned)
+                                                   min_chunk=MIN_CHUNK), answer, planned, slots)
