@@ -148,7 +148,7 @@ def evaluate(
     LocalevalError subclasses with a message that says what to do.
     """
     from localeval.config import load_config
-    from localeval.runner import run
+    from localeval.runner import make_executor, run
 
     overrides = dict(settings)
     if isinstance(metrics, str):
@@ -176,12 +176,10 @@ def evaluate(
         as_rows(data),
         out_dir,
         resolved,
-        judge=judge_obj,
-        embedder=embedder_obj,
+        executor=make_executor(ray, judge=judge_obj, embedder=embedder_obj),
         progress=progress,
         resume=resume,
         overwrite=overwrite,
-        ray=ray,
     )
     return EvalResults(
         records=outcome.records,

@@ -15,6 +15,7 @@ from localeval.config import Settings
 from localeval.dataset import to_sample
 from localeval.embed import EmbeddingStore, HashEmbedder
 from localeval.errors import PromptTooLong
+from localeval.execute import evaluate_sample
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.client import JudgeClient
 from localeval.judge.fake import FakeJudge
@@ -24,7 +25,6 @@ from localeval.metrics.chunking import pack
 from localeval.metrics.context_entities import entity_key, matches
 from localeval.metrics.context_precision import average_precision
 from localeval.metrics.context_relevance import rank_weight
-from localeval.per_sample import evaluate_sample
 from localeval.results import SampleRecord
 
 EN = {

@@ -121,11 +121,11 @@ def test_the_bundled_example_separates_right_from_wrong(small_embedder) -> None:
     from localeval.backends import Backends
     from localeval.config import Settings
     from localeval.dataset import to_sample
+    from localeval.execute import evaluate_sample
     from localeval.judge.client import JudgeClient
     from localeval.judge.fake import FakeJudge
     from localeval.metrics import resolve
     from localeval.paths import package_data
-    from localeval.per_sample import evaluate_sample
 
     backends = Backends(judge=JudgeClient(FakeJudge({})),
                         embeddings=EmbeddingStore(small_embedder))

@@ -17,7 +17,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from localeval.config import load_config
     from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
-    from localeval.runner import run
+    from localeval.runner import make_executor, run
 
     overrides = {
         k: getattr(args, k, None)
@@ -55,7 +55,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_estimate_flags(args)
     if args.estimate:
         return cmd_estimate(args, settings)
-    ray = ray_options.from_args(args)
+    executor = make_executor(ray_options.from_args(args))  # this process, or Ray workers
     outcome = run(
         args.data,
         args.out,
@@ -64,7 +64,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=say,
-        ray=ray,
+        executor=executor,
     )
     if not args.quiet:
         print(summary_table(outcome.summary))

@@ -1,6 +1,6 @@
 """One Ray worker: checks its model files, loads the judge and the embedder once, then evaluates
 the samples the driver hands it with the same per-sample code as a local run
-(`per_sample.evaluate_sample`), many at once so their judge requests share decode steps.
+(`execute.evaluate_sample`), many at once so their judge requests share decode steps.
 
 The class is plain Python; the driver turns it into a Ray actor (`ray.remote(EvalWorker)`).
 """
@@ -143,8 +143,8 @@ class EvalWorker:
     def _load(self) -> dict[str, Any]:
         from localeval import __version__, prompts
         from localeval.backends import build_backends
+        from localeval.execute import sample_concurrency
         from localeval.metrics import resolve
-        from localeval.per_sample import sample_concurrency
 
         plan = self.plan
         if plan.models_dir is not None:
@@ -188,9 +188,9 @@ class EvalWorker:
         }
 
     async def evaluate(self, sample: Sample) -> tuple[SampleRecord, dict[str, Any]]:
-        """One sample through per_sample.evaluate_sample; with the judge and embedder work done
+        """One sample through execute.evaluate_sample; with the judge and embedder work done
         since the last reply (summed by the driver into the run's figures)."""
-        from localeval.per_sample import evaluate_sample
+        from localeval.execute import evaluate_sample
 
         record = await evaluate_sample(sample, self.metrics, self.settings, self.backends)
         self.samples += 1
