@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import ConfigError, LocalevalError
-from localeval.records import SampleRecord
+from localeval.results.records import SampleRecord
 
 
 @dataclass
@@ -35,7 +35,7 @@ class EvalResults:
     def mean(self, key: str) -> float | None:
         """The mean of a score key (None when no sample was scored); unknown key → error."""
         if key not in self.metrics:
-            from localeval.gates import Gate, _unknown_key
+            from localeval.results.gates import Gate, _unknown_key
 
             raise _unknown_key(Gate(key, 0.0, "mean"), list(self.metrics))
         return self.metrics[key]["mean"]
@@ -64,7 +64,7 @@ class EvalResults:
         """Gate the means: one message per failed gate, [] when all pass; more than
         `max_unscored` samples without the score fail a gate too. For pytest:
         `assert not results.check({"faithfulness": 0.8})`."""
-        from localeval import gates
+        from localeval.results import gates
 
         return gates.check_fail_under(gates.parse_gates(fail_under, "fail_under"), self.summary,
                                       max_unscored=max_unscored)

@@ -14,9 +14,9 @@ from localeval.report.charts import forest_svg
 from localeval.report.html import esc, html_table, page
 from localeval.report.markdown import md_cell, md_table
 from localeval.report.view import fmt, fmt_ci
-from localeval.runfiles import write_text
-from localeval.runfolder import RunFolder, load_run
-from localeval.stats import bootstrap_ci
+from localeval.results.runfiles import write_text
+from localeval.results.runfolder import RunFolder, load_run
+from localeval.results.tally import bootstrap_ci
 
 TOP = 5
 

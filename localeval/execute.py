@@ -15,13 +15,13 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from localeval.backends import Backends, build_backends
 from localeval.config import Settings
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric, MetricContext
-from localeval.records import SampleRecord
+from localeval.models.backends import Backends, build_backends
+from localeval.results.records import SampleRecord
 from localeval.text import detect_language
 
 OnRecord = Callable[[Sample, SampleRecord], None]

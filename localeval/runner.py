@@ -9,21 +9,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval import __version__, dataset, prompts
+from localeval import __version__, prompts
 from localeval.config import Settings
-from localeval.dataset import Dataset, Sample
+from localeval.data import dataset
+from localeval.data.dataset import Dataset, Sample
+from localeval.data.pickled import PickledList
 from localeval.errors import OutputError, RunInterrupted
 from localeval.execute import Executor, LocalExecutor, Work
-from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric, resolve
-from localeval.metrics.threshold import effective_thresholds
-from localeval.ordered import OrderedResults
-from localeval.pickled import PickledList
-from localeval.preflight import check_before_loading
-from localeval.records import SampleRecord, input_hash
-from localeval.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
-from localeval.runfolder import OutputFolder, previous_models
-from localeval.stats import ScoreTally
+from localeval.models.preflight import check_before_loading
+from localeval.results.ordered import OrderedResults
+from localeval.results.records import SampleRecord, input_hash
+from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
+from localeval.results.runfolder import OutputFolder, previous_models
+from localeval.results.summary import build_summary
+from localeval.results.tally import ScoreTally
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 
 
@@ -239,59 +239,3 @@ def _finish(
                 "(finished samples are not judged again)"
             ) from None
     return RunOutcome(records, summary=summary, dataset=run.data)
-
-
-def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, Any] | None:
-    """How ndcg was computed, when it was: its gain (linear unless asked) and cutoffs."""
-    if not any(m.name == "ndcg" for m in metrics):
-        return None
-    return {"ndcg_gain": settings.retrieval_gain, "at": list(settings.retrieval_at)}
-
-
-def build_summary(
-    data: Dataset,
-    n_samples: int,
-    tally: ScoreTally,
-    metrics: list[Metric],
-    settings: Settings,
-    stats: JudgeStats | None,
-    usage: dict[str, Any],
-    elapsed: float,
-) -> dict[str, Any]:
-    """summary.json (but for what _finish adds), its metrics from the tally of every record
-    (every metric run first: one with no score anywhere still gets a line); `stats` and
-    `usage` as the executor reports them."""
-    steps = {s for m in metrics for s in m.steps}
-    return {
-        "localeval_version": __version__,
-        "dataset": {
-            "source": data.source,
-            "samples": n_samples,
-            "input_errors": [p.model_dump() for p in data.problems],
-        },
-        "metrics": tally.summary(),
-        "models": usage["models"],
-        "prompts": prompts.prompt_hashes(steps) if steps else {},
-        "settings": settings.model_dump(mode="json"),
-        "support_threshold": effective_thresholds(settings),
-        "elapsed_s": round(elapsed, 3),
-        "judge": None
-        if stats is None
-        else {
-            "calls": stats.calls,
-            "cached": stats.cached,
-            "failures": stats.failures,
-            "prompt_tokens": stats.prompt_tokens,
-            "prompt_tokens_processed": stats.prompt_tokens_processed,
-            "completion_tokens": stats.completion_tokens,
-            "forced_tokens": stats.forced_tokens,
-            "decode_s": round(stats.decode_s, 3),
-            "tokens_by_step": stats.tokens_by_step,
-            "calls_by_step": stats.by_step,
-            "cache_error": usage["cache_error"],
-        },
-        "retrieval": _retrieval_options(metrics, settings),
-        "embedder": None
-        if usage["texts_encoded"] is None
-        else {"texts_encoded": usage["texts_encoded"]},
-    }

@@ -113,8 +113,8 @@ class NoCallJudge(SchemaJudge):
 
 def _run(judge: Any, cache: Path) -> Any:
     import localeval
-    from localeval.embed import HashEmbedder
     from localeval.metrics import REGISTRY
+    from localeval.models.embed import HashEmbedder
 
     return localeval.evaluate(ROWS, metrics=list(REGISTRY), judge=judge, embedder=HashEmbedder(),
                               cache=cache)

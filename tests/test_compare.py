@@ -12,9 +12,9 @@ import pytest
 
 from localeval.cli import main
 from localeval.compare import compare_runs, to_markdown
-from localeval.records import SampleRecord
-from localeval.runfiles import write_json
-from localeval.stats import bootstrap_ci
+from localeval.results.records import SampleRecord
+from localeval.results.runfiles import write_json
+from localeval.results.tally import bootstrap_ci
 
 
 def make_run(

@@ -237,7 +237,7 @@ def test_cache_deleted_or_garbage_between_runs(
     for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (tmp_path / name).unlink(missing_ok=True)
     cache.write_bytes(b"this is not a database, it is garbage" * 200)
-    from localeval import backends
+    from localeval.models import backends
 
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was loaded before the cache was checked")
@@ -269,7 +269,7 @@ def test_model_truncated_between_runs_is_refused_before_loading(
     monkeypatch.setenv("LOCALEVAL_MODELS_DIR", str(root))
     assert main(["models", "verify", "j"]) == 0  # verified once: later runs trust the stamp
     (root / "j.gguf").write_bytes(payload[: len(payload) // 2])  # a copy cut short
-    from localeval import backends
+    from localeval.models import backends
 
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("the truncated model was loaded")

@@ -13,10 +13,10 @@ from localeval.safe import terminal_safe
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from localeval import gates
     from localeval.config import load_config
     from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
+    from localeval.results import gates
     from localeval.runner import make_executor, run
 
     overrides = {
@@ -89,8 +89,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from localeval import gates
     from localeval.report import rerender
+    from localeval.results import gates
 
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     run_folder, paths = rerender(args.run_dir)
@@ -107,7 +107,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    from localeval import compare, gates
+    from localeval import compare
+    from localeval.results import gates
 
     max_drop = gates.parse_gates(args.max_drop, "--max-drop")
     if args.top < 0:

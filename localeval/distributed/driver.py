@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.distributed.options import LOCAL, RayOptions
 from localeval.distributed.worker import STAT_FIELDS, EvalWorker, ExpectedModel, WorkerPlan
 from localeval.errors import ConfigError, LocalevalError, ModelError

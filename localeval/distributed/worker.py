@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError, ModelError
 from localeval.results import SampleRecord
 
@@ -142,9 +142,9 @@ class EvalWorker:
 
     def _load(self) -> dict[str, Any]:
         from localeval import __version__, prompts
-        from localeval.backends import build_backends
         from localeval.execute import sample_concurrency
         from localeval.metrics import resolve
+        from localeval.models.backends import build_backends
 
         plan = self.plan
         if plan.models_dir is not None:

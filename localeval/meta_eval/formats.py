@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.dataset import RowProblem, to_sample
+from localeval.data.dataset import RowProblem, to_sample
 from localeval.errors import DatasetError
 
 PAIR_FIELDS = frozenset({"pair_id", "a", "b", "preferred"})

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from localeval.meta_eval.analyse import KAPPA_CUT, PairResult, PairStats, RowResult, RowStats
-from localeval.records import SampleRecord
 from localeval.report.markdown import details_md, md_cell
+from localeval.results.records import SampleRecord
 
 SHOWN = 50  # disagreements written into the reports (all are listed in meta_eval.json)
 TEXT_LIMIT = 1500

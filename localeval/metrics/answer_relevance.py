@@ -8,9 +8,9 @@ questions differ; repeats (after normalising case, width and spaces) are counted
 
 from __future__ import annotations
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
+from localeval.judge.schemas import question_list
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.schemas import question_list
 from localeval.text import normalize
 
 

@@ -25,14 +25,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from localeval import prompts
 from localeval.config import Settings
-from localeval.dataset import Sample
-from localeval.embed import EmbeddingStore, store_for
+from localeval.data.dataset import Sample
 from localeval.errors import ConfigError, UsageError
 from localeval.judge.base import FieldProbs, JudgeRequest
 from localeval.judge.client import JudgeClient
+from localeval.judge.schemas import schema_json
 from localeval.metrics.examples import Example
+from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
-from localeval.schemas import schema_json
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -1,5 +1,5 @@
 """context_recall(C, g): the ground truth's statements (sentence by sentence), each judged
-attributable to C or not, with the same checks as faithfulness (metrics/claims.py: a question
+attributable to C or not, with the same checks as faithfulness (metrics/support/claims.py: a question
 claims nothing, a sentence quoted from C is attributable without a request).
 
 score = attributable / statements; `.soft` = the mean P(attributable), as faithfulness.soft.
@@ -9,10 +9,10 @@ window are split; each statement is judged against the piece most likely to hold
 
 from __future__ import annotations
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.claims import judge_claims
 from localeval.metrics.faithfulness import nonempty
+from localeval.metrics.support.claims import judge_claims
 
 NAME = "context_recall"
 

@@ -2,23 +2,23 @@
 
 The answer is split into sentences (deterministic); a plain question claims nothing, and a
 sentence equal to a whole sentence of a context is supported without a request
-(metrics/claims.py). Each other sentence is judged as written (or, with `--claims statements`,
+(metrics/support/claims.py). Each other sentence is judged as written (or, with `--claims statements`,
 the statements the judge writes for it, kept true to their sentence). A claim is supported when
-the judge's P(supported) reaches τ (metrics/threshold.py) and it has no number or name the
-context lacks (metrics/evidence.py); long contexts are narrowed to the passages that bear on
-each claim (metrics/focus.py).
+the judge's P(supported) reaches τ (metrics/support/threshold.py) and it has no number or name the
+context lacks (metrics/support/evidence.py); long contexts are narrowed to the passages that bear on
+each claim (metrics/support/focus.py).
 score = supported claims / claims; `.soft` = the mean of the judge's P(verdict = 1) over
 what the grammar allows (0 where a check overruled it, 1 for a quote). Contexts too long for
-the window are split into pieces (metrics/chunking.py). Empty contexts, an answer without a
+the window are split into pieces (metrics/support/verdicts.py). Empty contexts, an answer without a
 sentence, or one of questions only → unscored, with the reason.
 """
 
 from __future__ import annotations
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.claims import claim_texts, judge_claims
-from localeval.metrics.statements import Anchored, Statements, anchored_statements
+from localeval.metrics.support.claims import claim_texts, judge_claims
+from localeval.metrics.support.statements import Anchored, AnchoredStatements, anchored_statements
 from localeval.text import split_sentences
 
 
@@ -26,13 +26,13 @@ def nonempty(texts: list[str] | None) -> list[str]:
     return [t for t in texts or [] if t.strip()]
 
 
-async def statements_of(ctx: MetricContext, text: str, question: str | None) -> Statements:
+async def statements_of(ctx: MetricContext, text: str, question: str | None) -> AnchoredStatements:
     """The claims of every sentence of `text` (answer_correctness's both sides): the sentences
     themselves (a fragment with its question), or with `claims = "statements"` the anchored
     statements the judge writes."""
     if ctx.settings.claims == "sentences":
         sentences = split_sentences(text)
-        return Statements(sentences, [Anchored(c, i + 1) for i, c in
+        return AnchoredStatements(sentences, [Anchored(c, i + 1) for i, c in
                                       enumerate(claim_texts(sentences, question, ctx.language))])
     return await anchored_statements(ctx, text, question)
 

@@ -12,7 +12,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.records import SampleRecord
 from localeval.report.html import details_html, esc, html_table, page
 from localeval.report.html import render_html as _html
 from localeval.report.markdown import details_md, md_cell, md_table
@@ -26,8 +25,9 @@ from localeval.report.view import (
     lowest_keys,
     view_of,
 )
-from localeval.runfiles import check_run_folder, write_text
-from localeval.runfolder import RunFolder, load_run
+from localeval.results.records import SampleRecord
+from localeval.results.runfiles import check_run_folder, write_text
+from localeval.results.runfolder import RunFolder, load_run
 
 __all__ = [
     "ReportView", "build_view", "details_html", "details_md", "esc", "fmt", "fmt_ci",

@@ -12,8 +12,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from localeval.records import SampleRecord
-from localeval.runfolder import RunFolder
+from localeval.results.records import SampleRecord
+from localeval.results.runfolder import RunFolder
 from localeval.safe import unicode_safe
 
 LOWEST = 5  # samples listed per metric

@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from localeval.data.pickled import PickledList
+from localeval.data.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
 from localeval.errors import DatasetError
-from localeval.pickled import PickledList
-from localeval.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
 from localeval.safe import unicode_safe
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")

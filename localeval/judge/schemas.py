@@ -79,7 +79,7 @@ def statements_up_to(n: int) -> type[BaseModel]:
 
 VerdictStyle = Literal["evidence", "reason", "bare", "focused"]
 """What the judge writes before each verdict: a copy of the material's sentence that bears on
-the item (checked mechanically, see metrics/evidence.py), a short reason, or nothing ("bare";
+the item (checked mechanically, see metrics/support/evidence.py), a short reason, or nothing ("bare";
 "focused" is bare with the material's closest sentence shown under each item)."""
 
 
@@ -128,7 +128,7 @@ def checked_verdicts(n: int, style: VerdictStyle, chars: int = 160) -> type[Base
 @lru_cache(maxsize=16)
 def choice(n: int) -> type[BaseModel]:
     """The number (1..n) of the one version, among `n` numbered versions of a claim, that the
-    material states (metrics/contrast.py)."""
+    material states (metrics/support/contrast.py)."""
     return create_model(
         f"Choice{n}",
         choice=(Literal[tuple(range(1, n + 1))],  # type: ignore[valid-type]
