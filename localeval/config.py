@@ -18,7 +18,7 @@ from pydantic import (
     model_serializer,
 )
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, first_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,8 +79,8 @@ class Settings(BaseModel):
     contrast: bool = Field(
         False, description="a supported claim must beat its twins (a comparative turned round, "
                            "a number or name swapped for another the material gives) in "
-                           "P(supported) (metrics/support/contrast.py); off: with the 1.5B judge it "
-                           "cost agreement (docs/metrics.md, Verification)")
+                           "P(supported) (metrics/support/contrast.py); off: with the 1.5B judge "
+                           "it cost agreement (docs/metrics.md, Verification)")
     contrast_style: Literal["twins", "choice"] = Field(
         "twins", description="how --contrast compares a claim with its twins: each judged "
                               "alone (twins: P(supported) of each), or all shown together, the "
@@ -162,7 +162,6 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "?"
+        loc, msg = first_error(exc)
         where = f" (in {path})" if path else ""
-        raise ConfigError(f"setting {loc!r}{where}: {err['msg']}") from None
+        raise ConfigError(f"setting {loc!r}{where}: {msg}") from None

@@ -89,11 +89,10 @@ def run(
         hashes[s.id], lines[s.id] = input_hash(s), s.line
     folder: OutputFolder | None = None
     if out_dir is not None:
-        steps = {s for m in metrics for s in m.steps}
         inputs = fingerprint_inputs(
             settings,
             [m.name for m in metrics],
-            prompts.prompt_hashes(steps) if steps else {},
+            prompts.metric_prompt_hashes(metrics),
             __version__,
         )
         source_path = Path(source) if isinstance(source, str | Path) else None

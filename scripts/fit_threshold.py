@@ -25,8 +25,9 @@ GRID = [round(0.05 * i, 2) for i in range(2, 20)]
 
 
 def claim_scores(entries: list[dict], tau: float, margin: float | None = None) -> list[int]:
-    """Each claim's verdict at τ; with `margin`, a claim whose twin (metrics/support/contrast.py) has a
-    P(supported) above its own by more than `margin` is unsupported (None: twins ignored)."""
+    """Each claim's verdict at τ; with `margin`, a claim whose twin (metrics/support/contrast.py)
+    has a P(supported) above its own by more than `margin` is unsupported (None: twins
+    ignored)."""
     out = []
     for e in entries:
         p = e.get("p_claim", e.get("p_supported"))

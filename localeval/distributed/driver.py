@@ -257,14 +257,13 @@ def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
             )
         per_worker = {"num_cpus": cpus}
     n = min(n, n_todo)
-    steps = {s for m in metrics for s in m.steps}
     plan = WorkerPlan(
         settings=_absolute_paths(settings),
         metric_names=[m.name for m in metrics],
         needed_names=[m.name for m in needed],
         expected=expected_models(settings, needed, judge, embedder),
         version=__version__,
-        prompt_hashes=prompts.prompt_hashes(steps) if steps else {},
+        prompt_hashes=prompts.metric_prompt_hashes(metrics),
         models_dir=str(options.models_dir) if options.models_dir is not None else None,
         judge=judge,
         embedder=embedder,

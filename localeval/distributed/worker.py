@@ -154,8 +154,7 @@ class EvalWorker:
                 f"ray worker on node {self.node} runs localeval {__version__}, the driver "
                 f"{plan.version}; install the same version on every node"
             )
-        steps = {s for m in resolve(plan.metric_names) for s in m.steps}
-        if (prompts.prompt_hashes(steps) if steps else {}) != plan.prompt_hashes:
+        if prompts.metric_prompt_hashes(resolve(plan.metric_names)) != plan.prompt_hashes:
             raise LocalevalError(
                 f"ray worker on node {self.node} has other prompt templates than the driver "
                 f"(prompts folder {prompts.PROMPTS_DIR}); install the same localeval everywhere"

@@ -16,7 +16,7 @@ import unicodedata
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.faithfulness import nonempty
+from localeval.metrics.support.scoring import nonempty
 from localeval.metrics.support.verdicts import ask_pieces
 
 NAME = "context_entities_recall"

@@ -6,7 +6,7 @@
 
 One judge request per context: the judge copies the document's sentence that gives a fact of
 the reference answer (or "none"), then decides; "useful" counts only if the copy is found in the
-document (metrics/support/evidence.py). A context too long for the window is split and counts as useful
+document (support/evidence.py). A context too long for the window is split and counts as useful
 if any piece is. "Useful" is the judge's P(useful) against τ (metrics/support/threshold.py);
 `.soft` is the mean P(useful).
 """

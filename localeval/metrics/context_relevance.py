@@ -19,7 +19,7 @@ from typing import Any
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.faithfulness import nonempty
+from localeval.metrics.support.scoring import nonempty
 from localeval.metrics.support.verdicts import support_verdicts
 from localeval.text import split_sentences
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import rating
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.faithfulness import nonempty
+from localeval.metrics.support.scoring import nonempty
 from localeval.metrics.support.verdicts import ask_pieces
 
 NAME = "rerank_relevancy"

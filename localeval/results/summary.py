@@ -35,7 +35,6 @@ def build_summary(
     """summary.json (but for what _finish adds), its metrics from the tally of every record
     (every metric run first: one with no score anywhere still gets a line); `stats` and
     `usage` as the executor reports them."""
-    steps = {s for m in metrics for s in m.steps}
     return {
         "localeval_version": __version__,
         "dataset": {
@@ -45,7 +44,7 @@ def build_summary(
         },
         "metrics": tally.summary(),
         "models": usage["models"],
-        "prompts": prompts.prompt_hashes(steps) if steps else {},
+        "prompts": prompts.metric_prompt_hashes(metrics),
         "settings": settings.model_dump(mode="json"),
         "support_threshold": effective_thresholds(settings),
         "elapsed_s": round(elapsed, 3),

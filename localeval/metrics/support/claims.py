@@ -26,7 +26,7 @@ Every other sentence is a claim to judge. How claims are cut (`settings.claims`)
   content terms (metrics/focus.terms) occurs in the material or the question, and that denies
   nothing, is unsupported without a request (`unfounded`: it names only what the material never
   mentions — the Chinese counterpart of the novel-name check, which sees only Latin capitals).
-- `statements`: the judge writes anchored statements per sentence (metrics/support/statements.py), then
+- `statements`: the judge writes anchored statements per sentence (support/statements.py), then
   each is checked against its own sentence (`true_to_sentence`): a statement that adds a number,
   a name or content words its sentence and the question lack is replaced by the sentence; one
   that matches another sentence better is moved there (dropped if that sentence has it already);
