@@ -5,3 +5,5 @@ formats (the labelled data: pairs or labelled rows), convert (the dev sets → p
 run path, then the figures and files: `localeval.meta_eval.run.evaluate`), render (table,
 meta_eval.md, meta_eval.html). Nothing heavy is imported here, so `--help` stays fast.
 """
+
+__all__ = ["analyse", "checks", "convert", "formats", "render", "run", "stats"]
