@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import ConfigError, LocalevalError
-from localeval.records import SampleRecord
+from localeval.results.records import SampleRecord
 
 
 @dataclass
@@ -35,7 +35,7 @@ class EvalResults:
     def mean(self, key: str) -> float | None:
         """The mean of a score key (None when no sample was scored); unknown key → error."""
         if key not in self.metrics:
-            from localeval.gates import Gate, _unknown_key
+            from localeval.results.gates import Gate, _unknown_key
 
             raise _unknown_key(Gate(key, 0.0, "mean"), list(self.metrics))
         return self.metrics[key]["mean"]
@@ -64,7 +64,7 @@ class EvalResults:
         """Gate the means: one message per failed gate, [] when all pass; more than
         `max_unscored` samples without the score fail a gate too. For pytest:
         `assert not results.check({"faithfulness": 0.8})`."""
-        from localeval import gates
+        from localeval.results import gates
 
         return gates.check_fail_under(gates.parse_gates(fail_under, "fail_under"), self.summary,
                                       max_unscored=max_unscored)
@@ -148,7 +148,7 @@ def evaluate(
     LocalevalError subclasses with a message that says what to do.
     """
     from localeval.config import load_config
-    from localeval.runner import run
+    from localeval.runner import make_executor, run
 
     overrides = dict(settings)
     if isinstance(metrics, str):
@@ -176,12 +176,10 @@ def evaluate(
         as_rows(data),
         out_dir,
         resolved,
-        judge=judge_obj,
-        embedder=embedder_obj,
+        executor=make_executor(ray, judge=judge_obj, embedder=embedder_obj),
         progress=progress,
         resume=resume,
         overwrite=overwrite,
-        ray=ray,
     )
     return EvalResults(
         records=outcome.records,

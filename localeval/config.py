@@ -18,7 +18,7 @@ from pydantic import (
     model_serializer,
 )
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, first_error
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -75,12 +75,12 @@ class Settings(BaseModel):
                                  "written, or statements the judge extracts per sentence")
     evidence_passages: bool = Field(
         True, description="judge each claim against the passages of a long material that bear "
-                          "on it (metrics/focus.py), not against the whole material")
+                          "on it (metrics/support/focus.py), not against the whole material")
     contrast: bool = Field(
         False, description="a supported claim must beat its twins (a comparative turned round, "
                            "a number or name swapped for another the material gives) in "
-                           "P(supported) (metrics/contrast.py); off: with the 1.5B judge it "
-                           "cost agreement (docs/metrics.md, Verification)")
+                           "P(supported) (metrics/support/contrast.py); off: with the 1.5B judge "
+                           "it cost agreement (docs/metrics.md, Verification)")
     contrast_style: Literal["twins", "choice"] = Field(
         "twins", description="how --contrast compares a claim with its twins: each judged "
                               "alone (twins: P(supported) of each), or all shown together, the "
@@ -89,7 +89,7 @@ class Settings(BaseModel):
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "
-                    "value fitted per language on the dev sets (metrics/threshold.py)")
+                    "value fitted per language on the dev sets (metrics/support/threshold.py)")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(
@@ -162,7 +162,6 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "?"
+        loc, msg = first_error(exc)
         where = f" (in {path})" if path else ""
-        raise ConfigError(f"setting {loc!r}{where}: {err['msg']}") from None
+        raise ConfigError(f"setting {loc!r}{where}: {msg}") from None

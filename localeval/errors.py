@@ -4,7 +4,17 @@ an exit code."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+
+
+def first_error(exc: ValidationError, nowhere: str = "?") -> tuple[str, str]:
+    """A pydantic error in one line's parts: where its first error is (the location's parts
+    joined by dots; `nowhere` when it has none) and what it says."""
+    err = exc.errors()[0]
+    return ".".join(str(p) for p in err["loc"]) or nowhere, err["msg"]
 
 
 class LocalevalError(Exception):

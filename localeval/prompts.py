@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
 from functools import cache, lru_cache
 from pathlib import Path
+from typing import Any
 
 from localeval import paths
 
@@ -60,6 +62,13 @@ def render(lang: str, step: str, **variables: object) -> list[dict[str, str]]:
 @cache
 def template_sha256(lang: str, step: str) -> str:
     return hashlib.sha256((PROMPTS_DIR / template_name(lang, step)).read_bytes()).hexdigest()
+
+
+def metric_prompt_hashes(metrics: Iterable[Any]) -> dict[str, str]:
+    """`prompt_hashes` of the steps of these metrics ({} when none asks the judge): what a run
+    records in run.json and summary.json, and what every Ray worker must have too."""
+    steps = {s for m in metrics for s in m.steps}
+    return prompt_hashes(steps) if steps else {}
 
 
 def prompt_hashes(steps: set[str]) -> dict[str, str]:

@@ -3,28 +3,27 @@ metrics concurrently (their judge requests meet in the judge), write results and
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval import __version__, dataset, prompts
-from localeval.backends import Backends, build_backends
+from localeval import __version__, prompts
 from localeval.config import Settings
-from localeval.dataset import Dataset, Sample
+from localeval.data import dataset
+from localeval.data.dataset import Dataset, Sample
+from localeval.data.pickled import PickledList
 from localeval.errors import OutputError, RunInterrupted
+from localeval.execute import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
-from localeval.metrics.threshold import effective_thresholds
-from localeval.ordered import OrderedResults
-from localeval.per_sample import evaluate_all
-from localeval.pickled import PickledList
-from localeval.preflight import check_before_loading
-from localeval.records import SampleRecord, input_hash
-from localeval.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
-from localeval.runfolder import OutputFolder, previous_models
-from localeval.stats import ScoreTally
+from localeval.models.preflight import check_before_loading
+from localeval.results.ordered import OrderedResults
+from localeval.results.records import SampleRecord, input_hash
+from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
+from localeval.results.runfolder import OutputFolder, previous_models
+from localeval.results.summary import build_summary
+from localeval.results.tally import ScoreTally
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 
 
@@ -66,13 +65,17 @@ def run(
     resume: bool = False,
     overwrite: bool = False,
     ray: Any = None,
+    executor: Executor | None = None,
 ) -> RunOutcome:
     """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
-    RunInterrupted. `ray` (True, an address or RayOptions) evaluates the samples on Ray workers
-    (localeval/distributed) instead of in this process."""
+    RunInterrupted. `executor` evaluates the samples (default: make_executor(ray, judge=judge,
+    embedder=embedder): this process, or Ray workers when `ray` is given)."""
     started = time.perf_counter()
+    if executor is None:
+        executor = make_executor(ray, judge=judge, embedder=embedder)
+    judge, embedder = executor.judge, executor.embedder
     data = dataset.load(source, compact=out_dir is not None)  # a file's rows as pickles
     metrics = resolve(settings.metrics)
     for problem in data.problems:
@@ -86,11 +89,10 @@ def run(
         hashes[s.id], lines[s.id] = input_hash(s), s.line
     folder: OutputFolder | None = None
     if out_dir is not None:
-        steps = {s for m in metrics for s in m.steps}
         inputs = fingerprint_inputs(
             settings,
             [m.name for m in metrics],
-            prompts.prompt_hashes(steps) if steps else {},
+            prompts.metric_prompt_hashes(metrics),
             __version__,
         )
         source_path = Path(source) if isinstance(source, str | Path) else None
@@ -101,57 +103,57 @@ def run(
     try:
         with on_stop_signals(raise_stopped):
             return _run_open(
-                data, metrics, settings, folder, hashes, lines, judge, embedder, progress, log,
-                started, ray
+                _Run(data, metrics, settings, folder, hashes, lines, log, started), executor,
+                progress=progress,
             )
     finally:
         if folder is not None:
             folder.close()
 
 
-def _run_open(
-    data: Dataset,
-    metrics: list[Metric],
-    settings: Settings,
-    folder: OutputFolder | None,
-    hashes: dict[str, str],
-    lines: dict[str, int],
-    judge: Any,
-    embedder: Any,
-    progress: bool,
-    log: Callable[[str], None] | None,
-    started: float,
-    ray: Any = None,
-) -> RunOutcome:
-    """The run once its --out folder (if any) is open and locked."""
+def make_executor(ray: Any = None, *, judge: Any = None, embedder: Any = None) -> Executor:
+    """The executor a run asks for: `ray` None/False → this process (execute.LocalExecutor);
+    True, an address, a dict or a RayOptions → Ray workers (distributed.driver.RayExecutor; Ray
+    is imported only when they start). `judge`/`embedder` objects override the settings."""
+    if ray is None or ray is False:
+        return LocalExecutor(judge, embedder)
+    from localeval.distributed.driver import RayExecutor
+    from localeval.distributed.options import RayOptions
+
+    return RayExecutor(RayOptions.coerce(ray), judge=judge, embedder=embedder)
+
+
+@dataclass
+class _Run:
+    """A run once its --out folder (if any) is open and locked: the rows, the metrics, the
+    folder, each row's input hash and line, the log and when the run started."""
+
+    data: Dataset
+    metrics: list[Metric]
+    settings: Settings
+    folder: OutputFolder | None
+    hashes: dict[str, str]
+    lines: dict[str, int]
+    log: Callable[[str], None] | None
+    started: float
+
+
+def _run_open(run: _Run, executor: Executor, *, progress: bool) -> RunOutcome:
+    """Evaluate the unfinished rows with the executor, then write the summary and reports."""
+    data, folder, hashes = run.data, run.folder, run.hashes
     previous = folder.previous if folder is not None else set()
     todo: list[Sample] | PickledList[Sample]
     if isinstance(data.samples, PickledList):  # hashes holds the samples' ids, in their order
         todo = data.samples.select(i not in previous for i in hashes)
     else:
         todo = [s for s in data.samples if s.id not in previous]
-    needed = [m for m in metrics if any(not m.missing(s) for s in todo)]
-    evaluate = evaluate_all
-    if ray is None or ray is False:
-        backends = build_backends(settings, needed, judge=judge, embedder=embedder)
-        if backends.judge is not None and log is not None:
-            backends.judge.warn = log
-        if backends.embeddings is not None:  # one batched pass over the texts known up front
-            texts = (t for s in todo for t in (s.answer, s.ground_truth, s.question))
-            backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
-    else:  # Ray workers load the models and evaluate; this process loads none
-        from localeval.distributed.driver import start_workers
-
-        backends = start_workers(ray, settings, metrics, needed, judge, embedder, log, len(todo))
-        evaluate = backends.evaluate_all
+    needed = [m for m in run.metrics if any(not m.missing(s) for s in todo)]
+    work = Work(run.settings, run.metrics, needed, todo, run.log)
+    executor.start(work)  # a Ray executor: the workers load the models; this process none
     from localeval.progress import Progress
 
-    bar = Progress(
-        len(data.samples),
-        done=len(previous),
-        enabled=progress,
-        stats=lambda: backends.judge.stats if backends.judge else None,
-    )
+    bar = Progress(len(data.samples), done=len(previous), enabled=progress,
+                   stats=executor.judge_stats)
     new: list[SampleRecord] = []
 
     def on_record(sample: Sample, record: SampleRecord) -> None:
@@ -165,20 +167,20 @@ def _run_open(
 
     interrupted: KeyboardInterrupt | None = None
     try:
-        run_loop(evaluate(todo, metrics, settings, backends, on_record))
+        run_loop(executor.evaluate(work, on_record))
     except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: keep what is done, write the
         interrupted = exc  # summary, say how to resume
     finally:
         bar.close()
-        backends.close()
+        executor.close()
     n_samples = len(data.samples)
     if folder is not None:  # the rows are done with: free them before the results are read back
         todo.clear()
         data.samples.clear()
     # a SIGTERM/SIGHUP now waits until the summary and the report are written
     with on_stop_signals(lambda signum, frame: None):
-        outcome = _finish(data, n_samples, lines, metrics, settings, folder, hashes, previous,
-                          new, backends, log, started, interrupted is not None)
+        outcome = _finish(run, n_samples, previous, new, executor,
+                          interrupted=interrupted is not None)
     if interrupted is not None:
         where = folder.path if folder is not None else None
         args = (outcome.n_records, n_samples, where, outcome.summary)
@@ -188,41 +190,36 @@ def _run_open(
 
 
 def _finish(
-    data: Dataset,
+    run: _Run,
     n_samples: int,
-    lines: dict[str, int],
-    metrics: list[Metric],
-    settings: Settings,
-    folder: OutputFolder | None,
-    hashes: dict[str, str],
     previous: set[str],
     new: list[SampleRecord],
-    backends: Any,
-    log: Callable[[str], None] | None,
-    started: float,
+    executor: Executor,
+    *,
     interrupted: bool,
 ) -> RunOutcome:
     """Order results.jsonl (where there is room), then write summary.json and the reports:
     results.jsonl is read back one record at a time (once for the summary, once for the
     reports), never all at once."""
+    folder, metrics = run.folder, run.metrics
     n_previous = len(previous)
     records: list[SampleRecord] | OrderedResults
     if folder is not None:
         previous.clear()
-        records = folder.finish(lines, log)
+        records = folder.finish(run.lines, run.log)
     else:
         records = sorted(new, key=lambda r: r.line)
     tally = ScoreTally({m.name: m.name for m in metrics}, discover=True)
     redone = 0  # records of the dataset's rows as they are now
     for r in records:
         tally.add(r)
-        redone += r.input_hash == hashes.get(r.id)
+        redone += r.input_hash == run.hashes.get(r.id)
     summary = build_summary(
-        data, n_samples, tally, metrics, settings, backends, time.perf_counter() - started
+        run.data, n_samples, tally, metrics, run.settings, executor.judge_stats(),
+        executor.usage(), time.perf_counter() - run.started,
     )
-    if hasattr(backends, "ray_summary"):
-        summary["ray"] = backends.ray_summary()
-    summary["complete"] = not interrupted and redone >= len(hashes)
+    summary.update(executor.summary())
+    summary["complete"] = not interrupted and redone >= len(run.hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if n_previous and folder is not None:  # keep what the earlier sessions loaded
         summary["resumed"] = {"samples_from_earlier_sessions": n_previous}
@@ -240,60 +237,4 @@ def _finish(
                 "some space, then run again with --resume to write the summary and the report "
                 "(finished samples are not judged again)"
             ) from None
-    return RunOutcome(records, summary=summary, dataset=data)
-
-
-def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, Any] | None:
-    """How ndcg was computed, when it was: its gain (linear unless asked) and cutoffs."""
-    if not any(m.name == "ndcg" for m in metrics):
-        return None
-    return {"ndcg_gain": settings.retrieval_gain, "at": list(settings.retrieval_at)}
-
-
-def build_summary(
-    data: Dataset,
-    n_samples: int,
-    tally: ScoreTally,
-    metrics: list[Metric],
-    settings: Settings,
-    backends: Backends,
-    elapsed: float,
-) -> dict[str, Any]:
-    """summary.json (but for what _finish adds), its metrics from the tally of every record
-    (every metric run first: one with no score anywhere still gets a line)."""
-    stats = backends.judge.stats if backends.judge else None
-    steps = {s for m in metrics for s in m.steps}
-    return {
-        "localeval_version": __version__,
-        "dataset": {
-            "source": data.source,
-            "samples": n_samples,
-            "input_errors": [p.model_dump() for p in data.problems],
-        },
-        "metrics": tally.summary(),
-        "models": backends.describe(),
-        "prompts": prompts.prompt_hashes(steps) if steps else {},
-        "settings": settings.model_dump(mode="json"),
-        "support_threshold": effective_thresholds(settings),
-        "elapsed_s": round(elapsed, 3),
-        "judge": None
-        if stats is None
-        else {
-            "calls": stats.calls,
-            "cached": stats.cached,
-            "failures": stats.failures,
-            "prompt_tokens": stats.prompt_tokens,
-            "prompt_tokens_processed": stats.prompt_tokens_processed,
-            "completion_tokens": stats.completion_tokens,
-            "forced_tokens": stats.forced_tokens,
-            "decode_s": round(stats.decode_s, 3),
-            "tokens_by_step": stats.tokens_by_step,
-            "floor": stats.floor(),
-            "calls_by_step": stats.by_step,
-            "cache_error": backends.judge.cache_error if backends.judge else None,
-        },
-        "retrieval": _retrieval_options(metrics, settings),
-        "embedder": None
-        if backends.embeddings is None
-        else {"texts_encoded": backends.embeddings.encoded},
-    }
+    return RunOutcome(records, summary=summary, dataset=run.data)

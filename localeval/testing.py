@@ -18,9 +18,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from localeval.api import EvalResults, evaluate
+from localeval.data.readers import clip
 from localeval.errors import UsageError
 from localeval.names import owner_of
-from localeval.readers import clip
 
 _TEXT_KEYS = ("statement", "claim", "sentence", "question", "context", "text", "entity")
 

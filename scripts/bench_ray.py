@@ -67,7 +67,7 @@ def rows(n: int) -> list[dict[str, Any]]:
 def one(data: list[dict[str, Any]], out: Path, delay: float, parallel: int,
         ray: Any) -> dict[str, Any]:
     from localeval.config import Settings
-    from localeval.embed import HashEmbedder
+    from localeval.models.embed import HashEmbedder
     from localeval.runner import run
 
     settings = Settings(metrics=["faithfulness"], language="en", no_cache=True, parallel=parallel)

@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from localeval.retrieval import evaluate
-from localeval.trec import rank
+from localeval.retrieval.trec import rank
 
 CUTOFFS = (5, 10)
 # pytrec_eval measure -> localeval name (definitions coincide; see localeval/docs/retrieval.md)

@@ -7,7 +7,7 @@ Generates N rows (default 200,000) of retrieved ids + relevant ids (no judge, no
 2. runs again into a second folder, SIGKILLs it once results.jsonl holds about half the rows,
    resumes it with --resume, and checks that every id's scores equal the first run's;
 3. with --profile, reruns the first run under cProfile and lists where the time went;
-4. times closest_sentence (metrics/closest.py) against a 1 MB context: the index built once
+4. times closest_sentence (metrics/support/closest.py) against a 1 MB context: the index built once
    per material, then each statement.
 
     python scripts/bench_scale.py [--rows 200000] [--at 5,10] [--dir DIR] [--profile]
@@ -152,7 +152,7 @@ def time_closest_sentence(size: int = 1_000_000, statements: int = 50) -> dict[s
     """Build the sentence index of a `size`-character context, then find each statement's
     closest sentence (before the index: 1.5-2 s per statement on this machine)."""
     sys.path.insert(0, str(ROOT))
-    from localeval.metrics.closest import SentenceIndex, closest_sentence
+    from localeval.metrics.support.closest import SentenceIndex, closest_sentence
 
     rng = random.Random(1)
     words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))

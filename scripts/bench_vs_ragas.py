@@ -364,8 +364,8 @@ def time_shares(spans: dict[str, tuple[float, float]]) -> dict[str, float]:
 def run_localeval(rows: list[dict[str, Any]], model: Path, embedder: Any,
                   parallel: int | None, threads: int | None) -> dict[str, Any]:
     from localeval import models
-    from localeval.backends import _make_judge
     from localeval.config import Settings
+    from localeval.models.backends import _make_judge
     from localeval.runner import run
 
     settings = Settings(metrics=METRICS, judge_model=model, no_cache=True, parallel=parallel,
@@ -616,7 +616,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # the embedder is loaded once, before any timing (ragas also loads its own beforehand)
     from localeval import models
-    from localeval.backends import _make_embedder
+    from localeval.models.backends import _make_embedder
 
     settings = Settings(metrics=METRICS, embedder=args.embedder)
     manifest = models.load_manifest()

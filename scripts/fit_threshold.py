@@ -19,14 +19,15 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from localeval.metrics.threshold import FITTED
+from localeval.metrics.support.threshold import FITTED
 
 GRID = [round(0.05 * i, 2) for i in range(2, 20)]
 
 
 def claim_scores(entries: list[dict], tau: float, margin: float | None = None) -> list[int]:
-    """Each claim's verdict at τ; with `margin`, a claim whose twin (metrics/contrast.py) has a
-    P(supported) above its own by more than `margin` is unsupported (None: twins ignored)."""
+    """Each claim's verdict at τ; with `margin`, a claim whose twin (metrics/support/contrast.py)
+    has a P(supported) above its own by more than `margin` is unsupported (None: twins
+    ignored)."""
     out = []
     for e in entries:
         p = e.get("p_claim", e.get("p_supported"))
@@ -117,7 +118,7 @@ def main() -> int:
         rules = {name: rules_fired(rows, args.metric) for name, rows in sets}
         out[language] = {"chosen_tau": best["tau"], "at_chosen": best["sets"],
                          "soft": soft, "rules": rules, "curve": curve}
-        if args.contrast:  # at the τ in use (metrics/threshold.py), not the one chosen here
+        if args.contrast:  # at the τ in use (metrics/support/threshold.py), not the one chosen here
             tau = FITTED[language]
             out[language]["contrast"] = [
                 {"margin": m, "tau": tau,

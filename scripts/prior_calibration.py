@@ -24,13 +24,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from localeval.backends import build_backends
 from localeval.config import Settings
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
+from localeval.judge.schemas import checked_verdicts
 from localeval.metrics.base import MetricContext, resolve
-from localeval.metrics.chunking import EVIDENCE_CHARS
-from localeval.metrics.threshold import FITTED, p_yes
-from localeval.schemas import checked_verdicts
+from localeval.metrics.support.threshold import FITTED, p_yes
+from localeval.metrics.support.verdicts import EVIDENCE_CHARS
+from localeval.models.backends import build_backends
 
 NULL = "N/A"
 DELTAS = (0.0, 0.1, 0.2, 0.3)

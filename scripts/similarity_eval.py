@@ -32,10 +32,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from localeval import embed  # noqa: E402
-from localeval.embed import EmbeddingStore  # noqa: E402
 from localeval.meta_eval import stats  # noqa: E402
 from localeval.metrics import similarity  # noqa: E402
+from localeval.models import embed  # noqa: E402
+from localeval.models.embed import EmbeddingStore  # noqa: E402
 
 
 def pairwise(right: np.ndarray, wrong: np.ndarray) -> float:

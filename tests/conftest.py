@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from localeval.config import Settings
-from localeval.embed import HashEmbedder
 from localeval.judge.fake import ALLOW_ENV, FakeJudge
 from localeval.models import load_manifest
+from localeval.models.embed import HashEmbedder
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -85,7 +85,7 @@ def small_judge():  # type: ignore[no-untyped-def]
 def small_embedder():  # type: ignore[no-untyped-def]
     pytest.importorskip("sentence_transformers")
     from localeval import models
-    from localeval.embed import SentenceTransformerEmbedder
+    from localeval.models.embed import SentenceTransformerEmbedder
 
     manifest = load_manifest()
     spec = manifest.get(manifest.profile("small")["embedder"])

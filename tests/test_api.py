@@ -12,9 +12,9 @@ import pytest
 
 import localeval
 from localeval.cli import main
-from localeval.embed import HashEmbedder
 from localeval.errors import ConfigError, DatasetError, UsageError
 from localeval.judge.fake import FakeJudge
+from localeval.models.embed import HashEmbedder
 from localeval.progress import Progress
 from tests.conftest import fake_run_args
 

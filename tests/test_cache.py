@@ -16,8 +16,8 @@ from localeval.errors import ConfigError
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache, cache_key
 from localeval.judge.client import JudgeClient
+from localeval.judge.schemas import Statements
 from localeval.runner import run
-from localeval.schemas import Statements
 
 ROWS = [{"id": f"r{i}", "question": f"Who made thing {i}?",
          "answer": f"Person {i} made thing {i}.",

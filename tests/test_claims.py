@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from localeval.metrics.claims import is_question, quoted_in
+from localeval.metrics.support.claims import is_question, quoted_in
 
 ZH = "新华社上海2月19日电。本月10日，上海男排主场3：1力克山东男排，从而以总比分3：1获胜。"
 

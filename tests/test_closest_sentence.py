@@ -8,8 +8,8 @@ import random
 import pytest
 
 from localeval import text as text_module
-from localeval.metrics.closest import SentenceIndex, closest_sentence
-from localeval.metrics.evidence import grams
+from localeval.metrics.support.closest import SentenceIndex, closest_sentence
+from localeval.metrics.support.evidence import grams
 from localeval.text import split_sentences
 
 
@@ -103,7 +103,7 @@ def old_novel_details(item: str, known: list[str]) -> list[str]:
     """evidence.novel_details before its known numbers and words were cached per material."""
     import unicodedata
 
-    from localeval.metrics import evidence
+    from localeval.metrics.support import evidence
 
     known_numbers: set[str] = set()
     known_words: set[str] = set()
@@ -117,7 +117,7 @@ def old_novel_details(item: str, known: list[str]) -> list[str]:
 
 
 def test_novel_details_with_the_cached_material_say_the_same() -> None:
-    from localeval.metrics.evidence import novel_details
+    from localeval.metrics.support.evidence import novel_details
 
     rng = random.Random(5)
     extra = ["Toronto", "Toronto's", "1,200", "3.5", "2011", "Ju-hyun", "American", "America"]

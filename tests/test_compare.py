@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from localeval.cli import main
-from localeval.records import SampleRecord
 from localeval.report.compare import compare_runs, to_markdown
-from localeval.runfiles import write_json
-from localeval.stats import bootstrap_ci
+from localeval.results.records import SampleRecord
+from localeval.results.runfiles import write_json
+from localeval.results.tally import bootstrap_ci
 
 
 def make_run(

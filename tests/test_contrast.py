@@ -1,11 +1,11 @@
 """A supported claim must beat its twins: a comparative turned round, or a number or name of the
-claim swapped for another that the material gives nearby (metrics/contrast.py)."""
+claim swapped for another that the material gives nearby (metrics/support/contrast.py)."""
 
 from __future__ import annotations
 
 import asyncio
 
-from localeval.metrics.contrast import check, contradicted, twins, versions
+from localeval.metrics.support.contrast import check, contradicted, twins, versions
 from tests.conftest import run_fake
 
 CONTEXT = ("Marie Curie was born in Warsaw in 1867 and moved to Paris in 1891. "

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval.dataset import load
+from localeval.data.dataset import load
 from localeval.errors import DatasetError
 
 GOOD = {"id": "a", "question": "q?", "answer": "a.", "contexts": ["c1", "c2"], "ground_truth": "g"}

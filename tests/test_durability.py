@@ -22,12 +22,12 @@ from typing import Any
 
 import pytest
 
-from localeval import records
 from localeval.cli import main
 from localeval.errors import OutputError
 from localeval.judge.base import JudgeReply, JudgeRequest
-from localeval.runfiles import write_json
-from localeval.runfolder import OutputFolder, load_run
+from localeval.results import records
+from localeval.results.runfiles import write_json
+from localeval.results.runfolder import OutputFolder, load_run
 from localeval.runner import run
 from tests.conftest import fake_run_args
 from tests.test_faults import fork, results, settings, wait, write_rows
@@ -111,13 +111,13 @@ def test_failing_fsync_of_the_summary_keeps_every_result_and_resume_writes_it(
     data = write_rows(tmp_path / "data.jsonl")
     out, answers = tmp_path / "out", tmp_path / "a.json"
     answers.write_text("[]")
-    from localeval import backends
+    from localeval.models import backends
 
     original = backends.build_backends
 
     def sleepy_backends() -> None:  # the CLI's judge answers as SleepyJudge does
         monkeypatch.setattr(
-            "localeval.runner.build_backends",
+            "localeval.execute.build_backends",
             lambda s, m, judge=None, embedder=None: original(s, m, judge=SleepyJudge(0.0)),
         )
 

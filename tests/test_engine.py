@@ -13,7 +13,7 @@ import pytest
 
 from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.base import JudgeReply, JudgeRequest
-from localeval.schemas import Statements, schema_json, verdict_list
+from localeval.judge.schemas import Statements, schema_json, verdict_list
 
 SYSTEM = "You are a careful evaluator. You answer with JSON only."
 FACTS = [

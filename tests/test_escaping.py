@@ -93,7 +93,7 @@ def test_meta_eval_md_escapes_dataset_text(tmp_path: Path) -> None:
 def _render_one(case, tmp_path: Path) -> str:  # type: ignore[no-untyped-def]
     from types import SimpleNamespace
 
-    from localeval.records import SampleRecord
+    from localeval.results.records import SampleRecord
 
     status = SimpleNamespace(done=1, selected=1, in_file=1, no_preference=0,
                              input_errors=["line 9 (id <script>): bad\n## Scores"],

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from localeval.config import Settings
-from localeval.embed import HashEmbedder
 from localeval.estimate import calibrate
 from localeval.estimate.dryrun import placeholder
 from localeval.estimate.simulate import Speed, replay
@@ -18,8 +17,9 @@ from localeval.estimate.sizing import count_kind, estimate_run
 from localeval.estimate.workload import CharVocab, answer_work, build
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.judge.schemas import ALL_SCHEMAS, checked_verdicts, question_list, schema_json
+from localeval.models.embed import HashEmbedder
 from localeval.runner import run
-from localeval.schemas import ALL_SCHEMAS, checked_verdicts, question_list, schema_json
 from tests.conftest import EXAMPLE, model_path
 
 LONG = " ".join(f"Sentence {i} says the river station opened in {1900 + i}." for i in range(80))

@@ -1,8 +1,8 @@
-"""The mechanical checks behind a support verdict (metrics/evidence.py)."""
+"""The mechanical checks behind a support verdict (metrics/support/evidence.py)."""
 
 from __future__ import annotations
 
-from localeval.metrics.evidence import (
+from localeval.metrics.support.evidence import (
     coverage,
     decide,
     locate,

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from localeval.config import Settings
-from localeval.embed import HashEmbedder
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.models.embed import HashEmbedder
 from localeval.runner import run
 from tests.conftest import run_fake
 
@@ -194,7 +194,7 @@ def test_long_answers_go_in_groups_whose_longest_answer_fits_max_tokens() -> Non
 
 def _echo_answers(answer: str) -> dict[str, list[Any]]:
     """Statements that copy each sentence, then verdicts citing a sentence that is absent."""
-    from localeval.metrics.statements import groups
+    from localeval.metrics.support.statements import groups
     from localeval.text import split_sentences
 
     sentences = split_sentences(answer)

@@ -138,10 +138,10 @@ def test_disk_full_stops_with_one_line_and_resume_completes(
 
     def full_disk() -> int:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-        from localeval import cli, runner
+        from localeval import cli, execute
 
-        original = runner.build_backends
-        runner.build_backends = lambda s, m, judge=None, embedder=None: original(  # type: ignore[assignment]
+        original = execute.build_backends
+        execute.build_backends = lambda s, m, judge=None, embedder=None: original(  # type: ignore[assignment]
             s, m, judge=SleepyJudge(0.0), embedder=embedder
         )
         return cli.main(fake_run_args(data, answers, out, "--quiet"))
@@ -237,7 +237,7 @@ def test_cache_deleted_or_garbage_between_runs(
     for name in ("cache.sqlite-wal", "cache.sqlite-shm"):
         (tmp_path / name).unlink(missing_ok=True)
     cache.write_bytes(b"this is not a database, it is garbage" * 200)
-    from localeval import backends
+    from localeval.models import backends
 
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was loaded before the cache was checked")
@@ -269,7 +269,7 @@ def test_model_truncated_between_runs_is_refused_before_loading(
     monkeypatch.setenv("LOCALEVAL_MODELS_DIR", str(root))
     assert main(["models", "verify", "j"]) == 0  # verified once: later runs trust the stamp
     (root / "j.gguf").write_bytes(payload[: len(payload) // 2])  # a copy cut short
-    from localeval import backends
+    from localeval.models import backends
 
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("the truncated model was loaded")

@@ -15,9 +15,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from localeval.dataset import Dataset, RowProblem, Sample, load
+from localeval.data.dataset import Dataset, RowProblem, Sample, load
 from localeval.errors import DatasetError
-from localeval.records import input_hash
+from localeval.results.records import input_hash
 from localeval.retrieval import score_query
 
 FIELDS = [

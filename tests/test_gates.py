@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from localeval import gates
 from localeval.cli import main
 from localeval.errors import UsageError
 from localeval.judge.fake import ALLOW_ENV
 from localeval.metrics import REGISTRY
+from localeval.results import gates
 from tests.conftest import EXAMPLE, fake_run_args
 
 # One statements answer per group of sentences, in the order the example's rows ask them

@@ -14,14 +14,14 @@ import pytest
 
 from localeval.cli import main
 from localeval.config import Settings
-from localeval.embed import HashEmbedder
 from localeval.errors import ConfigError, RunInterrupted, UsageError
 from localeval.judge.base import JudgeRequest
 from localeval.judge.cache import MIGRATIONS, SCHEMA_VERSION, AnswerCache, forget_answers
 from localeval.judge.client import JudgeClient
 from localeval.judge.fake import FakeJudge
+from localeval.judge.schemas import statements_up_to
+from localeval.models.embed import HashEmbedder
 from localeval.runner import run
-from localeval.schemas import statements_up_to
 from tests.conftest import REPO, fake_run_args, shared_data
 from tests.test_resume import answers, result_ids, rows
 from tests.test_resume_kill import SleepyJudge
@@ -98,7 +98,7 @@ def test_cache_write_failure_becomes_a_warning_not_a_hang(tmp_path: Path) -> Non
 
 
 def test_a_run_whose_cache_fails_completes_and_says_so(tmp_path: Path) -> None:
-    from localeval import backends
+    from localeval.models import backends
 
     original = backends.JudgeClient
 
@@ -210,7 +210,7 @@ def test_bad_relevance_grade_names_row_and_field(
 
 
 def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    from localeval import backends
+    from localeval.models import backends
 
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was loaded")

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 
 from localeval.cli import build_parser
 from localeval.config import Settings, load_config
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics import REGISTRY, MetricContext, MetricResult, check_options
 from localeval.metrics.base import metric

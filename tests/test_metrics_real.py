@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel
 
+from localeval.judge.schemas import ALL_SCHEMAS, schema_json
 from localeval.models import models_dir
-from localeval.schemas import ALL_SCHEMAS, schema_json
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "data" / "seed_case.json"
 TINY = "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf"

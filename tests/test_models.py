@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from localeval import models, pull
+from localeval import models
 from localeval.cli import main
 from localeval.errors import ModelError
+from localeval.models import pull
 
 PAYLOAD = bytes(range(256)) * 40
 

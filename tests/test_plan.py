@@ -8,7 +8,7 @@ import json
 import numpy as np
 
 from localeval.judge.plan import Free, Reading, Slot, plan_for
-from localeval.schemas import checked_verdicts, question_list, statements_up_to
+from localeval.judge.schemas import checked_verdicts, question_list, statements_up_to
 from tests.test_engine_fake import (
     END,
     FakeBackend,

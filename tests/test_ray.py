@@ -19,8 +19,8 @@ from ray_judges import ContentJudge, KillerJudge
 
 from localeval.config import Settings
 from localeval.distributed import RayOptions
-from localeval.embed import HashEmbedder
 from localeval.errors import ConfigError, ModelError
+from localeval.models.embed import HashEmbedder
 from localeval.runner import run
 
 HERE = Path(__file__).resolve().parent
@@ -121,7 +121,7 @@ sys.path.insert(0, {tests!r})
 from ray_judges import ContentJudge
 from localeval.config import Settings
 from localeval.distributed import RayOptions
-from localeval.embed import HashEmbedder
+from localeval.models.embed import HashEmbedder
 from localeval.results import RunInterrupted
 from localeval.runner import run
 

@@ -10,15 +10,15 @@ import json
 import pytest
 from pydantic import BaseModel
 
-from localeval import schemas
 from localeval.config import Settings
+from localeval.judge import schemas
 from localeval.judge.base import JudgeRequest
 from localeval.judge.client import JudgeClient
 from localeval.runner import run
 
 
 def all_output_schemas() -> list[type[BaseModel]]:
-    """Every pydantic model in localeval.schemas, plus the per-request factories (n = 2)."""
+    """Every pydantic model in localeval.judge.schemas, plus the per-request factories (n = 2)."""
     found: list[type[BaseModel]] = []
     for _, obj in inspect.getmembers(schemas):
         if (

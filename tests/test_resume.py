@@ -17,10 +17,10 @@ import pytest
 
 from localeval.cli import main
 from localeval.config import Settings
-from localeval.embed import HashEmbedder
 from localeval.errors import UsageError
 from localeval.judge.base import JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.models.embed import HashEmbedder
 from localeval.results import RunInterrupted, read_results
 from localeval.runner import run
 from tests.conftest import fake_run_args

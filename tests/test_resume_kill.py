@@ -64,7 +64,7 @@ import json, sys
 from pathlib import Path
 sys.path.insert(0, {tests!r})
 from test_resume_kill import SleepyJudge
-from localeval import records
+from localeval.results import records
 from localeval.config import Settings
 from localeval.runner import run
 

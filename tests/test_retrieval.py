@@ -20,7 +20,7 @@ from localeval.retrieval import (
     score_query,
     score_texts,
 )
-from localeval.trec import rank
+from localeval.retrieval.trec import rank
 
 L2, L3, L4, L5 = math.log2(2), math.log2(3), math.log2(4), math.log2(5)
 

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from localeval import dataset
 from localeval.config import load_config
-from localeval.ordered import rewrite_in_order
-from localeval.pickled import PickledList
-from localeval.records import SampleRecord
+from localeval.data import dataset
+from localeval.data.pickled import PickledList
+from localeval.results.ordered import rewrite_in_order
+from localeval.results.records import SampleRecord
+from localeval.results.tally import ScoreTally, metric_summary, score_keys
 from localeval.runner import run
-from localeval.stats import ScoreTally, metric_summary, score_keys
 
 
 def query_log(path: Path, n: int, seed: int = 0) -> Path:
@@ -67,7 +67,7 @@ def test_a_run_into_a_folder_grows_by_well_under_2_kb_per_row(
     """Rows as Samples (~2.3 KB each) or records kept (~3.5 KB each, 24 scores) at any point
     of a run would show here; pickles, ids, hashes and score columns take under 1 KB. (The
     bootstrap, bounded on its own, is left out: its buffers vary with the number of values.)"""
-    monkeypatch.setattr("localeval.stats.bootstrap_ci", lambda values, **kw: None)
+    monkeypatch.setattr("localeval.results.tally.bootstrap_ci", lambda values, **kw: None)
     small, large = query_log(tmp_path / "a.jsonl", 500), query_log(tmp_path / "b.jsonl", 3500)
     _peak_mib(small, tmp_path / "warm")  # imports, caches
     per_row_kb = (_peak_mib(large, tmp_path / "b") - _peak_mib(small, tmp_path / "a")) * 1024 / 3000
@@ -114,7 +114,7 @@ def test_no_room_to_reorder_still_gives_every_record_in_input_order(
         next(iter(chunks))  # type: ignore[call-overload]
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("localeval.ordered.write_atomic", full)
+    monkeypatch.setattr("localeval.results.ordered.write_atomic", full)
     notes: list[str] = []
     lines = {r.id: r.line + 100 for r in records}
     ordered = rewrite_in_order(path, lines, notes.append)

@@ -7,9 +7,9 @@ import asyncio
 import numpy as np
 import pytest
 
-from localeval import embed
-from localeval.embed import EmbeddingStore, HashEmbedder, store_for
 from localeval.metrics import similarity
+from localeval.models import embed
+from localeval.models.embed import EmbeddingStore, HashEmbedder, store_for
 
 
 class Named(HashEmbedder):
@@ -118,14 +118,14 @@ def test_the_bundled_example_separates_right_from_wrong(small_embedder) -> None:
     """Issue 19: with m3e-small every example row had 0.90–0.93, the wrong insulin answer 0.905."""
     import json
 
-    from localeval.backends import Backends
     from localeval.config import Settings
-    from localeval.dataset import to_sample
+    from localeval.data.dataset import to_sample
+    from localeval.execute import evaluate_sample
     from localeval.judge.client import JudgeClient
     from localeval.judge.fake import FakeJudge
     from localeval.metrics import resolve
+    from localeval.models.backends import Backends
     from localeval.paths import package_data
-    from localeval.per_sample import evaluate_sample
 
     backends = Backends(judge=JudgeClient(FakeJudge({})),
                         embeddings=EmbeddingStore(small_embedder))

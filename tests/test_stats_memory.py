@@ -9,9 +9,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from localeval import resample
 from localeval.meta_eval import stats as meta_stats
-from localeval.stats import bootstrap_ci
+from localeval.results import resample
+from localeval.results.tally import bootstrap_ci
 
 
 def old_bootstrap_ci(values: list[float], n: int = 2000, seed: int = 0) -> tuple[float, float]:
@@ -137,8 +137,8 @@ def old_metric_summary(records, owners):  # type: ignore[no-untyped-def]
 
 
 def test_metric_summary_in_one_pass_says_the_same() -> None:
-    from localeval.records import SampleRecord
-    from localeval.stats import metric_summary, score_keys
+    from localeval.results.records import SampleRecord
+    from localeval.results.tally import metric_summary, score_keys
 
     rng = np.random.default_rng(11)
     records = []

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from localeval import models, pull
+from localeval import models
 from localeval.cli import main
 from localeval.errors import ModelError
+from localeval.models import pull
 
 PREFIX = "pkg/model/"
 GOOD = {"config.json": b"{}", "sub/weights.bin": bytes(range(256)) * 8}

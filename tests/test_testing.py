@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from localeval.embed import HashEmbedder
 from localeval.errors import UsageError
 from localeval.judge.fake import FakeJudge
+from localeval.models.embed import HashEmbedder
 from localeval.testing import assert_scores, explain
 
 CONTEXT = "Insulin was discovered in 1921 by Frederick Banting and Charles Best in Toronto."

@@ -13,7 +13,14 @@ import pytest
 
 from localeval.cli import retrieval as retrieval_cli
 from localeval.retrieval import evaluate
-from localeval.trec import TrecFormatError, parse_qrels, parse_run, rank, read_qrels, read_run
+from localeval.retrieval.trec import (
+    TrecFormatError,
+    parse_qrels,
+    parse_run,
+    rank,
+    read_qrels,
+    read_run,
+)
 
 
 def numbered(text: str) -> list[tuple[int, list[str]]]:
@@ -259,7 +266,8 @@ def test_add_parser_registers_on_a_foreign_parser() -> None:
 
 def test_no_model_library_is_imported() -> None:
     code = (
-        "import sys; import localeval.retrieval, localeval.trec, localeval.cli.retrieval; "
+        "import sys; import localeval.retrieval, localeval.retrieval.trec, "
+        "localeval.cli.retrieval; "
         "heavy = {'torch', 'llama_cpp', 'sentence_transformers'} & set(sys.modules); "
         "sys.exit(sorted(heavy) or 0)"
     )

@@ -7,15 +7,15 @@ from collections import Counter
 
 import pytest
 
-from localeval.metrics.claims import (
+from localeval.metrics.support.claims import (
     asserts_nothing,
     claim_text,
     quoted_in,
     referents,
     true_to_sentence,
 )
-from localeval.metrics.focus import Index, is_long
-from localeval.metrics.statements import Anchored
+from localeval.metrics.support.focus import Index, is_long
+from localeval.metrics.support.statements import Anchored
 from tests.conftest import load_manifest, run_fake
 
 X_EN = "The Great Wall of China is clearly visible from the Moon with the naked eye."
@@ -252,7 +252,7 @@ def test_dataset_text_never_becomes_chat_control_tokens() -> None:
 
 
 def test_a_fragment_naming_what_the_context_never_mentions_is_unsupported_without_a_call() -> None:
-    from localeval.metrics.claims import unfounded
+    from localeval.metrics.support.claims import unfounded
 
     context = ["没有哪个地方的人都很小气。"]
     assert unfounded("上海。", context, "中国哪个地方的人都很小气？") == ["上海"]
@@ -298,6 +298,6 @@ def test_an_injection_in_the_context_is_removed_before_judging() -> None:
     "He was a judge in Ohio.", "The jury returned a verdict.", "The paper was reviewed by experts.",
     "专家评审团审核了项目。"])
 def test_ordinary_sentences_about_judges_are_claims(sentence: str) -> None:
-    from localeval.metrics.claims import addresses_judge
+    from localeval.metrics.support.claims import addresses_judge
 
     assert not addresses_judge(sentence)

@@ -48,7 +48,7 @@ def cmd_models_list(args: argparse.Namespace) -> int:
 
 def cmd_models_pull(args: argparse.Namespace) -> int:
     from localeval import models
-    from localeval.pull import pull
+    from localeval.models.pull import pull
 
     manifest = models.load_manifest()
     profile = manifest.profile(args.profile)

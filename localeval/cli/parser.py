@@ -8,7 +8,8 @@ from typing import Any
 
 from localeval.cli.catalog import cmd_metrics, cmd_models_list, cmd_models_pull, cmd_models_verify
 from localeval.cli.estimate import add_arguments as add_estimate_arguments
-from localeval.cli.evaluate import cmd_compare, cmd_report, cmd_run
+from localeval.cli.report import cmd_compare, cmd_report
+from localeval.cli.run import cmd_run
 
 PROFILES = ("tiny", "small", "standard")
 DEFAULT_PROFILE = "small"  # as config.Settings

@@ -19,8 +19,8 @@ from localeval.retrieval import (
     check_options,
     evaluate_report,
 )
+from localeval.retrieval.trec import read_qrels, read_run
 from localeval.safe import terminal_safe
-from localeval.trec import read_qrels, read_run
 
 _ALL = ("retrieval", "all")
 _NAMES_SHOWN = 10

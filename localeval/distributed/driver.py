@@ -18,43 +18,32 @@ import logging
 import os
 import sys
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.backends import Backends
 from localeval.config import Settings
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.distributed.options import LOCAL, RayOptions
 from localeval.distributed.worker import STAT_FIELDS, EvalWorker, ExpectedModel, WorkerPlan
 from localeval.errors import ConfigError, LocalevalError, ModelError
+from localeval.execute import OnRecord, Work
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
-from localeval.results import SampleRecord
 
 Log = Callable[[str], None]
 
 
 @dataclass
-class RemoteJudge:
-    """What the runner reads of a judge: the run's judge figures, summed over the workers."""
-
-    stats: JudgeStats = field(default_factory=JudgeStats)
-    cache_error: str | None = None  # each worker's own cache; failures show in its log
-
-
-@dataclass
-class RemoteEmbeddings:
-    encoded: int = 0
-
-
-@dataclass
-class RayBackends(Backends):
-    """The runner's backends when the workers hold the models: `evaluate_all` replaces
-    per_sample.evaluate_all, `ray_summary` goes into summary.json under "ray"."""
+class RayExecutor:
+    """The execution.Executor of `--ray`: the workers hold the models and run
+    `execute.evaluate_sample`; this process sums their judge and embedder figures and puts
+    "ray" (the workers, the retries) into summary.json."""
 
     options: RayOptions = field(default_factory=RayOptions)
+    judge: Any = None  # a Judge / Embedder object the caller gave: copied to every worker
+    embedder: Any = None
     actors: list[Any] = field(default_factory=list)
     workers: list[dict[str, Any]] = field(default_factory=list)
     alive: list[int] = field(default_factory=list)
@@ -62,22 +51,43 @@ class RayBackends(Backends):
     sent: int = 0
     address: str | None = None
     log: Log | None = None
+    info: dict[str, Any] = field(default_factory=dict)  # the models, as the first worker says
+    stats: JudgeStats | None = None  # the judge's figures, summed over the workers
+    encoded: int | None = None  # texts the workers' embedders encoded
     _started_ray: bool = False
     _finished: bool = False
 
-    async def evaluate_all(
-        self,
-        samples: Collection[Sample],
-        metrics: list[Metric],
-        settings: Settings,
-        backends: Backends,
-        on_record: Callable[[Sample, SampleRecord], None],
-    ) -> None:
+    def start(self, work: Work) -> None:
+        """Join (or start) Ray and bring up the workers, each with verified, loaded models."""
+        self.log = work.log
+        if not work.todo:  # a finished run resumed: nothing to hand out
+            return
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError(
+                "--ray needs Ray on this machine and on every node: pip install 'localeval[ray]'"
+            ) from None
+        try:
+            _connect(ray, self.options, self)
+            _launch(ray, self, work)
+        except BaseException:
+            self.close()
+            raise
+
+    def judge_stats(self) -> JudgeStats | None:
+        return self.stats
+
+    def usage(self) -> dict[str, Any]:
+        # each worker has its own cache; its failures show in its log
+        return {"models": dict(self.info), "cache_error": None, "texts_encoded": self.encoded}
+
+    async def evaluate(self, work: Work, on_record: OnRecord) -> None:
         """Keep each live worker's capacity of samples in flight; pass each record to
         on_record as it arrives; resend a lost worker's unfinished samples to the others."""
         from ray.exceptions import RayActorError, RayTaskError
 
-        queue = deque(samples)
+        queue = deque(work.todo)
         inflight: dict[asyncio.Future[Any], tuple[int, Sample]] = {}
         finished: asyncio.Queue[asyncio.Future[Any]] = asyncio.Queue()  # O(1) per sample
         load = [0] * len(self.actors)
@@ -124,8 +134,8 @@ class RayBackends(Backends):
         self._finished = True
 
     def _add(self, delta: dict[str, Any]) -> None:
-        if self.judge is not None:
-            stats = self.judge.stats
+        if self.stats is not None:
+            stats = self.stats
             for key in STAT_FIELDS:
                 setattr(stats, key, getattr(stats, key) + delta.get(key, 0))
             for step, n in delta.get("by_step", {}).items():
@@ -134,8 +144,8 @@ class RayBackends(Backends):
                 mine = stats.tokens_by_step.setdefault(step, dict.fromkeys(acc, 0))
                 for k, v in acc.items():
                     mine[k] = round(mine.get(k, 0) + v, 4)
-        if self.embeddings is not None:
-            self.embeddings.encoded += delta.get("encoded", 0)
+        if self.encoded is not None:
+            self.encoded += delta.get("encoded", 0)
 
     def _lose(self, w: int, exc: BaseException) -> None:
         if w not in self.alive:
@@ -149,15 +159,15 @@ class RayBackends(Backends):
                 f"unfinished samples go to the {len(self.alive)} other worker(s)"
             )
 
-    def ray_summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, Any]:
         keep = ("node", "ip", "device", "judge_sha256", "embedder_sha256", "cache", "samples",
                 "lost")
-        return {
+        return {"ray": {
             "address": self.address,
             "workers": [{k: w.get(k) for k in keep} for w in self.workers],
             "retried": self.retried,
             "samples_sent": self.sent,
-        }
+        }}
 
     def close(self) -> None:
         if not self.actors and not self._started_ray:
@@ -184,36 +194,6 @@ def _lost(exc: BaseException) -> bool:
                          "OwnerDiedError", "RaySystemError"})
 
 
-def start_workers(
-    ray_arg: Any,
-    settings: Settings,
-    metrics: list[Metric],
-    needed: list[Metric],
-    judge: Any,
-    embedder: Any,
-    log: Log | None,
-    n_todo: int,
-) -> RayBackends:
-    """Join (or start) Ray and bring up the workers, each with verified, loaded models."""
-    options = RayOptions.coerce(ray_arg)
-    backends = RayBackends(options=options, log=log)
-    if n_todo == 0:  # a finished run resumed: nothing to hand out
-        return backends
-    try:
-        import ray
-    except ImportError:
-        raise ConfigError(
-            "--ray needs Ray on this machine and on every node: pip install 'localeval[ray]'"
-        ) from None
-    try:
-        _connect(ray, options, backends)
-        _launch(ray, options, backends, settings, metrics, needed, judge, embedder, n_todo)
-    except BaseException:
-        backends.close()
-        raise
-    return backends
-
-
 _INIT: dict[str, Any] = dict(
     include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING
 )
@@ -230,7 +210,7 @@ def init_local(num_cpus: int) -> None:
     ray.init(address="local", num_cpus=num_cpus, runtime_env={"env_vars": env}, **_INIT)
 
 
-def _connect(ray: Any, options: RayOptions, backends: RayBackends) -> None:
+def _connect(ray: Any, options: RayOptions, backends: RayExecutor) -> None:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline tool: no usage reports
     if ray.is_initialized():  # the caller joined a cluster already (tests, notebooks)
         backends.address = ray.get_runtime_context().gcs_address
@@ -249,18 +229,11 @@ def _connect(ray: Any, options: RayOptions, backends: RayBackends) -> None:
     backends.address = ray.get_runtime_context().gcs_address
 
 
-def _launch(
-    ray: Any,
-    options: RayOptions,
-    backends: RayBackends,
-    settings: Settings,
-    metrics: list[Metric],
-    needed: list[Metric],
-    judge: Any,
-    embedder: Any,
-    n_todo: int,
-) -> None:
+def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
     from localeval import __version__, prompts
+
+    options, settings, metrics, needed = backends.options, work.settings, work.metrics, work.needed
+    judge, embedder, n_todo = backends.judge, backends.embedder, len(work.todo)
 
     resources = ray.cluster_resources()
     total_cpus, total_gpus = int(resources.get("CPU", 0)), int(resources.get("GPU", 0))
@@ -284,14 +257,13 @@ def _launch(
             )
         per_worker = {"num_cpus": cpus}
     n = min(n, n_todo)
-    steps = {s for m in metrics for s in m.steps}
     plan = WorkerPlan(
         settings=_absolute_paths(settings),
         metric_names=[m.name for m in metrics],
         needed_names=[m.name for m in needed],
         expected=expected_models(settings, needed, judge, embedder),
         version=__version__,
-        prompt_hashes=prompts.prompt_hashes(steps) if steps else {},
+        prompt_hashes=prompts.metric_prompt_hashes(metrics),
         models_dir=str(options.models_dir) if options.models_dir is not None else None,
         judge=judge,
         embedder=embedder,
@@ -331,8 +303,8 @@ def _launch(
     backends.workers = infos
     backends.alive = list(range(n))
     backends.info = dict(infos[0]["models"])
-    backends.judge = RemoteJudge() if backends.info.get("judge") else None
-    backends.embeddings = RemoteEmbeddings() if backends.info.get("embedder") else None
+    backends.stats = JudgeStats() if backends.info.get("judge") else None
+    backends.encoded = 0 if backends.info.get("embedder") else None
     if backends.log:
         nodes = len({i["node"] for i in infos})
         backends.log(f"ray: {n} worker(s) ready on {nodes} node(s): {infos[0]['device']}")

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from localeval.errors import ConfigError
+from localeval.errors import ConfigError, first_error
 
 LOCAL = "local"
 
@@ -58,9 +58,8 @@ class RayOptions(BaseModel):
             if isinstance(value, dict):
                 return cls.model_validate(value)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(p) for p in err["loc"]) or "?"
-            raise ConfigError(f"ray option {loc!r}: {err['msg']}") from None
+            loc, msg = first_error(exc)
+            raise ConfigError(f"ray option {loc!r}: {msg}") from None
         raise ConfigError(
             "ray= must be True, an address ('auto', 'HOST:PORT'), a dict or RayOptions"
         )

@@ -1,6 +1,6 @@
 """One Ray worker: checks its model files, loads the judge and the embedder once, then evaluates
 the samples the driver hands it with the same per-sample code as a local run
-(`per_sample.evaluate_sample`), many at once so their judge requests share decode steps.
+(`execute.evaluate_sample`), many at once so their judge requests share decode steps.
 
 The class is plain Python; the driver turns it into a Ray actor (`ray.remote(EvalWorker)`).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError, ModelError
 from localeval.results import SampleRecord
 
@@ -142,9 +142,9 @@ class EvalWorker:
 
     def _load(self) -> dict[str, Any]:
         from localeval import __version__, prompts
-        from localeval.backends import build_backends
+        from localeval.execute import sample_concurrency
         from localeval.metrics import resolve
-        from localeval.per_sample import sample_concurrency
+        from localeval.models.backends import build_backends
 
         plan = self.plan
         if plan.models_dir is not None:
@@ -154,8 +154,7 @@ class EvalWorker:
                 f"ray worker on node {self.node} runs localeval {__version__}, the driver "
                 f"{plan.version}; install the same version on every node"
             )
-        steps = {s for m in resolve(plan.metric_names) for s in m.steps}
-        if (prompts.prompt_hashes(steps) if steps else {}) != plan.prompt_hashes:
+        if prompts.metric_prompt_hashes(resolve(plan.metric_names)) != plan.prompt_hashes:
             raise LocalevalError(
                 f"ray worker on node {self.node} has other prompt templates than the driver "
                 f"(prompts folder {prompts.PROMPTS_DIR}); install the same localeval everywhere"
@@ -188,9 +187,9 @@ class EvalWorker:
         }
 
     async def evaluate(self, sample: Sample) -> tuple[SampleRecord, dict[str, Any]]:
-        """One sample through per_sample.evaluate_sample; with the judge and embedder work done
+        """One sample through execute.evaluate_sample; with the judge and embedder work done
         since the last reply (summed by the driver into the run's figures)."""
-        from localeval.per_sample import evaluate_sample
+        from localeval.execute import evaluate_sample
 
         record = await evaluate_sample(sample, self.metrics, self.settings, self.backends)
         self.samples += 1

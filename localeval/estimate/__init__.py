@@ -9,3 +9,5 @@
 | `calibrate` | this machine's decode speeds, measured once with the real judge, cached |
 | `report` | the table |
 """
+
+__all__ = ["calibrate", "dryrun", "report", "simulate", "sizing", "workload"]

@@ -138,7 +138,7 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
     from localeval import prompts
     from localeval.judge.base import JudgeRequest
     from localeval.judge.lazy import open_engine
-    from localeval.schemas import checked_verdicts, question_list, schema_json
+    from localeval.judge.schemas import checked_verdicts, question_list, schema_json
 
     started = time.perf_counter()
     engine = open_engine(model_path, sha256, parallel=CALIBRATION_PARALLEL, n_ctx=n_ctx,

@@ -11,16 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.backends import Backends
 from localeval.config import Settings
-from localeval.dataset import Sample
-from localeval.embed import EmbeddingStore, HashEmbedder
+from localeval.data.dataset import Sample
 from localeval.errors import PromptTooLong
+from localeval.execute import evaluate_all
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache
 from localeval.judge.client import JudgeClient, JudgeStats
 from localeval.metrics import Metric
-from localeval.per_sample import evaluate_all
+from localeval.models.backends import Backends
+from localeval.models.embed import EmbeddingStore, HashEmbedder
 
 Counter = Callable[[list[dict[str, str]]], list[int]]
 

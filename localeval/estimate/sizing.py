@@ -63,8 +63,8 @@ def open_judge(settings: Settings, parallel: int) -> Judge:
     if settings.judge == "fake":
         return Judge("fake", "fake", "fake", CharVocab(), None)
     from localeval import models
-    from localeval.backends import _make_judge
     from localeval.judge.llama import Tokenizer, load_model
+    from localeval.models.backends import _make_judge
 
     manifest = models.load_manifest()
     lazy, info = _make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
@@ -79,9 +79,9 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
                  skip_ids: set[str] | None = None,
                  log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The estimate of a run of `source` with `settings` at `parallel`, as a JSON-able dict."""
-    from localeval import dataset
+    from localeval.data import dataset
     from localeval.metrics import resolve
-    from localeval.preflight import check_before_loading
+    from localeval.models.preflight import check_before_loading
 
     data = dataset.load(source)
     metrics = resolve(settings.metrics)

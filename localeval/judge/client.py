@@ -10,7 +10,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from localeval.errors import JudgeError
+from localeval.errors import JudgeError, first_error
 from localeval.judge.base import Judge, JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache, cache_key
 
@@ -157,11 +157,9 @@ class JudgeClient:
             return schema.model_validate_json(reply.text), reply
         except ValidationError as exc:
             self.stats.failures += 1
-            first = exc.errors()[0]
+            loc, msg = first_error(exc, "top level")
             raise JudgeError(f"{request.step}: the judge's answer does not match the schema "
-                             f"({first['msg']} at "
-                             f"{'.'.join(map(str, first['loc'])) or 'top level'}): "
-                             f"{reply.text[:120]!r}") from None
+                             f"({msg} at {loc}): {reply.text[:120]!r}") from None
 
     def count_floor(self, texts: list[str | None], sample_id: str) -> None:
         """Add a finished sample's own texts to the floor, when the judge worked on it and can

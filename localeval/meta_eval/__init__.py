@@ -6,3 +6,5 @@ run path, then the figures and files: `localeval.meta_eval.run.evaluate`). The t
 meta_eval.md and meta_eval.html are laid out by `localeval.report.meta_eval_page` on the report's
 page kit. Nothing heavy is imported here, so `--help` stays fast.
 """
+
+__all__ = ["analyse", "checks", "convert", "formats", "render", "run", "stats"]

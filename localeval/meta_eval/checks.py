@@ -36,7 +36,7 @@ def load() -> dict[str, dict[str, Any]]:
 def record(result: Any, out_dir: Path) -> list[str]:
     """Add a complete meta-eval result (run.MetaEvalResult) for each of its metrics; returns the
     metrics recorded (none for an incomplete run or the fake judge)."""
-    from localeval.runfiles import write_json
+    from localeval.results.runfiles import write_json
 
     judge = (result.models or {}).get("judge") or {}
     sha = judge.get("sha256")

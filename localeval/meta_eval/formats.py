@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.dataset import RowProblem, to_sample
-from localeval.errors import DatasetError
+from localeval.data.dataset import RowProblem, to_sample
+from localeval.errors import DatasetError, first_error
 
 PAIR_FIELDS = frozenset({"pair_id", "a", "b", "preferred"})
 LABEL_FIELDS = ("label", "human_score", "language")
@@ -114,9 +114,8 @@ def _pair(raw: Mapping[str, Any], line: int) -> Pair:
     try:
         pair = Pair.model_validate({**raw, "line": line})
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"]) or "pair"
-        raise ValueError(f"field {loc!r}: {err['msg']}") from None
+        loc, msg = first_error(exc, "pair")
+        raise ValueError(f"field {loc!r}: {msg}") from None
     for side in ("a", "b"):
         row = {k: v for k, v in getattr(pair, side).items() if k != "id"}
         _check_row(row, line, f"row {side!r}")

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import Support, support_verdicts
-from localeval.metrics.faithfulness import statements_of
+from localeval.metrics.support.scoring import statements_of
+from localeval.metrics.support.verdicts import Support, support_verdicts
 
 NAME = "answer_correctness"
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
+from localeval.judge.schemas import question_list
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.schemas import question_list
 from localeval.text import normalize
 
 

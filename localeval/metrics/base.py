@@ -25,14 +25,14 @@ from pydantic import BaseModel, Field, ValidationError
 
 from localeval import prompts
 from localeval.config import Settings
-from localeval.dataset import Sample
-from localeval.embed import EmbeddingStore, store_for
-from localeval.errors import ConfigError, UsageError
+from localeval.data.dataset import Sample
+from localeval.errors import ConfigError, UsageError, first_error
 from localeval.judge.base import FieldProbs, JudgeRequest
 from localeval.judge.client import JudgeClient
+from localeval.judge.schemas import schema_json
 from localeval.metrics.examples import Example
+from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
-from localeval.schemas import schema_json
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -58,7 +58,9 @@ class MetricContext:
     """The running metric's options: an instance of its `@metric(options=...)` model (None for
     a metric without options). Annotate it in the metric: `opts: MyOptions = ctx.options`."""
     # identical requests of one sample (e.g. two metrics extracting the answer's statements with
-    # the same step) share one judge call, even while the first is still running
+    # the same step) share one judge call, even while the first is still running, and after it
+    # (with --no-cache too). JudgeClient merges only requests in flight, across samples: the two
+    # merges differ in scope, and neither can serve for the other without more judge calls.
     _pending: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
 
     def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
@@ -186,9 +188,8 @@ def check_options(settings: Settings) -> None:
         try:
             m.options.model_validate(values)
         except ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(str(p) for p in err["loc"]) or "?"
-            raise ConfigError(f"{where}: metric {name} option {key!r}: {err['msg']}") from None
+            key, msg = first_error(exc)
+            raise ConfigError(f"{where}: metric {name} option {key!r}: {msg}") from None
 
 
 def resolve(names: Iterable[str] | None) -> list[Metric]:

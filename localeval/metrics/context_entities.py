@@ -13,11 +13,11 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
+from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import ask_pieces
-from localeval.metrics.faithfulness import nonempty
-from localeval.schemas import Entities
+from localeval.metrics.support.scoring import nonempty
+from localeval.metrics.support.verdicts import ask_pieces
 
 NAME = "context_entities_recall"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

@@ -6,8 +6,8 @@
 
 One judge request per context: the judge copies the document's sentence that gives a fact of
 the reference answer (or "none"), then decides; "useful" counts only if the copy is found in the
-document (metrics/evidence.py). A context too long for the window is split and counts as useful
-if any piece is. "Useful" is the judge's P(useful) against τ (metrics/threshold.py);
+document (support/evidence.py). A context too long for the window is split and counts as useful
+if any piece is. "Useful" is the judge's P(useful) against τ (metrics/support/threshold.py);
 `.soft` is the mean P(useful).
 """
 
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.judge.base import FieldProbs
+from localeval.judge.schemas import checked_verdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import ask_pieces, evidence_chars, verdict_style
-from localeval.metrics.evidence import decide
-from localeval.metrics.threshold import p_yes, threshold
-from localeval.schemas import checked_verdict
+from localeval.metrics.support.evidence import decide
+from localeval.metrics.support.threshold import p_yes, threshold
+from localeval.metrics.support.verdicts import ask_pieces, evidence_chars, verdict_style
 
 NAME = "context_precision"
 

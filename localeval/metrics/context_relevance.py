@@ -1,5 +1,5 @@
 """context_relevance(a, C), both directions, on deterministic sentences (text.split_sentences),
-each verdict preceded by the judge's copy of the evidence and checked (metrics/evidence.py):
+each verdict preceded by the judge's copy of the evidence and checked (metrics/support/evidence.py):
 
 - answer_supported_precision: share of the answer's sentences that C supports (main score);
 - context_supported_precision: share of the contexts' sentences that the answer supports;
@@ -9,7 +9,7 @@ each verdict preceded by the judge's copy of the evidence and checked (metrics/e
 Sub-score keys: context_relevance.answer_supported_precision, .context_supported_precision,
 .rank_weighted, and `.answer_supported_precision.soft` / `.context_supported_precision.soft`
 (the mean P(supported) of each direction). The main key equals answer_supported_precision.
-Each verdict is P(supported) against τ (metrics/threshold.py).
+Each verdict is P(supported) against τ (metrics/support/threshold.py).
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import support_verdicts
-from localeval.metrics.faithfulness import nonempty
+from localeval.metrics.support.scoring import nonempty
+from localeval.metrics.support.verdicts import support_verdicts
 from localeval.text import split_sentences
 
 NAME = "context_relevance"

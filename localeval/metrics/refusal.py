@@ -14,10 +14,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
+from localeval.judge.schemas import REASON_CHARS
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.threshold import p_yes
-from localeval.schemas import REASON_CHARS
+from localeval.metrics.support.threshold import p_yes
 
 NAME = "refusal"
 STEP = "refusal_verdict"

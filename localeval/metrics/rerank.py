@@ -7,11 +7,11 @@ A context too long for the window is split; its rating is the best piece's.
 
 from __future__ import annotations
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
+from localeval.judge.schemas import rating
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.chunking import ask_pieces
-from localeval.metrics.faithfulness import nonempty
-from localeval.schemas import rating
+from localeval.metrics.support.scoring import nonempty
+from localeval.metrics.support.verdicts import ask_pieces
 
 NAME = "rerank_relevancy"
 SCALE = 3

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.text import word_count
 

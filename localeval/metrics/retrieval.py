@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from collections import OrderedDict
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.metrics.base import GROUPS, MetricContext, MetricResult, metric
 from localeval.retrieval import RETRIEVAL_METRICS, metric_names, score_query, score_texts
 

@@ -22,9 +22,9 @@ Details name the embedder, the cosine, its baseline and both parts.
 
 from __future__ import annotations
 
-from localeval.dataset import Sample
+from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.claims import content
+from localeval.metrics.support.claims import content
 
 COSINE_WEIGHT = 0.25
 """Weight of the rescaled cosine against the overlap, fitted on the first half of the HalluQA

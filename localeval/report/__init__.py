@@ -17,7 +17,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.records import SampleRecord
 from localeval.report import compare, meta_eval_page
 from localeval.report.compare import Comparison, ScoreDiff, compare_runs
 from localeval.report.html import render_html as _html
@@ -40,8 +39,9 @@ from localeval.report.kit import (
 )
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, histogram, lowest_keys, view_of
-from localeval.runfiles import check_run_folder, write_text
-from localeval.runfolder import RunFolder, load_run
+from localeval.results.records import SampleRecord
+from localeval.results.runfiles import check_run_folder, write_text
+from localeval.results.runfolder import RunFolder, load_run
 
 __all__ = [
     "CSS", "Comparison", "ReportView", "ScoreDiff", "build_view", "clip_text", "compare",

@@ -12,9 +12,9 @@ from typing import Any
 from localeval.errors import OutputError, UsageError
 from localeval.report.charts import forest_svg
 from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
-from localeval.runfiles import write_text
-from localeval.runfolder import RunFolder, load_run
-from localeval.stats import bootstrap_ci
+from localeval.results.runfiles import write_text
+from localeval.results.runfolder import RunFolder, load_run
+from localeval.results.tally import bootstrap_ci
 
 TOP = 5
 

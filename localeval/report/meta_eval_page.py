@@ -10,7 +10,6 @@ from typing import Any
 
 from localeval.meta_eval.analyse import KAPPA_CUT, PairResult, PairStats, RowResult, RowStats
 from localeval.names import owner_of
-from localeval.records import SampleRecord
 from localeval.report.kit import (
     details_html,
     details_md,
@@ -25,6 +24,7 @@ from localeval.report.kit import (
     page,
     text_table,
 )
+from localeval.results.records import SampleRecord
 
 SHOWN = 50  # disagreements written into the reports (all are listed in meta_eval.json)
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.records import SampleRecord
 from localeval.report.kit import fmt, fmt_ci
-from localeval.runfolder import RunFolder
+from localeval.results.records import SampleRecord
+from localeval.results.runfolder import RunFolder
 from localeval.safe import unicode_safe
 
 LOWEST = 5  # samples listed per metric

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from localeval.errors import OutputError, UsageError
-from localeval.records import (
+from localeval.results.records import (
     REJECTED_FILE,
     RESULTS_FILE,
     SampleRecord,

@@ -1,23 +1,21 @@
-"""`run`, `report` and `compare`: evaluate a dataset, re-render a run folder, compare two runs,
-each with its gates."""
+"""`run`: evaluate a dataset into a run folder (or only estimate the run), then its gates."""
 
 from __future__ import annotations
 
 import argparse
 
-from localeval.cli.common import gate_report, say, summary_table, to_json
+from localeval.cli.common import gate_report, say, summary_table
 from localeval.cli.estimate import check_flags as check_estimate_flags
 from localeval.cli.estimate import cmd_estimate
-from localeval.errors import UsageError
 from localeval.safe import terminal_safe
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from localeval import gates
     from localeval.config import load_config
     from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
-    from localeval.runner import run
+    from localeval.results import gates
+    from localeval.runner import make_executor, run
 
     overrides = {
         k: getattr(args, k, None)
@@ -55,7 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_estimate_flags(args)
     if args.estimate:
         return cmd_estimate(args, settings)
-    ray = ray_options.from_args(args)
+    executor = make_executor(ray_options.from_args(args))  # this process, or Ray workers
     outcome = run(
         args.data,
         args.out,
@@ -64,7 +62,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=say,
-        ray=ray,
+        executor=executor,
     )
     if not args.quiet:
         print(summary_table(outcome.summary))
@@ -86,47 +84,3 @@ def cmd_run(args: argparse.Namespace) -> int:
         fail_under, outcome.summary, max_unscored=args.max_unscored,
         advisory_until_checked=args.advisory_until_checked, warn=say)
     return gate_report(failures, len(fail_under))
-
-
-def cmd_report(args: argparse.Namespace) -> int:
-    from localeval import gates
-    from localeval.report import rerender
-
-    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
-    run_folder, paths = rerender(args.run_dir)
-    for note in run_folder.notes:
-        say(f"note: {note}")
-    print(summary_table(run_folder.summary))
-    print(terminal_safe("report: " + "  ".join(str(p) for p in paths)))
-    return gate_report(
-        gates.check_fail_under(
-            fail_under, run_folder.summary, max_unscored=args.max_unscored,
-            advisory_until_checked=args.advisory_until_checked, warn=say),
-        len(fail_under),
-    )
-
-
-def cmd_compare(args: argparse.Namespace) -> int:
-    from localeval import gates
-    from localeval.report import compare
-
-    max_drop = gates.parse_gates(args.max_drop, "--max-drop")
-    if args.top < 0:
-        raise UsageError("--top must be 0 or more")
-    comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top,
-                                      allow_different=args.allow_different_datasets)
-    if comparison.other_questions:
-        say(f"warning: {len(comparison.other_questions)} id(s) hold another question in B "
-            "(runs of different datasets); they are left out of the comparison")
-    for note in comparison.a.notes + comparison.b.notes:
-        say(f"note: {note}")
-    if args.json:
-        print(to_json(comparison.to_json()))
-    else:
-        print(compare.to_markdown(comparison), end="")
-    if args.out is not None:
-        paths = compare.write(comparison, args.out)
-        say("comparison: " + "  ".join(str(p) for p in paths))
-    return gate_report(
-        gates.check_max_drop(max_drop, comparison, max_unpaired=args.max_unpaired), len(max_drop)
-    )

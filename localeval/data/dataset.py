@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.errors import DatasetError
-from localeval.pickled import PickledList
-from localeval.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
+from localeval.data.pickled import PickledList
+from localeval.data.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
+from localeval.errors import DatasetError, first_error
 from localeval.safe import unicode_safe
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
@@ -247,6 +247,5 @@ def to_sample(raw: Any, line: int) -> Sample:
     try:
         return Sample.model_validate(row)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = ".".join(str(p) for p in err["loc"])
-        raise ValueError(f"field {loc!r}: {err['msg'].removeprefix('Value error, ')}") from None
+        loc, msg = first_error(exc, "")
+        raise ValueError(f"field {loc!r}: {msg.removeprefix('Value error, ')}") from None

@@ -26,13 +26,13 @@ Every other sentence is a claim to judge. How claims are cut (`settings.claims`)
   content terms (metrics/focus.terms) occurs in the material or the question, and that denies
   nothing, is unsupported without a request (`unfounded`: it names only what the material never
   mentions — the Chinese counterpart of the novel-name check, which sees only Latin capitals).
-- `statements`: the judge writes anchored statements per sentence (metrics/statements.py), then
+- `statements`: the judge writes anchored statements per sentence (support/statements.py), then
   each is checked against its own sentence (`true_to_sentence`): a statement that adds a number,
   a name or content words its sentence and the question lack is replaced by the sentence; one
   that matches another sentence better is moved there (dropped if that sentence has it already);
   duplicates are dropped; a sentence left without a statement is its own statement. How often
   each rule fired is in `details.rules`.
-Verdicts come from metrics/chunking.py (the judge's P(supported) against τ).
+Verdicts come from metrics/support/verdicts.py (the judge's P(supported) against τ).
 """
 
 from __future__ import annotations
@@ -43,9 +43,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.metrics.base import MetricContext
-from localeval.metrics.chunking import support_verdicts
-from localeval.metrics.focus import terms
-from localeval.metrics.statements import Anchored, anchored_statements
+from localeval.metrics.support.focus import terms
+from localeval.metrics.support.statements import Anchored, anchored_statements
+from localeval.metrics.support.verdicts import support_verdicts
 from localeval.text import STOPWORDS, match_key, normalize, split_sentences, word_count
 
 MIN_QUOTE_WORDS = 10.0

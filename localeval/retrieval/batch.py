@@ -11,93 +11,21 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping, Sequence
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-from localeval.errors import ConfigError
-from localeval.names import did_you_mean
-from localeval.retrieval_query import score_ranked
-from localeval.text import normalize as normalize_text
-from localeval.trec import ranks_by_score
-
-RETRIEVAL_METRICS: tuple[str, ...] = (
-    "hit_rate",
-    "hit_rate_granular",
-    "mrr",
-    "mrr_granular",
-    "precision",
-    "recall",
-    "average_precision",
-    "ndcg",
+from localeval.retrieval.options import (
+    DEFAULT_GAIN,
+    RETRIEVAL_METRICS,
+    RetrievalReport,
+    Scores,
+    check_options,
+    metric_names,
 )
-GAINS: tuple[str, ...] = ("linear", "exponential")
-DEFAULT_GAIN = "linear"  # trec_eval's and the seed document's; exponential (2^g - 1) on request
-IDEALS: tuple[str, ...] = ("all", "retrieved")
-NO_RELEVANT_REASON = "no relevant ids in the expected set (no grade > 0)"
-
-Scores = dict[str, float | None]
-
-
-class RetrievalOptionError(ConfigError, ValueError):
-    """Unknown metric, bad cutoff, gain or ideal."""
-
-
-@dataclass
-class RetrievalReport:
-    """Everything :func:`evaluate_report` found, for the CLI and the runner's summary."""
-
-    names: list[str]
-    per_query: dict[str, Scores]
-    means: Scores
-    scored: int
-    skipped: list[str] = field(default_factory=list)  # judged, but no relevant id: unscored
-    missing: list[str] = field(default_factory=list)  # relevant ids, absent from the run: 0
-    unjudged: list[str] = field(default_factory=list)  # in the run, not in the qrels: ignored
-
-
-# --------------------------------------------------------------------------- options
-
-
-def check_options(
-    metrics: Sequence[str] = RETRIEVAL_METRICS,
-    at: Sequence[int] = (),
-    gain: str = DEFAULT_GAIN,
-    ideal: str = "all",
-) -> tuple[tuple[str, ...], tuple[int, ...]]:
-    """Validate options; return (metrics, cutoffs) without repeats."""
-    if isinstance(metrics, str):
-        metrics = [metrics]
-    out_m: list[str] = []
-    for m in metrics:
-        if m not in RETRIEVAL_METRICS:
-            raise RetrievalOptionError(
-                f"unknown retrieval metric {m!r}{did_you_mean(m, RETRIEVAL_METRICS)} "
-                f"(known: {', '.join(RETRIEVAL_METRICS)})"
-            )
-        if m not in out_m:
-            out_m.append(m)
-    out_k: list[int] = []
-    for k in at:
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise RetrievalOptionError(f"cutoff must be a positive integer, got {k!r}")
-        if int(k) not in out_k:
-            out_k.append(int(k))
-    if gain not in GAINS:
-        raise RetrievalOptionError(f"gain must be one of {', '.join(GAINS)}, got {gain!r}")
-    if ideal not in IDEALS:
-        raise RetrievalOptionError(f"ideal must be one of {', '.join(IDEALS)}, got {ideal!r}")
-    return tuple(out_m), tuple(out_k)
-
-
-def metric_names(metrics: Sequence[str] = RETRIEVAL_METRICS, at: Sequence[int] = ()) -> list[str]:
-    """Output keys in order: each metric, then ``metric@k`` for each cutoff."""
-    return [n for m in metrics for n in (m, *(f"{m}@{k}" for k in at))]
-
+from localeval.retrieval.trec import ranks_by_score
 
 # --------------------------------------------------------------------------- core
 #
@@ -344,78 +272,3 @@ def mean_scores(per_query: Mapping[str, Mapping[str, float | None]]) -> Scores:
                 sums[name] += v
                 counts[name] += 1
     return {n: (sums[n] / counts[n] if counts[n] else None) for n in sums}
-
-
-# --------------------------------------------------------------------------- per row
-
-
-def _as_id(x: Any) -> str:
-    return x if isinstance(x, str) else str(x)
-
-
-def _check_list(value: Any, what: str) -> None:
-    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
-        raise TypeError(f"{what} must be a list, got {type(value).__name__}")
-
-
-def _expected_grades(expected: Any) -> dict[str, float]:
-    """``{id: grade}`` from a list of ids (grade 1) or a mapping of grades."""
-    if isinstance(expected, Mapping):
-        out: dict[str, float] = {}
-        for k, g in expected.items():
-            if isinstance(g, bool):
-                g = int(g)
-            if not isinstance(g, (int, float)) or math.isnan(g):
-                raise ValueError(f"relevance grade of {k!r} must be a number, got {g!r}")
-            out[_as_id(k)] = g
-        return out
-    _check_list(expected, "expected ids")
-    return dict.fromkeys(map(_as_id, expected), 1)
-
-
-def score_query(
-    retrieved: Sequence[Any],
-    expected: Sequence[Any] | Mapping[Any, float],
-    *,
-    at: Sequence[int] = (),
-    gain: str = DEFAULT_GAIN,
-    ideal: str = "all",
-    metrics: Sequence[str] = RETRIEVAL_METRICS,
-) -> tuple[Scores, str | None]:
-    """Score one query: ``({name or name@k: value}, reason if unscored else None)``; the same
-    numbers as :func:`evaluate_report`, in plain Python (localeval/retrieval_query.py).
-
-    ``expected`` is a list of ids (binary) or ``{id: grade}``; ids are compared as strings
-    (``1`` matches ``"1"``). Without a relevant id every value is ``None`` and a reason is given.
-    """
-    _check_list(retrieved, "retrieved ids")
-    grades = _expected_grades(expected)
-    metrics, at = check_options(metrics, at, gain, ideal)
-    relevant = {d: g for d, g in grades.items() if g > 0}
-    if not relevant:
-        return dict.fromkeys(metric_names(metrics, at)), NO_RELEVANT_REASON
-    ranked = list(dict.fromkeys(map(_as_id, retrieved)))  # an id counts once, at its first rank
-    return score_ranked(ranked, relevant, metrics, at, gain, ideal), None
-
-
-def score_texts(
-    retrieved_texts: Sequence[str],
-    expected_texts: Sequence[str] | Mapping[str, float],
-    **kw: Any,
-) -> tuple[Scores, str | None]:
-    """:func:`score_query` on texts matched after :func:`normalize_text`.
-
-    Expected texts that normalise to the empty string are dropped (they could only match empty
-    contexts); two expected texts equal after normalisation count as one.
-    """
-    _check_list(retrieved_texts, "retrieved texts")
-    if isinstance(expected_texts, Mapping):
-        exp: dict[str, float] | list[str] = {}
-        for t, g in expected_texts.items():
-            key = normalize_text(str(t))
-            if key:
-                exp[key] = max(g, exp.get(key, g))
-    else:
-        _check_list(expected_texts, "expected texts")
-        exp = [k for k in (normalize_text(str(t)) for t in expected_texts) if k]
-    return score_query([normalize_text(str(t)) for t in retrieved_texts], exp, **kw)

@@ -24,7 +24,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-REPO_MODELS = Path(__file__).resolve().parent.parent / "models"  # a checkout's models/
+REPO_MODELS = Path(__file__).resolve().parents[2] / "models"  # a checkout's models/
 
 
 def models_dir() -> Path:

@@ -26,7 +26,7 @@ import re
 import unicodedata
 from typing import Any
 
-from localeval.metrics.closest import closest_sentence
+from localeval.metrics.support.closest import closest_sentence
 from localeval.text import match_key, split_sentences
 
 FOUND_COVERAGE = 0.8

@@ -1,10 +1,11 @@
-"""The results of a run, one import away: records (results.jsonl), statistics and the run
-folder live in `records`, `stats`, `runfiles` and `runfolder`; this module re-exports what
-callers use."""
+"""A run's results: its records (`records`: results.jsonl), the run folder (`runfolder`,
+`runfiles`: run.json, summary.json, durable writes), results.jsonl in input order (`ordered`),
+summary.json (`summary`), the statistics over records (`tally`, `resample`) and the CI gates
+(`gates`)."""
 
 from localeval.errors import RunInterrupted
-from localeval.ordered import OrderedResults, rewrite_in_order
-from localeval.records import (
+from localeval.results.ordered import OrderedResults, rewrite_in_order
+from localeval.results.records import (
     RESULTS_FILE,
     ReadResults,
     ResultsWriter,
@@ -12,15 +13,15 @@ from localeval.records import (
     input_hash,
     read_results,
 )
-from localeval.runfiles import (
+from localeval.results.runfiles import (
     RUN_FILE,
     SUMMARY_FILE,
     check_resumable,
     fingerprint_inputs,
     write_json,
 )
-from localeval.runfolder import OutputFolder, RunFolder, load_run
-from localeval.stats import bootstrap_ci, metric_summary, recompute_metrics
+from localeval.results.runfolder import OutputFolder, RunFolder, load_run
+from localeval.results.tally import ScoreTally, bootstrap_ci, metric_summary, recompute_metrics
 
 __all__ = [
     "RESULTS_FILE",
@@ -33,6 +34,7 @@ __all__ = [
     "RunFolder",
     "RunInterrupted",
     "SampleRecord",
+    "ScoreTally",
     "bootstrap_ci",
     "check_resumable",
     "fingerprint_inputs",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.embed import EmbeddingStore
+from localeval.models.embed import EmbeddingStore
 from localeval.errors import ConfigError, ModelError
 from localeval.judge.client import JudgeClient
 from localeval.metrics import Metric
@@ -110,7 +110,7 @@ def _gpu_offload(n_gpu_layers: int) -> bool:
 
 def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
     from localeval import models
-    from localeval.embed import HashEmbedder, SentenceTransformerEmbedder
+    from localeval.models.embed import HashEmbedder, SentenceTransformerEmbedder
 
     if settings.embedder is not None:
         path = Path(settings.embedder)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -65,6 +65,15 @@ class BareGeneratedQuestion(BaseModel):
                                              "0 = evasive, vague or non-committal")
 
 
+def exactly(name: str, field: str, item: Any, n: int, **field_options: Any) -> type[BaseModel]:
+    """A model `name` whose one field `field` lists exactly `n` `item`s (one per numbered item
+    asked for). The name enters the schema, hence the cache key: a factory keeps its names."""
+    return create_model(
+        name,
+        **{field: (list[item], Field(min_length=n, max_length=n, **field_options))},  # type: ignore[valid-type]
+    )
+
+
 @lru_cache(maxsize=64)
 def statements_up_to(n: int) -> type[BaseModel]:
     """Statements, at most `n` of them (a bound set from the text's length, so that a short
@@ -79,8 +88,8 @@ def statements_up_to(n: int) -> type[BaseModel]:
 
 VerdictStyle = Literal["evidence", "reason", "bare", "focused"]
 """What the judge writes before each verdict: a copy of the material's sentence that bears on
-the item (checked mechanically, see metrics/evidence.py), a short reason, or nothing ("bare";
-"focused" is bare with the material's closest sentence shown under each item)."""
+the item (checked mechanically, see metrics/support/evidence.py), a short reason, or nothing
+("bare"; "focused" is bare with the material's closest sentence shown under each item)."""
 
 
 @lru_cache(maxsize=256)
@@ -90,11 +99,8 @@ def sentence_statements(n: int, per_sentence: int, chars: int) -> type[BaseModel
     schema (≤ n · per_sentence · (chars + 4) tokens), never by max_tokens."""
     text = Annotated[str, Field(max_length=chars)]
     per = Annotated[list[text], Field(min_length=1, max_length=per_sentence)]  # type: ignore[valid-type]
-    return create_model(
-        f"SentenceStatements{n}x{per_sentence}x{chars}",
-        statements=(list[per], Field(min_length=n, max_length=n,  # type: ignore[valid-type]
-                                     description="one list per numbered sentence, in order")),
-    )
+    return exactly(f"SentenceStatements{n}x{per_sentence}x{chars}", "statements", per, n,
+                   description="one list per numbered sentence, in order")
 
 
 def _evidence_item(chars: int) -> type[BaseModel]:
@@ -118,17 +124,14 @@ def checked_verdict(style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
 @lru_cache(maxsize=256)
 def checked_verdicts(n: int, style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
     """Exactly `n` decisions, one per numbered item, each as `checked_verdict`."""
-    item = checked_verdict(style, chars)
-    return create_model(
-        f"CheckedVerdicts{n}{style[0]}{chars}",
-        verdicts=(list[item], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
-    )
+    return exactly(f"CheckedVerdicts{n}{style[0]}{chars}", "verdicts",
+                   checked_verdict(style, chars), n)
 
 
 @lru_cache(maxsize=16)
 def choice(n: int) -> type[BaseModel]:
     """The number (1..n) of the one version, among `n` numbered versions of a claim, that the
-    material states (metrics/contrast.py)."""
+    material states (metrics/support/contrast.py)."""
     return create_model(
         f"Choice{n}",
         choice=(Literal[tuple(range(1, n + 1))],  # type: ignore[valid-type]
@@ -155,20 +158,14 @@ def rating(explain: bool = True) -> type[BaseModel]:
 def verdict_list(n: int, explain: bool = True) -> type[BaseModel]:
     """A model with exactly `n` verdicts, one per numbered statement, in order."""
     item = Verdict if explain else BareVerdict
-    return create_model(
-        f"Verdicts{n}{'R' if explain else ''}",
-        verdicts=(list[item], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
-    )
+    return exactly(f"Verdicts{n}{'R' if explain else ''}", "verdicts", item, n)
 
 
 @lru_cache(maxsize=32)
 def question_list(n: int, explain: bool = True) -> type[BaseModel]:
     """A model with exactly `n` generated questions, each with its clear-answer flag."""
     item = GeneratedQuestion if explain else BareGeneratedQuestion
-    return create_model(
-        f"Questions{n}{'R' if explain else ''}",
-        questions=(list[item], Field(min_length=n, max_length=n)),  # type: ignore[valid-type]
-    )
+    return exactly(f"Questions{n}{'R' if explain else ''}", "questions", item, n)
 
 
 def schema_json(model: type[BaseModel]) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import NamedTuple
 
-from localeval.records import (
+from localeval.results.records import (
     NO_ROOM,
     REJECTED_FILE,
     ReadResults,

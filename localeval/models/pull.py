@@ -16,7 +16,7 @@ from pathlib import Path, PureWindowsPath
 from typing import Any
 
 from localeval.errors import ModelError
-from localeval.models import (
+from localeval.models.manifest import (
     ModelSpec,
     check,
     expected_sha256,

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from localeval.names import owner_of
-from localeval.records import SampleRecord
-from localeval.resample import BOOTSTRAP_N, resampled_means
+from localeval.results.records import SampleRecord
+from localeval.results.resample import BOOTSTRAP_N, resampled_means
 
 
 def bootstrap_ci(

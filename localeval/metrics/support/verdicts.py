@@ -9,7 +9,7 @@ characters, estimated from the failed prompt's size. A sentence longer than a wh
 by characters. Nothing is dropped: every character of the material is in some piece.
 
 `support_verdicts` judges numbered items (statements, sentences) against the material, the judge
-copying its evidence before each verdict (checked by metrics/evidence.py). When the material is
+copying its evidence before each verdict (checked by support/evidence.py). When the material is
 split, each item is judged once, against the piece that shares the most character trigrams with
 it (the piece most likely to hold its evidence), so the cost grows linearly with the material.
 `ask_pieces` returns one answer per piece, for metrics that combine them themselves (max of
@@ -28,14 +28,14 @@ from pydantic import BaseModel
 from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
+from localeval.judge.schemas import VerdictStyle, checked_verdicts, item_tokens
 from localeval.metrics.base import MetricContext
-from localeval.metrics.contrast import ask_choice, choose
-from localeval.metrics.contrast import check as check_contrast
-from localeval.metrics.evidence import closest_sentence, decide, grams
-from localeval.metrics.focus import Index, is_long
-from localeval.metrics.statements import degenerate, retry_split
-from localeval.metrics.threshold import p_yes, threshold
-from localeval.schemas import VerdictStyle, checked_verdicts, item_tokens
+from localeval.metrics.support.contrast import ask_choice, choose
+from localeval.metrics.support.contrast import check as check_contrast
+from localeval.metrics.support.evidence import closest_sentence, decide, grams
+from localeval.metrics.support.focus import Index, is_long
+from localeval.metrics.support.statements import degenerate, retry_split
+from localeval.metrics.support.threshold import p_yes, threshold
 from localeval.text import json_safe, split_sentences
 
 T = TypeVar("T", bound=BaseModel)
@@ -247,14 +247,14 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                            material_name: str = "context", details: bool = True,
                            focus: bool = True, **variables: Any) -> Support:
     """One verdict per item against the material `variables[split]`, each checked by
-    metrics/evidence.py. Items go in groups that bound the answer's length; a material too long
+    support/evidence.py. Items go in groups that bound the answer's length; a material too long
     for the window is split into pieces and each item is judged against the piece that most
     likely holds its evidence (`route`), so the work grows linearly with the material.
     `details=False` skips the novel-detail check (when the material is an answer that may
     say "it" where the item names the subject). With `focus`, material longer than
-    focus.LONG_WORDS is narrowed per item to the passages that bear on it (metrics/focus.py);
+    focus.LONG_WORDS is narrowed per item to the passages that bear on it (support/focus.py);
     items with the same passages share a request. Each verdict is the judge's P(supported)
-    against τ (metrics/threshold.py), then the mechanical checks."""
+    against τ (metrics/support/threshold.py), then the mechanical checks."""
     style = verdict_style(ctx)
     chars = evidence_chars(ctx)
     size = items_per_request(ctx, style)

@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from localeval.errors import PromptTooLong
-from localeval.metrics.evidence import STOP_NAMES
-from localeval.schemas import choice
+from localeval.judge.schemas import choice
+from localeval.metrics.support.evidence import STOP_NAMES
 from localeval.text import json_safe, split_sentences
 
 if TYPE_CHECKING:

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from localeval.errors import JudgeError, PromptTooLong
+from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
-from localeval.schemas import sentence_statements
 from localeval.text import json_safe, match_key, split_sentences, word_count
 
 STEP = "faithfulness_statements"
@@ -46,7 +46,10 @@ class Anchored:
 
 
 @dataclass
-class Statements:
+class AnchoredStatements:
+    """A text's sentences and the statements anchored to them (not the judge's answer model
+    judge.schemas.Statements)."""
+
     sentences: list[str]
     items: list[Anchored]
     retries: int = 0
@@ -134,14 +137,14 @@ def _numbers(indices: list[int]) -> list[int] | None:
 
 
 async def anchored_statements(ctx: MetricContext, text: str, question: str | None,
-                              skip: Collection[int] = ()) -> Statements:
+                              skip: Collection[int] = ()) -> AnchoredStatements:
     """The statements of every sentence of `text` but those (0-based) in `skip`, in order. The
     prompt still shows every sentence, for the names that pronouns stand for; a group of the
     others may skip numbers ("sentences 2, 4 and 6"), so skipped sentences cost no extra request.
     Shared by faithfulness, context_recall and answer_correctness (identical requests are asked
     once)."""
     sentences = split_sentences(text)
-    result = Statements(sentences=sentences, items=[])
+    result = AnchoredStatements(sentences=sentences, items=[])
     max_tokens = ctx.settings.max_tokens
 
     async def ask(indices: list[int]) -> list[list[str]]:

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import OutputError, UsageError
-from localeval.ordered import Entry, OrderedResults, index_results, rewrite_in_order
-from localeval.records import (
+from localeval.results.ordered import Entry, OrderedResults, index_results, rewrite_in_order
+from localeval.results.records import (
     RESULTS_FILE,
     ResultsWriter,
     SampleRecord,
@@ -23,7 +23,7 @@ from localeval.records import (
     prepare_append,
     read_results,
 )
-from localeval.runfiles import (
+from localeval.results.runfiles import (
     LOCK_FILE,
     RUN_FILE,
     SUMMARY_FILE,
@@ -34,7 +34,7 @@ from localeval.runfiles import (
     unrecoverable,
     write_run_file,
 )
-from localeval.stats import recompute_metrics
+from localeval.results.tally import recompute_metrics
 
 # ---- an open --out folder ----------------------------------------------------------------------
 

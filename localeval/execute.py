@@ -1,0 +1,193 @@
+"""The per-sample step and the executors that run it.
+
+`evaluate_sample`: one sample through every metric that applies to it, concurrently, into one
+SampleRecord (scores, details, errors, skips). An `Executor` evaluates a run's samples and
+reports its part of the summary: `LocalExecutor` here, in this process, with bounded
+concurrency; `distributed.driver.RayExecutor` on Ray workers, each of which runs
+`evaluate_sample` itself. The CLI and the API choose one (`runner.make_executor`) and hand it
+to the runner, which knows nothing else of where the samples are evaluated."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from localeval.config import Settings
+from localeval.data.dataset import Sample
+from localeval.errors import LocalevalError
+from localeval.judge.client import JudgeStats
+from localeval.metrics import Metric, MetricContext
+from localeval.models.backends import Backends, build_backends
+from localeval.results.records import SampleRecord
+from localeval.text import detect_language
+
+OnRecord = Callable[[Sample, SampleRecord], None]
+Log = Callable[[str], None]
+
+
+def sample_language(sample: Sample, settings: Settings) -> str:
+    if settings.language != "auto":
+        return settings.language
+    first_context = sample.contexts[0][:500] if sample.contexts else None
+    return detect_language(sample.question, sample.answer, sample.ground_truth, first_context)
+
+
+async def evaluate_sample(
+    sample: Sample, metrics: list[Metric], settings: Settings, backends: Backends
+) -> SampleRecord:
+    """Run every metric of one sample concurrently; failures become that metric's error."""
+    record = SampleRecord(
+        id=sample.id, line=sample.line, language=sample_language(sample, settings)
+    )
+    ctx = MetricContext(
+        sample=sample,
+        language=record.language,
+        settings=settings,
+        judge=backends.judge,
+        embeddings=backends.embeddings,
+    )
+    runnable = []
+    for m in metrics:
+        missing = m.missing(sample)
+        if missing:
+            needs = ", ".join(" or ".join(f"'{alt}'" for alt in f.split("|")) for f in missing)
+            record.skipped[m.name] = f"needs {needs} (missing or empty in this row)"
+        else:
+            runnable.append(m)
+    outcomes = await asyncio.gather(*(m.fn(sample, ctx) for m in runnable), return_exceptions=True)
+    for m, outcome in zip(runnable, outcomes, strict=True):
+        if isinstance(outcome, LocalevalError):
+            record.errors[m.name] = str(outcome)
+        elif isinstance(outcome, BaseException):
+            if not isinstance(outcome, Exception):
+                raise outcome  # KeyboardInterrupt, CancelledError
+            record.errors[m.name] = (
+                f"internal error {type(outcome).__name__}: {outcome} (a bug; please report it)"
+            )
+        else:
+            record.scores.update(outcome.scores)
+            details = dict(outcome.details)
+            if outcome.reason:
+                details["unscored_reason"] = outcome.reason
+            if details:
+                record.details[m.name] = details
+    if backends.judge is not None:
+        backends.judge.count_floor(
+            [*(sample.contexts or ()), sample.question, sample.answer, sample.ground_truth],
+            sample.id)
+    return record
+
+
+def sample_concurrency(settings: Settings, backends: Backends) -> int:
+    """How many samples to evaluate at once: a batched judge gets twice its slots in samples, so
+    a freed slot finds a request queued."""
+    slots = (backends.info.get("judge") or {}).get("parallel", 0)
+    return 2 * slots if slots > 1 else max(1, settings.parallel or 1)
+
+
+async def evaluate_all(
+    samples: Collection[Sample],
+    metrics: list[Metric],
+    settings: Settings,
+    backends: Backends,
+    on_record: OnRecord,
+) -> None:
+    """Evaluate samples with bounded concurrency so that several samples' requests overlap:
+    as many workers as samples may run at once, each taking the next sample in input order (no
+    task per sample up front: a query log of 200,000 rows holds a few coroutines, not 200,000).
+    Each record goes to on_record with its sample, and is not kept here."""
+    queue = iter(samples)
+
+    async def worker() -> None:
+        for sample in queue:
+            on_record(sample, await evaluate_sample(sample, metrics, settings, backends))
+
+    n = min(len(samples), sample_concurrency(settings, backends))
+    await asyncio.gather(*(worker() for _ in range(n)))
+
+
+@dataclass(frozen=True)
+class Work:
+    """What the runner hands an executor before the samples: the run's settings and metrics,
+    the metrics some unfinished sample can feed (what to load models for), the unfinished
+    samples, and where to say what happens."""
+
+    settings: Settings
+    metrics: list[Metric]
+    needed: list[Metric]
+    todo: Collection[Sample]
+    log: Log | None = None
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Where a run's samples are evaluated. `judge` / `embedder`: objects the caller gave
+    (they override the settings; None: built from the settings)."""
+
+    judge: Any
+    embedder: Any
+
+    def start(self, work: Work) -> None:
+        """Load the models (or start the workers) that `work.needed` needs."""
+        ...
+
+    async def evaluate(self, work: Work, on_record: OnRecord) -> None:
+        """Evaluate `work.todo`; pass each record to on_record as soon as it is done."""
+        ...
+
+    def judge_stats(self) -> JudgeStats | None:
+        """The judge's figures so far (None: no judge): the progress bar and the summary."""
+        ...
+
+    def usage(self) -> dict[str, Any]:
+        """What summary.json says of the models: "models" (which were loaded), "cache_error",
+        "texts_encoded" (None: no embedder)."""
+        ...
+
+    def summary(self) -> dict[str, Any]:
+        """This executor's own keys of summary.json ({} for a local run; {"ray": ...})."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """Evaluate in this process: build the backends, then `evaluate_all`."""
+
+    def __init__(self, judge: Any = None, embedder: Any = None) -> None:
+        self.judge, self.embedder = judge, embedder
+        self.backends = Backends()
+
+    def start(self, work: Work) -> None:
+        backends = build_backends(work.settings, work.needed, judge=self.judge,
+                                  embedder=self.embedder)
+        self.backends = backends
+        if backends.judge is not None and work.log is not None:
+            backends.judge.warn = work.log
+        if backends.embeddings is not None:  # one batched pass over the texts known up front
+            texts = (t for s in work.todo for t in (s.answer, s.ground_truth, s.question))
+            backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
+
+    async def evaluate(self, work: Work, on_record: OnRecord) -> None:
+        await evaluate_all(work.todo, work.metrics, work.settings, self.backends, on_record)
+
+    def judge_stats(self) -> JudgeStats | None:
+        return self.backends.judge.stats if self.backends.judge is not None else None
+
+    def usage(self) -> dict[str, Any]:
+        b = self.backends
+        return {
+            "models": b.describe(),
+            "cache_error": b.judge.cache_error if b.judge is not None else None,
+            "texts_encoded": None if b.embeddings is None else b.embeddings.encoded,
+        }
+
+    def summary(self) -> dict[str, Any]:
+        return {}
+
+    def close(self) -> None:
+        self.backends.close()
+

@@ -1,0 +1,71 @@
+"""summary.json: what a run did, from the tally of every record and what the executor reports
+of its models (the runner adds whether the run is complete, when it finished, what earlier
+sessions loaded and, from the executor, its own keys such as "ray")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localeval import __version__, prompts
+from localeval.config import Settings
+from localeval.data.dataset import Dataset
+from localeval.judge.client import JudgeStats
+from localeval.metrics import Metric
+from localeval.metrics.support.threshold import effective_thresholds
+from localeval.results.tally import ScoreTally
+
+
+def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, Any] | None:
+    """How ndcg was computed, when it was: its gain (linear unless asked) and cutoffs."""
+    if not any(m.name == "ndcg" for m in metrics):
+        return None
+    return {"ndcg_gain": settings.retrieval_gain, "at": list(settings.retrieval_at)}
+
+
+def build_summary(
+    data: Dataset,
+    n_samples: int,
+    tally: ScoreTally,
+    metrics: list[Metric],
+    settings: Settings,
+    stats: JudgeStats | None,
+    usage: dict[str, Any],
+    elapsed: float,
+) -> dict[str, Any]:
+    """summary.json (but for what _finish adds), its metrics from the tally of every record
+    (every metric run first: one with no score anywhere still gets a line); `stats` and
+    `usage` as the executor reports them."""
+    return {
+        "localeval_version": __version__,
+        "dataset": {
+            "source": data.source,
+            "samples": n_samples,
+            "input_errors": [p.model_dump() for p in data.problems],
+        },
+        "metrics": tally.summary(),
+        "models": usage["models"],
+        "prompts": prompts.metric_prompt_hashes(metrics),
+        "settings": settings.model_dump(mode="json"),
+        "support_threshold": effective_thresholds(settings),
+        "elapsed_s": round(elapsed, 3),
+        "judge": None
+        if stats is None
+        else {
+            "calls": stats.calls,
+            "cached": stats.cached,
+            "failures": stats.failures,
+            "prompt_tokens": stats.prompt_tokens,
+            "prompt_tokens_processed": stats.prompt_tokens_processed,
+            "completion_tokens": stats.completion_tokens,
+            "forced_tokens": stats.forced_tokens,
+            "decode_s": round(stats.decode_s, 3),
+            "tokens_by_step": stats.tokens_by_step,
+            "floor": stats.floor(),
+            "calls_by_step": stats.by_step,
+            "cache_error": usage["cache_error"],
+        },
+        "retrieval": _retrieval_options(metrics, settings),
+        "embedder": None
+        if usage["texts_encoded"] is None
+        else {"texts_encoded": usage["texts_encoded"]},
+    }

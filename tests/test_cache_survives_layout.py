@@ -1,0 +1,235 @@
+"""A judge answer cache filled before the layout change (issue 20) serves a run after it with 0
+judge calls: the cache keys (model fingerprint, sampling, answer schema with its model names,
+rendered template bytes, probes) did not move when the modules did.
+
+tests/golden/cache_layout.json holds every (key → reply) that runs of every metric over a few
+fixed rows (en and zh; answer, context, retrieval and reference columns) put into the cache, with
+the default settings and with the other claim, verdict and contrast settings (VARIANTS), made
+from the code at dd79f9b (main just before the move landed: `git archive dd79f9b`, then
+`PYTHONPATH=<that tree> python tests/test_cache_survives_layout.py WRITE`). The judge is
+SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
+the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
+the same rows with a judge that fails on any call: every key must be found."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "cache_layout.json"
+
+ROWS = [
+    {"id": "en1", "question": "When was the Eiffel Tower built?",
+     "answer": "The Eiffel Tower was built in 1889. It is in Paris.",
+     "contexts": ["The Eiffel Tower was completed in 1889 for the World's Fair.",
+                  "Paris is the capital of France."],
+     "ground_truth": "It was built between 1887 and 1889.",
+     "retrieved_ids": ["d1", "d2", "d3"], "expected_ids": ["d2"]},
+    {"id": "zh1", "question": "长城有多长?",
+     "answer": "长城全长约两万一千公里。它位于中国北方。",
+     "contexts": ["长城是中国古代的军事防御工程,总长度约为21196公里。", "北京是中国的首都。"],
+     "ground_truth": "长城总长约21196公里。",
+     "retrieved_ids": ["a", "b"], "expected_ids": ["b", "c"]},
+    {"id": "en3", "question": "How tall is the tower, and who built it?",
+     "answer": "The tower is taller than the church. Gustave Eiffel finished it in 1889.",
+     "contexts": ["The tower is taller than the church. Work began in 1887 and Gustave Eiffel "
+                  "finished it in 1889.", "Maurice Koechlin designed the tower."],
+     "ground_truth": "It is 300 metres tall; Eiffel's company built it."},
+    {"id": "zh2", "question": "塔有多高?",
+     "answer": "这座塔高300米。它于1889年建成。",
+     "contexts": ["这座塔高300米,比教堂高。它于1887年开工,1889年建成。"],
+     "ground_truth": "塔高300米。"},
+    {"id": "en2", "question": "What does a refusal look like?",
+     "answer": "I cannot help with that request.",
+     "contexts": ["Refusals decline to answer."]},
+]
+
+
+def _resolve(schema: dict[str, Any], root: dict[str, Any]) -> dict[str, Any]:
+    while "$ref" in schema:
+        name = schema["$ref"].rsplit("/", 1)[-1]
+        schema = {**root["$defs"][name], **{k: v for k, v in schema.items() if k != "$ref"}}
+    return schema
+
+
+def instance(schema: dict[str, Any], root: dict[str, Any]) -> Any:
+    """The smallest value of a JSON schema (last choice of each enum, first of each anyOf)."""
+    schema = _resolve(schema, root)
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:  # the last: a verdict 1 (supported), so that contrast asks too
+        return schema["enum"][-1]
+    for key in ("anyOf", "oneOf", "allOf"):
+        if key in schema:
+            return instance(schema[key][0], root)
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = kind[0]
+    if kind == "object":
+        props = schema.get("properties", {})
+        return {k: instance(v, root) for k, v in props.items()}
+    if kind == "array":
+        n = max(1, schema.get("minItems", 1))
+        if "maxItems" in schema:
+            n = min(n, schema["maxItems"])
+        if "prefixItems" in schema:
+            return [instance(s, root) for s in schema["prefixItems"]]
+        return [instance(schema.get("items", {}), root) for _ in range(n)]
+    if kind == "string":
+        return "x" * max(1, schema.get("minLength", 1))
+    if kind in ("integer", "number"):
+        return schema.get("minimum", 1)
+    if kind == "boolean":
+        return True
+    return None
+
+
+class SchemaJudge:
+    """Answers each request with a small JSON its answer schema allows (`instance`)."""
+
+    name = "schema"
+    fingerprint = "schema-judge"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def sampling_key(self) -> str:
+        return "schema"
+
+    async def complete(self, request: Any) -> Any:
+        from localeval.judge.base import FieldProbs, JudgeReply
+
+        self.calls += 1
+        if request.continuations:
+            n = len(request.continuations)
+            return JudgeReply(text="", finish_reason="stop",
+                              choice_probs={c: 1 / n for c in request.continuations})
+        schema = json.loads(request.answer_schema)
+        answer = instance(schema, schema)
+        probs: list[FieldProbs] = []
+
+        def probe(value: Any) -> None:  # one entry per probed value, in the answer's order
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    if k in request.probe_fields:
+                        probs.append(FieldProbs(field=k, probs={"1": 0.75, "0": 0.25}))
+                    probe(v)
+            elif isinstance(value, list):
+                for v in value:
+                    probe(v)
+
+        probe(answer)
+        text = json.dumps(answer, ensure_ascii=False)
+        return JudgeReply(text=text, finish_reason="stop", field_probs=probs)
+
+    def close(self) -> None:
+        pass
+
+
+class NoCallJudge(SchemaJudge):
+    """The same fingerprint and sampling key, but every call is a failure of the test."""
+
+    async def complete(self, request: Any) -> Any:
+        raise AssertionError(f"judge called for step {request.step}: its cache key changed")
+
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "default": {},
+    "statements": {"claims": "statements", "verdict_style": "reason", "contrast": True,
+                   "contrast_style": "choice", "explain": False},
+    "bare": {"verdict_style": "bare", "contrast": True, "contrast_style": "twins"},
+    "evidence": {"verdict_style": "evidence", "contrast": True, "contrast_style": "choice"},
+    "focused": {"verdict_style": "focused", "evidence_passages": False},
+}
+
+
+def _run(judge: Any, cache: Path, settings: dict[str, Any]) -> Any:
+    import localeval
+
+    try:
+        from localeval.models.embed import HashEmbedder
+    except ImportError:  # the code before the move (writing the fixture)
+        from localeval.embed import HashEmbedder  # type: ignore[no-redef]
+    from localeval.metrics import REGISTRY
+
+    return localeval.evaluate(ROWS, metrics=list(REGISTRY), judge=judge, embedder=HashEmbedder(),
+                              cache=cache, **settings)
+
+
+def _answers(cache: Path) -> dict[str, str]:
+    import sqlite3
+
+    with sqlite3.connect(cache) as db:
+        return dict(db.execute("SELECT key, reply FROM answers ORDER BY key"))
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_cache_filled_before_the_move_serves_the_run_after_it(variant: str, tmp_path: Path) -> None:
+    from localeval.judge.base import JudgeReply
+    from localeval.judge.cache import AnswerCache
+
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))[variant]
+    cache_file = tmp_path / "answers.sqlite"
+    cache = AnswerCache(cache_file)
+    for key, reply in golden["answers"].items():
+        cache.put(key, JudgeReply.model_validate_json(reply))
+    cache.close()
+    results = _run(NoCallJudge(), cache_file, VARIANTS[variant])
+    assert results.judge_calls == 0
+    assert results.summary["judge"]["cached"] == len(golden["answers"])
+    assert results.summary["prompts"] == golden["prompts"]
+    assert results.errors == []
+    scores = {r.id: r.scores for r in results.records}
+    assert json.loads(json.dumps(scores)) == golden["scores"]
+
+
+@pytest.mark.parametrize("variant", list(VARIANTS))
+def test_the_same_keys_are_computed_after_the_move(variant: str, tmp_path: Path) -> None:
+    judge = SchemaJudge()
+    results = _run(judge, tmp_path / "answers.sqlite", VARIANTS[variant])
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))[variant]
+    assert sorted(_answers(tmp_path / "answers.sqlite")) == sorted(golden["answers"])
+    assert results.errors == []
+    assert judge.calls == len(golden["answers"])
+
+
+def test_the_fixture_asks_every_template() -> None:
+    """Between them the variants reach every judge step of every metric, in both languages."""
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    steps = {s for v in golden.values() for s in v["steps"]}
+    from localeval.metrics import REGISTRY
+
+    assert steps == {s for m in REGISTRY.values() for s in m.steps}
+
+
+def write(folder: Path) -> None:
+    golden = {}
+    for variant, settings in VARIANTS.items():
+        cache = folder / f"{variant}.sqlite"
+        results = _run(SchemaJudge(), cache, settings)
+        assert results.errors == [], results.errors
+        golden[variant] = {
+            "answers": _answers(cache),
+            "prompts": results.summary["prompts"],
+            "scores": {r.id: r.scores for r in results.records},
+            "steps": sorted(results.summary["judge"]["calls_by_step"]),
+        }
+        print(f"{variant}: {len(golden[variant]['answers'])} answers")
+    GOLDEN.write_text(json.dumps(golden, ensure_ascii=False, indent=1, sort_keys=True) + "\n",
+                      encoding="utf-8")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["WRITE"]:
+        sys.exit("usage: python tests/test_cache_survives_layout.py WRITE")
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        os.environ.setdefault("LOCALEVAL_CACHE_DIR", tmp)
+        os.environ.setdefault("LOCALEVAL_ALLOW_FAKE_JUDGE", "1")
+        write(Path(tmp))
