@@ -31,6 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 DEV = ROOT.parent / "shared" / "data" / "dev"
 DEFAULT_MODEL = ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 METRICS = ["faithfulness"]  # --metrics
+N_GPU_LAYERS = [-1]  # --n-gpu-layers: every model this script loads (engine, ceiling, sweep)
 
 
 def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]]:
@@ -57,7 +58,7 @@ def make_judge(parallel: int, model: Path, n_ctx: int, threads: int | None, chun
     from localeval.judge.lazy import open_engine
 
     return open_engine(model, "bench", parallel=parallel, n_ctx=n_ctx, n_threads=threads,
-                       max_chunk=chunk)
+                       max_chunk=chunk, n_gpu_layers=N_GPU_LAYERS[0])
 
 
 def run_setting(setting: str, rows: list[dict[str, Any]], model: Path, n_ctx: int,
@@ -101,7 +102,8 @@ def _run_rows(rows: list[dict[str, Any]], parallel: int, model: Path, n_ctx: int
 
     judge = make_judge(parallel, model, n_ctx, threads, chunk)
     settings = Settings(metrics=METRICS, no_cache=True, n_ctx=n_ctx,
-                        max_tokens=max_tokens, parallel=parallel, n_batch=chunk)
+                        max_tokens=max_tokens, parallel=parallel, n_batch=chunk,
+                        n_gpu_layers=N_GPU_LAYERS[0])
     outcome = run(rows, None, settings, judge=judge)
     records = [r.model_dump(include={"id", "scores", "details", "errors"})
                for r in outcome.records]
@@ -165,7 +167,8 @@ def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
 
     out: dict[str, float] = {}
     for n in n_seqs:
-        judge = LlamaBackend(model, n_ctx=512, n_seq=n, n_batch=64, n_threads=threads)
+        judge = LlamaBackend(model, n_ctx=512, n_seq=n, n_batch=64, n_threads=threads,
+                             n_gpu_layers=N_GPU_LAYERS[0])
         ctx, batch, mem = judge._ctx.ctx, judge._batch, judge._mem
         prompt = judge.tokenizer.prompt_tokens(
             [{"role": "user", "content": "Count from one to fifty."}])
@@ -205,7 +208,7 @@ def prompt_rate(model: Path, chunks: list[int], threads: int | None,
     out: dict[str, float] = {}
     for size in chunks:
         backend = LlamaBackend(model, n_ctx=n_tokens + 8, n_seq=1, n_batch=size,
-                               n_threads=threads)
+                               n_threads=threads, n_gpu_layers=N_GPU_LAYERS[0])
         prompt = (backend.tokenizer.tokens("The quick brown fox jumps over the lazy dog. ") * 64)
         prompt = prompt[:n_tokens]
         best = float("inf")
@@ -248,8 +251,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--n-ctx", type=int, default=4096)
     parser.add_argument("--max-tokens", type=int, default=512)
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--n-gpu-layers", type=int, default=-1,
+                        help="layers on the GPU for every model loaded (-1: all, with a GPU "
+                             "build; the ceiling and the chunk sweep too)")
     args = parser.parse_args(argv)
     METRICS[:] = [m.strip() for m in args.metrics.split(",") if m.strip()]
+    N_GPU_LAYERS[0] = args.n_gpu_layers
     if not args.model.is_file():
         print(f"model {args.model} not found", file=sys.stderr)
         return 2

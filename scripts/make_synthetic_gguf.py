@@ -2,12 +2,14 @@
 measure throughput where the real file cannot be carried (throughput depends on the shape and
 the tensor types, not on the weights).
 
-    python scripts/make_synthetic_gguf.py OUT.gguf [--shape qwen2.5-7b|toy] [--layers N]
-        [--tokenizer-from GGUF] [--vocab-only] [--seed 0]
+    python scripts/make_synthetic_gguf.py OUT.gguf [--shape qwen2.5-7b|qwen2.5-1.5b|toy]
+        [--layers N] [--tokenizer-from GGUF] [--vocab-only] [--seed 0]
 
 `qwen2.5-7b` is Qwen2.5-7B-Instruct in Q4_K_M: 28 layers, 3584 wide, FFN 18944, 28 query / 4
 KV heads, vocabulary 152064; tensor types as llama.cpp's Q4_K_M picks them (Q6_K for output,
 for attn_v and ffn_down of the "more bits" layers, Q4_K elsewhere, F32 norms and biases).
+`qwen2.5-1.5b` is the `small` profile's judge in the same mix (1536 wide, FFN 8960, 12 / 2
+heads, vocabulary 151936; its 339 tensors match the real file's names, types and shapes).
 `toy` is the same architecture at 2 layers x 256 (for tests).
 
 Valid K-quant blocks are written directly, without quantising anything: each block is random
@@ -51,6 +53,9 @@ class Shape:
 
 SHAPES = {
     "qwen2.5-7b": Shape(28, 3584, 18944, 28, 4, 152064),
+    # the 1.5B coder judge of models/: the 7B's tensor list and type mix (its own Q6_K
+    # output.weight), 1536 wide, 12 query / 2 KV heads
+    "qwen2.5-1.5b": Shape(28, 1536, 8960, 12, 2, 151936),
     "toy": Shape(2, 256, 512, 4, 2, None, n_ctx_train=4096),
 }
 
