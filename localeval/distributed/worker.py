@@ -219,7 +219,7 @@ class EvalWorker:
 
 STAT_FIELDS = (
     "calls", "cached", "failures", "prompt_tokens", "prompt_tokens_processed", "completion_tokens",
-    "forced_tokens", "decode_s",
+    "forced_tokens", "decode_s", "own_tokens", "choices",
 )
 
 
