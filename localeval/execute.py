@@ -75,9 +75,7 @@ async def evaluate_sample(
             if details:
                 record.details[m.name] = details
     if backends.judge is not None:
-        backends.judge.count_floor(
-            [*(sample.contexts or ()), sample.question, sample.answer, sample.ground_truth],
-            sample.id)
+        backends.judge.count_floor(sample.own_texts(), sample.id)
     return record
 
 

@@ -54,6 +54,13 @@ class Sample(BaseModel):
             raise ValueError(f"must be an object {{id: grade}}, got {type(v).__name__}")
         return {_id_str(k): _grade(k, g) for k, g in v.items()}
 
+    def own_texts(self) -> list[str]:
+        """The texts a judge must read at least once for this sample (the floor's reading part,
+        docs/engine.md): its contexts, question, answer and ground truth, the empty ones left
+        out."""
+        texts = [*(self.contexts or ()), self.question, self.answer, self.ground_truth]
+        return [t for t in texts if t]
+
     def has(self, field: str) -> bool:
         """True if the field is present and not empty."""
         value = getattr(self, field, None)

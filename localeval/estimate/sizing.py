@@ -20,6 +20,7 @@ from localeval.estimate import calibrate
 from localeval.estimate.dryrun import DryJudge, dry_run
 from localeval.estimate.simulate import replay
 from localeval.estimate.workload import CharVocab, Vocab, build
+from localeval.judge.client import floor_account
 
 DEFAULT_FREE_TOKENS = 20.0
 """Tokens of a free string (a generated question, a reason) before a calibration measured it."""
@@ -110,7 +111,7 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
                  for r in found.recorded]
         asked = {w.sample for w in works}
         own = sum(len(judge.vocab.tokens(t)) for i, s in enumerate(samples) if i in asked
-                  for t in (*(s.contexts or ()), s.question, s.answer, s.ground_truth) if t)
+                  for t in s.own_texts())
     finally:
         judge.close()
     speed = calibrate.speed_of(entry) if entry else None
@@ -129,7 +130,10 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
             "forced_tokens": totals.forced.get(step, 0),
         }
     out["total"] = _total(out["steps"]) | {"decode_calls": totals.decode_calls}
-    out["floor"] = _floor(own, sum(w.slots for w in works), out["total"])
+    t = out["total"]
+    out["floor"] = floor_account(own, sum(w.slots for w in works) + t["generated_tokens"],
+                                 t["prompt_tokens_processed"] + t["generated_tokens"]
+                                 + t["forced_tokens"])
     out["judge"] = {"name": judge.name, "sha256": judge.fingerprint}
     if found.errors:
         out["notes"].append(f"{len(found.errors)} metric error(s) would occur before the judge "
@@ -156,17 +160,6 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         out["notes"].append("a count marked 'estimate' or 'lower bound' depends on the judge's "
                             "answers (placeholders stood in for them)")
     return out
-
-
-def _floor(own: int, slots: int, total: dict[str, Any]) -> dict[str, Any] | None:
-    """What summary.json → judge.floor will say: the judged samples' own tokens read once,
-    plus the decisions (chosen slots, generated tokens), beside the work."""
-    decisions = slots + total["generated_tokens"]
-    work = total["prompt_tokens_processed"] + total["generated_tokens"] + total["forced_tokens"]
-    if not own:
-        return None
-    return {"own_tokens": own, "decision_tokens": decisions, "floor_tokens": own + decisions,
-            "work_tokens": work, "work_over_floor": round(work / (own + decisions), 3)}
 
 
 def _total(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:

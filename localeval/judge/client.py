@@ -62,16 +62,20 @@ class JudgeStats:
             step[key] = round(step[key] + value, 4)
 
     def floor(self) -> dict[str, float] | None:
-        """The floor beside the work (`docs/engine.md`, *Every token accounted*): the samples'
-        own tokens read once plus the tokens that carry a decision, and the work (prompt tokens
-        read, generated and forced) over it. None before any sample was counted."""
-        if not self.own_tokens:
-            return None
-        floor = self.own_tokens + self.choices + self.completion_tokens
-        work = self.prompt_tokens_processed + self.completion_tokens + self.forced_tokens
-        return {"own_tokens": self.own_tokens, "decision_tokens": floor - self.own_tokens,
-                "floor_tokens": floor, "work_tokens": work,
-                "work_over_floor": round(work / floor, 3)}
+        """The floor beside the work (`docs/engine.md`, *Answers laid out by their schema*)."""
+        return floor_account(self.own_tokens, self.choices + self.completion_tokens,
+                             self.prompt_tokens_processed + self.completion_tokens
+                             + self.forced_tokens)
+
+
+def floor_account(own: int, decisions: int, work: int) -> dict[str, float] | None:
+    """The floor (the samples' own tokens read once plus the tokens that carry a decision: a
+    slot the judge chose, a token it generated) and the work (read + generated + forced) over
+    it; None when no sample was counted. summary.json → judge.floor and run --estimate."""
+    if not own:
+        return None
+    return {"own_tokens": own, "decision_tokens": decisions, "floor_tokens": own + decisions,
+            "work_tokens": work, "work_over_floor": round(work / (own + decisions), 3)}
 
 
 class JudgeClient:
