@@ -90,6 +90,12 @@ class Settings(BaseModel):
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "
                     "value fitted per language on the dev sets (metrics/support/threshold.py)")
+    verifier: str = Field(
+        "auto", min_length=1,
+        description="the learned verifier head that scores support verdicts from the judge's "
+                    "activations: auto (the packaged head made for the judge in use, if any), "
+                    "none (the judge's own P(supported)) or a head file "
+                    "(`localeval verifier fit`; localeval/verifier/)")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(

@@ -105,6 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "judge choose among the claim and its twins in one request")
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
+    run.add_argument("--verifier", metavar="auto|none|HEAD.json",
+                     help="learned verifier head that scores support verdicts from the judge's "
+                          "activations (default auto: the packaged head for the judge, if any)")
     run.add_argument(
         "--no-cache", action="store_true", default=None, help="neither read nor write the cache"
     )
@@ -203,6 +206,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_retrieval(sub)
     add_meta_eval(sub, run)
+    from localeval.cli.verifier import add_parser as add_verifier
+
+    add_verifier(sub)
     _add_models_dir(parser, run, *mod_sub.choices.values())
     return parser
 

@@ -44,6 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "explain",
             "retrieval_at",
             "metric_options",
+            "verifier",
         )
     }
     settings = load_config(args.config, overrides)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -23,18 +23,31 @@ class JudgeRequest(BaseModel):
         default_factory=list,
         description="prompt-only request: the probability of each of these continuations of "
                     "the prompt (JudgeReply.choice_probs); nothing is generated")
+    hidden_layers: list[int] = Field(
+        default_factory=list,
+        description="residual-stream layers to read at each probed slot (FieldProbs.hidden), "
+                    "for a learned verifier; -1 is the final normed state")
+    verifier: str = Field("", description="the learned verifier head (its id) that scores the "
+                                          "probed verdicts (FieldProbs.score)")
 
-    def probe_key(self) -> list[list[str]]:
-        """What the probes add to the cache key (empty for a plain request)."""
-        return [self.probe_fields, self.continuations] if (
+    def probe_key(self) -> list[Any]:
+        """What the probes add to the cache key (empty for a plain request; the verifier only
+        when one is used, so keys without one are as before)."""
+        key: list[Any] = [self.probe_fields, self.continuations] if (
             self.probe_fields or self.continuations) else []
+        return [*key, self.verifier] if self.verifier else key
 
 
 class FieldProbs(BaseModel):
-    """The probabilities of the first token of one JSON value, over what the grammar allows."""
+    """The probabilities of the first token of one JSON value, over what the grammar allows;
+    with a learned verifier, its P(supported) (`score`) from the judge's activations there."""
 
     field: str
     probs: dict[str, float] = Field(description="token text -> probability (most likely first)")
+    score: float | None = Field(None, description="the verifier head's P(supported), when one "
+                                                  "scored this verdict")
+    hidden: Any = Field(None, exclude=True, description="the tapped layers' states here (a "
+                                                        "numpy row; in memory only, never cached)")
 
 
 class JudgeReply(BaseModel):

@@ -6,13 +6,16 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from localeval.errors import JudgeError, first_error
 from localeval.judge.base import Judge, JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache, cache_key
+
+if TYPE_CHECKING:
+    from localeval.verifier.apply import Verifier
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -86,9 +89,13 @@ class JudgeClient:
     why in `cache_error` and goes on without the cache.
     """
 
-    def __init__(self, judge: Judge, cache: AnswerCache | None = None) -> None:
+    def __init__(self, judge: Judge, cache: AnswerCache | None = None,
+                 verifier: Verifier | None = None) -> None:
         self.judge = judge
         self.cache = cache
+        self.verifier = verifier
+        """A learned head that scores the verdicts of the steps it was made for from the judge's
+        activations (localeval/verifier/); None: the judge's own P(supported)."""
         self.stats = JudgeStats()
         self.cache_error: str | None = None
         self.warn: Callable[[str], None] | None = None
@@ -132,6 +139,9 @@ class JudgeClient:
 
     async def ask_reply(self, request: JudgeRequest, schema: type[T]) -> tuple[T, JudgeReply]:
         """`ask`, also returning the reply itself (its field probabilities, token counts)."""
+        verifier = self.verifier
+        if verifier is not None and verifier.applies(request):
+            request = verifier.prepare(request)
         key = cache_key(self.judge.fingerprint, self._sampling, request)
         reply = self._cached(key)
         if reply is None and key in self._in_flight:
@@ -141,6 +151,8 @@ class JudgeClient:
             self._in_flight[key] = pending
             try:
                 reply = await self.judge.complete(request)
+                if request.verifier and verifier is not None:
+                    reply = verifier.scored(reply)
             except BaseException as exc:
                 if not isinstance(exc, Exception):
                     exc = JudgeError(f"{request.step}: the request was cancelled")

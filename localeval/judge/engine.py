@@ -258,10 +258,15 @@ class Engine:
         where a choice differs from the guess, or start its next free string (judge/plan.py)."""
         start = len(a.slot.tokens)
         tokens, outputs = plan.chunk(start - a.n_prompt)
-        outs = self._decode([Chunk(a.slot.seq_id, start, tokens, outputs)], [a])
+        tap = bool(a.job.request.hidden_layers)
+        outs = self._decode([Chunk(a.slot.seq_id, start, tokens, outputs)], [a], hidden=tap)
         self.pool.extend(a.slot, tokens, prompt=False)
         a.forced += len(tokens)
+        before = len(plan.probs)
         cut, first = plan.take(outs)
+        if tap:  # the residual stream where each slot just chosen was decided
+            rows = self.backend.last_hidden
+            a.hidden += [rows[k] for k in range(len(plan.probs) - before)]
         if cut is not None:
             self.pool.truncate(a.slot, a.n_prompt + cut)
         elif first is not None:
@@ -287,11 +292,13 @@ class Engine:
         elif len(a.generated) >= a.job.request.max_tokens:
             self._finish(a, "length")
 
-    def _decode(self, chunks: list[Chunk], owners: list[Active]) -> list[np.ndarray]:
-        """One llama_decode call; its seconds are shared among the owners by their tokens."""
+    def _decode(self, chunks: list[Chunk], owners: list[Active],
+                hidden: bool = False) -> list[np.ndarray]:
+        """One llama_decode call; its seconds are shared among the owners by their tokens.
+        `hidden`: also read the tapped layers at the outputs (backend.last_hidden)."""
         self.stats.decode_calls += 1
         started = time.perf_counter()
-        out = self.backend.decode(chunks)
+        out = self.backend.decode(chunks, hidden=True) if hidden else self.backend.decode(chunks)
         seconds = time.perf_counter() - started
         total = sum(len(c.tokens) for c in chunks) or 1
         for a, c in zip(owners, chunks, strict=True):
@@ -343,12 +350,14 @@ class Engine:
             return
         if a.plan is not None:
             fields = a.job.request.probe_fields
+            states = a.hidden or [None] * len(a.plan.probs)
             reply = JudgeReply(text=a.plan.text(), finish_reason=reason, prompt_tokens=a.n_prompt,
                                prompt_tokens_processed=a.n_prompt - a.n_reused,
                                decode_s=round(a.seconds, 4),
                                completion_tokens=len(a.generated), forced_tokens=a.forced,
-                               field_probs=[FieldProbs(field=f, probs=p)
-                                            for f, p in a.plan.probs if f in fields])
+                               field_probs=[FieldProbs(field=f, probs=p, hidden=h)
+                                            for (f, p), h in zip(a.plan.probs, states,
+                                                                 strict=True) if f in fields])
         elif a.job.request.continuations:
             probs = choice_probs(a.logprobs)
             reply = JudgeReply(text=_json(probs), finish_reason="stop", prompt_tokens=a.n_prompt,

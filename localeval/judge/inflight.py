@@ -45,6 +45,7 @@ class Active:
     first_logp: np.ndarray | None = None
     plan: Reading | None = None  # its answer laid out by the schema (judge/plan.py)
     forced: int = 0  # answer tokens read as chunks
+    hidden: list[np.ndarray] = field(default_factory=list)  # per planned slot: tapped layers
     seconds: float = 0.0  # its share of the decode calls' time
 
     @property

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,15 +19,16 @@ from localeval.judge.engine import Engine
 def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int = 4096,
                 n_threads: int | None = None, n_gpu_layers: int = -1, max_chunk: int = 512,
                 keep_prefixes: int | None = None, seed: int = 0, temperature: float = 0.0,
-                prefix_reuse: bool = True) -> Engine:
+                prefix_reuse: bool = True, hidden_layers: Sequence[int] = ()) -> Engine:
     """Load the model and start the engine: `parallel` active slots plus `keep_prefixes`
-    (default: as many) slots that keep recent prompts for prefix reuse."""
+    (default: as many) slots that keep recent prompts for prefix reuse; `hidden_layers`: the
+    layers a learned verifier reads (judge/hidden.py)."""
     from localeval.judge.llama import LlamaBackend
 
     keep = parallel if keep_prefixes is None else keep_prefixes
     backend = LlamaBackend(model_path, n_ctx=n_ctx, n_seq=parallel + keep,
                            n_batch=max(max_chunk, min(parallel, 30)), n_threads=n_threads,
-                           n_gpu_layers=n_gpu_layers)
+                           n_gpu_layers=n_gpu_layers, hidden_layers=hidden_layers)
     try:
         return Engine(backend, fingerprint, parallel=min(parallel, backend.n_seq),
                       max_chunk=max_chunk, seed=seed, temperature=temperature,

@@ -132,11 +132,18 @@ class LlamaBackend:
 
     def __init__(self, model_path: Path, *, n_ctx: int, n_seq: int, n_batch: int,
                  n_threads: int | None = None, n_gpu_layers: int = 0,
-                 flash_attn: bool = False) -> None:
+                 flash_attn: bool = False, hidden_layers: Sequence[int] = ()) -> None:
         ll = self._ll = import_llama()
         from llama_cpp import _internals
 
         self._model = load_model(model_path, n_gpu_layers)
+        self.last_hidden: np.ndarray | None = None
+        self.tap = None  # reads the residual stream for a learned verifier (judge/hidden.py)
+        if hidden_layers:
+            from localeval.judge.hidden import HiddenTap
+
+            self.tap = HiddenTap(ll, hidden_layers, ll.llama_model_n_layer(self._model.model),
+                                 ll.llama_model_n_embd(self._model.model))
         self.tokenizer = Tokenizer(self._model)
         threads = n_threads or default_threads()
         n_seq = min(n_seq, ll.llama_max_parallel_sequences())
@@ -151,6 +158,8 @@ class LlamaBackend:
         cparams.flash_attn_type = (ll.LLAMA_FLASH_ATTN_TYPE_ENABLED if flash_attn
                                    else ll.LLAMA_FLASH_ATTN_TYPE_DISABLED)
         cparams.no_perf = True
+        if self.tap is not None:
+            cparams.cb_eval = self.tap.callback
         try:
             self._ctx = _internals.LlamaContext(model=self._model, params=cparams, verbose=False)
         except ValueError as exc:
@@ -166,8 +175,10 @@ class LlamaBackend:
 
     # ------------------------------------------------------------------ decoding
 
-    def decode(self, chunks: Sequence[Chunk]) -> list[np.ndarray]:
-        """Decode the chunks in one call; the logits (copies) of every wanted output, in order."""
+    def decode(self, chunks: Sequence[Chunk], hidden: bool = False) -> list[np.ndarray]:
+        """Decode the chunks in one call; the logits (copies) of every wanted output, in order.
+        With `hidden` (a backend made with `hidden_layers`), `last_hidden` then holds the
+        tapped layers' rows of those outputs (judge/hidden.py)."""
         batch, n = self._batch, 0
         wanted: list[int] = []
         for chunk in chunks:
@@ -184,9 +195,15 @@ class LlamaBackend:
         if n > self.n_batch:
             raise JudgeError(f"internal error: {n} tokens in a batch of {self.n_batch}")
         batch.n_tokens = n
+        if hidden:
+            if self.tap is None:
+                raise JudgeError("internal error: hidden states asked of a backend without a tap")
+            self.tap.arm()
         rc = self._ll.llama_decode(self._ctx.ctx, batch)
         if rc != 0:
             raise RuntimeError(f"llama_decode returned {rc}")
+        if hidden:
+            self.last_hidden = self.tap.take(n, wanted)
         return [np.ctypeslib.as_array(self._ll.llama_get_logits_ith(self._ctx.ctx, i),
                                       shape=(self.n_vocab,)).copy() for i in wanted]
 

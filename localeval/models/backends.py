@@ -53,10 +53,11 @@ def build_backends(
                 "sha256": judge.fingerprint,
                 "parallel": getattr(judge, "parallel", 1),
             }
+        verifier, backends.info["verifier"] = _verifier(settings, judge.fingerprint)
         cache_path = settings.cache_path()
         cache = AnswerCache(cache_path) if cache_path is not None else None
         backends.info["cache"] = str(cache_path) if cache_path else None
-        backends.judge = JudgeClient(judge, cache)
+        backends.judge = JudgeClient(judge, cache, verifier)
     if any(m.uses_embedder for m in metrics):
         if embedder is None:
             embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)
@@ -64,6 +65,13 @@ def build_backends(
             backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
         backends.embeddings = EmbeddingStore(embedder)
     return backends
+
+
+def _verifier(settings: Settings, judge_sha256: str) -> tuple[Any, dict[str, Any]]:
+    """The learned verifier head for this judge (localeval/verifier/apply.select)."""
+    from localeval.verifier.apply import select
+
+    return select(settings, judge_sha256)
 
 
 def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
@@ -86,10 +94,12 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
     from localeval.judge.lazy import LazyJudge
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
+    verifier, _ = _verifier(settings, sha)
     judge = LazyJudge(path, sha, parallel=parallel, n_ctx=settings.n_ctx,
                       n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
                       max_chunk=settings.n_batch, seed=settings.seed,
-                      temperature=settings.temperature)
+                      temperature=settings.temperature,
+                      hidden_layers=verifier.layers if verifier is not None else ())
     return judge, {
         "name": name,
         "path": str(path),

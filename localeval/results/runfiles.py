@@ -77,10 +77,28 @@ def fingerprint_inputs(
             inputs["fake_answers_sha256"] = hashlib.sha256(Path(fake).read_bytes()).hexdigest()
         except OSError:
             inputs["fake_answers_sha256"] = None
+    inputs["verifier_sha256"] = _verifier_sha256(values.get("verifier"))
     inputs["metrics_run"] = list(metric_names)
     inputs["prompts"] = dict(sorted(prompt_hashes.items()))
     inputs["localeval_version"] = version
     return inputs
+
+
+def _verifier_sha256(choice: str | None) -> str | None:
+    """The verifier head's bytes (a file named, else every packaged head): a head changed
+    under the same name changes the fingerprint."""
+    if not choice or choice == "none":
+        return None
+    from localeval.verifier.apply import HEADS
+
+    paths = sorted(HEADS.glob("*.json")) if choice == "auto" else [Path(choice)]
+    digest = hashlib.sha256()
+    for path in paths:
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            return None
+    return digest.hexdigest()
 
 
 def fingerprint_of(inputs: Mapping[str, Any]) -> str:

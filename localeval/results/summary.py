@@ -46,7 +46,8 @@ def build_summary(
         "models": usage["models"],
         "prompts": prompts.metric_prompt_hashes(metrics),
         "settings": settings.model_dump(mode="json"),
-        "support_threshold": effective_thresholds(settings),
+        "support_threshold": effective_thresholds(
+            settings, (usage["models"].get("verifier") or {}).get("tau")),
         "elapsed_s": round(elapsed, 3),
         "judge": None
         if stats is None

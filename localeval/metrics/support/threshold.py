@@ -22,20 +22,34 @@ FITTED = {"en": 0.6, "zh": 0.45}
 """τ per language, fitted on the dev sets' fit half (rows not reported)."""
 
 
-def threshold(ctx: MetricContext) -> float:
+def threshold(ctx: MetricContext, step: str | None = None) -> float:
+    """τ for this sample: the setting, else the learned verifier's own τ when its head scores
+    the verdicts of `step`, else the value fitted for the judge's raw probability."""
     chosen = ctx.settings.support_threshold
-    return chosen if chosen is not None else FITTED.get(ctx.language, FITTED["en"])
+    if chosen is not None:
+        return chosen
+    verifier = getattr(ctx.judge, "verifier", None)
+    head = getattr(verifier, "head", None)
+    if head is not None and step in head.steps:
+        return head.tau.get(ctx.language, head.tau.get("en", 0.5))
+    return FITTED.get(ctx.language, FITTED["en"])
 
 
-def effective_thresholds(settings: Settings) -> dict[str, float]:
-    """τ per language as a run applies it (summary.json): the setting, else the fitted values."""
+def effective_thresholds(settings: Settings, head_tau: dict[str, float] | None = None
+                         ) -> dict[str, float]:
+    """τ per language as a run applies it (summary.json): the setting, else the learned
+    verifier's (`head_tau`), else the fitted values."""
     chosen = settings.support_threshold
-    return {lang: chosen if chosen is not None else tau for lang, tau in FITTED.items()}
+    base = head_tau or FITTED
+    return {lang: chosen if chosen is not None else tau for lang, tau in base.items()}
 
 
 def p_yes(entry: FieldProbs | None) -> float | None:
-    """P(verdict = 1) renormalised over the two verdicts, from the judge's probabilities."""
+    """P(verdict = 1): the learned verifier's when it scored the verdict, else the judge's own
+    probability renormalised over the two verdicts."""
     if entry is None:
         return None
+    if entry.score is not None:
+        return entry.score
     yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
     return yes / (yes + no) if yes + no > 0 else None

@@ -1,0 +1,176 @@
+"""The judge's activations at every verdict of labelled rows, read once and kept on disk.
+
+Each row is judged exactly as `faithfulness` judges it (metrics/support/claims.judge_claims: the
+same sentences, rules, templates and requests), with the engine reading the chosen layers at
+each verdict slot (judge/hidden.py). What comes out per row: every claim of its answer with how
+it was settled (`rule`), the judge's own P(supported) and, for claims the judge decided, the
+layers' states at its verdict. Rows are stored one file each under a folder keyed by the judge,
+the layers, the templates and the row's content, so an interrupted extraction goes on where it
+stopped and a second fit reads instead of judging.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from localeval.verifier.apply import raw_p
+
+STEP = "faithfulness_verdicts"
+SAMPLE_FIELDS = ("question", "answer", "contexts")
+
+
+@dataclass
+class Claim:
+    """One claim of a row's answer: its sentence (0-based), how it was settled, the judge's own
+    P(supported) and verdict as the metric decided it, and its states when the judge judged it."""
+
+    sentence: int
+    statement: str
+    rule: str
+    verdict: int
+    p_raw: float | None
+    overruled: bool
+    hidden: np.ndarray | None = None
+
+
+@dataclass
+class RowFeatures:
+    row_id: str
+    language: str
+    claims: list[Claim] = field(default_factory=list)
+    error: str | None = None
+
+
+def row_key(row: dict[str, Any], judge_sha: str, layers: Sequence[int],
+            templates: dict[str, str]) -> str:
+    payload = json.dumps([judge_sha, list(layers), templates,
+                          {k: row.get(k) for k in ("question", "answer", "contexts")}],
+                         ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:32]
+
+
+def _save(path: Path, feats: RowFeatures) -> None:
+    meta = {"row_id": feats.row_id, "language": feats.language, "error": feats.error,
+            "claims": [{k: getattr(c, k) for k in ("sentence", "statement", "rule", "verdict",
+                                                   "p_raw", "overruled")}
+                       | {"has_hidden": c.hidden is not None} for c in feats.claims]}
+    hidden = [c.hidden for c in feats.claims if c.hidden is not None]
+    stack = np.stack(hidden).astype(np.float16) if hidden else np.zeros((0, 0), np.float16)
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, meta=np.array(json.dumps(meta, ensure_ascii=False)), hidden=stack)
+    tmp.replace(path)
+
+
+def _load(path: Path) -> RowFeatures:
+    with np.load(path) as z:
+        meta = json.loads(str(z["meta"]))
+        stack = z["hidden"].astype(np.float32)
+    out = RowFeatures(meta["row_id"], meta["language"], error=meta["error"])
+    k = 0
+    for c in meta["claims"]:
+        h = None
+        if c.pop("has_hidden"):
+            h, k = stack[k], k + 1
+        out.claims.append(Claim(**c, hidden=h))
+    return out
+
+
+async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: Any
+                     ) -> RowFeatures:
+    from localeval.data.dataset import to_sample
+    from localeval.errors import LocalevalError
+    from localeval.execute import sample_language
+    from localeval.metrics.base import MetricContext
+    from localeval.metrics.support.claims import judge_claims
+    from localeval.text import json_safe
+
+    seen: list[tuple[str, Any]] = []
+
+    class Recording(MetricContext):
+        async def ask_probs(self, step: str, schema: Any, probe: list[str],
+                            **variables: Any) -> Any:
+            answer, probs = await super().ask_probs(step, schema, probe, **variables)
+            items = variables.get("statements") or []
+            if step == STEP and len(items) == len(probs):
+                seen.extend(zip(items, probs, strict=True))
+            return answer, probs
+
+    sample = to_sample({"id": row_id, **{k: row[k] for k in SAMPLE_FIELDS if k in row}}, 0)
+    language = sample_language(sample, settings)
+    ctx = Recording(sample, language, settings, backends.judge, None)
+    feats = RowFeatures(row_id, language)
+    try:
+        claims = await judge_claims(ctx, STEP, sample.answer or "", sample.question,
+                                    [c for c in sample.contexts or [] if c.strip()])
+    except LocalevalError as exc:
+        feats.error = str(exc)
+        return feats
+    found = {item: fp for item, fp in seen}
+    for entry in claims.statements:
+        fp = (found.get(json_safe(entry["statement"]))  # as the judge was shown it
+              if entry.get("rule") in ("judge", "check") else None)
+        overruled = entry.get("judge_verdict") == 1 and entry.get("verdict") == 0
+        feats.claims.append(Claim(
+            sentence=int(entry["sentence"]) - 1, statement=entry["statement"],
+            rule=str(entry.get("rule", "judge")), verdict=int(entry["verdict"]),
+            p_raw=None if fp is None else raw_p(fp), overruled=bool(overruled),
+            hidden=None if fp is None or fp.hidden is None else np.asarray(fp.hidden)))
+    return feats
+
+
+def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
+            layers: Sequence[int], *, judge: Any = None,
+            progress: Callable[[int, int], None] | None = None) -> list[RowFeatures]:
+    """Features of every row (id, row), judging only the rows `store` does not hold yet."""
+    from localeval import prompts
+    from localeval.metrics import REGISTRY
+    from localeval.models.backends import build_backends
+    from localeval.verifier.apply import Verifier
+
+    settings = settings.model_copy(update={"no_cache": True, "verifier": "none"})
+    templates = {f"{lang}/{STEP}": prompts.template_sha256(lang, STEP) for lang in ("en", "zh")}
+    backends = build_backends(settings, [REGISTRY["faithfulness"]], judge=judge)
+    assert backends.judge is not None
+    inner = backends.judge.judge
+    if hasattr(inner, "_engine_args"):  # the lazy llama.cpp judge: read the layers too
+        inner._engine_args["hidden_layers"] = list(layers)
+    backends.judge.verifier = Verifier(None, layers=list(layers), steps={STEP})
+    sha = backends.judge.judge.fingerprint
+    store.mkdir(parents=True, exist_ok=True)
+    paths = [store / f"{row_key(r, sha, layers, templates)}.npz" for _, r in rows]
+    todo = [i for i, p in enumerate(paths) if not p.exists()]
+
+    async def go() -> None:
+        gate = asyncio.Semaphore(max(2, 2 * (settings.parallel or 4)))
+        done = len(rows) - len(todo)
+
+        async def one(i: int) -> None:
+            nonlocal done
+            async with gate:
+                feats = await _judge_row(rows[i][1], rows[i][0], backends, settings)
+            _save(paths[i], feats)
+            done += 1
+            if progress is not None:
+                progress(done, len(rows))
+
+        await asyncio.gather(*(one(i) for i in todo))
+
+    try:
+        if todo:
+            asyncio.run(go())
+    finally:
+        backends.close()
+    out = []
+    for (rid, _), path in zip(rows, paths, strict=True):
+        feats = _load(path)
+        feats.row_id = rid
+        out.append(feats)
+    return out
