@@ -35,9 +35,11 @@ class Backends:
 
 
 def build_backends(
-    settings: Settings, metrics: list[Metric], judge: Any = None, embedder: Any = None
+    settings: Settings, metrics: list[Metric], judge: Any = None, embedder: Any = None,
+    tap: list[int] | None = None,
 ) -> Backends:
-    """Load only what the metrics need. `judge`/`embedder` objects override the settings."""
+    """Load only what the metrics need. `judge`/`embedder` objects override the settings;
+    `tap`: layers the judge reads at each verdict with no head to score them (verifier fit)."""
     from localeval import models
     from localeval.judge.cache import AnswerCache
 
@@ -46,7 +48,7 @@ def build_backends(
     profile = manifest.profile(settings.profile)
     if any(m.uses_judge for m in metrics):
         if judge is None:
-            judge, backends.info["judge"] = _make_judge(settings, manifest, profile)
+            judge, backends.info["judge"] = _make_judge(settings, manifest, profile, tap)
         else:
             backends.info["judge"] = {
                 "name": judge.name,
@@ -74,7 +76,8 @@ def _verifier(settings: Settings, judge_sha256: str) -> tuple[Any, dict[str, Any
     return select(settings, judge_sha256)
 
 
-def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
+def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
+                tap: list[int] | None = None) -> tuple[Any, dict]:
     from localeval import models
 
     if settings.judge == "fake":
@@ -99,7 +102,7 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str]) -> t
                       n_threads=settings.n_threads, n_gpu_layers=settings.n_gpu_layers,
                       max_chunk=settings.n_batch, seed=settings.seed,
                       temperature=settings.temperature,
-                      hidden_layers=verifier.layers if verifier is not None else ())
+                      hidden_layers=tap or (verifier.layers if verifier is not None else ()))
     return judge, {
         "name": name,
         "path": str(path),

@@ -137,11 +137,8 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
 
     settings = settings.model_copy(update={"no_cache": True, "verifier": "none"})
     templates = {f"{lang}/{STEP}": prompts.template_sha256(lang, STEP) for lang in ("en", "zh")}
-    backends = build_backends(settings, [REGISTRY["faithfulness"]], judge=judge)
+    backends = build_backends(settings, [REGISTRY["faithfulness"]], judge=judge, tap=list(layers))
     assert backends.judge is not None
-    inner = backends.judge.judge
-    if hasattr(inner, "_engine_args"):  # the lazy llama.cpp judge: read the layers too
-        inner._engine_args["hidden_layers"] = list(layers)
     backends.judge.verifier = Verifier(None, layers=list(layers), steps={STEP})
     sha = backends.judge.judge.fingerprint
     store.mkdir(parents=True, exist_ok=True)
