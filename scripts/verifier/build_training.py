@@ -18,7 +18,7 @@ cannot learn a dataset's style or length:
   one (97 % are; those would teach length).
 
     python scripts/verifier/build_training.py --out runs/verifier/train.jsonl [--seed 0]
-        [--qa 400] [--uhg 120] [--summ 40]
+        [--qa 250] [--uhg 80] [--summ 30]
 """
 
 from __future__ import annotations
@@ -258,13 +258,42 @@ def halueval_summarization(n: int, rng: random.Random) -> Iterator[dict[str, Any
                 break
 
 
+def interleaved(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
+    """The rows with the sources interleaved (per turn two HaluEval QA rows' variants, one
+    UHGEval item's, every other turn one summary's), so that a prefix of the file — what an
+    extraction stopped early holds — is a sample of every source."""
+    by_source: dict[str, list[list[dict[str, Any]]]] = {}
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((r["source"], r["id"].rsplit("-", 1)[0]), []).append(r)
+    for (source, _), members in groups.items():
+        by_source.setdefault(source, []).append(members)
+    rng = random.Random(seed)
+    for members in by_source.values():
+        rng.shuffle(members)
+    qa, uhg, summ = (by_source.get(k, []) for k in ("halueval_qa", "uhgeval",
+                                                    "halueval_summarization"))
+    out: list[dict[str, Any]] = []
+    turn = 0
+    while qa or uhg or summ:
+        for _ in range(2):
+            if qa:
+                out += qa.pop()
+        if uhg:
+            out += uhg.pop()
+        if turn % 2 == 0 and summ:
+            out += summ.pop()
+        turn += 1
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--qa", type=int, default=400, help="HaluEval QA rows to draw")
-    ap.add_argument("--uhg", type=int, default=120, help="UHGEval items to draw")
-    ap.add_argument("--summ", type=int, default=40, help="HaluEval summarization rows to draw")
+    ap.add_argument("--qa", type=int, default=250, help="HaluEval QA rows to draw")
+    ap.add_argument("--uhg", type=int, default=80, help="UHGEval items to draw")
+    ap.add_argument("--summ", type=int, default=30, help="HaluEval summarization rows to draw")
     args = ap.parse_args(argv)
     if not TRAIN.is_dir():
         print(f"build_training: {TRAIN} not found (../shared/data/train beside the checkout)",
@@ -273,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = [*halueval_qa(args.qa, random.Random(args.seed)),
             *uhgeval(args.uhg, random.Random(args.seed + 1)),
             *halueval_summarization(args.summ, random.Random(args.seed + 2))]
+    rows = interleaved(rows, 0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
         for row in rows:

@@ -1,11 +1,11 @@
 """The dev pairs the verifier is chosen and reported on (never trained on), one meta-eval file.
 
-Per set the first N pairs of ../shared/data/dev (meta_eval.convert), the hand-written swaps
+Per set the first pairs of ../shared/data/dev (meta_eval.convert), the hand-written swaps
 (scripts/data/swaps.jsonl), the length-fair HaluEval QA pairs (the hallucinated answer not
 longer than the right one, from all 200 dev rows) and a sample of the injection pairs. Each
 pair's `meta.set` names its set.
 
-    python scripts/verifier/dev_pairs.py --out runs/verifier/dev.jsonl [--n 40]
+    python scripts/verifier/dev_pairs.py --out runs/verifier/dev.jsonl
 """
 
 from __future__ import annotations
@@ -18,13 +18,14 @@ from pathlib import Path
 from localeval.meta_eval.convert import CONVERTERS, default_src
 
 SWAPS = Path(__file__).resolve().parents[1] / "data" / "swaps.jsonl"
-SIZES = {"halueval": 1.0, "halueval_summarization": 0.5, "halluqa": 1.0, "uhgeval": 0.75}
+SIZES = {"halueval": 30, "halueval_summarization": 12, "halluqa": 30, "uhgeval": 20}
+"""Pairs per set (the first of each dev file): what two CPU cores judge in about 15 minutes."""
+INJECTIONS = 8
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--n", type=int, default=40)
     args = ap.parse_args()
     pairs: list[dict] = []
 
@@ -33,14 +34,14 @@ def main() -> int:
             pairs.append({**p, "pair_id": f"{name}:{p['pair_id']}",
                           "meta": {**(p.get("meta") or {}), "set": name}})
 
-    for name, share in SIZES.items():
-        add(name, list(CONVERTERS[name](default_src()))[: int(args.n * share)])
+    for name, n in SIZES.items():
+        add(name, list(CONVERTERS[name](default_src()))[:n])
     fair = [p for p in CONVERTERS["halueval"](default_src())
             if len(p["b"]["answer"]) <= len(p["a"]["answer"])]
     add("length_fair", fair)
     add("swaps", [json.loads(x) for x in SWAPS.read_text(encoding="utf-8").splitlines() if x])
     adversarial = list(CONVERTERS["adversarial"](default_src()))
-    add("injection", random.Random(0).sample(adversarial, min(16, len(adversarial))))
+    add("injection", random.Random(0).sample(adversarial, min(16, len(adversarial)))[:INJECTIONS])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
         for p in pairs:
