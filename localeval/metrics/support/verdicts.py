@@ -282,7 +282,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
         return degenerate([str(v.get("evidence") or v.get("reason") or "") for v in answer],
                           same_texts=False)
 
-    tau = threshold(ctx)
+    tau = threshold(ctx, step)
     texts_of: dict[int, list[str]] = {}
 
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
