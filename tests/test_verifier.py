@@ -223,10 +223,13 @@ def test_the_states_at_a_verdict_do_not_depend_on_what_runs_beside_it() -> None:
     requests = [_verdicts(a, [q.rstrip("?") + " is unknown.", a]) for q, a in FACTS[:4]]
     requests = [r.model_copy(update={"hidden_layers": [5, -1]}) for r in requests]
 
+    async def gather(engine, batch: list[JudgeRequest]) -> list[JudgeReply]:  # type: ignore[no-untyped-def]
+        return list(await asyncio.gather(*(engine.complete(r) for r in batch)))
+
     def run(parallel: int, batch: list[JudgeRequest]) -> list[JudgeReply]:
         engine = open_engine(path, "t", n_ctx=1024, parallel=parallel, hidden_layers=[5, -1])
         try:
-            return asyncio.run(asyncio.gather(*(engine.complete(r) for r in batch)))
+            return asyncio.run(gather(engine, batch))
         finally:
             engine.close()
 
@@ -241,8 +244,8 @@ def test_the_states_at_a_verdict_do_not_depend_on_what_runs_beside_it() -> None:
     # and the tap changes no answer: the same requests on an engine without it
     plain = open_engine(path, "t", n_ctx=1024, parallel=4)
     try:
-        bare = asyncio.run(asyncio.gather(*(plain.complete(
-            r.model_copy(update={"hidden_layers": []})) for r in requests)))
+        bare = asyncio.run(gather(plain, [r.model_copy(update={"hidden_layers": []})
+                                          for r in requests]))
     finally:
         plain.close()
     assert [(r.text, [f.probs for f in r.field_probs]) for r in bare] == [
