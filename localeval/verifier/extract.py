@@ -127,9 +127,10 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
 
 
 def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
-            layers: Sequence[int], *, judge: Any = None,
+            layers: Sequence[int], *, judge: Any = None, stored_only: bool = False,
             progress: Callable[[int, int], None] | None = None) -> list[RowFeatures]:
-    """Features of every row (id, row), judging only the rows `store` does not hold yet."""
+    """Features of every row (id, row), judging only the rows `store` does not hold yet
+    (`stored_only`: judging none, the rows not held are left out)."""
     from localeval import prompts
     from localeval.metrics import REGISTRY
     from localeval.models.backends import build_backends
@@ -143,7 +144,7 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
     sha = backends.judge.judge.fingerprint
     store.mkdir(parents=True, exist_ok=True)
     paths = [store / f"{row_key(r, sha, layers, templates)}.npz" for _, r in rows]
-    todo = [i for i, p in enumerate(paths) if not p.exists()]
+    todo = [] if stored_only else [i for i, p in enumerate(paths) if not p.exists()]
 
     async def go() -> None:
         gate = asyncio.Semaphore(max(2, 2 * (settings.parallel or 4)))
@@ -167,6 +168,8 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
         backends.close()
     out = []
     for (rid, _), path in zip(rows, paths, strict=True):
+        if stored_only and not path.exists():
+            continue
         feats = _load(path)
         feats.row_id = rid
         out.append(feats)

@@ -35,7 +35,8 @@ class Table:
 
     def columns(self, cols: np.ndarray) -> Table:
         """The same claims with only these feature columns (some of the layers read)."""
-        return Table(self.X[:, cols], self.p, self.label, self.row, self.overruled, self.rows)
+        X = self.X[:, cols] if len(self.X) else np.zeros((0, len(cols)), np.float32)
+        return Table(X, self.p, self.label, self.row, self.overruled, self.rows)
 
     def subset_rows(self, keep: Sequence[int]) -> Table:
         """The table of these rows only (renumbered)."""

@@ -56,13 +56,23 @@ def load(args: argparse.Namespace
     again with only the length-and-overlap features (the baseline)."""
     settings = Settings(profile="small")
     train_rows = _rows(args.train)
-    feats = extract([(r["id"], r) for r in train_rows], args.store, settings, SWEEP)
+    feats = extract([(r["id"], r) for r in train_rows], args.store, settings, SWEEP,
+                    stored_only=args.stored_only)
+    if args.stored_only:  # the rows whose states are stored, in the order of the file
+        held = {f.row_id for f in feats}
+        train_rows = [r for r in train_rows if r["id"] in held]
     train = build_table(feats, {r["id"]: r["claim_labels"] for r in train_rows},
                         {r["id"]: r["id"].rsplit("-", 1)[0] for r in train_rows})
     sources = [r["source"] for r in train_rows]
     dev_pairs = _rows(args.dev)
     ids = [(f"{p['pair_id']}/{s}", p[s]) for p in dev_pairs for s in ("a", "b")]
-    dfeats = extract(ids, args.store, settings, SWEEP)
+    dfeats = extract(ids, args.store, settings, SWEEP, stored_only=args.stored_only)
+    if args.stored_only:  # pairs with both sides stored
+        held = {f.row_id for f in dfeats}
+        dev_pairs = [p for p in dev_pairs if {f"{p['pair_id']}/a", f"{p['pair_id']}/b"} <= held]
+        ids = [(f"{p['pair_id']}/{s}", p[s]) for p in dev_pairs for s in ("a", "b")]
+        by_id = {f.row_id: f for f in dfeats}
+        dfeats = [by_id[rid] for rid, _ in ids]
     dev = build_table(dfeats, {}, {rid: rid.rsplit("/", 1)[0] for rid, _ in ids})
     pairs = [Pair(2 * i, 2 * i + 1, p["preferred"]) for i, p in enumerate(dev_pairs)]
     sets = [p["meta"]["set"] for p in dev_pairs]
@@ -126,6 +136,8 @@ def main() -> int:
     ap.add_argument("--C", type=float, default=0.05)
     ap.add_argument("--no-p", action="store_true", help="leave the judge's logit(P) out")
     ap.add_argument("--write", type=Path, help="write the head here")
+    ap.add_argument("--stored-only", action="store_true",
+                    help="use the rows whose states are stored; judge nothing")
     args = ap.parse_args()
     train, sources, dev, pairs, sets, base_train, base_dev = load(args)
     report: dict[str, Any] = {"train_claims": int((~np.isnan(train.label)).sum()),
@@ -157,6 +169,8 @@ def main() -> int:
     for held, dev_set in SOURCES.items():
         keep = [r for r in range(len(t.rows)) if sources[r] != held]
         sub = t.subset_rows(keep)
+        if not len(sub.p) or dev_set not in sets:
+            continue
         m = fit(sub, **options)
         tau = taus_for(sub, m.predict(sub))
         lodo[dev_set] = dev_figures(d, pairs, sets, m.predict(d), tau)[dev_set]
