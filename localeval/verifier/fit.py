@@ -4,7 +4,9 @@ The head's logit is w·x + b over the standardised states of the chosen layers (
 logit(P)). It learns from claim labels (cross-entropy) and from preference pairs (the preferred
 answer's score — the mean P over its claims, as `faithfulness.soft` — above the other's,
 a logistic loss on the difference), with an L2 penalty, by L-BFGS (scipy). τ per language is the
-P that best separates the labelled claims (balanced accuracy) in held-out predictions.
+P that best separates the labelled claims (balanced accuracy) in held-out predictions. The
+judge's own logit(P) is a feature the penalty does not shrink, so with little evidence in the
+states the head stays the judge's P, rescaled.
 """
 
 from __future__ import annotations
@@ -73,6 +75,9 @@ def fit(table: Table, pairs: Sequence[Pair] = (), *, C: float = 0.05, with_p: bo
     n_terms = max(1, int(labelled.sum()) + len(usable))
     lam = 1.0 / (C * n_terms)
     d = Z.shape[1]
+    penalised = np.ones(d)
+    if with_p:  # the judge's own logit(P) is not shrunk: the states only correct it
+        penalised[-1] = 0.0
 
     def loss(theta: np.ndarray) -> tuple[float, np.ndarray]:
         w, b = theta[:d], theta[d]
@@ -93,8 +98,8 @@ def fit(table: Table, pairs: Sequence[Pair] = (), *, C: float = 0.05, with_p: bo
             ds = s * (1 - s)
             grad_z[members[a]] += g * ds[members[a]] / count[a]
             grad_z[members[b_]] -= g * ds[members[b_]] / count[b_]
-        total = total / n_terms + 0.5 * lam * float(w @ w)
-        grad_w = Z.T @ grad_z / n_terms + lam * w
+        total = total / n_terms + 0.5 * lam * float((w * penalised) @ w)
+        grad_w = Z.T @ grad_z / n_terms + lam * penalised * w
         return total, np.append(grad_w, grad_z.sum() / n_terms)
 
     result = minimize(loss, np.zeros(d + 1), jac=True, method="L-BFGS-B",

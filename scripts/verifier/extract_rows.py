@@ -55,6 +55,7 @@ def main() -> int:
     ap.add_argument("--layers", default=",".join(map(str, SWEEP)))
     ap.add_argument("--judge-quotes", action="store_true")
     ap.add_argument("--parallel", type=int, default=4)
+    ap.add_argument("--threads", type=int, help="CPU threads (default: all cores)")
     ap.add_argument("--chunk", type=int, default=0,
                     help="judge at most this many missing rows, then stop (0: all); a loop of "
                          "short runs lets others use the CPU between them")
@@ -67,7 +68,8 @@ def main() -> int:
     if args.chunk:
         rows = missing(rows, args.store, [int(x) for x in args.layers.split(",")])[: args.chunk]
     started = time.time()
-    feats = extract(rows, args.store, Settings(profile="small", parallel=args.parallel),
+    feats = extract(rows, args.store, Settings(profile="small", parallel=args.parallel,
+                                                      n_threads=args.threads),
                     [int(x) for x in args.layers.split(",")],
                     progress=lambda d, t: print(f"{d}/{t}", file=sys.stderr, flush=True))
     print(json.dumps({"rows": len(rows), "errors": sum(f.error is not None for f in feats),
