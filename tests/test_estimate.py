@@ -213,9 +213,7 @@ def test_a_prompt_only_request_reads_its_continuations() -> None:
 def test_counts_that_follow_the_answers_are_marked() -> None:
     assert count_kind("faithfulness_verdicts", Settings()) == "exact"
     assert count_kind("faithfulness_verdicts", Settings(claims="statements")) == "estimate"
-    assert count_kind("faithfulness_verdicts", Settings(contrast=True)) == "estimate"
-    assert count_kind("faithfulness_verdicts", Settings(verdict_style="evidence")) == \
-        "lower bound"
+    assert count_kind("faithfulness_statements", Settings()) == "lower bound"
     assert count_kind("answer_relevance_questions", Settings()) == "exact"
 
 

@@ -22,7 +22,7 @@ from localeval.metrics.answer_correctness import correctness_scores
 from localeval.metrics.context_entities import entity_key, matches
 from localeval.metrics.context_precision import average_precision
 from localeval.metrics.context_relevance import rank_weight
-from localeval.metrics.support.verdicts import pack
+from localeval.metrics.support.pieces import pack
 from localeval.models.backends import Backends
 from localeval.models.embed import EmbeddingStore, HashEmbedder
 from localeval.results import SampleRecord
@@ -63,21 +63,10 @@ def run(
     metrics = resolve([names] if isinstance(names, str) else names)
     record = asyncio.run(
         evaluate_sample(to_sample(row, 1), metrics,
-                        Settings(judge="fake", **{"claims": "statements", **STYLE, **settings}),
+                        Settings(judge="fake", **{"claims": "statements", **settings}),
                         backends)
     )
     return record, judge
-
-
-STYLE: dict[str, str] = {"verdict_style": "evidence"}
-"""The verdict style of the runs below (a test sets another with monkeypatch.setitem)."""
-
-
-@pytest.fixture(autouse=True)
-def _evidence_style(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Most tests here exercise the evidence-first verdicts (checked quotes); the default, bare
-    verdicts, have their own tests below."""
-    monkeypatch.setitem(STYLE, "verdict_style", "evidence")
 
 
 def cos(a: str, b: str) -> float:
@@ -97,14 +86,15 @@ def test_faithfulness_counts_supported_statements() -> None:
                 S(["Ada founded Acme in 1990."], ["Acme is based in Paris."], ["Acme makes tea."])
             ],
             "faithfulness_verdicts": [
-                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1), ("none", 0))
+                V(1, 1, 0, reason=False)
             ],
         },
     )
     assert rec.scores["faithfulness"] == pytest.approx(2 / 3)
     details = rec.details["faithfulness"]["statements"]
     assert [d["verdict"] for d in details] == [1, 1, 0]
-    assert details[2]["statement"] == "Acme makes tea." and details[2]["evidence"] == "none"
+    assert details[2]["statement"] == "Acme makes tea." and details[2]["reason"] == (
+        "the judge found no support in the context")
     assert [d["sentence"] for d in details] == [1, 2, 3]
     verdict_prompt = judge.requests[1].messages[1]["content"]
     assert (
@@ -141,7 +131,6 @@ def test_faithfulness_wrong_verdict_count_is_an_error() -> None:
 
 def test_default_verdicts_are_bare_with_mechanical_explanations(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STYLE, "verdict_style", "bare")
     rec, judge = run(
         "faithfulness",
         EN | {"answer": "Ada founded it in 1985. It is based in Paris. It makes tea."},
@@ -223,12 +212,9 @@ def test_context_relevance_both_directions_and_rank_weighting() -> None:
         "context_relevance",
         EN,
         {
-            "context_relevance_answer": [  # 3 answer sentences
-                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1), ("none", 0))
-            ],
-            "context_relevance_context": [  # ctx1: 2 sentences, ctx2: 1 sentence
-                E(("Ada founded it in 1990.", 1), ("none", 0), ("It makes tea.", 1))
-            ],
+            "context_relevance_answer": [V(1, 1, 0, reason=False)],  # 3 answer sentences
+            # ctx1: 2 sentences, ctx2: 1 sentence
+            "context_relevance_context": [V(1, 0, 1, reason=False)],
         },
     )
     s = rec.scores
@@ -244,7 +230,8 @@ def test_context_relevance_both_directions_and_rank_weighting() -> None:
     prompts = [r.messages[1]["content"] for r in judge.requests]
     assert "3. It makes tea." in prompts[0]
     assert "3. Acme sells coffee." in prompts[1]
-    assert rec.details["context_relevance"]["context_sentences"][2]["evidence_found"] is True
+    assert [v["verdict"] for v in rec.details["context_relevance"]["context_sentences"]] == [
+        1, 0, 1]
 
 
 def test_context_relevance_answer_without_sentences_is_unscored() -> None:
@@ -270,16 +257,14 @@ def test_context_precision_share_and_average_precision() -> None:
         row,
         {
             "context_precision_useful": [
-                {"evidence": "none", "verdict": 0},
-                {"evidence": "Ada founded Acme in 1990.", "verdict": 1},
-                {"evidence": "Acme is based in Paris.", "verdict": 1},  # not the document's words
+                {"verdict": 0}, {"verdict": 1}, {"verdict": 1},
             ]
         },
     )
-    assert rec.scores["context_precision"] == pytest.approx(1 / 3)
-    assert rec.scores["context_precision.average_precision"] == pytest.approx(1 / 2)
-    third = rec.details["context_precision"]["contexts"][2]
-    assert third["judge_verdict"] == 1 and "quote is not in the document" in third["reason"]
+    assert rec.scores["context_precision"] == pytest.approx(2 / 3)
+    assert rec.scores["context_precision.average_precision"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    first = rec.details["context_precision"]["contexts"][0]
+    assert first["verdict"] == 0 and first["reason"] == "the judge found no support in the document"
     assert len(judge.requests) == 3  # one per context, question and ground truth first
     p = judge.requests[0].messages[1]["content"]
     assert p.index("Task:") < p.index("Reference answer") < p.index("Acme sells coffee.")
@@ -303,15 +288,14 @@ def test_context_recall_share_of_ground_truth_statements() -> None:
                 S(["Ada founded Acme in 1990."], ["Acme is in Paris."], ["Acme sells tea."])
             ],
             "context_recall_verdicts": [
-                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1),
-                  ("Acme sells coffee.", 0))
+                V(1, 1, 0, reason=False)
             ],
         },
     )
     assert rec.scores["context_recall"] == pytest.approx(2 / 3)
     details = rec.details["context_recall"]["statements"]
     assert [s["sentence"] for s in details] == [1, 2, 3]
-    assert details[2]["evidence"] == "Acme sells coffee." and details[2]["verdict"] == 0
+    assert details[2]["statement"] == "Acme sells tea." and details[2]["verdict"] == 0
     assert "1. Ada founded Acme in 1990.\n2. Acme is based in Paris." in (
         judge.requests[0].messages[1]["content"])
 
@@ -370,12 +354,8 @@ AC_ANSWERS = {
         S(["sa"], ["sb"], ["sc"]),  # the answer's three sentences
         S(["ga"], ["gb"], ["gc"]),  # the ground truth's three
     ],
-    "answer_correctness_answer": [  # TP=2, FP=1
-        E(("Ada founded Acme in 1990.", 1), ("Acme is based in Paris.", 1), ("none", 0))
-    ],
-    "answer_correctness_reference": [  # FN=1
-        E(("Ada founded it in 1990.", 1), ("none", 0), ("It makes tea.", 1))
-    ],
+    "answer_correctness_answer": [V(1, 1, 0, reason=False)],  # TP=2, FP=1
+    "answer_correctness_reference": [V(1, 0, 1, reason=False)],  # FN=1
 }
 
 
@@ -388,7 +368,7 @@ def test_answer_correctness_tp_fp_fn() -> None:
     assert s["answer_correctness.f1"] == pytest.approx(2 / 3)
     d = rec.details["answer_correctness"]
     assert d["tp"] == ["sa", "sb"] and d["fp"] == ["sc"] and d["fn"] == ["gb"]
-    assert d["ground_truth_statements"][1]["reason"].startswith("the answer has nothing on it")
+    assert d["ground_truth_statements"][1]["reason"] == "the judge found no support in the answer"
 
 
 def test_answer_correctness_blend_with_similarity() -> None:
@@ -408,7 +388,7 @@ def test_answer_correctness_edges() -> None:
         {**EN, "answer": "- ", "ground_truth": "Ada founded Acme."},
         {
             "faithfulness_statements": [S(["ga"])],
-            "answer_correctness_reference": [E(("none", 0))],
+            "answer_correctness_reference": [V(0, reason=False)],
         },
     )
     assert rec.scores["answer_correctness"] == 0.0
@@ -429,13 +409,12 @@ def test_correctness_scores_formula() -> None:
 
 def test_shared_statements_are_asked_once_per_sample() -> None:
     row = {**EN, "ground_truth": EN["answer"]}
-    yes = ("Ada founded Acme in 1990.", 1)
     answers = {
         "faithfulness_statements": [S(["sa"], ["sb"], ["sc"])],
-        "faithfulness_verdicts": [E(yes, ("none", 0), ("none", 0))],
-        "context_recall_verdicts": [E(yes, yes, yes)],
-        "answer_correctness_answer": [E(*[("Ada founded it in 1990.", 1)] * 3)],
-        "answer_correctness_reference": [E(*[("Ada founded it in 1990.", 1)] * 3)],
+        "faithfulness_verdicts": [V(1, 0, 0, reason=False)],
+        "context_recall_verdicts": [V(1, 1, 1, reason=False)],
+        "answer_correctness_answer": [V(1, 1, 1, reason=False)],
+        "answer_correctness_reference": [V(1, 1, 1, reason=False)],
     }
     rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers)
     assert not rec.errors
@@ -495,7 +474,7 @@ def test_language_picks_templates(language: str, expect: str, marker: str) -> No
         "faithfulness",
         ZH,
         {"faithfulness_statements": [S(["s"])],
-         "faithfulness_verdicts": [E(("艾达于1990年创立了Acme公司。", 1))]},
+         "faithfulness_verdicts": [V(1, reason=False)]},
         language=language,
     )
     assert rec.language == expect and rec.scores["faithfulness"] == 1.0
@@ -565,7 +544,7 @@ def _limit_for_about_one_context() -> int:
         {**LONG_ROW, "contexts": ["x"]},
         {
             "faithfulness_statements": [S(["s1"], ["s2"])],
-            "faithfulness_verdicts": [E(("x", 1), ("x", 1))],
+            "faithfulness_verdicts": [V(1, 1, reason=False)],
         },
     )[1]
     return sum(len(m["content"]) for m in probe.requests[1].messages) + len(LONG[0]) + 40
@@ -577,8 +556,7 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
         {
             "faithfulness_statements": [S(["Fact 0.3 is about topic 0."],
                                           ["Fact 2.5 is about topic 2."])],
-            "faithfulness_verdicts": [E(("Fact 0.3 is about topic 0.", 1)),
-                                      E(("Fact 0.5 is about topic 0.", 1))],
+            "faithfulness_verdicts": [V(1, reason=False), V(0, reason=False)],
         },
         limit,
     )
@@ -591,14 +569,13 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
     assert "Fact 0.3 is about topic 0" in _context_text(verdict_requests[0])
     assert "Fact 2.5 is about topic 2" in _context_text(verdict_requests[1])
     assert statements[0]["verdict"] == 1 and statements[0]["piece"] < statements[1]["piece"]
-    # the second quote comes from another piece than the one it was judged against
-    assert statements[1]["judge_verdict"] == 1 and statements[1]["verdict"] == 0
+    assert statements[1]["verdict"] == 0
     assert rec.scores["faithfulness"] == 0.5
     assert rec.details["faithfulness"]["context_pieces"] >= 3
 
 
 def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
-    from localeval.metrics.support.verdicts import _units
+    from localeval.metrics.support.pieces import _units
 
     zh = "第一句话很长。第二句话也很长！第三句呢？" * 3
     en = "The first sentence. The second one! A third? " * 3
@@ -613,7 +590,6 @@ def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
 
 def test_token_counting_judge_gets_pieces_that_fit_first_time(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STYLE, "verdict_style", "bare")
     limit = 2 * (900 + 256)
     judge = CountingJudge(
         {"faithfulness_statements": [S(["s"], ["t"])], "faithfulness_verdicts": [V(0)] * 10},
@@ -629,7 +605,7 @@ def test_token_counting_judge_gets_pieces_that_fit_first_time(
 
 
 def test_route_picks_the_piece_sharing_most_with_the_item() -> None:
-    from localeval.metrics.support.verdicts import Piece, route
+    from localeval.metrics.support.pieces import Piece, route
 
     pieces = [Piece(["上海男排主场3：1力克山东男排。"], [0]), Piece(["北京队获得亚军。"], [0])]
     assert route(["上海男排击败山东男排", "北京队是亚军", "无关"], pieces) == [0, 1, 0]
@@ -684,26 +660,7 @@ def test_statements_per_sentence_are_bounded_by_its_length() -> None:
 def test_placeholder_statements_without_words_are_dropped() -> None:
     rec, _ = run("faithfulness", EN, {
         "faithfulness_statements": [S(["……"], ["Acme is based in Paris."], ["..."])],
-        "faithfulness_verdicts": [E(("Ada founded Acme in 1990.", 1), ("none", 0),
-                                    ("none", 0))]})
+        "faithfulness_verdicts": [V(1, 0, 0, reason=False)]})
     assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
         "Ada founded it in 1990.", "Acme is based in Paris.", "It makes tea."]
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
-
-
-def test_focused_verdicts_show_the_closest_sentence_and_split_long_contexts(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STYLE, "verdict_style", "focused")
-    judge = TooLongJudge(
-        {"faithfulness_statements": [S(["Fact 0.3 is about topic 0."], ["Fact 2.5 is red."])],
-         "faithfulness_verdicts": [V(1, reason=False), V(1, reason=False)]},
-        _limit_for_about_one_context() + 200,
-    )
-    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False)
-    assert not rec.errors, rec.errors
-    prompts = [r.messages[1]["content"] for r in judge.requests
-               if r.step == "faithfulness_verdicts"]
-    assert "1. Fact 0.3 is about topic 0.\n   closest context sentence: Fact 0.3 is about " \
-           "topic 0." in prompts[0]
-    assert rec.details["faithfulness"]["context_pieces"] >= 2
-    assert [s["verdict"] for s in rec.details["faithfulness"]["statements"]] == [1, 1]

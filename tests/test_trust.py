@@ -8,14 +8,14 @@ from collections import Counter
 import pytest
 
 from localeval.metrics.support.claims import (
+    Claim,
     asserts_nothing,
     claim_text,
     quoted_in,
     referents,
-    true_to_sentence,
 )
-from localeval.metrics.support.focus import Index, is_long
-from localeval.metrics.support.statements import Anchored
+from localeval.metrics.support.evidence import Index, is_long
+from localeval.metrics.support.statements import true_to_sentence
 from tests.conftest import load_manifest, run_fake
 
 X_EN = "The Great Wall of China is clearly visible from the Moon with the naked eye."
@@ -157,9 +157,9 @@ EIFFEL = ["The Eiffel Tower was completed in 1889.", "It stands in Paris.",
 
 
 def test_statements_are_kept_true_to_their_sentence() -> None:
-    items = [Anchored("The Eiffel Tower was completed in 1889.", 1),
-             Anchored("The Eiffel Tower was designed by Leonardo da Vinci.", 1),
-             Anchored("The Eiffel Tower was designed by Leonardo da Vinci.", 3)]
+    items = [Claim("The Eiffel Tower was completed in 1889.", 1),
+             Claim("The Eiffel Tower was designed by Leonardo da Vinci.", 1),
+             Claim("The Eiffel Tower was designed by Leonardo da Vinci.", 3)]
     rules: Counter[str] = Counter()
     kept = true_to_sentence(items, EIFFEL, "Tell me about the Eiffel Tower.", rules)
     assert [(a.sentence, a.statement) for a in kept] == [
@@ -171,11 +171,11 @@ def test_statements_are_kept_true_to_their_sentence() -> None:
 def test_a_statement_that_corrects_its_sentence_is_replaced_by_the_sentence() -> None:
     sentences = ["The Eiffel Tower was completed in 1999."]
     rules: Counter[str] = Counter()
-    kept = true_to_sentence([Anchored("The Eiffel Tower was completed in 1889.", 1)],
+    kept = true_to_sentence([Claim("The Eiffel Tower was completed in 1889.", 1)],
                             sentences, "When was the Eiffel Tower completed?", rules)
     assert [a.statement for a in kept] == sentences and rules == {"replaced": 1}
     question_words = true_to_sentence(
-        [Anchored("The Eiffel Tower was completed in the year 1889 in Paris.", 1)],
+        [Claim("The Eiffel Tower was completed in the year 1889 in Paris.", 1)],
         ["Sometime in the nineteenth century."], "When was the Eiffel Tower completed in Paris?",
         Counter())
     assert question_words[0].statement == "Sometime in the nineteenth century."

@@ -27,7 +27,7 @@ def _codes(key: str) -> np.ndarray:
 
 
 def _short_code(key: str) -> int:
-    """A key of under 3 characters is its own single "trigram" (see evidence.grams): coded as
+    """A key of under 3 characters is its own single "trigram" (see `grams`): coded as
     a negative number, so it equals only the same short key."""
     c = [*_codes(key).tolist(), 0, 0]
     return -1 - (len(key) | c[0] << 2 | c[1] << (2 + _BITS))
@@ -37,8 +37,14 @@ def _trigram_codes(codes: np.ndarray) -> np.ndarray:
     return codes[:-2] << (2 * _BITS) | codes[1:-1] << _BITS | codes[2:]
 
 
+def grams(text: str) -> set[str]:
+    """Character trigrams of the text's match_key form (for closeness in any script)."""
+    key = match_key(text)
+    return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
+
+
 def item_codes(item: str) -> np.ndarray:
-    """The distinct trigram codes of a text (evidence.grams as integers)."""
+    """The distinct trigram codes of a text (`grams` as integers)."""
     key = match_key(item)
     if len(key) < 3:
         return np.array([_short_code(key)], dtype=np.int64)
