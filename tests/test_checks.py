@@ -45,3 +45,9 @@ def test_decide_overrules_a_verdict_of_support_that_names_what_the_context_lacks
     passages = ["Macleod ran the laboratory."]
     known = decide("Banting worked for Macleod.", {"verdict": 1}, passages, q, known=CONTEXT)
     assert known["verdict"] == 1
+
+
+def test_a_questions_first_word_is_no_name() -> None:
+    assert novel_details("Did Bell patent the telephone in 1876?",
+                         ["Bell patented the telephone in 1876."]) == []
+    assert novel_details("How did Marconi do it?", ["Bell did it."]) == ["Marconi"]

@@ -258,25 +258,26 @@ QUOTED = ("The tower was completed in 1889 by a large team of workers. It stands
           "Nobody knows its colour.")
 
 
-def test_a_sentence_quoted_from_the_context_is_supported_without_a_request() -> None:
+def test_a_sentence_quoted_from_the_context_is_judged_and_marked() -> None:
     row = ROW | {"answer": "The tower was completed in 1889 by a large team of workers! "
                            "It is red.",
                  "contexts": [QUOTED]}
     outcome, judge = run_st([row], {
-        "faithfulness_statements": [{"statements": [["The tower is red."]]}],
-        "faithfulness_verdicts": [{"verdicts": [{"verdict": 0}]}],
+        "faithfulness_statements": [{"statements": [
+            ["The tower was completed in 1889 by a large team of workers."],
+            ["The tower is red."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 0}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     first, second = rec.details["faithfulness"]["statements"]
-    assert first["quoted"] is True and first["verdict"] == 1 and first["sentence"] == 1
-    assert "a whole sentence of the context" in first["reason"]
-    assert second["sentence"] == 2 and second["verdict"] == 0
+    assert first["quoted"] is True and first["verdict"] == 1 and first["rule"] == "judge"
+    assert second["sentence"] == 2 and second["verdict"] == 0 and "quoted" not in second
+    assert rec.details["faithfulness"]["rules"]["quote"] == 1
     statement_prompt, verdict_prompt = (r.messages[-1]["content"] for r in judge.requests)
-    assert "1. The tower was completed" in statement_prompt  # still shown, for the names
-    assert "sentences 2 to 2" in statement_prompt
+    assert "sentences 1 to 2" in statement_prompt
     judged = verdict_prompt.rsplit("Statements:", 1)[1]
-    assert "1. The tower is red." in judged and "completed" not in judged
+    assert "1. The tower was completed" in judged and "2. The tower is red." in judged
 
 
 def test_a_short_sentence_found_in_the_context_is_still_judged() -> None:
@@ -311,20 +312,22 @@ def test_a_question_claims_nothing_and_an_answer_of_questions_is_unscored() -> N
     assert "every sentence is a question" in rec.details["faithfulness"]["unscored_reason"]
 
 
-def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
+def test_soft_context_recall_of_a_quoted_sentence_is_the_judges_probability() -> None:
     row = {"id": "r", "question": "When was the tower built?", "contexts": [QUOTED],
            "ground_truth": "The tower was completed in 1889 by a large team of workers. "
                            "It is red."}
     judge = ProbingJudge({
-        "faithfulness_statements": [{"statements": [["The tower is red."]]}],
-        "context_recall_verdicts": [{"verdicts": [{"verdict": 0}]}],
-    }, p_one=[0.3])
+        "faithfulness_statements": [{"statements": [
+            ["The tower was completed in 1889 by a large team of workers."],
+            ["The tower is red."]]}],
+        "context_recall_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 0}]}],
+    }, p_one=[0.8, 0.3])
     outcome = run([row], None,
                   Settings(no_cache=True, claims="statements", metrics=["context_recall"]),
                   judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores["context_recall"] == 0.5
-    assert rec.scores["context_recall.soft"] == pytest.approx(0.65)  # (1 + 0.3) / 2
+    assert rec.scores["context_recall.soft"] == pytest.approx(0.55)  # (0.8 + 0.3) / 2
 
 
 def test_sentences_around_a_question_share_one_request() -> None:

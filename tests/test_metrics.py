@@ -287,15 +287,16 @@ def test_context_recall_share_of_ground_truth_statements() -> None:
             "faithfulness_statements": [
                 S(["Ada founded Acme in 1990."], ["Acme is in Paris."], ["Acme sells tea."])
             ],
-            "context_recall_verdicts": [
-                V(1, 1, 0, reason=False)
-            ],
+            "context_recall_verdicts": [V(1, 1, 0, reason=False)],
         },
     )
     assert rec.scores["context_recall"] == pytest.approx(2 / 3)
     details = rec.details["context_recall"]["statements"]
     assert [s["sentence"] for s in details] == [1, 2, 3]
-    assert details[2]["statement"] == "Acme sells tea." and details[2]["verdict"] == 0
+    # a statement that leaves out part of its sentence is replaced by the sentence
+    assert details[2]["statement"] == "Acme sells coffee and tea." and details[2]["verdict"] == 0
+    assert details[2]["extracted"] == "Acme sells tea."
+    assert details[1]["statement"] == "Acme is based in Paris."  # "based" left out
     assert "1. Ada founded Acme in 1990.\n2. Acme is based in Paris." in (
         judge.requests[0].messages[1]["content"])
 

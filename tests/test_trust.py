@@ -181,6 +181,37 @@ def test_a_statement_that_corrects_its_sentence_is_replaced_by_the_sentence() ->
     assert question_words[0].statement == "Sometime in the nineteenth century."
 
 
+@pytest.mark.parametrize(("sentence", "statements"), [
+    ("Curie never won the Nobel Prize in Chemistry.", ["Curie won the Nobel Prize in Chemistry."]),
+    ("Curie won the Nobel Prize in Chemistry.",
+     ["Curie did not win the Nobel Prize in Chemistry."]),
+    ("Curie won Nobel Prizes in 1903 and 1911.", ["Curie won a Nobel Prize in 1903."]),
+    ("Curie was born in Warsaw and moved to Paris.", ["Curie was born in Warsaw."]),
+    ("Curie won the Nobel Prize in Chemistry.", ["Curie won the Nobel Prize in Physics."]),
+    ("Curie was born in Warsaw.", ["Curie was born in Paris."]),
+    ("居里夫人从未获得诺贝尔化学奖。", ["居里夫人获得了诺贝尔化学奖。"]),
+    ("居里夫人出生于华沙，后来移居巴黎并在那里工作多年。", ["居里夫人出生于华沙。"]),
+])
+def test_a_statement_that_drops_or_swaps_content_of_its_sentence_is_replaced(
+        sentence: str, statements: list[str]) -> None:
+    rules: Counter[str] = Counter()
+    kept = true_to_sentence([Claim(s, 1) for s in statements], [sentence], None, rules)
+    assert [(a.statement, a.extracted) for a in kept] == [(sentence, " | ".join(statements))]
+    assert rules["dropped or changed"] + rules["replaced"] == 1
+
+
+def test_statements_that_split_a_sentence_between_them_are_kept() -> None:
+    sentence = "Curie never smoked and was born in Warsaw in 1867."
+    split = ["Curie never smoked.", "Curie was born in Warsaw in 1867."]
+    rules: Counter[str] = Counter()
+    kept = true_to_sentence([Claim(s, 1) for s in split], [sentence], None, rules)
+    assert [a.statement for a in kept] == split and not rules
+    named = true_to_sentence([Claim("The tower was built in 1889.", 2)],
+                             ["The tower stands in Paris.", "It was built in 1889."], None,
+                             Counter())
+    assert named[1].statement == "The tower was built in 1889."  # a pronoun named
+
+
 def test_statements_mode_runs_the_fidelity_check_end_to_end() -> None:
     row = {"id": "e", "question": "Tell me about the Eiffel Tower.", "answer": " ".join(EIFFEL),
            "contexts": ["The Eiffel Tower in Paris was completed in 1889 by Gustave Eiffel."]}

@@ -28,6 +28,9 @@ STOP_NAMES = {
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
     "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
     "saturday", "sunday", "you", "all", "our", "your", "my", "is", "are", "was", "were", "be",
+    # a question's first word, now that questions that may carry a claim are judged
+    "why", "how", "whom", "whose", "do", "does", "did", "has", "have", "had", "can", "could",
+    "will", "would", "should", "shall", "must", "might", "am",
 }
 
 

@@ -43,20 +43,32 @@ _QUESTION = re.compile(r"[?？]" + _CLOSERS)
 _STATEMENT_END = re.compile(r"[.。!！;；]" + _CLOSERS)
 _AUX = (r"(?:is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|should|shall|"
         r"must|may|might|ought)")
-_PRONOUN = r"(?:i|you|he|she|it|we|they|there|that|this|one)"
-# what makes a question assert something: a tag, a negative or leading opener, a "that" clause
-# of knowing or agreeing, a presupposing "why"
-_ASSERTING_EN = re.compile(
-    r",\s*(?:" + _AUX + r"(?:n['’]t)?(?:\s+not)?\s+" + _PRONOUN + r"|right|true|correct|no|"
-    r"yes|eh|ok|okay|isn['’]t that so)\s*[?]"
-    r"|^\s*" + _AUX + r"n['’]t\b"
-    r"|^\s*" + _AUX + r"\s+\w+(?:\s+\w+)?\s+not\b"
-    r"|\b(?:true|fact|obvious|clear|known|agreed|correct|right|case)\s+that\b"
-    r"|\b(?:forget|know|deny|doubt|remember|realize|realise|say|think|believe|agree|admit|"
-    r"see)\s+that\b"
-    r"|^\s*(?:why|how come)\b", re.IGNORECASE)
-_ASSERTING_ZH = re.compile(r"难道|岂|不是.{0,60}[吗么嘛]|对吧|是吧|对不对|是不是|不对吗|没错吧|"
-                           r"何尝|谁不知道|莫非|为什么|为何|怎么会|不就是|别忘了|不正是|可不是")
+# a question by its form (asserts_nothing): a question word or an auxiliary first (en), a question
+# word or a final 吗 (zh)
+_WH_EN = r"(?:what|who|whom|whose|which|when|where|how)"  # not "why": it presupposes
+_OPENER_EN = re.compile(r"^(?:(?P<wh>" + _WH_EN + r")|" + _AUX + r")\b", re.IGNORECASE)
+_WH_ZH = re.compile(r"什么|啥|谁|哪|几|多少|多大|多高|多长|多久|怎样|怎么样|如何|何时|何处|何地|"
+                    r"何人|是否")
+_YES_NO_ZH = re.compile(r"[吗么][？?]$")
+# anything that can join a second clause to a question, or set one inside it
+_CLAUSE_MARK = re.compile(r"[,;:()\[\]{}\"“”‘«»—–…，、；：（）「」『』《》【】〈〉]|\s[-‐]\s|--|"
+                          r"(?:^|\s)'|'(?:\s|$)|[.!?。！？]")
+# what makes a question carry a proposition: a negation (a leading question), a verb of knowing
+# or saying with a clause after it, a word that presupposes or asserts, a relative clause
+_KNOWING = (r"know|knew|heard|hear|think|thought|believ|realis|realiz|aware|remember|forget|"
+            r"forgot|surpris|say|said|tell|told|notic|learn|admit|deny|denied|doubt|agree|"
+            r"suppos|guess|bet|wonder|imagin|read|saw|see")
+_CARRIES_EN = re.compile(
+    r"\b(?:not|no|never|nobody|nothing|none|neither|nor|without)\b|n['’]t\b"
+    r"|\b(?:" + _KNOWING + r")\w*\s+(?!more\b)\S+\s+\S+"
+    r"|\b(?:true|fact|false|obvious|clear|course|actually|really|indeed|right|correct|wrong|"
+    r"since|because|given|still|again|even|only|already|also|too|famous|well|supposed|"
+    r"that|who|which|whose|come)\b", re.IGNORECASE)
+_DETAIL_EN = re.compile(r"\d|(?<=\s)(?!I\b)[A-Z]")  # a number, a capitalised word after the first
+_CARRIES_ZH = re.compile(r"[不没未非无别莫勿吧呢]|知道|听说|认为|觉得|以为|相信|记得|忘|难道|岂|"
+                         r"竟|居然|其实|确实|原来|果然|当然|毕竟|为什么|为何|怎么会|怎会|可见|"
+                         r"谁不|早就|还是")
+_CLOSING = "?？\"'”’」』）)] "
 
 
 _TO_THE_JUDGE = re.compile(
@@ -109,10 +121,27 @@ def is_question(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence.strip()))
 
 
-def asserts_nothing(sentence: str) -> bool:
-    """A plain question: it ends in a question mark and carries no claim of its own."""
+def asserts_nothing(sentence: str, question: str | None = None) -> bool:
+    """The sentence asserts nothing a context could deny (module doc): the sample's own
+    question again, or a question by its form alone. A claim with a question appended, a
+    leading, negative, tag or rhetorical question, a wh-question naming a name or a number (it
+    presupposes them) is a claim to judge."""
     s = sentence.strip()
-    return is_question(s) and not _ASSERTING_EN.search(s) and not _ASSERTING_ZH.search(s)
+    if question and match_key(s) and match_key(s) == match_key(question):
+        return True
+    if not is_question(s):
+        return False
+    body = s.rstrip(_CLOSING)  # the question mark and what closes it
+    if _CLAUSE_MARK.search(body):
+        return False
+    if _CJK.search(body):
+        if _CARRIES_ZH.search(body) or (re.search(r"\d", body) and not _YES_NO_ZH.search(s)):
+            return False
+        return bool(_WH_ZH.search(body) or _YES_NO_ZH.search(s))
+    opener = _OPENER_EN.match(body)
+    if not opener or _CARRIES_EN.search(body, opener.end()):
+        return False
+    return not (opener.group("wh") and _DETAIL_EN.search(body))
 
 
 def _sentence_keys(text: str) -> list[str]:
@@ -267,11 +296,12 @@ class SentenceRules:
 
     @property
     def skip(self) -> set[int]:
-        """Sentences not judged: aimed at the evaluator, repeated, or asserting nothing."""
+        """Sentences not judged: aimed at the evaluator, repeated, or asserting nothing (a
+        quote is judged: its frame in the material may deny it)."""
         return set(self.aimed) | set(self.repeated) | set(self.no_claim)
 
     def fired(self) -> Counter[str]:
-        return Counter({"question (no claim)": len(self.no_claim), "quote": len(self.quoted),
+        return Counter({"asserts nothing": len(self.no_claim), "quote": len(self.quoted),
                         "instruction to the judge": len(self.aimed),
                         "repeated": len(self.repeated)})
 
@@ -287,7 +317,7 @@ def sentence_rules(sentences: list[str], question: str | None,
             found.aimed.append(i)
         elif key in seen:
             found.repeated.append(i)  # the same sentence again: counted once
-        elif asserts_nothing(sentence):
+        elif asserts_nothing(sentence, question):
             found.no_claim.append(i)
         elif quoted_in(sentence, material):
             found.quoted.append(i)

@@ -86,8 +86,7 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
     found = sentence_rules(sentences, question, material)
     claims.no_claim = [i + 1 for i in found.no_claim]
     claims.rules.update(found.fired())
-    quoted = found.quoted
-    skip = found.skip | set(quoted)
+    skip = found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
     if ctx.settings.claims == "statements":
         written = await anchored_statements(ctx, text, question, skip=skip)
         items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
@@ -95,15 +94,10 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
     else:
         items = sentence_claims(sentences, question, ctx.language, skip)
     entries: list[tuple[int, dict[str, Any]]] = [
-        (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 1, "quoted": True,
-                 "rule": "quote", "reason": f"a whole sentence of the {material_name}",
-                 "p_supported": 1.0})
-        for i in quoted]
-    entries += [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
-                         "rule": "check", "p_supported": 0.0,
-                         "reason": "addressed to the evaluator: not a claim the "
-                                   f"{material_name} could support"})
-                for i in found.aimed]
+        (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0, "rule": "check",
+                 "p_supported": 0.0, "reason": "addressed to the evaluator: not a claim the "
+                                               f"{material_name} could support"})
+        for i in found.aimed]
     fragments = [a for a in items if ctx.settings.claims == "sentences"
                  and is_fragment(a.statement, sentences[a.sentence - 1])]
     for a in fragments:
@@ -120,8 +114,10 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
         support = await support_verdicts(ctx, step, [a.statement for a in items],
                                          split="contexts", contexts=material, question=question,
                                          material_name=material_name)
+        quoted = {i + 1 for i in found.quoted}  # judged too: its frame may deny it
         entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,
-                                  **({"extracted": a.extracted} if a.extracted else {})})
+                                  **({"extracted": a.extracted} if a.extracted else {}),
+                                  **({"quoted": True} if a.sentence in quoted else {})})
                     for a, v in zip(items, support.verdicts, strict=True)]
         claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
     claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]
@@ -144,7 +140,7 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
         return MetricResult.unscored(name, f"{whose} has no sentence", statements=[])
     if not claims.statements:
         return MetricResult.unscored(name, f"{whose} makes no claim: every sentence is a "
-                                     "question", **claims.details())
+                                     "question that asserts nothing", **claims.details())
     scores = {name: claims.supported / len(claims.statements)}
     if claims.p_supported is not None:
         scores[f"{name}.soft"] = claims.p_supported / len(claims.statements)

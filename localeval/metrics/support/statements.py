@@ -163,7 +163,38 @@ def true_to_sentence(items: list[Claim], sentences: list[str], question: str | N
         seen.add(key)
         out[own].append(Claim(text, own, extracted))
     for n, kept in out.items():
-        if not kept:
+        own = [c for c in kept if c.statement != sentences[n - 1]]
+        if own and drops_or_changes(sentences[n - 1], [c.statement for c in kept]):
+            rules["dropped or changed"] += 1
+            out[n] = [Claim(sentences[n - 1], n, " | ".join(c.extracted or c.statement
+                                                            for c in kept))]
+        elif not kept:
             rules["sentence itself"] += n not in copied
             kept.append(Claim(sentences[n - 1], n))
     return [a for n in sorted(out) for a in out[n]]
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b"
+                       r"|n['’]t\b|[不没未非无别勿莫]", re.IGNORECASE)
+_HAN = re.compile(r"[\u3400-\u9fff]")
+CJK_MISSING = 0.2
+"""Share of a Chinese sentence's character bigrams its statements may leave out (a pronoun
+replaced by its name drops one or two); Latin words and numbers may not be left out at all."""
+
+
+def _negations(text: str) -> set[str]:
+    found = {m.group().casefold() for m in _NEGATION.finditer(text)}
+    return {"not" if w in {"n't", "n’t", "cannot"} else w for w in found}
+
+
+def drops_or_changes(sentence: str, statements: list[str]) -> bool:
+    """The statements of a sentence leave out one of its numbers or content words (a part of
+    the sentence, or a word swapped for another), more than `CJK_MISSING` of its Chinese
+    bigrams, or do not negate what it negates ("never" dropped, "not" added)."""
+    union = set().union(*(content(s) for s in statements))
+    missing = content(sentence) - union
+    han = {w for w in content(sentence) if _HAN.match(w)}
+    dropped_han = {w for w in missing if _HAN.match(w)}
+    if missing - dropped_han or len(dropped_han) > max(2, int(len(han) * CJK_MISSING)):
+        return True
+    return _negations(sentence) != _negations(" ".join(statements))
