@@ -121,16 +121,16 @@ def fake_cli(tmp_path: Path):  # type: ignore[no-untyped-def]
 def run_fake(
     rows: Iterable[Mapping[str, Any]], answers: Any, *, out_dir: Path | None = None, **settings: Any
 ):  # type: ignore[no-untyped-def]
-    """Run rows through the fake judge (queued raw answers) and the hash embedder. The canned
-    answers of the older tests are in the statements shape, so `claims` defaults to
-    "statements" here; tests of the sentence-level default pass `claims="sentences"`."""
+    """Run rows through the fake judge (queued raw answers) and the hash embedder, with the
+    default settings unless `settings` says otherwise (tests of the statements the judge writes
+    pass `claims="statements"`)."""
     from localeval.runner import run
 
     judge = FakeJudge(answers)
     outcome = run(
         list(rows),
         out_dir,
-        Settings(no_cache=True, **{"claims": "statements", **settings}),
+        Settings(no_cache=True, **settings),
         judge=judge,
         embedder=HashEmbedder(),
     )

@@ -11,10 +11,10 @@ was laid out as one flow, issue 28 step 1; its default keys are those of dd79f9b
 move of issue 20): `git archive 22c0345`, then `PYTHONPATH=<that tree> python
 tests/test_cache_survives_layout.py WRITE`. `prompts` (the template files' sha256, not part of
 any key) were then taken from the code after that step, whose templates lost their retired
-branches but render the same bytes. The `statements` variant was then made again from the code of issue 29
-item 4 (a statement that leaves out part of its sentence is replaced by the sentence): its 11
-statement requests kept their keys and answers, 78 of its 89 keys are those of 22c0345, and the
-verdict requests of the replaced statements are new. The judge is
+branches but render the same bytes. The `statements` variant was then made again from the
+code of issue 29 item 4 (a statement that leaves out part of its sentence is replaced by the
+sentence): its 11 statement requests kept their keys and answers, 78 of its 89 keys are those
+of 22c0345, and the verdict requests of the replaced statements are new. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""

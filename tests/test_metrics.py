@@ -63,7 +63,7 @@ def run(
     metrics = resolve([names] if isinstance(names, str) else names)
     record = asyncio.run(
         evaluate_sample(to_sample(row, 1), metrics,
-                        Settings(judge="fake", **{"claims": "statements", **settings}),
+                        Settings(judge="fake", **settings),
                         backends)
     )
     return record, judge
@@ -89,6 +89,7 @@ def test_faithfulness_counts_supported_statements() -> None:
                 V(1, 1, 0, reason=False)
             ],
         },
+        claims="statements",
     )
     assert rec.scores["faithfulness"] == pytest.approx(2 / 3)
     details = rec.details["faithfulness"]["statements"]
@@ -129,26 +130,27 @@ def test_faithfulness_wrong_verdict_count_is_an_error() -> None:
     assert "faithfulness" in rec.errors and "faithfulness" not in rec.scores
 
 
-def test_default_verdicts_are_bare_with_mechanical_explanations(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_default_verdicts_are_bare_with_mechanical_explanations() -> None:
     rec, judge = run(
         "faithfulness",
-        EN | {"answer": "Ada founded it in 1985. It is based in Paris. It makes tea."},
-        {
-            "faithfulness_statements": [S(["Ada founded Acme in 1985."], ["Acme is in Paris."],
-                                          ["x"])],
-            "faithfulness_verdicts": [V(1, 1, 0, reason=False)],
-        },
+        EN | {"answer": "Ada founded the company Acme in 1985. Acme is based in the city of "
+                        "Paris. Acme also makes tea."},
+        {"faithfulness_verdicts": [V(1, 1, 0, reason=False)]},
     )
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
-    schema = judge.requests[1].answer_schema
+    assert [r.step for r in judge.requests] == ["faithfulness_verdicts"]  # nothing generated
+    schema = judge.requests[0].answer_schema
     assert "reason" not in schema and "evidence" not in schema
-    assert '"evidence"' not in judge.requests[1].messages[1]["content"]
-    first, second = rec.details["faithfulness"]["statements"][:2]
+    assert "1. Ada founded the company Acme in 1985.\n2. Acme is based in the city of Paris." \
+        in judge.requests[0].messages[1]["content"]
+    first, second, third = rec.details["faithfulness"]["statements"]
     assert first["judge_verdict"] == 1 and first["verdict"] == 0
     assert first["reason"] == "not in the context: 1985"
     assert first["closest_sentence"] == "Ada founded Acme in 1990."
     assert second["verdict"] == 1 and second["reason"] == "the judge found it in the context"
+    # a short sentence is judged as the answer to the question
+    assert third["statement"] == "Q: Who founded the company and when? A: Acme also makes tea."
+    assert third["verdict"] == 0 and third["reason"] == "the judge found no support in the context"
 
 
 # ---- answer_relevance -------------------------------------------------------------------------
@@ -289,6 +291,7 @@ def test_context_recall_share_of_ground_truth_statements() -> None:
             ],
             "context_recall_verdicts": [V(1, 1, 0, reason=False)],
         },
+        claims="statements",
     )
     assert rec.scores["context_recall"] == pytest.approx(2 / 3)
     details = rec.details["context_recall"]["statements"]
@@ -361,7 +364,7 @@ AC_ANSWERS = {
 
 
 def test_answer_correctness_tp_fp_fn() -> None:
-    rec, _ = run("answer_correctness", EN, AC_ANSWERS)
+    rec, _ = run("answer_correctness", EN, AC_ANSWERS, claims="statements")
     s = rec.scores
     assert s["answer_correctness"] == pytest.approx(2 / (2 + 0.5 * 2))
     assert s["answer_correctness.precision"] == pytest.approx(2 / 3)
@@ -373,7 +376,8 @@ def test_answer_correctness_tp_fp_fn() -> None:
 
 
 def test_answer_correctness_blend_with_similarity() -> None:
-    rec, _ = run("answer_correctness", EN, AC_ANSWERS, correctness_weights=(0.75, 0.25))
+    rec, _ = run("answer_correctness", EN, AC_ANSWERS, correctness_weights=(0.75, 0.25),
+                 claims="statements")
     sim = max(0.0, cos(EN["answer"], EN["ground_truth"]))
     assert rec.scores["answer_correctness"] == pytest.approx(
         0.75 * (2 / 3) + 0.25 * sim, abs=1e-6
@@ -417,7 +421,8 @@ def test_shared_statements_are_asked_once_per_sample() -> None:
         "answer_correctness_answer": [V(1, 1, 1, reason=False)],
         "answer_correctness_reference": [V(1, 1, 1, reason=False)],
     }
-    rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers)
+    rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers,
+                     claims="statements")
     assert not rec.errors
     assert [r.step for r in judge.requests].count("faithfulness_statements") == 1
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
@@ -474,12 +479,11 @@ def test_language_picks_templates(language: str, expect: str, marker: str) -> No
     rec, judge = run(
         "faithfulness",
         ZH,
-        {"faithfulness_statements": [S(["s"])],
-         "faithfulness_verdicts": [V(1, reason=False)]},
+        {"faithfulness_verdicts": [V(1, reason=False)]},
         language=language,
     )
     assert rec.language == expect and rec.scores["faithfulness"] == 1.0
-    assert marker in judge.requests[1].messages[1]["content"]
+    assert marker in judge.requests[0].messages[1]["content"]
 
 
 def test_every_metric_has_templates_in_both_languages() -> None:
@@ -547,6 +551,7 @@ def _limit_for_about_one_context() -> int:
             "faithfulness_statements": [S(["s1"], ["s2"])],
             "faithfulness_verdicts": [V(1, 1, reason=False)],
         },
+        claims="statements",
     )[1]
     return sum(len(m["content"]) for m in probe.requests[1].messages) + len(LONG[0]) + 40
 
@@ -561,7 +566,8 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
         },
         limit,
     )
-    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False)
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False,
+                     claims="statements")
     assert not rec.errors, rec.errors
     statements = rec.details["faithfulness"]["statements"]
     verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
@@ -621,7 +627,7 @@ def test_one_sentence_longer_than_the_window_is_cut_not_dropped() -> None:
 
 def test_prompt_too_long_without_material_is_an_error() -> None:
     judge = TooLongJudge({"faithfulness_statements": [{"statements": ["s" * 2000]}]}, 1500)
-    rec, _ = run("faithfulness", EN, None, judge=judge)
+    rec, _ = run("faithfulness", EN, None, judge=judge, claims="statements")
     assert "does not fit" in rec.errors["faithfulness"]
 
 
@@ -652,7 +658,8 @@ def test_statements_per_sentence_are_bounded_by_its_length() -> None:
     assert chars_for("short") == 60 and chars_for("x" * 40, "q" * 20) == 90
     assert chars_for("x" * 500) == 240
     rec, judge = run("faithfulness", {**EN, "answer": "Channel 4"}, {
-        "faithfulness_statements": [S(["Misfits airs on Channel 4.", "Extra."])]})
+        "faithfulness_statements": [S(["Misfits airs on Channel 4.", "Extra."])]},
+        claims="statements")
     schema = json.loads(judge.requests[0].answer_schema)["properties"]["statements"]
     assert schema["items"]["maxItems"] == 1
     assert "faithfulness" in rec.errors  # two statements for a two-word sentence: refused
@@ -661,7 +668,7 @@ def test_statements_per_sentence_are_bounded_by_its_length() -> None:
 def test_placeholder_statements_without_words_are_dropped() -> None:
     rec, _ = run("faithfulness", EN, {
         "faithfulness_statements": [S(["……"], ["Acme is based in Paris."], ["..."])],
-        "faithfulness_verdicts": [V(1, 0, 0, reason=False)]})
+        "faithfulness_verdicts": [V(1, 0, 0, reason=False)]}, claims="statements")
     assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
         "Ada founded it in 1990.", "Acme is based in Paris.", "It makes tea."]
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
