@@ -20,8 +20,8 @@ from typing import Any
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.score import nonempty
+from localeval.metrics.support.sentences import split
 from localeval.metrics.support.verdicts import support_verdicts
-from localeval.text import split_sentences
 
 NAME = "context_relevance"
 
@@ -43,8 +43,8 @@ def rank_weight(rank: int) -> float:
                     "supported by the answer (plus a rank-weighted per-context variant)")
 async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)
-    answer_sentences = split_sentences(sample.answer or "")
-    per_context = [split_sentences(c) for c in contexts]
+    answer_sentences = list(split(sample.answer or "").items)
+    per_context = [list(split(c).items) for c in contexts]
     context_sentences = [s for group in per_context for s in group]
     if not contexts:
         return MetricResult.unscored(NAME, "every context is empty")

@@ -1,8 +1,9 @@
 """The support machinery the claim metrics share, one step per module, in the order a claim
 goes through them:
 
-1. `claims` — a text's sentences, the rules that settle a few without the judge, the claims to
-   judge (`statements`: the judge's statements instead, with `claims = "statements"`);
+1. `claims` — a text's sentences (`sentences`: every text split once, for every step), the
+   rules that settle a few without the judge, the claims to judge (`statements`: the judge's
+   statements instead, with `claims = "statements"`);
 2. `evidence` — what a claim is judged against: the material without instructions, narrowed to
    the passages that bear on it (`pieces`: split when too long for the window);
 3. `verdicts` — the judge asked in groups (`retry`: a failed request asked again in halves);

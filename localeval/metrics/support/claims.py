@@ -32,7 +32,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from localeval.text import STOPWORDS, match_key, normalize, split_sentences, word_count
+from localeval.metrics.support.sentences import split
+from localeval.text import STOPWORDS, match_key, normalize, word_count
 
 MIN_QUOTE_WORDS = 10.0
 """Shortest quoted sentence: 10 words (15 Chinese characters; text.word_count)."""
@@ -145,7 +146,7 @@ def asserts_nothing(sentence: str, question: str | None = None) -> bool:
 
 
 def _sentence_keys(text: str) -> list[str]:
-    return [k for k in (match_key(s) for s in split_sentences(text)) if k]
+    return [k for k in split(text).keys if k]
 
 
 def quoted_in(sentence: str, material: list[str]) -> bool:

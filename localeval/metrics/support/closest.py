@@ -14,7 +14,8 @@ import functools
 
 import numpy as np
 
-from localeval.text import match_key, split_sentences
+from localeval.metrics.support.sentences import split
+from localeval.text import match_key
 
 _BITS = 21  # every code point (up to U+10FFFF) fits in 21 bits
 
@@ -55,8 +56,12 @@ class SentenceIndex:
     """Every (trigram, sentence) pair of a material once, sorted by trigram code."""
 
     def __init__(self, material: tuple[str, ...]) -> None:
-        self.sentences = [s for text in material for s in (split_sentences(text) or [text])]
-        keys = [match_key(s) for s in self.sentences]
+        self.sentences: list[str] = []
+        keys: list[str] = []
+        for text in material:  # each text split once (support/sentences.py)
+            cut = split(text)
+            self.sentences += cut.or_whole
+            keys += cut.keys if cut.items else (match_key(text),)
         lengths = np.array([len(k) for k in keys], dtype=np.int64)
         ends = np.cumsum(lengths)
         codes = _codes("".join(keys))

@@ -18,7 +18,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from localeval.metrics.support.claims import addresses_judge, terms
-from localeval.text import split_sentences, word_count
+from localeval.metrics.support.sentences import split
+from localeval.text import word_count
 
 LONG_WORDS = 350.0
 TOP = 3
@@ -31,7 +32,7 @@ def without_instructions(material: list[str]) -> tuple[list[str], int]:
     """The material with its sentences aimed at the evaluator removed, and how many were."""
     out, removed = [], 0
     for text in material:
-        sentences = split_sentences(text)
+        sentences = split(text).items
         kept = [s for s in sentences if not addresses_judge(s)]
         if len(kept) == len(sentences):
             out.append(text)
@@ -55,7 +56,7 @@ class Index:
     @classmethod
     def build(cls, material: list[str]) -> Index:
         sentences = [(i, s) for i, text in enumerate(material)
-                     for s in (split_sentences(text) or [text])]
+                     for s in split(text).or_whole]
         counts = [Counter(terms(s)) for _, s in sentences]
         df: Counter[str] = Counter()
         for c in counts:

@@ -26,7 +26,7 @@ from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.closest import grams
-from localeval.text import split_sentences
+from localeval.metrics.support.sentences import split
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -46,7 +46,7 @@ def _units(material: list[str]) -> list[tuple[int, str]]:
     """(source index, sentence) for every sentence of every text, in order."""
     out: list[tuple[int, str]] = []
     for i, text in enumerate(material):
-        sentences = split_sentences(text) or ([text] if text.strip() else [])
+        sentences = split(text).items or ((text,) if text.strip() else ())
         out.extend((i, s) for s in sentences)
     return out
 
@@ -161,7 +161,7 @@ async def _ask_piece(ctx: MetricContext, step: str, schema: type[T], split: str,
                                                   **{**variables, split: piece.texts}))]
     except PromptTooLong:
         units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
-                 for s in (split_sentences(text) or [text])]
+                 for s in split(text).or_whole]
         if len(units) < 2:
             if len(piece.texts) != 1 or len(piece.texts[0]) < 2:
                 raise
@@ -190,7 +190,7 @@ def narrow(piece: Piece, items: list[str]) -> Piece:
     """The half of a piece (by sentences, or by characters for one long sentence) that shares
     the most with the items: used when a piece with these items does not fit after all."""
     units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
-             for s in (split_sentences(text) or [text])]
+             for s in split(text).or_whole]
     if len(units) < 2:
         text, src = piece.texts[0], piece.sources[0]
         if len(text) < 2:

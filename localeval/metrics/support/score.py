@@ -23,9 +23,9 @@ from localeval.metrics.support.claims import (
     unfounded,
 )
 from localeval.metrics.support.evidence import without_instructions
+from localeval.metrics.support.sentences import split
 from localeval.metrics.support.statements import anchored_statements, true_to_sentence
 from localeval.metrics.support.verdicts import support_verdicts
-from localeval.text import split_sentences
 
 
 def nonempty(texts: list[str] | None) -> list[str]:
@@ -37,7 +37,7 @@ async def claims_of(ctx: MetricContext, text: str, question: str | None) -> Text
     themselves (a fragment with its question), or with `claims = "statements"` the anchored
     statements the judge writes."""
     if ctx.settings.claims == "sentences":
-        sentences = split_sentences(text)
+        sentences = list(split(text).items)
         return TextClaims(sentences, sentence_claims(sentences, question, ctx.language, set()))
     return await anchored_statements(ctx, text, question)
 
@@ -80,7 +80,7 @@ class Claims:
 async def judge_claims(ctx: MetricContext, step: str, text: str, question: str | None,
                        material: list[str], material_name: str = "context") -> Claims:
     """The claims of `text`, each with its verdict against `material` (the contexts)."""
-    sentences = split_sentences(text)
+    sentences = list(split(text).items)
     claims = Claims(sentences=sentences)
     material, claims.rules["context instruction removed"] = without_instructions(material)
     found = sentence_rules(sentences, question, material)

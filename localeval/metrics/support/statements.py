@@ -29,7 +29,8 @@ from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.claims import Claim, TextClaims, content
 from localeval.metrics.support.retry import degenerate, retry_split
-from localeval.text import json_safe, match_key, split_sentences, word_count
+from localeval.metrics.support.sentences import split
+from localeval.text import json_safe, match_key, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3
@@ -91,7 +92,7 @@ async def anchored_statements(ctx: MetricContext, text: str, question: str | Non
     others may skip numbers ("sentences 2, 4 and 6"), so skipped sentences cost no extra request.
     Shared by faithfulness, context_recall and answer_correctness (identical requests are asked
     once)."""
-    sentences = split_sentences(text)
+    sentences = list(split(text).items)
     result = TextClaims(sentences)
     max_tokens = ctx.settings.max_tokens
 
