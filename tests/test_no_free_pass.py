@@ -95,7 +95,8 @@ def test_a_question_ending_does_not_switch_judging_off_zh(ending: str) -> None:
     "When did Einstein invent the telephone?", "Who knew that Bell was second?",
     "Einstein invented it in 1876?", "Was it Einstein who invented it?", "How come it rang?",
     "Is it true Einstein invented it?", "爱因斯坦发明了电话？", "1876年发明电话的是哪位科学家？",
-    "你知道爱因斯坦发明了电话吗？", "爱因斯坦发明了电话呢？"])
+    "你知道爱因斯坦发明了电话吗？", "爱因斯坦发明了电话呢？",
+    "When did the sun start orbiting the earth?", "爱因斯坦是哪年发明电话的？"])
 def test_a_question_that_can_carry_a_claim_is_a_claim(sentence: str) -> None:
     assert not asserts_nothing(sentence)
 

@@ -1,7 +1,7 @@
 """A text's claims: its sentences, each judged, or settled by a rule that cannot let a false
 answer pass.
 
-The text is split into sentences (text.split_sentences). Before any request:
+The text is split into sentences once (support/sentences.py). Before any request:
 - a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
   verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
   own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
@@ -11,9 +11,13 @@ The text is split into sentences (text.split_sentences). Before any request:
   inverted from a list of tag forms: a sentence is claimless only when it is the sample's own
   question, or a question by its form alone — it opens with a question word or an auxiliary
   (zh: holds a question word or ends in 吗), is one clause (no comma, dash, bracket, quote), and
-  holds no negation, no verb of knowing or saying, no number and (en) no name. A claim with any
-  question ending appended ("…, who knew?", "… — did you know?", "… (surprising?)", "…，你知道
-  吗？", "…吧？") fails one of these and is judged like any sentence.
+  holds no negation, no verb of knowing or saying with a clause after it, no word that
+  presupposes, and, for a wh-question, no number or (en) name. A claim with any question ending
+  appended ("…, who knew?", "… — did you know?", "… (surprising?)", "…，你知道吗？", "…吧？")
+  fails one of these and is judged like any sentence; so is a wh-question longer than
+  `WH_WORDS` words (`WH_CHARS` characters), whose verb phrase can presuppose a claim ("When did
+  the sun start orbiting the earth?", "爱因斯坦是哪年发明电话的？"). Not caught: a short
+  presupposing wh-question without a name or number ("When did the sun orbit?", "它何时倒塌？").
 Every other sentence is a claim to judge. A sentence **quoted** whole from the material
 (`quoted_in`) is judged too — a neighbouring denial, a heading ("Myth #3.") or a list's lead-in
 ("The following claims are false:") can deny it — and is marked `quoted` for the reader.
@@ -70,6 +74,9 @@ _CARRIES_ZH = re.compile(r"[不没未非无别莫勿吧呢]|知道|听说|认为
                          r"竟|居然|其实|确实|原来|果然|当然|毕竟|为什么|为何|怎么会|怎会|可见|"
                          r"谁不|早就|还是")
 _CLOSING = "?？\"'”’」』）)] "
+WH_WORDS, WH_CHARS = 6, 8
+"""Longest wh-question that asserts nothing: 6 words (en), 8 characters (zh); a longer one's
+verb phrase can carry a claim it presupposes ("When did the sun start orbiting the earth?")."""
 
 
 _TO_THE_JUDGE = re.compile(
@@ -136,13 +143,17 @@ def asserts_nothing(sentence: str, question: str | None = None) -> bool:
     if _CLAUSE_MARK.search(body):
         return False
     if _CJK.search(body):
-        if _CARRIES_ZH.search(body) or (re.search(r"\d", body) and not _YES_NO_ZH.search(s)):
+        if _CARRIES_ZH.search(body):
             return False
-        return bool(_WH_ZH.search(body) or _YES_NO_ZH.search(s))
+        if _YES_NO_ZH.search(s):
+            return True
+        # a wh-question presupposes its verb phrase: only a short one without a number is free
+        return bool(_WH_ZH.search(body)) and not re.search(r"\d", body) and len(body) <= WH_CHARS
     opener = _OPENER_EN.match(body)
     if not opener or _CARRIES_EN.search(body, opener.end()):
         return False
-    return not (opener.group("wh") and _DETAIL_EN.search(body))
+    return not opener.group("wh") or not (_DETAIL_EN.search(body)
+                                          or word_count(body) > WH_WORDS)
 
 
 def _sentence_keys(text: str) -> list[str]:
