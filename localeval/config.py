@@ -66,26 +66,12 @@ class Settings(BaseModel):
     )
     no_cache: bool = False
     explain: bool = Field(True, description="ask for a short reason with each verdict")
-    verdict_style: Literal["bare", "evidence", "reason", "focused"] = Field(
-        "bare", description="what the judge writes before each support verdict: nothing (bare; "
-                            "the measured default), an evidence copy, a reason, or bare with the "
-                            "closest context sentence shown (focused); see docs/metrics.md")
     claims: Literal["sentences", "statements"] = Field(
         "sentences", description="what faithfulness and context_recall judge: each sentence as "
                                  "written, or statements the judge extracts per sentence")
     evidence_passages: bool = Field(
         True, description="judge each claim against the passages of a long material that bear "
-                          "on it (metrics/support/focus.py), not against the whole material")
-    contrast: bool = Field(
-        False, description="a supported claim must beat its twins (a comparative turned round, "
-                           "a number or name swapped for another the material gives) in "
-                           "P(supported) (metrics/support/contrast.py); off: with the 1.5B judge "
-                           "it cost agreement (docs/metrics.md, Verification)")
-    contrast_style: Literal["twins", "choice"] = Field(
-        "twins", description="how --contrast compares a claim with its twins: each judged "
-                              "alone (twins: P(supported) of each), or all shown together, the "
-                              "judge choosing the one the material states (choice); both "
-                              "cost agreement with the 1.5B judge (docs/metrics.md)")
+                          "on it (metrics/support/evidence.py), not against the whole material")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "
@@ -136,6 +122,23 @@ class Settings(BaseModel):
         return self.cache or default_cache_path()
 
 
+RETIRED = {
+    "verdict_style": "the support verdict is always bare (evidence-copy, reason and focused "
+                     "styles bought no agreement with the 1.5B judge)",
+    "contrast": "contrast twins cost agreement with the 1.5B judge",
+    "contrast_style": "contrast twins and the forced choice cost agreement with the 1.5B judge",
+}
+"""Settings retired by issue 28 (one verdict path) and why; their measurements are in
+localeval/docs/research.md."""
+
+
+def retired_message(key: str, name: str | None = None) -> str:
+    """One line: the setting `key` (written `name`: a flag, a file's key) was retired, why, and
+    what to do."""
+    return (f"{name or repr(key)} was retired: {RETIRED[key]} (localeval/docs/research.md); "
+            "remove it")
+
+
 def option_value(text: str) -> Any:
     """A --metric-option value as TOML reads it (60, 0.5, true, [1, 2], "x"), else the text."""
     try:
@@ -165,6 +168,10 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
             merged[name] = {**(before if isinstance(before, dict) else {}), **options}
         overrides["metric_options"] = merged
     values.update(overrides)
+    for key in values:
+        if key in RETIRED:
+            where = f" (in {path})" if path and key not in overrides else ""
+            raise ConfigError(retired_message(key, f"setting {key!r}{where}"))
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

@@ -19,27 +19,21 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from localeval.metrics.support.threshold import FITTED
-
 GRID = [round(0.05 * i, 2) for i in range(2, 20)]
 
 
-def claim_scores(entries: list[dict], tau: float, margin: float | None = None) -> list[int]:
-    """Each claim's verdict at τ; with `margin`, a claim whose twin (metrics/support/contrast.py)
-    has a P(supported) above its own by more than `margin` is unsupported (None: twins
-    ignored)."""
+def claim_scores(entries: list[dict], tau: float) -> list[int]:
+    """Each claim's verdict at τ (a quote settled without the judge, in runs made before quotes
+    were judged, stays supported)."""
     out = []
     for e in entries:
         p = e.get("p_claim", e.get("p_supported"))
-        twins = [t["p_supported"] for t in e.get("contrast", []) if t["p_supported"] is not None]
-        if e.get("quoted"):
+        if e.get("rule") == "quote":
             out.append(1)
         elif e.get("rule") == "check" or e.get("novel_details"):
             out.append(0)
         elif p is None:
             out.append(int(e["verdict"]))
-        elif margin is not None and any(q > p + margin for q in twins):
-            out.append(0)
         else:
             out.append(int(p >= tau))
     return out
@@ -55,8 +49,7 @@ def load(folder: Path, metric: str) -> tuple[dict[str, dict], str]:
     return rows, language
 
 
-def score(row: dict | None, metric: str, tau: float | None,
-          margin: float | None = None) -> float | None:
+def score(row: dict | None, metric: str, tau: float | None) -> float | None:
     if row is None:
         return None
     details = row.get("details", {}).get(metric, row.get("details", {}))
@@ -65,7 +58,7 @@ def score(row: dict | None, metric: str, tau: float | None,
         return row.get("scores", {}).get(metric + ".soft")
     if not entries:
         return None
-    votes = claim_scores(entries, tau, margin)
+    votes = claim_scores(entries, tau)
     return sum(votes) / len(votes)
 
 
@@ -79,13 +72,12 @@ def rules_fired(rows: dict[str, dict], metric: str) -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def pairwise(rows: dict[str, dict], metric: str, tau: float | None,
-             margin: float | None = None) -> dict[str, float]:
+def pairwise(rows: dict[str, dict], metric: str, tau: float | None) -> dict[str, float]:
     pairs = sorted({i.rsplit("/", 1)[0] for i in rows})
     wins = ties = 0
     for p in pairs:
-        a = score(rows.get(p + "/a"), metric, tau, margin)
-        b = score(rows.get(p + "/b"), metric, tau, margin)
+        a = score(rows.get(p + "/a"), metric, tau)
+        b = score(rows.get(p + "/b"), metric, tau)
         if a is None or b is None:
             continue
         wins += a > b + 1e-9
@@ -99,8 +91,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--metric", default="faithfulness")
-    parser.add_argument("--contrast", type=lambda v: [float(x) for x in v.split(",")],
-                        default=[], help="margins to try for the twins rule, e.g. 0,0.05,0.1")
     args = parser.parse_args()
     by_lang: dict[str, list[tuple[str, dict]]] = defaultdict(list)
     for folder in args.folders:
@@ -118,12 +108,6 @@ def main() -> int:
         rules = {name: rules_fired(rows, args.metric) for name, rows in sets}
         out[language] = {"chosen_tau": best["tau"], "at_chosen": best["sets"],
                          "soft": soft, "rules": rules, "curve": curve}
-        if args.contrast:  # at the τ in use (metrics/support/threshold.py), not the one chosen here
-            tau = FITTED[language]
-            out[language]["contrast"] = [
-                {"margin": m, "tau": tau,
-                 "sets": {name: pairwise(rows, args.metric, tau, m) for name, rows in sets}}
-                for m in [None, *args.contrast]]
     json.dump(out, sys.stdout, ensure_ascii=False, indent=1)
     print()
     return 0

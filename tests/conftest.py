@@ -92,6 +92,25 @@ def small_embedder():  # type: ignore[no-untyped-def]
     return SentenceTransformerEmbedder(_need(spec.path()), models.expected_sha256(spec))
 
 
+def true_to_sentences(answers: list[dict], rows: Path = EXAMPLE) -> list[dict]:
+    """Canned `faithfulness_statements` answers made true to their sentences: each placeholder
+    ("sa") becomes its sentence followed by the placeholder, in the order the rows' sentences
+    are asked. A statement that leaves its sentence out is replaced by the sentence (issue 29
+    item 4), so a bare placeholder would change the number of claims."""
+    from localeval.text import split_sentences
+
+    sentences = iter(s for line in rows.read_text(encoding="utf-8").splitlines()
+                     for s in split_sentences(json.loads(line)["answer"]))
+    out = []
+    for answer in answers:
+        per = []
+        for tags in answer["statements"]:
+            sentence = next(sentences)
+            per.append([f"{sentence} {tag}" for tag in tags])
+        out.append({"statements": per})
+    return out
+
+
 def fake_run_args(
     data: Path, answers: Path, out: Path, *extra: str, metrics: str = "faithfulness"
 ) -> list[str]:
@@ -121,16 +140,16 @@ def fake_cli(tmp_path: Path):  # type: ignore[no-untyped-def]
 def run_fake(
     rows: Iterable[Mapping[str, Any]], answers: Any, *, out_dir: Path | None = None, **settings: Any
 ):  # type: ignore[no-untyped-def]
-    """Run rows through the fake judge (queued raw answers) and the hash embedder. The canned
-    answers of the older tests are in the statements shape, so `claims` defaults to
-    "statements" here; tests of the sentence-level default pass `claims="sentences"`."""
+    """Run rows through the fake judge (queued raw answers) and the hash embedder, with the
+    default settings unless `settings` says otherwise (tests of the statements the judge writes
+    pass `claims="statements"`)."""
     from localeval.runner import run
 
     judge = FakeJudge(answers)
     outcome = run(
         list(rows),
         out_dir,
-        Settings(no_cache=True, **{"claims": "statements", **settings}),
+        Settings(no_cache=True, **settings),
         judge=judge,
         embedder=HashEmbedder(),
     )

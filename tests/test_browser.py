@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from localeval.cli import main
-from tests.conftest import EXAMPLE, fake_run_args
+from tests.conftest import EXAMPLE, fake_run_args, true_to_sentences
 
 CHROMIUM = Path(os.environ.get("LOCALEVAL_CHROMIUM", "/usr/bin/chromium"))
 pytestmark = pytest.mark.browser
@@ -39,13 +39,13 @@ pytestmark = pytest.mark.browser
 # then one sentence each); the same answers again for the second run.
 YES, NO = {"verdict": 1}, {"verdict": 0}
 FAKE_ANSWERS = {
-    "faithfulness_statements": [
+    "faithfulness_statements": true_to_sentences([
         {"statements": [["sa", "sb"], ["sc"]]}, {"statements": [["sd"], ["se"]]},
         {"statements": [["sf"], ["sg"]]}, {"statements": [["<b>sh</b>"]]},
         {"statements": [["sa"], ["sb"]]}, {"statements": [["sc"]]},
         {"statements": [["sa"]]},
         {"statements": [["sa", "sb"]]},
-    ]
+    ])
     * 2,
     "faithfulness_verdicts": [
         {"verdicts": [YES, NO] * 4},

@@ -3,10 +3,18 @@ judge calls: the cache keys (model fingerprint, sampling, answer schema with its
 rendered template bytes, probes) did not move when the modules did.
 
 tests/golden/cache_layout.json holds every (key → reply) that runs of every metric over a few
-fixed rows (en and zh; answer, context, retrieval and reference columns) put into the cache, with
-the default settings and with the other claim, verdict and contrast settings (VARIANTS), made
-from the code at dd79f9b (main just before the move landed: `git archive dd79f9b`, then
-`PYTHONPATH=<that tree> python tests/test_cache_survives_layout.py WRITE`). The judge is
+fixed rows (en and zh; answer, context, retrieval and reference columns; a context long enough
+to be narrowed to passages) put into the cache, with the default settings and with the other
+claim and passage settings (VARIANTS). The answers and scores were made from the code at
+22c0345 (main before the verdict styles and contrast twins were retired and metrics/support/
+was laid out as one flow, issue 28 step 1; its default keys are those of dd79f9b, before the
+move of issue 20): `git archive 22c0345`, then `PYTHONPATH=<that tree> python
+tests/test_cache_survives_layout.py WRITE`. `prompts` (the template files' sha256, not part of
+any key) were then taken from the code after that step, whose templates lost their retired
+branches but render the same bytes. The `statements` variant was then made again from the
+code of issue 29 item 4 (a statement that leaves out part of its sentence is replaced by the
+sentence): its 11 statement requests kept their keys and answers, 78 of its 89 keys are those
+of 22c0345, and the verdict requests of the replaced statements are new. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""
@@ -46,6 +54,13 @@ ROWS = [
     {"id": "en2", "question": "What does a refusal look like?",
      "answer": "I cannot help with that request.",
      "contexts": ["Refusals decline to answer."]},
+    {"id": "en4", "question": "What did the survey of the river find?",
+     "answer": "The survey counted 41 otters. Most lived near Weir 7.",
+     # a context over 350 words: each claim is judged against its passages (support/evidence.py)
+     "contexts": [" ".join(f"Station {i} on the river recorded {i + 3} herons, {2 * i} ducks and "
+                           f"a water temperature of {10 + i % 7} degrees." for i in range(30))
+                  + " The survey counted 41 otters, most of them near Weir 7."],
+     "ground_truth": "41 otters were counted."},
 ]
 
 
@@ -61,7 +76,7 @@ def instance(schema: dict[str, Any], root: dict[str, Any]) -> Any:
     schema = _resolve(schema, root)
     if "const" in schema:
         return schema["const"]
-    if "enum" in schema:  # the last: a verdict 1 (supported), so that contrast asks too
+    if "enum" in schema:  # the last: a verdict 1 (supported)
         return schema["enum"][-1]
     for key in ("anyOf", "oneOf", "allOf"):
         if key in schema:
@@ -139,11 +154,8 @@ class NoCallJudge(SchemaJudge):
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "statements": {"claims": "statements", "verdict_style": "reason", "contrast": True,
-                   "contrast_style": "choice", "explain": False},
-    "bare": {"verdict_style": "bare", "contrast": True, "contrast_style": "twins"},
-    "evidence": {"verdict_style": "evidence", "contrast": True, "contrast_style": "choice"},
-    "focused": {"verdict_style": "focused", "evidence_passages": False},
+    "statements": {"claims": "statements", "explain": False},
+    "whole-contexts": {"evidence_passages": False, "support_threshold": 0.5},
 }
 
 

@@ -8,8 +8,7 @@ import random
 import pytest
 
 from localeval import text as text_module
-from localeval.metrics.support.closest import SentenceIndex, closest_sentence
-from localeval.metrics.support.evidence import grams
+from localeval.metrics.support.closest import SentenceIndex, closest_sentence, grams
 from localeval.text import split_sentences
 
 
@@ -100,24 +99,24 @@ def test_index_is_shared_by_a_samples_items() -> None:
 
 
 def old_novel_details(item: str, known: list[str]) -> list[str]:
-    """evidence.novel_details before its known numbers and words were cached per material."""
+    """checks.novel_details before its known numbers and words were cached per material."""
     import unicodedata
 
-    from localeval.metrics.support import evidence
+    from localeval.metrics.support import checks
 
     known_numbers: set[str] = set()
     known_words: set[str] = set()
     for text in known:
-        known_numbers |= evidence._numbers(text)
+        known_numbers |= checks._numbers(text)
         known_words |= {w.casefold()
-                        for w in evidence._WORD.findall(unicodedata.normalize("NFKC", text))}
-    missing = sorted(evidence._numbers(item) - known_numbers, key=item.find)
-    missing += [n for n in evidence._names(item) if not evidence._name_known(n, known_words)]
+                        for w in checks._WORD.findall(unicodedata.normalize("NFKC", text))}
+    missing = sorted(checks._numbers(item) - known_numbers, key=item.find)
+    missing += [n for n in checks._names(item) if not checks._name_known(n, known_words)]
     return missing
 
 
 def test_novel_details_with_the_cached_material_say_the_same() -> None:
-    from localeval.metrics.support.evidence import novel_details
+    from localeval.metrics.support.checks import novel_details
 
     rng = random.Random(5)
     extra = ["Toronto", "Toronto's", "1,200", "3.5", "2011", "Ju-hyun", "American", "America"]

@@ -175,7 +175,7 @@ def test_llama_estimate_loads_the_vocabulary_only(tmp_path: Path, monkeypatch: A
 def test_replay_reuses_shared_prefixes_and_prices_every_call() -> None:
     vocab = CharVocab()
     head = "instructions " * 40 + "xx\n\n"  # the break ends a 4-character token: a cut
-    schema = schema_json(checked_verdicts(2, "bare"))
+    schema = schema_json(checked_verdicts(2))
     messages = [[{"role": "user", "content": head + f"row {i}"}] for i in range(3)]
     works = [build(JudgeRequest(step="s", messages=m, answer_schema=schema, max_tokens=64), i,
                    vocab.prompt_tokens(m), vocab, max_chunk=512, free_tokens=10, temperature=0.0)
@@ -197,7 +197,7 @@ def test_free_strings_are_generated_and_the_rest_read() -> None:
     answer, planned = answer_work(schema_json(question_list(3, True)), vocab, 10, 0.0)
     assert planned and [k for k, _ in answer].count("gen") == 6
     assert sum(n for k, n in answer if k == "gen") == 60
-    bare, _ = answer_work(schema_json(checked_verdicts(3, "bare")), vocab, 10, 0.0)
+    bare, _ = answer_work(schema_json(checked_verdicts(3)), vocab, 10, 0.0)
     assert [k for k, _ in bare] == ["read"]
 
 
@@ -213,9 +213,7 @@ def test_a_prompt_only_request_reads_its_continuations() -> None:
 def test_counts_that_follow_the_answers_are_marked() -> None:
     assert count_kind("faithfulness_verdicts", Settings()) == "exact"
     assert count_kind("faithfulness_verdicts", Settings(claims="statements")) == "estimate"
-    assert count_kind("faithfulness_verdicts", Settings(contrast=True)) == "estimate"
-    assert count_kind("faithfulness_verdicts", Settings(verdict_style="evidence")) == \
-        "lower bound"
+    assert count_kind("faithfulness_statements", Settings()) == "lower bound"
     assert count_kind("answer_relevance_questions", Settings()) == "exact"
 
 

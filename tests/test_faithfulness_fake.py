@@ -1,5 +1,5 @@
-"""faithfulness end to end through the fake judge: anchored statements, evidence checks,
-bounded requests, retries and malformed answers."""
+"""faithfulness end to end through the fake judge with `claims = "statements"`: anchored
+statements, the checks after the verdict, bounded requests, retries and malformed answers."""
 
 from __future__ import annotations
 
@@ -16,9 +16,9 @@ from localeval.runner import run
 from tests.conftest import run_fake
 
 
-def run_ev(*args: Any, **kw: Any) -> Any:
-    """These tests exercise the evidence-first verdicts (quotes checked against the context)."""
-    return run_fake(*args, verdict_style="evidence", **kw)
+def run_st(*args: Any, **kw: Any) -> Any:
+    """These tests exercise the statements the judge writes (`claims = "statements"`)."""
+    return run_fake(*args, claims="statements", **kw)
 
 
 ROW = {
@@ -28,24 +28,19 @@ ROW = {
     "contexts": ["The tower was completed in 1889. It stands in Paris."],
 }
 STATEMENTS = {"statements": [["The tower was built in 1889."], ["The tower is red."]]}
-VERDICTS = {
-    "verdicts": [
-        {"evidence": "The tower was completed in 1889.", "verdict": 1},
-        {"evidence": "none", "verdict": 0},
-    ]
-}
+VERDICTS = {"verdicts": [{"verdict": 1}, {"verdict": 0}]}
 
 
 def test_score_details_and_requests() -> None:
-    outcome, judge = run_ev([ROW], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
+    outcome, judge = run_st([ROW], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     details = rec.details["faithfulness"]
     assert [s["verdict"] for s in details["statements"]] == [1, 0]
     assert [s["sentence"] for s in details["statements"]] == [1, 2]
     assert details["sentences"] == ["It was built in 1889.", "It is red."]
-    assert details["statements"][0]["evidence_found"] is True
-    assert "nothing on it" in details["statements"][1]["reason"]
+    assert details["statements"][0]["reason"] == "the judge found it in the context"
+    assert details["statements"][1]["reason"] == "the judge found no support in the context"
     steps = [r.step for r in judge.requests]
     assert steps == ["faithfulness_statements", "faithfulness_verdicts"]
     statement_prompt = judge.requests[0].messages[-1]["content"]
@@ -58,33 +53,29 @@ def test_score_details_and_requests() -> None:
     assert "1. The tower was built in 1889." in verdict_prompt
     assert "[1] The tower was completed" in verdict_prompt
     assert verdict_prompt.index("Task:") < verdict_prompt.index("Context:")  # fixed part first
-    assert "evidence" in judge.requests[1].answer_schema
+    verdict_schema = json.loads(judge.requests[1].answer_schema)
+    assert list(verdict_schema["$defs"]["BareVerdict"]["properties"]) == ["verdict"]
     assert rec.language == "en"
 
 
-def test_parroted_evidence_and_novel_details_do_not_count_as_support() -> None:
+def test_novel_details_overrule_the_judges_support() -> None:
     row = ROW | {"answer": "It was built in 1889 by Gustave Eiffel. It was finished in 1890."}
     statements = {"statements": [
         ["The tower was built in 1889.", "Gustave Eiffel built the tower."],
         ["The tower was finished in 1890."]]}
-    verdicts = {"verdicts": [
-        {"evidence": "The tower was completed in 1889.", "verdict": 1},
-        {"evidence": "Gustave Eiffel built the tower.", "verdict": 1},  # parrots the statement
-        {"evidence": "The tower was completed in 1889.", "verdict": 1},  # 1890 is not there
-    ]}
-    outcome, _ = run_ev([row], [statements, verdicts], metrics=["faithfulness"])
+    verdicts = {"verdicts": [{"verdict": 1}, {"verdict": 1}, {"verdict": 1}]}
+    outcome, _ = run_st([row], [statements, verdicts], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 1 / 3}
     s = rec.details["faithfulness"]["statements"]
     assert [x["judge_verdict"] for x in s] == [1, 1, 1] and [x["verdict"] for x in s] == [1, 0, 0]
-    assert s[1]["evidence_found"] is False and "quote is not in the context" in s[1]["reason"]
-    assert "not in the context: Gustave, Eiffel" in s[1]["reason"]
+    assert s[1]["reason"] == "not in the context: Gustave, Eiffel"
     assert s[2]["novel_details"] == ["1890"] and "1890" in s[2]["reason"]
 
 
 def test_malformed_judge_answer_is_that_samples_error() -> None:
     rows = [ROW | {"answer": "It was built in 1889."}, ROW | {"id": "s2"}]
-    outcome, _ = run_ev(
+    outcome, _ = run_st(
         rows,
         {
             "faithfulness_statements": ['{"statements": [["a"', STATEMENTS],
@@ -99,13 +90,13 @@ def test_malformed_judge_answer_is_that_samples_error() -> None:
 
 
 def test_wrong_number_of_statement_lists_is_an_error_not_a_score() -> None:
-    outcome, _ = run_ev([ROW], [{"statements": [["The tower was built in 1889."]]}],
+    outcome, _ = run_st([ROW], [{"statements": [["The tower was built in 1889."]]}],
                           metrics=["faithfulness"])
     assert "faithfulness" in outcome.records[0].errors and not outcome.records[0].scores
 
 
 def test_a_sentence_without_statements_stands_for_itself() -> None:
-    outcome, judge = run_ev(
+    outcome, judge = run_st(
         [ROW], [{"statements": [["The tower was built in 1889."], ["……"]]}, VERDICTS],
         metrics=["faithfulness"])
     (rec,) = outcome.records
@@ -115,7 +106,7 @@ def test_a_sentence_without_statements_stands_for_itself() -> None:
 
 
 def test_no_sentence_is_unscored_with_reason() -> None:
-    outcome, judge = run_ev([ROW | {"answer": " - \n"}], [], metrics=["faithfulness"])
+    outcome, judge = run_st([ROW | {"answer": " - \n"}], [], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": None} and not judge.requests
     assert "no sentence" in rec.details["faithfulness"]["unscored_reason"]
@@ -123,7 +114,7 @@ def test_no_sentence_is_unscored_with_reason() -> None:
 
 def test_missing_field_is_skipped_with_reason_and_running_out_of_answers_is_an_error() -> None:
     rows = [ROW | {"id": "noctx", "contexts": []}, ROW]
-    outcome, _ = run_ev(rows, [STATEMENTS], metrics=["faithfulness"])
+    outcome, _ = run_st(rows, [STATEMENTS], metrics=["faithfulness"])
     noctx, short = outcome.records
     assert "contexts" in noctx.skipped["faithfulness"]
     assert "no queued answer" in short.errors["faithfulness"]
@@ -150,8 +141,7 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
                                     "built in 1889."]]}, {"statements": [["The tower is red."]]}],
         "faithfulness_verdicts": [VERDICTS],
     })
-    settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"],
-                        verdict_style="evidence")
+    settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"])
     outcome = run([ROW], None, settings, judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
@@ -164,7 +154,7 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
 
 def test_a_degenerate_answer_is_retried_once_split_in_halves() -> None:
     loop = "the tower the tower the tower the tower the tower the tower"
-    outcome, _ = run_ev([ROW], {
+    outcome, _ = run_st([ROW], {
         "faithfulness_statements": [{"statements": [[loop], ["The tower is red."]]},
                                     {"statements": [["The tower was built in 1889."]]},
                                     {"statements": [["The tower is red."]]}],
@@ -179,7 +169,7 @@ def test_a_degenerate_answer_is_retried_once_split_in_halves() -> None:
 def test_long_answers_go_in_groups_whose_longest_answer_fits_max_tokens() -> None:
     answer = " ".join(f"The tower has feature number {i} on floor {i}." for i in range(1, 7))
     row = ROW | {"answer": answer}
-    outcome, judge = run_ev([row], _echo_answers(row["answer"]), metrics=["faithfulness"],
+    outcome, judge = run_st([row], _echo_answers(row["answer"]), metrics=["faithfulness"],
                               max_tokens=300)
     (rec,) = outcome.records
     assert not rec.errors, rec.errors
@@ -193,13 +183,13 @@ def test_long_answers_go_in_groups_whose_longest_answer_fits_max_tokens() -> Non
 
 
 def _echo_answers(answer: str) -> dict[str, list[Any]]:
-    """Statements that copy each sentence, then verdicts citing a sentence that is absent."""
+    """Statements that copy each sentence, then a verdict of no support for each."""
     from localeval.metrics.support.statements import groups
     from localeval.text import split_sentences
 
     sentences = split_sentences(answer)
     stmts = [{"statements": [[s] for s in sentences[a:b]]} for a, b in groups(sentences, 300)]
-    verdicts = [{"verdicts": [{"evidence": "none", "verdict": 0}]} for _ in sentences]
+    verdicts = [{"verdicts": [{"verdict": 0}] * len(sentences)}]  # bare: one request
     return {"faithfulness_statements": stmts, "faithfulness_verdicts": verdicts}
 
 
@@ -210,11 +200,11 @@ def test_chinese_sample_uses_chinese_templates() -> None:
         "answer": "裁决影响了全球。",
         "contexts": ["裁决产生了全球影响。"],
     }
-    outcome, judge = run_ev(
+    outcome, judge = run_st(
         [row],
         [
             {"statements": [["裁决影响了全球。"]]},
-            {"verdicts": [{"evidence": "裁决产生了全球影响。", "verdict": 1}]},
+            {"verdicts": [{"verdict": 1}]},
         ],
         metrics=["faithfulness"],
     )
@@ -223,7 +213,7 @@ def test_chinese_sample_uses_chinese_templates() -> None:
 
 
 def test_a_statement_repeated_from_an_earlier_sentence_is_dropped() -> None:
-    outcome, _ = run_ev([ROW], [
+    outcome, _ = run_st([ROW], [
         {"statements": [["The tower was built in 1889."], ["The tower was built in 1889."]]},
         VERDICTS],
         metrics=["faithfulness"])
@@ -268,33 +258,33 @@ QUOTED = ("The tower was completed in 1889 by a large team of workers. It stands
           "Nobody knows its colour.")
 
 
-def test_a_sentence_quoted_from_the_context_is_supported_without_a_request() -> None:
+def test_a_sentence_quoted_from_the_context_is_judged_and_marked() -> None:
     row = ROW | {"answer": "The tower was completed in 1889 by a large team of workers! "
                            "It is red.",
                  "contexts": [QUOTED]}
-    outcome, judge = run_ev([row], {
-        "faithfulness_statements": [{"statements": [["The tower is red."]]}],
-        "faithfulness_verdicts": [{"verdicts": [{"evidence": "none", "verdict": 0}]}],
+    outcome, judge = run_st([row], {
+        "faithfulness_statements": [{"statements": [
+            ["The tower was completed in 1889 by a large team of workers."],
+            ["The tower is red."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 0}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     first, second = rec.details["faithfulness"]["statements"]
-    assert first["quoted"] is True and first["verdict"] == 1 and first["sentence"] == 1
-    assert "a whole sentence of the context" in first["reason"]
-    assert second["sentence"] == 2 and second["verdict"] == 0
+    assert first["quoted"] is True and first["verdict"] == 1 and first["rule"] == "judge"
+    assert second["sentence"] == 2 and second["verdict"] == 0 and "quoted" not in second
+    assert rec.details["faithfulness"]["rules"]["quote"] == 1
     statement_prompt, verdict_prompt = (r.messages[-1]["content"] for r in judge.requests)
-    assert "1. The tower was completed" in statement_prompt  # still shown, for the names
-    assert "sentences 2 to 2" in statement_prompt
+    assert "sentences 1 to 2" in statement_prompt
     judged = verdict_prompt.rsplit("Statements:", 1)[1]
-    assert "1. The tower is red." in judged and "completed" not in judged
+    assert "1. The tower was completed" in judged and "2. The tower is red." in judged
 
 
 def test_a_short_sentence_found_in_the_context_is_still_judged() -> None:
     row = ROW | {"answer": "It stands in Paris.", "contexts": [QUOTED]}
-    outcome, judge = run_ev([row], {
+    outcome, judge = run_st([row], {
         "faithfulness_statements": [{"statements": [["The tower stands in Paris."]]}],
-        "faithfulness_verdicts": [{"verdicts": [{"evidence": "It stands in Paris.",
-                                                 "verdict": 1}]}],
+        "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 1.0}
@@ -305,7 +295,7 @@ def test_a_short_sentence_found_in_the_context_is_still_judged() -> None:
 
 def test_a_question_claims_nothing_and_an_answer_of_questions_is_unscored() -> None:
     row = ROW | {"answer": "When was the tower built? It was built in 1889."}
-    outcome, judge = run_ev([row], {
+    outcome, judge = run_st([row], {
         "faithfulness_statements": [{"statements": [["The tower was built in 1889."]]}],
         "faithfulness_verdicts": [{"verdicts": [VERDICTS["verdicts"][0]]}],
     }, metrics=["faithfulness"])
@@ -315,32 +305,34 @@ def test_a_question_claims_nothing_and_an_answer_of_questions_is_unscored() -> N
     assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [2]
     assert "sentences 2 to 2" in judge.requests[0].messages[-1]["content"]
 
-    outcome, judge = run_ev([ROW | {"answer": "Was it built in 1889？ Who knows?"}], [],
+    outcome, judge = run_st([ROW | {"answer": "Was it built in 1889？ Who knows?"}], [],
                             metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": None} and not judge.requests
     assert "every sentence is a question" in rec.details["faithfulness"]["unscored_reason"]
 
 
-def test_soft_context_recall_counts_a_quoted_sentence_as_certain() -> None:
+def test_soft_context_recall_of_a_quoted_sentence_is_the_judges_probability() -> None:
     row = {"id": "r", "question": "When was the tower built?", "contexts": [QUOTED],
            "ground_truth": "The tower was completed in 1889 by a large team of workers. "
                            "It is red."}
     judge = ProbingJudge({
-        "faithfulness_statements": [{"statements": [["The tower is red."]]}],
-        "context_recall_verdicts": [{"verdicts": [{"verdict": 0}]}],
-    }, p_one=[0.3])
+        "faithfulness_statements": [{"statements": [
+            ["The tower was completed in 1889 by a large team of workers."],
+            ["The tower is red."]]}],
+        "context_recall_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 0}]}],
+    }, p_one=[0.8, 0.3])
     outcome = run([row], None,
                   Settings(no_cache=True, claims="statements", metrics=["context_recall"]),
                   judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
     assert rec.scores["context_recall"] == 0.5
-    assert rec.scores["context_recall.soft"] == pytest.approx(0.65)  # (1 + 0.3) / 2
+    assert rec.scores["context_recall.soft"] == pytest.approx(0.55)  # (0.8 + 0.3) / 2
 
 
 def test_sentences_around_a_question_share_one_request() -> None:
     row = ROW | {"answer": "It was built in 1889. What colour? It is red."}
-    outcome, judge = run_ev([row], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
+    outcome, judge = run_st([row], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [1, 3]

@@ -13,22 +13,25 @@ from localeval.errors import UsageError
 from localeval.judge.fake import ALLOW_ENV
 from localeval.metrics import REGISTRY
 from localeval.results import gates
-from tests.conftest import EXAMPLE, fake_run_args
+from tests.conftest import EXAMPLE, fake_run_args, true_to_sentences
 
 # One statements answer per group of sentences, in the order the example's rows ask them
-# (seed-roe: 7 sentences in 4 groups; en-eiffel: 3 in 2; then one sentence each): every
-# sample gets as many supported statements as unsupported ones, so each scores 0.5.
+# (seed-roe: 7 sentences in 4 groups; en-eiffel: 3 in 2; then one sentence each): seed-roe and
+# en-eiffel get as many supported statements as unsupported ones (0.5 each), en-photosynthesis
+# 1, en-insulin 0 (the judge's support of its first statement is overruled: Marie Curie, 1935
+# and Paris are not in its context): the mean is 0.5.
 HALF = {"verdicts": [{"verdict": 1}, {"verdict": 0}]}
 ANSWERS = {
-    "faithfulness_statements": [
+    "faithfulness_statements": true_to_sentences([
         {"statements": [["a", "b"], ["c"]]}, {"statements": [["d"], ["e"]]},
         {"statements": [["f"], ["g"]]}, {"statements": [["h"]]},
         {"statements": [["a", "b"], ["c"]]}, {"statements": [["d"]]},
         {"statements": [["a", "b"]]},
         {"statements": [["a", "b"]]},
-    ],
+    ]),
     "faithfulness_verdicts": [
-        {"verdicts": HALF["verdicts"] * 4}, {"verdicts": HALF["verdicts"] * 2}, HALF, HALF,
+        {"verdicts": HALF["verdicts"] * 4}, {"verdicts": HALF["verdicts"] * 2},
+        {"verdicts": [{"verdict": 1}] * 2}, HALF,
     ],
 }
 

@@ -222,11 +222,13 @@ def test_convert_cli_and_missing_source(tmp_path: Path, capsys: pytest.CaptureFi
 
 # ---- end to end with the fake judge --------------------------------------------------------
 
-# Each side gets one statement whose verdict decides its faithfulness: 1 → 1.0, 0 → 0.0.
+# Each side gets one statement whose verdict decides its faithfulness: 1 → 1.0, 0 → 0.0. Each
+# answer is the statement the fake judge writes for it (fake_answers), so the statement stays
+# true to its sentence (metrics/support/statements.true_to_sentence) and is judged as written.
 PAIRS = [  # (pair, verdict of a, verdict of b): p1 won, p2 tied, p3 lost
-    (pair("p1", "Right one.", "Wrong one.", language="en"), 1, 0),
-    (pair("p2", "Both fine.", "Also fine.", language="en"), 1, 1),
-    (pair("p3", "对的。", "错的。", preferred="b", language="zh"), 1, 0),
+    (pair("p1", "the claim-zero.", "the claim-one.", language="en"), 1, 0),
+    (pair("p2", "the claim-two.", "the claim-three.", language="en"), 1, 1),
+    (pair("p3", "the claim-four.", "the claim-five.", preferred="b", language="zh"), 1, 0),
 ]
 
 
@@ -446,14 +448,15 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
             {
                 **r,
                 "question": "q?",
-                "answer": f"Row {r['id']} makes two claims, one and two.",
+                "answer": "this row makes two claims, one and two.",
                 "contexts": ["c"],
             }
             for r, _ in rows
         ],
     )
     answers = {
-        "faithfulness_statements": [{"statements": [["the first claim.", "the second claim."]]}
+        "faithfulness_statements": [{"statements": [["this row makes claim one.",
+                                                     "this row makes claim two."]]}
                                     for _ in rows],
         "faithfulness_verdicts": [
             {"verdicts": [{"reason": f"why {v}", "verdict": v} for v in vs]} for _, vs in rows
@@ -483,5 +486,5 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
         assert "kappa" in text and "0.286" in text and "base rate" in text
     # r5 (label 0, score 1) is above both positives' average: the worst disagreement
     assert got.result.disagreements[0] == "r5"
-    assert "✓ statement: the first claim.; sentence: 1; judge_verdict: 1" in (
+    assert "✓ statement: this row makes claim one.; sentence: 1; judge_verdict: 1" in (
         tmp_path / "o" / "meta_eval.md").read_text()  # the disagreement shows why

@@ -22,7 +22,7 @@ from localeval.metrics.answer_correctness import correctness_scores
 from localeval.metrics.context_entities import entity_key, matches
 from localeval.metrics.context_precision import average_precision
 from localeval.metrics.context_relevance import rank_weight
-from localeval.metrics.support.verdicts import pack
+from localeval.metrics.support.pieces import pack
 from localeval.models.backends import Backends
 from localeval.models.embed import EmbeddingStore, HashEmbedder
 from localeval.results import SampleRecord
@@ -63,21 +63,10 @@ def run(
     metrics = resolve([names] if isinstance(names, str) else names)
     record = asyncio.run(
         evaluate_sample(to_sample(row, 1), metrics,
-                        Settings(judge="fake", **{"claims": "statements", **STYLE, **settings}),
+                        Settings(judge="fake", **settings),
                         backends)
     )
     return record, judge
-
-
-STYLE: dict[str, str] = {"verdict_style": "evidence"}
-"""The verdict style of the runs below (a test sets another with monkeypatch.setitem)."""
-
-
-@pytest.fixture(autouse=True)
-def _evidence_style(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Most tests here exercise the evidence-first verdicts (checked quotes); the default, bare
-    verdicts, have their own tests below."""
-    monkeypatch.setitem(STYLE, "verdict_style", "evidence")
 
 
 def cos(a: str, b: str) -> float:
@@ -97,14 +86,16 @@ def test_faithfulness_counts_supported_statements() -> None:
                 S(["Ada founded Acme in 1990."], ["Acme is based in Paris."], ["Acme makes tea."])
             ],
             "faithfulness_verdicts": [
-                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1), ("none", 0))
+                V(1, 1, 0, reason=False)
             ],
         },
+        claims="statements",
     )
     assert rec.scores["faithfulness"] == pytest.approx(2 / 3)
     details = rec.details["faithfulness"]["statements"]
     assert [d["verdict"] for d in details] == [1, 1, 0]
-    assert details[2]["statement"] == "Acme makes tea." and details[2]["evidence"] == "none"
+    assert details[2]["statement"] == "Acme makes tea." and details[2]["reason"] == (
+        "the judge found no support in the context")
     assert [d["sentence"] for d in details] == [1, 2, 3]
     verdict_prompt = judge.requests[1].messages[1]["content"]
     assert (
@@ -139,27 +130,27 @@ def test_faithfulness_wrong_verdict_count_is_an_error() -> None:
     assert "faithfulness" in rec.errors and "faithfulness" not in rec.scores
 
 
-def test_default_verdicts_are_bare_with_mechanical_explanations(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STYLE, "verdict_style", "bare")
+def test_default_verdicts_are_bare_with_mechanical_explanations() -> None:
     rec, judge = run(
         "faithfulness",
-        EN | {"answer": "Ada founded it in 1985. It is based in Paris. It makes tea."},
-        {
-            "faithfulness_statements": [S(["Ada founded Acme in 1985."], ["Acme is in Paris."],
-                                          ["x"])],
-            "faithfulness_verdicts": [V(1, 1, 0, reason=False)],
-        },
+        EN | {"answer": "Ada founded the company Acme in 1985. Acme is based in the city of "
+                        "Paris. Acme also makes tea."},
+        {"faithfulness_verdicts": [V(1, 1, 0, reason=False)]},
     )
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
-    schema = judge.requests[1].answer_schema
+    assert [r.step for r in judge.requests] == ["faithfulness_verdicts"]  # nothing generated
+    schema = judge.requests[0].answer_schema
     assert "reason" not in schema and "evidence" not in schema
-    assert '"evidence"' not in judge.requests[1].messages[1]["content"]
-    first, second = rec.details["faithfulness"]["statements"][:2]
+    assert "1. Ada founded the company Acme in 1985.\n2. Acme is based in the city of Paris." \
+        in judge.requests[0].messages[1]["content"]
+    first, second, third = rec.details["faithfulness"]["statements"]
     assert first["judge_verdict"] == 1 and first["verdict"] == 0
     assert first["reason"] == "not in the context: 1985"
     assert first["closest_sentence"] == "Ada founded Acme in 1990."
     assert second["verdict"] == 1 and second["reason"] == "the judge found it in the context"
+    # a short sentence is judged as the answer to the question
+    assert third["statement"] == "Q: Who founded the company and when? A: Acme also makes tea."
+    assert third["verdict"] == 0 and third["reason"] == "the judge found no support in the context"
 
 
 # ---- answer_relevance -------------------------------------------------------------------------
@@ -223,12 +214,9 @@ def test_context_relevance_both_directions_and_rank_weighting() -> None:
         "context_relevance",
         EN,
         {
-            "context_relevance_answer": [  # 3 answer sentences
-                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1), ("none", 0))
-            ],
-            "context_relevance_context": [  # ctx1: 2 sentences, ctx2: 1 sentence
-                E(("Ada founded it in 1990.", 1), ("none", 0), ("It makes tea.", 1))
-            ],
+            "context_relevance_answer": [V(1, 1, 0, reason=False)],  # 3 answer sentences
+            # ctx1: 2 sentences, ctx2: 1 sentence
+            "context_relevance_context": [V(1, 0, 1, reason=False)],
         },
     )
     s = rec.scores
@@ -244,7 +232,8 @@ def test_context_relevance_both_directions_and_rank_weighting() -> None:
     prompts = [r.messages[1]["content"] for r in judge.requests]
     assert "3. It makes tea." in prompts[0]
     assert "3. Acme sells coffee." in prompts[1]
-    assert rec.details["context_relevance"]["context_sentences"][2]["evidence_found"] is True
+    assert [v["verdict"] for v in rec.details["context_relevance"]["context_sentences"]] == [
+        1, 0, 1]
 
 
 def test_context_relevance_answer_without_sentences_is_unscored() -> None:
@@ -270,16 +259,14 @@ def test_context_precision_share_and_average_precision() -> None:
         row,
         {
             "context_precision_useful": [
-                {"evidence": "none", "verdict": 0},
-                {"evidence": "Ada founded Acme in 1990.", "verdict": 1},
-                {"evidence": "Acme is based in Paris.", "verdict": 1},  # not the document's words
+                {"verdict": 0}, {"verdict": 1}, {"verdict": 1},
             ]
         },
     )
-    assert rec.scores["context_precision"] == pytest.approx(1 / 3)
-    assert rec.scores["context_precision.average_precision"] == pytest.approx(1 / 2)
-    third = rec.details["context_precision"]["contexts"][2]
-    assert third["judge_verdict"] == 1 and "quote is not in the document" in third["reason"]
+    assert rec.scores["context_precision"] == pytest.approx(2 / 3)
+    assert rec.scores["context_precision.average_precision"] == pytest.approx((1 / 2 + 2 / 3) / 2)
+    first = rec.details["context_precision"]["contexts"][0]
+    assert first["verdict"] == 0 and first["reason"] == "the judge found no support in the document"
     assert len(judge.requests) == 3  # one per context, question and ground truth first
     p = judge.requests[0].messages[1]["content"]
     assert p.index("Task:") < p.index("Reference answer") < p.index("Acme sells coffee.")
@@ -302,16 +289,17 @@ def test_context_recall_share_of_ground_truth_statements() -> None:
             "faithfulness_statements": [
                 S(["Ada founded Acme in 1990."], ["Acme is in Paris."], ["Acme sells tea."])
             ],
-            "context_recall_verdicts": [
-                E(("Ada founded Acme in 1990.", 1), ("Acme is in Paris.", 1),
-                  ("Acme sells coffee.", 0))
-            ],
+            "context_recall_verdicts": [V(1, 1, 0, reason=False)],
         },
+        claims="statements",
     )
     assert rec.scores["context_recall"] == pytest.approx(2 / 3)
     details = rec.details["context_recall"]["statements"]
     assert [s["sentence"] for s in details] == [1, 2, 3]
-    assert details[2]["evidence"] == "Acme sells coffee." and details[2]["verdict"] == 0
+    # a statement that leaves out part of its sentence is replaced by the sentence
+    assert details[2]["statement"] == "Acme sells coffee and tea." and details[2]["verdict"] == 0
+    assert details[2]["extracted"] == "Acme sells tea."
+    assert details[1]["statement"] == "Acme is based in Paris."  # "based" left out
     assert "1. Ada founded Acme in 1990.\n2. Acme is based in Paris." in (
         judge.requests[0].messages[1]["content"])
 
@@ -370,17 +358,13 @@ AC_ANSWERS = {
         S(["sa"], ["sb"], ["sc"]),  # the answer's three sentences
         S(["ga"], ["gb"], ["gc"]),  # the ground truth's three
     ],
-    "answer_correctness_answer": [  # TP=2, FP=1
-        E(("Ada founded Acme in 1990.", 1), ("Acme is based in Paris.", 1), ("none", 0))
-    ],
-    "answer_correctness_reference": [  # FN=1
-        E(("Ada founded it in 1990.", 1), ("none", 0), ("It makes tea.", 1))
-    ],
+    "answer_correctness_answer": [V(1, 1, 0, reason=False)],  # TP=2, FP=1
+    "answer_correctness_reference": [V(1, 0, 1, reason=False)],  # FN=1
 }
 
 
 def test_answer_correctness_tp_fp_fn() -> None:
-    rec, _ = run("answer_correctness", EN, AC_ANSWERS)
+    rec, _ = run("answer_correctness", EN, AC_ANSWERS, claims="statements")
     s = rec.scores
     assert s["answer_correctness"] == pytest.approx(2 / (2 + 0.5 * 2))
     assert s["answer_correctness.precision"] == pytest.approx(2 / 3)
@@ -388,11 +372,12 @@ def test_answer_correctness_tp_fp_fn() -> None:
     assert s["answer_correctness.f1"] == pytest.approx(2 / 3)
     d = rec.details["answer_correctness"]
     assert d["tp"] == ["sa", "sb"] and d["fp"] == ["sc"] and d["fn"] == ["gb"]
-    assert d["ground_truth_statements"][1]["reason"].startswith("the answer has nothing on it")
+    assert d["ground_truth_statements"][1]["reason"] == "the judge found no support in the answer"
 
 
 def test_answer_correctness_blend_with_similarity() -> None:
-    rec, _ = run("answer_correctness", EN, AC_ANSWERS, correctness_weights=(0.75, 0.25))
+    rec, _ = run("answer_correctness", EN, AC_ANSWERS, correctness_weights=(0.75, 0.25),
+                 claims="statements")
     sim = max(0.0, cos(EN["answer"], EN["ground_truth"]))
     assert rec.scores["answer_correctness"] == pytest.approx(
         0.75 * (2 / 3) + 0.25 * sim, abs=1e-6
@@ -408,7 +393,7 @@ def test_answer_correctness_edges() -> None:
         {**EN, "answer": "- ", "ground_truth": "Ada founded Acme."},
         {
             "faithfulness_statements": [S(["ga"])],
-            "answer_correctness_reference": [E(("none", 0))],
+            "answer_correctness_reference": [V(0, reason=False)],
         },
     )
     assert rec.scores["answer_correctness"] == 0.0
@@ -429,15 +414,15 @@ def test_correctness_scores_formula() -> None:
 
 def test_shared_statements_are_asked_once_per_sample() -> None:
     row = {**EN, "ground_truth": EN["answer"]}
-    yes = ("Ada founded Acme in 1990.", 1)
     answers = {
         "faithfulness_statements": [S(["sa"], ["sb"], ["sc"])],
-        "faithfulness_verdicts": [E(yes, ("none", 0), ("none", 0))],
-        "context_recall_verdicts": [E(yes, yes, yes)],
-        "answer_correctness_answer": [E(*[("Ada founded it in 1990.", 1)] * 3)],
-        "answer_correctness_reference": [E(*[("Ada founded it in 1990.", 1)] * 3)],
+        "faithfulness_verdicts": [V(1, 0, 0, reason=False)],
+        "context_recall_verdicts": [V(1, 1, 1, reason=False)],
+        "answer_correctness_answer": [V(1, 1, 1, reason=False)],
+        "answer_correctness_reference": [V(1, 1, 1, reason=False)],
     }
-    rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers)
+    rec, judge = run(["faithfulness", "context_recall", "answer_correctness"], row, answers,
+                     claims="statements")
     assert not rec.errors
     assert [r.step for r in judge.requests].count("faithfulness_statements") == 1
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
@@ -494,12 +479,11 @@ def test_language_picks_templates(language: str, expect: str, marker: str) -> No
     rec, judge = run(
         "faithfulness",
         ZH,
-        {"faithfulness_statements": [S(["s"])],
-         "faithfulness_verdicts": [E(("艾达于1990年创立了Acme公司。", 1))]},
+        {"faithfulness_verdicts": [V(1, reason=False)]},
         language=language,
     )
     assert rec.language == expect and rec.scores["faithfulness"] == 1.0
-    assert marker in judge.requests[1].messages[1]["content"]
+    assert marker in judge.requests[0].messages[1]["content"]
 
 
 def test_every_metric_has_templates_in_both_languages() -> None:
@@ -565,8 +549,9 @@ def _limit_for_about_one_context() -> int:
         {**LONG_ROW, "contexts": ["x"]},
         {
             "faithfulness_statements": [S(["s1"], ["s2"])],
-            "faithfulness_verdicts": [E(("x", 1), ("x", 1))],
+            "faithfulness_verdicts": [V(1, 1, reason=False)],
         },
+        claims="statements",
     )[1]
     return sum(len(m["content"]) for m in probe.requests[1].messages) + len(LONG[0]) + 40
 
@@ -577,12 +562,12 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
         {
             "faithfulness_statements": [S(["Fact 0.3 is about topic 0."],
                                           ["Fact 2.5 is about topic 2."])],
-            "faithfulness_verdicts": [E(("Fact 0.3 is about topic 0.", 1)),
-                                      E(("Fact 0.5 is about topic 0.", 1))],
+            "faithfulness_verdicts": [V(1, reason=False), V(0, reason=False)],
         },
         limit,
     )
-    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False)
+    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False,
+                     claims="statements")
     assert not rec.errors, rec.errors
     statements = rec.details["faithfulness"]["statements"]
     verdict_requests = [r for r in judge.requests if r.step == "faithfulness_verdicts"]
@@ -591,14 +576,13 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
     assert "Fact 0.3 is about topic 0" in _context_text(verdict_requests[0])
     assert "Fact 2.5 is about topic 2" in _context_text(verdict_requests[1])
     assert statements[0]["verdict"] == 1 and statements[0]["piece"] < statements[1]["piece"]
-    # the second quote comes from another piece than the one it was judged against
-    assert statements[1]["judge_verdict"] == 1 and statements[1]["verdict"] == 0
+    assert statements[1]["verdict"] == 0
     assert rec.scores["faithfulness"] == 0.5
     assert rec.details["faithfulness"]["context_pieces"] >= 3
 
 
 def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
-    from localeval.metrics.support.verdicts import _units
+    from localeval.metrics.support.pieces import _units
 
     zh = "第一句话很长。第二句话也很长！第三句呢？" * 3
     en = "The first sentence. The second one! A third? " * 3
@@ -613,7 +597,6 @@ def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
 
 def test_token_counting_judge_gets_pieces_that_fit_first_time(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STYLE, "verdict_style", "bare")
     limit = 2 * (900 + 256)
     judge = CountingJudge(
         {"faithfulness_statements": [S(["s"], ["t"])], "faithfulness_verdicts": [V(0)] * 10},
@@ -629,7 +612,7 @@ def test_token_counting_judge_gets_pieces_that_fit_first_time(
 
 
 def test_route_picks_the_piece_sharing_most_with_the_item() -> None:
-    from localeval.metrics.support.verdicts import Piece, route
+    from localeval.metrics.support.pieces import Piece, route
 
     pieces = [Piece(["上海男排主场3：1力克山东男排。"], [0]), Piece(["北京队获得亚军。"], [0])]
     assert route(["上海男排击败山东男排", "北京队是亚军", "无关"], pieces) == [0, 1, 0]
@@ -644,7 +627,7 @@ def test_one_sentence_longer_than_the_window_is_cut_not_dropped() -> None:
 
 def test_prompt_too_long_without_material_is_an_error() -> None:
     judge = TooLongJudge({"faithfulness_statements": [{"statements": ["s" * 2000]}]}, 1500)
-    rec, _ = run("faithfulness", EN, None, judge=judge)
+    rec, _ = run("faithfulness", EN, None, judge=judge, claims="statements")
     assert "does not fit" in rec.errors["faithfulness"]
 
 
@@ -675,7 +658,8 @@ def test_statements_per_sentence_are_bounded_by_its_length() -> None:
     assert chars_for("short") == 60 and chars_for("x" * 40, "q" * 20) == 90
     assert chars_for("x" * 500) == 240
     rec, judge = run("faithfulness", {**EN, "answer": "Channel 4"}, {
-        "faithfulness_statements": [S(["Misfits airs on Channel 4.", "Extra."])]})
+        "faithfulness_statements": [S(["Misfits airs on Channel 4.", "Extra."])]},
+        claims="statements")
     schema = json.loads(judge.requests[0].answer_schema)["properties"]["statements"]
     assert schema["items"]["maxItems"] == 1
     assert "faithfulness" in rec.errors  # two statements for a two-word sentence: refused
@@ -684,26 +668,7 @@ def test_statements_per_sentence_are_bounded_by_its_length() -> None:
 def test_placeholder_statements_without_words_are_dropped() -> None:
     rec, _ = run("faithfulness", EN, {
         "faithfulness_statements": [S(["……"], ["Acme is based in Paris."], ["..."])],
-        "faithfulness_verdicts": [E(("Ada founded Acme in 1990.", 1), ("none", 0),
-                                    ("none", 0))]})
+        "faithfulness_verdicts": [V(1, 0, 0, reason=False)]}, claims="statements")
     assert [s["statement"] for s in rec.details["faithfulness"]["statements"]] == [
         "Ada founded it in 1990.", "Acme is based in Paris.", "It makes tea."]
     assert rec.scores["faithfulness"] == pytest.approx(1 / 3)
-
-
-def test_focused_verdicts_show_the_closest_sentence_and_split_long_contexts(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(STYLE, "verdict_style", "focused")
-    judge = TooLongJudge(
-        {"faithfulness_statements": [S(["Fact 0.3 is about topic 0."], ["Fact 2.5 is red."])],
-         "faithfulness_verdicts": [V(1, reason=False), V(1, reason=False)]},
-        _limit_for_about_one_context() + 200,
-    )
-    rec, judge = run("faithfulness", LONG_ROW, None, judge=judge, evidence_passages=False)
-    assert not rec.errors, rec.errors
-    prompts = [r.messages[1]["content"] for r in judge.requests
-               if r.step == "faithfulness_verdicts"]
-    assert "1. Fact 0.3 is about topic 0.\n   closest context sentence: Fact 0.3 is about " \
-           "topic 0." in prompts[0]
-    assert rec.details["faithfulness"]["context_pieces"] >= 2
-    assert [s["verdict"] for s in rec.details["faithfulness"]["statements"]] == [1, 1]

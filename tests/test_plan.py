@@ -19,7 +19,7 @@ from tests.test_engine_fake import (
     run_all,
 )
 
-VERDICTS3 = json.dumps(checked_verdicts(3, "bare").model_json_schema())
+VERDICTS3 = json.dumps(checked_verdicts(3).model_json_schema())
 DIGIT = json.dumps({"type": "object", "properties": {"v": {"enum": list(range(7))}},
                     "required": ["v"]})
 

@@ -45,8 +45,7 @@ def test_both_languages_have_the_same_templates() -> None:
 @pytest.mark.parametrize(("lang", "step"), TEMPLATES)
 @pytest.mark.parametrize("explain", [True, False])
 def test_golden_prompt(lang: str, step: str, explain: bool) -> None:
-    style = "evidence" if explain else "bare"  # what metrics/chunking.verdict_style picks
-    messages = render(lang, step, explain=explain, style=style, **variables(lang, step))
+    messages = render(lang, step, explain=explain, **variables(lang, step))
     text = "\n\n".join(f"[{m['role']}]\n{m['content']}" for m in messages) + "\n"
     path = GOLDEN / lang / f"{step}{'' if explain else '.noexplain'}.txt"
     if os.environ.get("LOCALEVAL_UPDATE_GOLDEN"):  # rewrite, review the diff, commit: no verdict

@@ -14,19 +14,20 @@ import pytest
 from localeval.cli import main
 from localeval.report import details_html, details_md, histogram, render_html, write_report
 from localeval.results import RunFolder, SampleRecord, load_run
-from tests.conftest import EXAMPLE
+from tests.conftest import EXAMPLE, true_to_sentences
 
 # In the order the example's rows ask (seed-roe: 7 sentences in 4 groups, en-eiffel: 3 in 2,
-# then one sentence each): seed-roe 0.5, en-eiffel 1, en-photosynthesis 1, en-insulin 0.
+# then one sentence each): seed-roe 0.5, en-eiffel 2/3 (da Vinci is not in its context: the
+# judge's support is overruled), en-photosynthesis 1, en-insulin 0.
 YES, NO = {"verdict": 1}, {"verdict": 0}
 ANSWERS = {
-    "faithfulness_statements": [
+    "faithfulness_statements": true_to_sentences([
         {"statements": [["sa", "sb"], ["sc"]]}, {"statements": [["sd"], ["se"]]},
         {"statements": [["sf"], ["sg"]]}, {"statements": [["<script>alert('x')</script> sh"]]},
         {"statements": [["sa"], ["sb"]]}, {"statements": [["sc"]]},
         {"statements": [["sa"]]},
         {"statements": [["sa", "sb"]]},
-    ],
+    ]),
     "faithfulness_verdicts": [
         {"verdicts": [YES, NO] * 4},
         {"verdicts": [YES, YES, YES]},
@@ -53,8 +54,9 @@ def test_run_writes_both_reports(example_run: Path) -> None:
     # the lowest faithfulness sample first, with its statements and verdict reasons
     lowest = md.split("## Lowest-scoring samples")[1]
     assert lowest.index("en-insulin (line 4): faithfulness = 0.000") < lowest.index("seed-roe")
-    assert ("- ✗ statement: sa; sentence: 1; judge_verdict: 0; reason: the judge found no "
-            "support in the context") in md
+    assert ("- ✗ statement: Insulin was discovered by Marie Curie in 1935 in Paris. sa; "
+            "sentence: 1; judge_verdict: 0; closest_sentence: Insulin was discovered in 1921 by "
+            "Frederick Banting") in md
     assert "question: Who discovered insulin?" in md
     # metadata: models and sha256, prompt hashes, settings, time, tokens, cache hits
     assert "| judge | fake | fake |" in md and "hash-ngram-512-v1" in md
@@ -92,7 +94,7 @@ def test_report_command_rerenders_from_results_jsonl(
     # without summary.json (a run killed hard) the scores still come from results.jsonl
     (example_run / "summary.json").unlink()
     assert main(["report", str(example_run)]) == 0
-    assert "| faithfulness | 0.625 |" in (example_run / "report.md").read_text()
+    assert "| faithfulness | 0.542 |" in (example_run / "report.md").read_text()
 
 
 def test_report_of_a_missing_folder_is_a_usage_error(

@@ -26,7 +26,7 @@ from localeval.runner import run
 from tests.conftest import fake_run_args
 
 REPO = Path(__file__).resolve().parent.parent
-STATEMENTS = {"statements": [["The sky is blue.", "Grass is red."]]}
+STATEMENTS = {"statements": [["The sky is blue in this sample.", "Grass is red in this sample."]]}
 VERDICTS = {
     "verdicts": [{"reason": "stated", "verdict": 1}, {"reason": "not stated", "verdict": 0}]
 }
@@ -37,7 +37,7 @@ def rows(n: int) -> list[dict[str, Any]]:
         {
             "id": f"s{i:02d}",
             "question": f"question {i}?",
-            "answer": f"The sky is blue and grass is red in sample {i}.",
+            "answer": "The sky is blue and grass is red in this sample.",
             "contexts": [f"context {i}"],
         }
         for i in range(n)
@@ -256,14 +256,14 @@ def test_changed_row_is_redone_and_finished_run_asks_nothing(tmp_path: Path) -> 
     outcome, judge = fake_run(samples, out, resume=True)
     assert judge.requests == []  # all done: the judge is not even asked
     assert outcome.summary["models"]["judge"]["name"] == "fake"  # kept from the first session
-    samples[2]["answer"] = "The sky is blue and the grass is red here too."
+    samples[2]["answer"] = "In this sample the sky is blue and the grass is red."
     outcome, judge = fake_run(samples, out, resume=True)
     assert {r.sample_id for r in judge.requests} == {"s02"}
     assert outcome.summary["metrics"]["faithfulness"]["count"] == 4
     assert result_ids(out) == [s["id"] for s in samples]
     assert (
         next(r for r in outcome.records if r.id == "s02").answer
-        == "The sky is blue and the grass is red here too."
+        == "In this sample the sky is blue and the grass is red."
     )
 
 

@@ -50,6 +50,16 @@ class _MetricOptions(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
+class _Retired(argparse.Action):
+    """A flag retired by issue 28 (one verdict path): one line saying so, exit status 2."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        from localeval.config import retired_message
+
+        parser.exit(2, f"localeval: error: {retired_message(self.dest, option_string)}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="localeval",
@@ -91,18 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--n-batch", type=int,
                      help="longest prompt chunk (default 512; changing it changes answers)")
     run.add_argument("--max-tokens", type=int, help="cap on each judge answer's tokens")
-    run.add_argument("--verdict-style", choices=["bare", "evidence", "reason", "focused"],
-                     help="what the judge writes before each verdict (default bare)")
     run.add_argument("--claims", choices=["sentences", "statements"],
                      help="judge each sentence as written (default) or extracted statements")
     run.add_argument("--support-threshold", type=float, metavar="P",
                      help="P(supported) a claim needs (default: fitted per language)")
-    run.add_argument("--contrast", action="store_true", default=None,
-                     help="require a supported claim to beat its twins, claims one swap away "
-                          "(off by default: it cost agreement with the 1.5B judge)")
-    run.add_argument("--contrast-style", choices=["twins", "choice"],
-                     help="with --contrast: judge each twin alone (default), or have the "
-                          "judge choose among the claim and its twins in one request")
+    for flag in ("--verdict-style", "--contrast", "--contrast-style"):
+        run.add_argument(flag, action=_Retired, nargs="?", help=argparse.SUPPRESS)
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument("--verifier", metavar="auto|none|HEAD.json",

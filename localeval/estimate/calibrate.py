@@ -161,7 +161,7 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
         replies = await asyncio.gather(*(engine.complete(r) for r in requests))
         return time.perf_counter() - t, replies
 
-    verdicts = schema_json(checked_verdicts(2, "bare"))
+    verdicts = schema_json(checked_verdicts(2))
     reading = [JudgeRequest(step="calibrate_prompt", max_tokens=64, answer_schema=verdicts,
                             messages=[{"role": "user",
                                        "content": _paragraphs(seed, words, per)}])

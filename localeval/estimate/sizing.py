@@ -24,9 +24,6 @@ from localeval.judge.client import floor_account
 
 DEFAULT_FREE_TOKENS = 20.0
 """Tokens of a free string (a generated question, a reason) before a calibration measured it."""
-VERDICT_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
-                 "answer_correctness_reference", "context_relevance_answer",
-                 "context_relevance_context")
 CLAIM_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
                "answer_correctness_reference")
 
@@ -34,13 +31,9 @@ CLAIM_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_corre
 def count_kind(step: str, settings: Settings) -> str:
     """How far a step's request count can be known before the judge answers: `exact`,
     `lower bound` (an answer that loops is asked again in halves) or `estimate` (the requests
-    follow from the judge's answers: statements it writes, verdicts contrast checks)."""
+    follow from the judge's answers: the statements it writes)."""
     if step in CLAIM_STEPS and settings.claims == "statements":
         return "estimate"
-    if settings.contrast and (step in VERDICT_STEPS or step == "support_choice"):
-        return "estimate"  # twins are asked about for the claims the judge supported
-    if step in VERDICT_STEPS and settings.verdict_style in ("evidence", "reason"):
-        return "lower bound"
     if step.endswith("_statements"):
         return "lower bound"
     return "exact"

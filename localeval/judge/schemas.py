@@ -86,12 +86,6 @@ def statements_up_to(n: int) -> type[BaseModel]:
     )
 
 
-VerdictStyle = Literal["evidence", "reason", "bare", "focused"]
-"""What the judge writes before each verdict: a copy of the material's sentence that bears on
-the item (checked mechanically, see metrics/support/evidence.py), a short reason, or nothing
-("bare"; "focused" is bare with the material's closest sentence shown under each item)."""
-
-
 @lru_cache(maxsize=256)
 def sentence_statements(n: int, per_sentence: int, chars: int) -> type[BaseModel]:
     """Exactly `n` lists of statements, one per numbered sentence asked for, each with 1 to
@@ -103,45 +97,12 @@ def sentence_statements(n: int, per_sentence: int, chars: int) -> type[BaseModel
                    description="one list per numbered sentence, in order")
 
 
-def _evidence_item(chars: int) -> type[BaseModel]:
-    return create_model(
-        f"EvidenceVerdict{chars}",
-        evidence=(str, Field(max_length=chars, description="the material's sentence copied "
-                                                           'word for word, or "none"')),
-        verdict=(Literal[0, 1], Field(description="1 = the evidence states it, 0 = no")),
-    )
-
-
 @lru_cache(maxsize=256)
-def checked_verdict(style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
-    """One decision, preceded by evidence (a copy of at most `chars` characters), a reason, or
-    nothing."""
-    if style == "evidence":
-        return _evidence_item(chars)
-    return Verdict if style == "reason" else BareVerdict  # bare, focused
-
-
-@lru_cache(maxsize=256)
-def checked_verdicts(n: int, style: VerdictStyle, chars: int = 160) -> type[BaseModel]:
-    """Exactly `n` decisions, one per numbered item, each as `checked_verdict`."""
-    return exactly(f"CheckedVerdicts{n}{style[0]}{chars}", "verdicts",
-                   checked_verdict(style, chars), n)
-
-
-@lru_cache(maxsize=16)
-def choice(n: int) -> type[BaseModel]:
-    """The number (1..n) of the one version, among `n` numbered versions of a claim, that the
-    material states (metrics/support/contrast.py)."""
-    return create_model(
-        f"Choice{n}",
-        choice=(Literal[tuple(range(1, n + 1))],  # type: ignore[valid-type]
-                Field(description="the number of the version the material states")),
-    )
-
-
-def item_tokens(style: VerdictStyle, chars: int) -> int:
-    """Upper bound on the tokens of one verdict item (a token holds at least one character)."""
-    return {"evidence": chars, "reason": REASON_CHARS}.get(style, 0) + 16
+def checked_verdicts(n: int, chars: int = 160) -> type[BaseModel]:
+    """Exactly `n` bare decisions, one per numbered item (the support verdicts). `chars` only
+    names the model: it sized the evidence copy of a retired verdict style, and the name is
+    part of the cache key (metrics/support/verdicts.py)."""
+    return exactly(f"CheckedVerdicts{n}b{chars}", "verdicts", BareVerdict, n)
 
 
 def verdict(explain: bool = True) -> type[BaseModel]:
@@ -176,7 +137,6 @@ def schema_json(model: type[BaseModel]) -> str:
 ALL_SCHEMAS: tuple[type[BaseModel], ...] = (
     Statements, statements_up_to(2), Entities, Verdict, BareVerdict, Rating, BareRating,
     verdict_list(1), verdict_list(3, False), question_list(3), question_list(2, False),
-    sentence_statements(2, 3, 120), checked_verdicts(2, "evidence", 80),
-    checked_verdicts(1, "reason"), checked_verdict("evidence", 160), choice(4),
+    sentence_statements(2, 3, 120), checked_verdicts(2, 80),
 )
 """One of every shape the metrics ask for (grammar-validity test)."""

@@ -20,7 +20,7 @@ from typing import Any
 from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.scoring import statements_of
+from localeval.metrics.support.score import claims_of
 from localeval.metrics.support.verdicts import Support, support_verdicts
 
 NAME = "answer_correctness"
@@ -53,7 +53,7 @@ def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) ->
 
 @metric(NAME, requires=("answer", "ground_truth"), embedder=True,
         steps=("faithfulness_statements", "answer_correctness_answer",
-               "answer_correctness_reference", "support_choice"),
+               "answer_correctness_reference"),
         examples={
             "answer_correctness_answer": lambda ex: {
                 "question": ex.question, "reference": [ex.answer], "statements": ex.statements},
@@ -64,8 +64,8 @@ def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) ->
                     "plus precision, recall, F1 (optionally blended with answer_similarity)")
 async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult:
     answer, truth = sample.answer or "", sample.ground_truth or ""
-    a_found = await statements_of(ctx, answer, sample.question)
-    g_found = await statements_of(ctx, truth, sample.question)
+    a_found = await claims_of(ctx, answer, sample.question)
+    g_found = await claims_of(ctx, truth, sample.question)
     a_statements, g_statements = a_found.texts, g_found.texts
     if not a_statements and not g_statements:
         return MetricResult.unscored(NAME, "neither the answer nor the ground truth has a "

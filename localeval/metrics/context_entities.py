@@ -16,8 +16,8 @@ import unicodedata
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.scoring import nonempty
-from localeval.metrics.support.verdicts import ask_pieces
+from localeval.metrics.support.pieces import ask_pieces
+from localeval.metrics.support.score import nonempty
 
 NAME = "context_entities_recall"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")

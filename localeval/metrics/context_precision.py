@@ -4,11 +4,9 @@
 - context_precision.average_precision = Σ_k precision@k · v_k / Σ_k v_k (rank-aware; 0 when no
   context is useful, as average precision is when nothing relevant was retrieved).
 
-One judge request per context: the judge copies the document's sentence that gives a fact of
-the reference answer (or "none"), then decides; "useful" counts only if the copy is found in the
-document (support/evidence.py). A context too long for the window is split and counts as useful
-if any piece is. "Useful" is the judge's P(useful) against τ (metrics/support/threshold.py);
-`.soft` is the mean P(useful).
+One judge request per context, a bare verdict: "useful" is the judge's P(useful) against τ
+(metrics/support/threshold.py); `.soft` is the mean P(useful). A context too long for the
+window is split (metrics/support/pieces.py) and counts as useful if any piece is.
 """
 
 from __future__ import annotations
@@ -17,11 +15,11 @@ from typing import Any
 
 from localeval.data.dataset import Sample
 from localeval.judge.base import FieldProbs
-from localeval.judge.schemas import checked_verdict
+from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.evidence import decide
+from localeval.metrics.support.checks import decide
+from localeval.metrics.support.pieces import ask_pieces
 from localeval.metrics.support.threshold import p_yes, threshold
-from localeval.metrics.support.verdicts import ask_pieces, evidence_chars, verdict_style
 
 NAME = "context_precision"
 
@@ -44,18 +42,15 @@ def average_precision(useful: list[int]) -> float:
         description="share of the contexts useful for reaching the ground truth, and its "
                     "rank-aware average precision")
 async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
-    style = verdict_style(ctx)
-    chars = evidence_chars(ctx)
     per_context = []
     for context in sample.contexts or []:
         if not context.strip():
             per_context.append({"verdict": 0, "reason": "empty context"})
             continue
-        answers = await ask_pieces(ctx, "context_precision_useful", checked_verdict(style, chars),
+        answers = await ask_pieces(ctx, "context_precision_useful", BareVerdict,
                                    split="context", probe=["verdict"], question=sample.question,
-                                   ground_truth=sample.ground_truth, context=[context],
-                                   style=style)
-        decided = [_decide(sample, a.answer.model_dump(), a.piece.texts, a.probs, ctx, style)
+                                   ground_truth=sample.ground_truth, context=[context])
+        decided = [_decide(sample, a.answer.model_dump(), a.piece.texts, a.probs, ctx)
                    for a in answers]
         entry = max(decided, key=lambda d: (d["verdict"], d.get("p_useful", 0.0)))
         if len(answers) > 1:
@@ -73,13 +68,13 @@ async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
 
 
 def _decide(sample: Sample, judged: dict[str, Any], texts: list[str], probs: list[FieldProbs],
-            ctx: MetricContext, style: str) -> dict[str, Any]:
-    """One piece's verdict: the judge's P(useful) against τ, then the evidence check."""
+            ctx: MetricContext) -> dict[str, Any]:
+    """One piece's verdict: the judge's P(useful) against τ."""
     p = p_yes(probs[0]) if probs else None
     if p is not None:
         judged = {**judged, "verdict": int(p >= threshold(ctx))}
     entry = decide(sample.ground_truth or "", judged, texts, sample.question,
-                   check_evidence=style == "evidence", material_name="document", details=False)
+                   material_name="document", details=False)
     if p is not None:
         entry["p_useful"] = 0.0 if entry["judge_verdict"] > entry["verdict"] else round(p, 4)
     return entry

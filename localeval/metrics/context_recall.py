@@ -1,23 +1,22 @@
-"""context_recall(C, g): the ground truth's statements (sentence by sentence), each judged
-attributable to C or not, with the same checks as faithfulness (support/claims.py: a question
-claims nothing, a sentence quoted from C is attributable without a request).
+"""context_recall(C, g): the ground truth's claims (sentence by sentence), each judged
+attributable to C or not, the same flow as faithfulness (support/score.claims_supported).
 
-score = attributable / statements; `.soft` = the mean P(attributable), as faithfulness.soft.
-A ground truth without a sentence (or of questions only) → unscored. Contexts too long for the
-window are split; each statement is judged against the piece most likely to hold its evidence.
+score = attributable / claims; `.soft` = the mean P(attributable), as faithfulness.soft.
+A ground truth without a sentence (or asserting nothing) → unscored. Contexts too long for the
+window are split; each claim is judged against the piece most likely to hold its evidence.
 """
 
 from __future__ import annotations
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.scoring import claims_supported
+from localeval.metrics.support.score import claims_supported
 
 NAME = "context_recall"
 
 
 @metric(NAME, requires=("contexts", "ground_truth"),
-        steps=("faithfulness_statements", "context_recall_verdicts", "support_choice"),
+        steps=("faithfulness_statements", "context_recall_verdicts"),
         examples={"context_recall_verdicts": lambda ex: {"contexts": ex.contexts,
                                                          "statements": ex.statements}},
         verdict_keys=("verdict",),

@@ -1,5 +1,5 @@
 """context_relevance(a, C), both directions, on deterministic sentences (text.split_sentences),
-each verdict preceded by the judge's copy of the evidence and checked (metrics/support/evidence.py):
+each a support verdict (metrics/support/verdicts.py):
 
 - answer_supported_precision: share of the answer's sentences that C supports (main score);
 - context_supported_precision: share of the contexts' sentences that the answer supports;
@@ -19,9 +19,9 @@ from typing import Any
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.scoring import nonempty
+from localeval.metrics.support.score import nonempty
+from localeval.metrics.support.sentences import split
 from localeval.metrics.support.verdicts import support_verdicts
-from localeval.text import split_sentences
 
 NAME = "context_relevance"
 
@@ -32,7 +32,7 @@ def rank_weight(rank: int) -> float:
 
 
 @metric(NAME, requires=("answer", "contexts"),
-        steps=("context_relevance_answer", "context_relevance_context", "support_choice"),
+        steps=("context_relevance_answer", "context_relevance_context"),
         examples={
             "context_relevance_answer": lambda ex: {"contexts": ex.contexts,
                                                     "sentences": ex.statements},
@@ -43,8 +43,8 @@ def rank_weight(rank: int) -> float:
                     "supported by the answer (plus a rank-weighted per-context variant)")
 async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     contexts = nonempty(sample.contexts)
-    answer_sentences = split_sentences(sample.answer or "")
-    per_context = [split_sentences(c) for c in contexts]
+    answer_sentences = list(split(sample.answer or "").items)
+    per_context = [list(split(c).items) for c in contexts]
     context_sentences = [s for group in per_context for s in group]
     if not contexts:
         return MetricResult.unscored(NAME, "every context is empty")

@@ -1,22 +1,30 @@
-"""The support machinery the claim metrics share: statements anchored to a text's sentences
-(`statements`), claims and their judgement (`claims`), asking the judge whether numbered items
-are supported by the material (`verdicts`: `support_verdicts`), with the checks around it
-(`evidence`, `closest`, `contrast`, `focus`) and the verdict probability threshold
-(`threshold`). No metric is registered here."""
+"""The support machinery the claim metrics share, one step per module, in the order a claim
+goes through them:
 
-from localeval.metrics.support.claims import claim_texts, judge_claims
-from localeval.metrics.support.statements import Anchored, AnchoredStatements, anchored_statements
+1. `claims` — a text's sentences (`sentences`: every text split once, for every step), the
+   rules that settle a few without the judge, the claims to judge (`statements`: the judge's
+   statements instead, with `claims = "statements"`);
+2. `evidence` — what a claim is judged against: the material without instructions, narrowed to
+   the passages that bear on it (`pieces`: split when too long for the window);
+3. `verdicts` — the judge asked in groups (`retry`: a failed request asked again in halves);
+4. `threshold` — the judge's P(supported) against τ decides; `checks` may overrule it
+   (`closest`: the context sentence shown to the reader);
+5. `score` — the share supported: the body of faithfulness and context_recall.
+
+No metric is registered here."""
+
+from localeval.metrics.support.pieces import ask_pieces
+from localeval.metrics.support.score import claims_of, claims_supported, nonempty
 from localeval.metrics.support.threshold import effective_thresholds, p_yes, threshold
 from localeval.metrics.support.verdicts import Support, support_verdicts
 
 __all__ = [
-    "Anchored",
-    "AnchoredStatements",
     "Support",
-    "anchored_statements",
-    "claim_texts",
+    "ask_pieces",
+    "claims_of",
+    "claims_supported",
     "effective_thresholds",
-    "judge_claims",
+    "nonempty",
     "p_yes",
     "support_verdicts",
     "threshold",

@@ -1,38 +1,33 @@
-"""A text's claims judged against material: the shared body of faithfulness and context_recall.
+"""A text's claims: its sentences, each judged, or settled by a rule that cannot let a false
+answer pass.
 
-The text is split into sentences (text.split_sentences). Two kinds of sentence are settled
-mechanically, before any request:
-- a **plain question** claims nothing and is listed in `no_claim`. Only a question that asserts
-  nothing counts: a tag question ("…, didn't she?", "…，对吧？"), a negative or "isn't it true
-  that …" question, a "why" question (it presupposes its claim) or a rhetorical one ("难道…",
-  "who doesn't know that …") is judged like any sentence;
-- a sentence **quoted** from the material is supported: its `match_key` form equals a whole
-  sentence, or a run of whole consecutive sentences, of one text of the material. A sentence
-  found only *inside* a longer one ("It is a myth that X.", "X, critics falsely claimed.") is
-  judged, since the material does not assert it. Only a whole sentence counts (at least
-  `MIN_QUOTE_WORDS` words, ending in . 。 ! ！ ; ；).
+The text is split into sentences once (support/sentences.py). Before any request:
+- a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
+  verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
+  own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
+  it would be without it (such sentences in the material are removed: support/evidence.py);
+- a sentence **repeated** (after an index mark such as "[1]") counts once;
+- a sentence that **asserts nothing** is listed in `no_claim` (`asserts_nothing`). The rule is
+  inverted from a list of tag forms: a sentence is claimless only when it is the sample's own
+  question, or a question by its form alone — it opens with a question word or an auxiliary
+  (zh: holds a question word or ends in 吗), is one clause (no comma, dash, bracket, quote), and
+  holds no negation, no verb of knowing or saying with a clause after it, no word that
+  presupposes, and, for a wh-question, no number or (en) name. A claim with any question ending
+  appended ("…, who knew?", "… — did you know?", "… (surprising?)", "…，你知道吗？", "…吧？")
+  fails one of these and is judged like any sentence; so is a wh-question longer than
+  `WH_WORDS` words (`WH_CHARS` characters), whose verb phrase can presuppose a claim ("When did
+  the sun start orbiting the earth?", "爱因斯坦是哪年发明电话的？"). Not caught: a short
+  presupposing wh-question without a name or number ("When did the sun orbit?", "它何时倒塌？").
+Every other sentence is a claim to judge. A sentence **quoted** whole from the material
+(`quoted_in`) is judged too — a neighbouring denial, a heading ("Myth #3.") or a list's lead-in
+("The following claims are false:") can deny it — and is marked `quoted` for the reader.
 
-A sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
-verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's own
-section markers) is an unsupported claim, decided without a request, so the rest of the answer
-is judged exactly as it would be without it; such sentences in the material are removed before
-judging. A sentence repeated (after an index mark such as "[1]") counts once. Measured on the
-adversarial dev pairs (meta-eval convert adversarial), these rules keep injections from paying.
-
-Every other sentence is a claim to judge. How claims are cut (`settings.claims`):
-- `sentences` (default): each sentence is judged as written; a fragment that answers the question
-  ("Delhi") is judged as the answer to it ("Q: … A: Delhi"). Nothing is rewritten, so no claim
-  can drift from its sentence, and no token is generated for it. A fragment none of whose
-  content terms (metrics/focus.terms) occurs in the material or the question, and that denies
-  nothing, is unsupported without a request (`unfounded`: it names only what the material never
-  mentions — the Chinese counterpart of the novel-name check, which sees only Latin capitals).
-- `statements`: the judge writes anchored statements per sentence (support/statements.py), then
-  each is checked against its own sentence (`true_to_sentence`): a statement that adds a number,
-  a name or content words its sentence and the question lack is replaced by the sentence; one
-  that matches another sentence better is moved there (dropped if that sentence has it already);
-  duplicates are dropped; a sentence left without a statement is its own statement. How often
-  each rule fired is in `details.rules`.
-Verdicts come from metrics/support/verdicts.py (the judge's P(supported) against τ).
+What is judged for a sentence (`claim_texts`): the sentence as written; a fragment that answers
+the question ("Delhi") as the answer to it ("Q: … A: Delhi"); a leading "It" with its referent
+("It (the Eiffel Tower) is …"). A fragment none of whose content terms (`terms`) occurs in the
+material or the question, and that denies nothing, is unsupported without a request
+(`unfounded`). With `claims = "statements"` the judge's statements replace the sentences
+(support/statements.py).
 """
 
 from __future__ import annotations
@@ -40,13 +35,9 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
 
-from localeval.metrics.base import MetricContext
-from localeval.metrics.support.focus import terms
-from localeval.metrics.support.statements import Anchored, anchored_statements
-from localeval.metrics.support.verdicts import support_verdicts
-from localeval.text import STOPWORDS, match_key, normalize, split_sentences, word_count
+from localeval.metrics.support.sentences import split
+from localeval.text import STOPWORDS, match_key, normalize, word_count
 
 MIN_QUOTE_WORDS = 10.0
 """Shortest quoted sentence: 10 words (15 Chinese characters; text.word_count)."""
@@ -57,20 +48,35 @@ _QUESTION = re.compile(r"[?？]" + _CLOSERS)
 _STATEMENT_END = re.compile(r"[.。!！;；]" + _CLOSERS)
 _AUX = (r"(?:is|are|was|were|am|do|does|did|has|have|had|can|could|will|would|should|shall|"
         r"must|may|might|ought)")
-_PRONOUN = r"(?:i|you|he|she|it|we|they|there|that|this|one)"
-# what makes a question assert something: a tag, a negative or leading opener, a "that" clause
-# of knowing or agreeing, a presupposing "why"
-_ASSERTING_EN = re.compile(
-    r",\s*(?:" + _AUX + r"(?:n['’]t)?(?:\s+not)?\s+" + _PRONOUN + r"|right|true|correct|no|"
-    r"yes|eh|ok|okay|isn['’]t that so)\s*[?]"
-    r"|^\s*" + _AUX + r"n['’]t\b"
-    r"|^\s*" + _AUX + r"\s+\w+(?:\s+\w+)?\s+not\b"
-    r"|\b(?:true|fact|obvious|clear|known|agreed|correct|right|case)\s+that\b"
-    r"|\b(?:forget|know|deny|doubt|remember|realize|realise|say|think|believe|agree|admit|"
-    r"see)\s+that\b"
-    r"|^\s*(?:why|how come)\b", re.IGNORECASE)
-_ASSERTING_ZH = re.compile(r"难道|岂|不是.{0,60}[吗么嘛]|对吧|是吧|对不对|是不是|不对吗|没错吧|"
-                           r"何尝|谁不知道|莫非|为什么|为何|怎么会|不就是|别忘了|不正是|可不是")
+# a question by its form (asserts_nothing): a question word or an auxiliary first (en), a question
+# word or a final 吗 (zh)
+_WH_EN = r"(?:what|who|whom|whose|which|when|where|how)"  # not "why": it presupposes
+_OPENER_EN = re.compile(r"^(?:(?P<wh>" + _WH_EN + r")|" + _AUX + r")\b", re.IGNORECASE)
+_WH_ZH = re.compile(r"什么|啥|谁|哪|几|多少|多大|多高|多长|多久|怎样|怎么样|如何|何时|何处|何地|"
+                    r"何人|是否")
+_YES_NO_ZH = re.compile(r"[吗么][？?]$")
+# anything that can join a second clause to a question, or set one inside it
+_CLAUSE_MARK = re.compile(r"[,;:()\[\]{}\"“”‘«»—–…，、；：（）「」『』《》【】〈〉]|\s[-‐]\s|--|"
+                          r"(?:^|\s)'|'(?:\s|$)|[.!?。！？]")
+# what makes a question carry a proposition: a negation (a leading question), a verb of knowing
+# or saying with a clause after it, a word that presupposes or asserts, a relative clause
+_KNOWING = (r"know|knew|heard|hear|think|thought|believ|realis|realiz|aware|remember|forget|"
+            r"forgot|surpris|say|said|tell|told|notic|learn|admit|deny|denied|doubt|agree|"
+            r"suppos|guess|bet|wonder|imagin|read|saw|see")
+_CARRIES_EN = re.compile(
+    r"\b(?:not|no|never|nobody|nothing|none|neither|nor|without)\b|n['’]t\b"
+    r"|\b(?:" + _KNOWING + r")\w*\s+(?!more\b)\S+\s+\S+"
+    r"|\b(?:true|fact|false|obvious|clear|course|actually|really|indeed|right|correct|wrong|"
+    r"since|because|given|still|again|even|only|already|also|too|famous|well|supposed|"
+    r"that|who|which|whose|come)\b", re.IGNORECASE)
+_DETAIL_EN = re.compile(r"\d|(?<=\s)(?!I\b)[A-Z]")  # a number, a capitalised word after the first
+_CARRIES_ZH = re.compile(r"[不没未非无别莫勿吧呢]|知道|听说|认为|觉得|以为|相信|记得|忘|难道|岂|"
+                         r"竟|居然|其实|确实|原来|果然|当然|毕竟|为什么|为何|怎么会|怎会|可见|"
+                         r"谁不|早就|还是")
+_CLOSING = "?？\"'”’」』）)] "
+WH_WORDS, WH_CHARS = 6, 8
+"""Longest wh-question that asserts nothing: 6 words (en), 8 characters (zh); a longer one's
+verb phrase can carry a claim it presupposes ("When did the sun start orbiting the earth?")."""
 
 
 _TO_THE_JUDGE = re.compile(
@@ -88,6 +94,30 @@ _TO_THE_JUDGE = re.compile(
 _INDEX_MARK = re.compile(r"^\s*\[\d+\]\s*")
 
 
+@dataclass
+class Claim:
+    """One claim to judge and the numbered sentence (1-based) it came from; `extracted` is the
+    judge's statement when a check replaced it by its sentence (support/statements.py)."""
+
+    statement: str
+    sentence: int
+    extracted: str | None = None
+
+
+@dataclass
+class TextClaims:
+    """A text's sentences and the claims anchored to them (in sentence order), with the judge
+    requests retried split smaller."""
+
+    sentences: list[str]
+    items: list[Claim] = field(default_factory=list)
+    retries: int = 0
+
+    @property
+    def texts(self) -> list[str]:
+        return [a.statement for a in self.items]
+
+
 def addresses_judge(sentence: str) -> bool:
     """Text aimed at the evaluator rather than at the world: an instruction or a note to the
     judge, a verdict, a claim of a reviewer's approval, chat-control tokens, the prompt's own
@@ -95,33 +125,39 @@ def addresses_judge(sentence: str) -> bool:
     return bool(_TO_THE_JUDGE.search(sentence))
 
 
-def without_instructions(material: list[str]) -> tuple[list[str], int]:
-    """The material with its sentences aimed at the evaluator removed, and how many were."""
-    out, removed = [], 0
-    for text in material:
-        sentences = split_sentences(text)
-        kept = [s for s in sentences if not addresses_judge(s)]
-        if len(kept) == len(sentences):
-            out.append(text)
-            continue
-        removed += len(sentences) - len(kept)
-        joiner = "" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else " "
-        out.append(joiner.join(kept))
-    return [t for t in out if t.strip()], removed
-
-
 def is_question(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence.strip()))
 
 
-def asserts_nothing(sentence: str) -> bool:
-    """A plain question: it ends in a question mark and carries no claim of its own."""
+def asserts_nothing(sentence: str, question: str | None = None) -> bool:
+    """The sentence asserts nothing a context could deny (module doc): the sample's own
+    question again, or a question by its form alone. A claim with a question appended, a
+    leading, negative, tag or rhetorical question, a wh-question naming a name or a number (it
+    presupposes them) is a claim to judge."""
     s = sentence.strip()
-    return is_question(s) and not _ASSERTING_EN.search(s) and not _ASSERTING_ZH.search(s)
+    if question and match_key(s) and match_key(s) == match_key(question):
+        return True
+    if not is_question(s):
+        return False
+    body = s.rstrip(_CLOSING)  # the question mark and what closes it
+    if _CLAUSE_MARK.search(body):
+        return False
+    if _CJK.search(body):
+        if _CARRIES_ZH.search(body):
+            return False
+        if _YES_NO_ZH.search(s):
+            return True
+        # a wh-question presupposes its verb phrase: only a short one without a number is free
+        return bool(_WH_ZH.search(body)) and not re.search(r"\d", body) and len(body) <= WH_CHARS
+    opener = _OPENER_EN.match(body)
+    if not opener or _CARRIES_EN.search(body, opener.end()):
+        return False
+    return not opener.group("wh") or not (_DETAIL_EN.search(body)
+                                          or word_count(body) > WH_WORDS)
 
 
 def _sentence_keys(text: str) -> list[str]:
-    return [k for k in (match_key(s) for s in split_sentences(text)) if k]
+    return [k for k in split(text).keys if k]
 
 
 def quoted_in(sentence: str, material: list[str]) -> bool:
@@ -226,7 +262,20 @@ def unfounded(fragment: str, material: list[str], question: str | None) -> list[
     return [] if not own or any(t in known for t in own) else list(dict.fromkeys(own))
 
 
-# -- statements true to their sentence ---------------------------------------------------------
+_TERM_STOP = STOPWORDS | {"q"}
+_TERM_LATIN = re.compile(r"[a-z0-9]+")
+_TERM_CJK = re.compile(r"[\u3400-\u9fff]+")
+
+
+def terms(text: str) -> list[str]:
+    """Content terms of a text: Latin words cut to 6-letter stems (function words left out),
+    Chinese character bigrams (support/evidence.py's passages rank sentences by them)."""
+    flat = normalize(text)
+    out = [w[:6] for w in _TERM_LATIN.findall(flat) if w not in _TERM_STOP]
+    for run in _TERM_CJK.findall(flat):
+        out += [run[i:i + 2] for i in range(len(run) - 1)] or [run]
+    return out
+
 
 _STOP = STOPWORDS | {"one", "two"}
 _NUM = re.compile(r"\d+(?:[.,]\d+)*")
@@ -245,148 +294,54 @@ def content(text: str) -> set[str]:
     return out
 
 
-def true_to_sentence(items: list[Anchored], sentences: list[str], question: str | None,
-                     rules: Counter[str], skip: set[int] | frozenset[int] = frozenset()
-                     ) -> list[Anchored]:
-    """Each statement kept under the sentence it belongs to, with nothing its sentence (and the
-    question) lacks; see the module doc. Sentences in `skip` (0-based: settled mechanically)
-    take no statement. `rules` counts what fired."""
-    sets = [content(s) for s in sentences]
-    q = content(question or "")
-    names = content(" ".join(sentences))  # pronouns may be replaced by the answer's own names
-    out: dict[int, list[Anchored]] = {i + 1: [] for i in range(len(sentences)) if i not in skip}
-    seen: set[str] = set()
-    copied: set[int] = set()
-    for item in items:
-        if item.sentence in out and match_key(item.statement) == match_key(
-                sentences[item.sentence - 1]):
-            copied.add(item.sentence)  # the sentence as its own statement: added below,
-            continue  # only if nothing else is
-        own = item.sentence if item.sentence in out else min(out)
-        words = content(item.statement)
-        missing = {n: len(words - sets[n - 1] - q) for n in out}
-        best = min(out, key=lambda n: (missing[n], n != own))
-        if missing[best] < missing[own]:  # another sentence says it: it belongs there
-            rules["moved"] += 1
-            own = best
-        added = words - sets[own - 1] - q
-        numbers = {w for w in added if w[0].isdigit()}
-        foreign = added - names
-        text, extracted = item.statement, None
-        if numbers or len(foreign) > 1 or len(added) > max(2, len(sets[own - 1]) // 3):
-            rules["replaced"] += 1
-            text, extracted = sentences[own - 1], item.statement
-        key = match_key(text)
-        if key in seen:
-            rules["duplicate"] += 1
-            continue
-        seen.add(key)
-        out[own].append(Anchored(text, own, extracted))
-    for n, kept in out.items():
-        if not kept:
-            rules["sentence itself"] += n not in copied
-            kept.append(Anchored(sentences[n - 1], n))
-    return [a for n in sorted(out) for a in out[n]]
 
-
-# -- the shared body -----------------------------------------------------------------------------
 
 @dataclass
-class Claims:
-    """Per claim (in sentence order) its text, sentence number and verdict entry; the
-    sentences that claim nothing; pieces of the material, retried requests, rules fired."""
+class SentenceRules:
+    """What the rules found per sentence of a text (0-based indices): sentences aimed at the
+    evaluator, repeated, asserting nothing, quoted whole from the material."""
 
-    sentences: list[str]
-    statements: list[dict[str, Any]] = field(default_factory=list)
+    aimed: list[int] = field(default_factory=list)
+    repeated: list[int] = field(default_factory=list)
     no_claim: list[int] = field(default_factory=list)
-    pieces: int = 1
-    retries: int = 0
-    rules: Counter[str] = field(default_factory=Counter)
+    quoted: list[int] = field(default_factory=list)
 
     @property
-    def supported(self) -> int:
-        return sum(s["verdict"] for s in self.statements)
+    def skip(self) -> set[int]:
+        """Sentences not judged: aimed at the evaluator, repeated, or asserting nothing (a
+        quote is judged: its frame in the material may deny it)."""
+        return set(self.aimed) | set(self.repeated) | set(self.no_claim)
 
-    @property
-    def p_supported(self) -> float | None:
-        """Summed probability of support (None when the judge gave none for some statement)."""
-        probs = [s.get("p_supported") for s in self.statements]
-        return None if any(p is None for p in probs) else sum(probs)  # type: ignore[arg-type]
-
-    def details(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"sentences": self.sentences, "statements": self.statements}
-        if self.no_claim:
-            out["no_claim"] = self.no_claim
-        if self.rules:
-            out["rules"] = dict(sorted(self.rules.items()))
-        if self.pieces > 1:
-            out["context_pieces"] = self.pieces
-        if self.retries:
-            out["judge_retries"] = self.retries
-        return out
+    def fired(self) -> Counter[str]:
+        return Counter({"asserts nothing": len(self.no_claim), "quote": len(self.quoted),
+                        "instruction to the judge": len(self.aimed),
+                        "repeated": len(self.repeated)})
 
 
-async def judge_claims(ctx: MetricContext, step: str, text: str, question: str | None,
-                       material: list[str], material_name: str = "context") -> Claims:
-    """The claims of `text`, each with its verdict against `material` (the contexts)."""
-    sentences = split_sentences(text)
-    claims = Claims(sentences=sentences)
-    material, claims.rules["context instruction removed"] = without_instructions(material)
-    quoted: list[int] = []
-    aimed: list[int] = []
-    repeated: list[int] = []
+def sentence_rules(sentences: list[str], question: str | None,
+                   material: list[str]) -> SentenceRules:
+    """Apply the module doc's rules to each sentence, in order."""
+    found = SentenceRules()
     seen: set[str] = set()
     for i, sentence in enumerate(sentences):
         key = match_key(_INDEX_MARK.sub("", sentence))
         if addresses_judge(sentence):
-            aimed.append(i)
+            found.aimed.append(i)
         elif key in seen:
-            repeated.append(i)  # the same sentence again: counted once
-        elif asserts_nothing(sentence):
-            claims.no_claim.append(i + 1)
+            found.repeated.append(i)  # the same sentence again: counted once
+        elif asserts_nothing(sentence, question):
+            found.no_claim.append(i)
         elif quoted_in(sentence, material):
-            quoted.append(i)
+            found.quoted.append(i)
         seen.add(key)
-    claims.rules.update({"question (no claim)": len(claims.no_claim), "quote": len(quoted),
-                         "instruction to the judge": len(aimed), "repeated": len(repeated)})
-    skip = {n - 1 for n in claims.no_claim} | set(quoted) | set(aimed) | set(repeated)
-    if ctx.settings.claims == "statements":
-        found = await anchored_statements(ctx, text, question, skip=skip)
-        items = true_to_sentence(found.items, sentences, question, claims.rules, skip)
-        claims.retries = found.retries
-    else:
-        items = [Anchored(c, i + 1) for i, c in
-                 enumerate(claim_texts(sentences, question, ctx.language)) if i not in skip]
-    entries: list[tuple[int, dict[str, Any]]] = [
-        (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 1, "quoted": True,
-                 "rule": "quote", "reason": f"a whole sentence of the {material_name}",
-                 "p_supported": 1.0})
-        for i in quoted]
-    entries += [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
-                         "rule": "check", "p_supported": 0.0,
-                         "reason": "addressed to the evaluator: not a claim the "
-                                   f"{material_name} could support"})
-                for i in aimed]
-    fragments = [a for a in items if ctx.settings.claims == "sentences"
-                 and is_fragment(a.statement, sentences[a.sentence - 1])]
-    for a in fragments:
-        novel = unfounded(sentences[a.sentence - 1], material, question)
-        if novel:
-            claims.rules["unfounded fragment"] += 1
-            items.remove(a)
-            entries.append((a.sentence, {
-                "statement": a.statement, "sentence": a.sentence, "verdict": 0,
-                "rule": "check", "novel_details": novel, "p_supported": 0.0,
-                "reason": f"names only what the {material_name} and the question never "
-                          f"mention: {', '.join(novel)}"}))
-    if items:
-        support = await support_verdicts(ctx, step, [a.statement for a in items],
-                                         split="contexts", contexts=material, question=question,
-                                         material_name=material_name)
-        entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,
-                                  **({"extracted": a.extracted} if a.extracted else {})})
-                    for a, v in zip(items, support.verdicts, strict=True)]
-        claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
-    claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]
-    claims.rules = Counter({k: v for k, v in claims.rules.items() if v})
-    return claims
+    return found
+
+
+def sentence_claims(sentences: list[str], question: str | None, language: str,
+                    skip: set[int]) -> list[Claim]:
+    """The claims of `claims = "sentences"`: each sentence not in `skip` as `claim_texts`
+    writes it."""
+    return [Claim(c, i + 1) for i, c in enumerate(claim_texts(sentences, question, language))
+            if i not in skip]
+
+

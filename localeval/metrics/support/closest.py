@@ -14,7 +14,8 @@ import functools
 
 import numpy as np
 
-from localeval.text import match_key, split_sentences
+from localeval.metrics.support.sentences import split
+from localeval.text import match_key
 
 _BITS = 21  # every code point (up to U+10FFFF) fits in 21 bits
 
@@ -27,7 +28,7 @@ def _codes(key: str) -> np.ndarray:
 
 
 def _short_code(key: str) -> int:
-    """A key of under 3 characters is its own single "trigram" (see evidence.grams): coded as
+    """A key of under 3 characters is its own single "trigram" (see `grams`): coded as
     a negative number, so it equals only the same short key."""
     c = [*_codes(key).tolist(), 0, 0]
     return -1 - (len(key) | c[0] << 2 | c[1] << (2 + _BITS))
@@ -37,8 +38,14 @@ def _trigram_codes(codes: np.ndarray) -> np.ndarray:
     return codes[:-2] << (2 * _BITS) | codes[1:-1] << _BITS | codes[2:]
 
 
+def grams(text: str) -> set[str]:
+    """Character trigrams of the text's match_key form (for closeness in any script)."""
+    key = match_key(text)
+    return {key[i:i + 3] for i in range(max(1, len(key) - 2))}
+
+
 def item_codes(item: str) -> np.ndarray:
-    """The distinct trigram codes of a text (evidence.grams as integers)."""
+    """The distinct trigram codes of a text (`grams` as integers)."""
     key = match_key(item)
     if len(key) < 3:
         return np.array([_short_code(key)], dtype=np.int64)
@@ -49,8 +56,12 @@ class SentenceIndex:
     """Every (trigram, sentence) pair of a material once, sorted by trigram code."""
 
     def __init__(self, material: tuple[str, ...]) -> None:
-        self.sentences = [s for text in material for s in (split_sentences(text) or [text])]
-        keys = [match_key(s) for s in self.sentences]
+        self.sentences: list[str] = []
+        keys: list[str] = []
+        for text in material:  # each text split once (support/sentences.py)
+            cut = split(text)
+            self.sentences += cut.or_whole
+            keys += cut.keys if cut.items else (match_key(text),)
         lengths = np.array([len(k) for k in keys], dtype=np.int64)
         ends = np.cumsum(lengths)
         codes = _codes("".join(keys))

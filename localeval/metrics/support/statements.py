@@ -1,4 +1,4 @@
-"""Statements anchored to a text's sentences, bounded by construction.
+"""`claims = "statements"`: the judge writes the statements of each sentence, kept true to it.
 
 The text (an answer or a ground truth) is split deterministically (text.split_sentences); the
 prompt shows every sentence numbered, and each request asks for the statements of a group of
@@ -7,7 +7,15 @@ at most a few characters longer than its sentence). So no sentence is dropped, n
 invented beside the sentences, and the longest possible answer of a request fits max_tokens:
 groups are formed so that n · per_sentence · (chars + 4) + 16 ≤ max_tokens (a token holds at
 least one character). A request that still fails (max_tokens, an invalid answer) or
-degenerates (the same n-gram over and over) is retried once split smaller; retries are counted.
+degenerates (the same n-gram over and over) is retried once split smaller (support/retry.py).
+
+Each statement is then checked against its own sentence (`true_to_sentence`): a statement that
+adds a number, a name or content words its sentence and the question lack, or that leaves out
+a content word, a number or a negation of its sentence (a statement that drops "never", part of
+the sentence, or swaps one word), is replaced by the sentence; one that matches another sentence
+better is moved there (dropped if that sentence has it already); duplicates are dropped; a
+sentence left without a statement is its own statement. How often each rule fired is in
+`details.rules`.
 """
 
 from __future__ import annotations
@@ -15,14 +23,14 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Awaitable, Callable, Collection, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from collections.abc import Collection, Sequence
 
-from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
-from localeval.text import json_safe, match_key, split_sentences, word_count
+from localeval.metrics.support.claims import Claim, TextClaims, content
+from localeval.metrics.support.retry import degenerate, retry_split
+from localeval.metrics.support.sentences import split
+from localeval.text import json_safe, match_key, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3
@@ -30,33 +38,6 @@ WORDS_PER_STATEMENT = 6
 MIN_CHARS, MAX_CHARS, EXTRA_CHARS = 60, 240, 30
 OVERHEAD_TOKENS = 16
 _WORDY = re.compile(r"[^\W_]")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-T = TypeVar("T")
-R = TypeVar("R")
-
-
-@dataclass
-class Anchored:
-    """One statement and the numbered sentence (1-based) it came from."""
-
-    statement: str
-    sentence: int
-    extracted: str | None = None  # the judge's statement, when a check replaced it
-
-
-@dataclass
-class AnchoredStatements:
-    """A text's sentences and the statements anchored to them (not the judge's answer model
-    judge.schemas.Statements)."""
-
-    sentences: list[str]
-    items: list[Anchored]
-    retries: int = 0
-
-    @property
-    def texts(self) -> list[str]:
-        return [a.statement for a in self.items]
 
 
 def per_sentence(sentence: str) -> int:
@@ -98,38 +79,6 @@ def groups(sentences: list[str], max_tokens: int,
     return out
 
 
-def degenerate(texts: Sequence[str], *, same_texts: bool = True) -> bool:
-    """The same word 4-gram (CJK: 8 characters) three times in one text, or (`same_texts`) one
-    text three times: the signature of a small model looping."""
-    if same_texts and any(n >= 3 for n in Counter(t.strip() for t in texts
-                                                   if t.strip()).values()):
-        return True
-    for text in texts:
-        units: list[str] = list(text) if _CJK.search(text) else text.casefold().split()
-        n = 8 if _CJK.search(text) else 4
-        grams = Counter(tuple(units[i:i + n]) for i in range(len(units) - n + 1))
-        if grams and max(grams.values()) >= 3:
-            return True
-    return False
-
-
-async def retry_split(items: list[T], ask: Callable[[list[T]], Awaitable[list[R]]],
-                      bad: Callable[[list[R]], bool]) -> tuple[list[R], int]:
-    """`ask(items)`; if it fails (not for length of prompt) or its answer is `bad`, ask once
-    more in two halves. Returns the answers and the number of retried requests (0 or 1)."""
-    try:
-        answer = await ask(items)
-        if not bad(answer) or len(items) < 2:
-            return answer, 0
-    except PromptTooLong:
-        raise
-    except JudgeError:
-        if len(items) < 2:
-            raise
-    half = len(items) // 2
-    return [*(await ask(items[:half])), *(await ask(items[half:]))], 1
-
-
 def _numbers(indices: list[int]) -> list[int] | None:
     """The 1-based numbers of a group that skips some, else None (the prompt says "i to j")."""
     consecutive = indices == list(range(indices[0], indices[-1] + 1))
@@ -137,14 +86,14 @@ def _numbers(indices: list[int]) -> list[int] | None:
 
 
 async def anchored_statements(ctx: MetricContext, text: str, question: str | None,
-                              skip: Collection[int] = ()) -> AnchoredStatements:
+                              skip: Collection[int] = ()) -> TextClaims:
     """The statements of every sentence of `text` but those (0-based) in `skip`, in order. The
     prompt still shows every sentence, for the names that pronouns stand for; a group of the
     others may skip numbers ("sentences 2, 4 and 6"), so skipped sentences cost no extra request.
     Shared by faithfulness, context_recall and answer_correctness (identical requests are asked
     once)."""
-    sentences = split_sentences(text)
-    result = AnchoredStatements(sentences=sentences, items=[])
+    sentences = list(split(text).items)
+    result = TextClaims(sentences)
     max_tokens = ctx.settings.max_tokens
 
     async def ask(indices: list[int]) -> list[list[str]]:
@@ -173,5 +122,80 @@ async def anchored_statements(ctx: MetricContext, text: str, question: str | Non
             if not kept:  # the sentence itself stands for its claim: no sentence is dropped
                 kept = [sentences[number - 1]]
             seen.update(match_key(s) for s in kept)
-            result.items.extend(Anchored(s, number) for s in kept)
+            result.items.extend(Claim(s, number) for s in kept)
     return result
+
+
+def true_to_sentence(items: list[Claim], sentences: list[str], question: str | None,
+                     rules: Counter[str], skip: set[int] | frozenset[int] = frozenset()
+                     ) -> list[Claim]:
+    """Each statement kept under the sentence it belongs to, with nothing its sentence (and the
+    question) lacks; see the module doc. Sentences in `skip` (0-based: settled mechanically)
+    take no statement. `rules` counts what fired."""
+    sets = [content(s) for s in sentences]
+    q = content(question or "")
+    names = content(" ".join(sentences))  # pronouns may be replaced by the answer's own names
+    out: dict[int, list[Claim]] = {i + 1: [] for i in range(len(sentences)) if i not in skip}
+    seen: set[str] = set()
+    copied: set[int] = set()
+    for item in items:
+        if item.sentence in out and match_key(item.statement) == match_key(
+                sentences[item.sentence - 1]):
+            copied.add(item.sentence)  # the sentence as its own statement: added below,
+            continue  # only if nothing else is
+        own = item.sentence if item.sentence in out else min(out)
+        words = content(item.statement)
+        missing = {n: len(words - sets[n - 1] - q) for n in out}
+        best = min(out, key=lambda n: (missing[n], n != own))
+        if missing[best] < missing[own]:  # another sentence says it: it belongs there
+            rules["moved"] += 1
+            own = best
+        added = words - sets[own - 1] - q
+        numbers = {w for w in added if w[0].isdigit()}
+        foreign = added - names
+        text, extracted = item.statement, None
+        if numbers or len(foreign) > 1 or len(added) > max(2, len(sets[own - 1]) // 3):
+            rules["replaced"] += 1
+            text, extracted = sentences[own - 1], item.statement
+        key = match_key(text)
+        if key in seen:
+            rules["duplicate"] += 1
+            continue
+        seen.add(key)
+        out[own].append(Claim(text, own, extracted))
+    for n, kept in out.items():
+        own = [c for c in kept if c.statement != sentences[n - 1]]
+        if own and drops_or_changes(sentences[n - 1], [c.statement for c in kept]):
+            rules["dropped or changed"] += 1
+            out[n] = [Claim(sentences[n - 1], n, " | ".join(c.extracted or c.statement
+                                                            for c in kept))]
+        elif not kept:
+            rules["sentence itself"] += n not in copied
+            kept.append(Claim(sentences[n - 1], n))
+    return [a for n in sorted(out) for a in out[n]]
+
+
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b"
+                       r"|n['’]t\b|[不没未非无别勿莫]", re.IGNORECASE)
+_HAN = re.compile(r"[\u3400-\u9fff]")
+CJK_MISSING = 0.2
+"""Share of a Chinese sentence's character bigrams its statements may leave out (a pronoun
+replaced by its name drops one or two); Latin words and numbers may not be left out at all."""
+
+
+def _negations(text: str) -> set[str]:
+    found = {m.group().casefold() for m in _NEGATION.finditer(text)}
+    return {"not" if w in {"n't", "n’t", "cannot"} else w for w in found}
+
+
+def drops_or_changes(sentence: str, statements: list[str]) -> bool:
+    """The statements of a sentence leave out one of its numbers or content words (a part of
+    the sentence, or a word swapped for another), more than `CJK_MISSING` of its Chinese
+    bigrams, or do not negate what it negates ("never" dropped, "not" added)."""
+    union = set().union(*(content(s) for s in statements))
+    missing = content(sentence) - union
+    han = {w for w in content(sentence) if _HAN.match(w)}
+    dropped_han = {w for w in missing if _HAN.match(w)}
+    if missing - dropped_han or len(dropped_han) > max(2, int(len(han) * CJK_MISSING)):
+        return True
+    return _negations(sentence) != _negations(" ".join(statements))

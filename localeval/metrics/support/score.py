@@ -1,0 +1,147 @@
+"""The claim metrics' body: claims → evidence → judge → verdict → score.
+
+faithfulness and context_recall (`claims_supported`) take a text's sentences, let the rules of
+support/claims.py settle the few that need no judge, turn the rest into claims (the sentences,
+or with `claims = "statements"` the judge's statements, support/statements.py), judge each
+against the material without its instructions, narrowed to the passages that bear on it
+(support/evidence.py, support/verdicts.py), and score the share supported. answer_correctness
+takes the claims of its two texts from `claims_of`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from localeval.metrics.base import MetricContext, MetricResult
+from localeval.metrics.support.claims import (
+    TextClaims,
+    is_fragment,
+    sentence_claims,
+    sentence_rules,
+    unfounded,
+)
+from localeval.metrics.support.evidence import without_instructions
+from localeval.metrics.support.sentences import split
+from localeval.metrics.support.statements import anchored_statements, true_to_sentence
+from localeval.metrics.support.verdicts import support_verdicts
+
+
+def nonempty(texts: list[str] | None) -> list[str]:
+    return [t for t in texts or [] if t.strip()]
+
+
+async def claims_of(ctx: MetricContext, text: str, question: str | None) -> TextClaims:
+    """The claims of every sentence of `text` (answer_correctness's both sides): the sentences
+    themselves (a fragment with its question), or with `claims = "statements"` the anchored
+    statements the judge writes."""
+    if ctx.settings.claims == "sentences":
+        sentences = list(split(text).items)
+        return TextClaims(sentences, sentence_claims(sentences, question, ctx.language, set()))
+    return await anchored_statements(ctx, text, question)
+
+
+@dataclass
+class Claims:
+    """Per claim (in sentence order) its text, sentence number and verdict entry; the
+    sentences that claim nothing; pieces of the material, retried requests, rules fired."""
+
+    sentences: list[str]
+    statements: list[dict[str, Any]] = field(default_factory=list)
+    no_claim: list[int] = field(default_factory=list)
+    pieces: int = 1
+    retries: int = 0
+    rules: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def supported(self) -> int:
+        return sum(s["verdict"] for s in self.statements)
+
+    @property
+    def p_supported(self) -> float | None:
+        """Summed probability of support (None when the judge gave none for some statement)."""
+        probs = [s.get("p_supported") for s in self.statements]
+        return None if any(p is None for p in probs) else sum(probs)  # type: ignore[arg-type]
+
+    def details(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"sentences": self.sentences, "statements": self.statements}
+        if self.no_claim:
+            out["no_claim"] = self.no_claim
+        if self.rules:
+            out["rules"] = dict(sorted(self.rules.items()))
+        if self.pieces > 1:
+            out["context_pieces"] = self.pieces
+        if self.retries:
+            out["judge_retries"] = self.retries
+        return out
+
+
+async def judge_claims(ctx: MetricContext, step: str, text: str, question: str | None,
+                       material: list[str], material_name: str = "context") -> Claims:
+    """The claims of `text`, each with its verdict against `material` (the contexts)."""
+    sentences = list(split(text).items)
+    claims = Claims(sentences=sentences)
+    material, claims.rules["context instruction removed"] = without_instructions(material)
+    found = sentence_rules(sentences, question, material)
+    claims.no_claim = [i + 1 for i in found.no_claim]
+    claims.rules.update(found.fired())
+    skip = found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
+    if ctx.settings.claims == "statements":
+        written = await anchored_statements(ctx, text, question, skip=skip)
+        items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
+        claims.retries = written.retries
+    else:
+        items = sentence_claims(sentences, question, ctx.language, skip)
+    entries: list[tuple[int, dict[str, Any]]] = [
+        (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0, "rule": "check",
+                 "p_supported": 0.0, "reason": "addressed to the evaluator: not a claim the "
+                                               f"{material_name} could support"})
+        for i in found.aimed]
+    fragments = [a for a in items if ctx.settings.claims == "sentences"
+                 and is_fragment(a.statement, sentences[a.sentence - 1])]
+    for a in fragments:
+        novel = unfounded(sentences[a.sentence - 1], material, question)
+        if novel:
+            claims.rules["unfounded fragment"] += 1
+            items.remove(a)
+            entries.append((a.sentence, {
+                "statement": a.statement, "sentence": a.sentence, "verdict": 0,
+                "rule": "check", "novel_details": novel, "p_supported": 0.0,
+                "reason": f"names only what the {material_name} and the question never "
+                          f"mention: {', '.join(novel)}"}))
+    if items:
+        support = await support_verdicts(ctx, step, [a.statement for a in items],
+                                         split="contexts", contexts=material, question=question,
+                                         material_name=material_name)
+        quoted = {i + 1 for i in found.quoted}  # judged too: its frame may deny it
+        entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,
+                                  **({"extracted": a.extracted} if a.extracted else {}),
+                                  **({"quoted": True} if a.sentence in quoted else {})})
+                    for a, v in zip(items, support.verdicts, strict=True)]
+        claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
+    claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]
+    claims.rules = Counter({k: v for k, v in claims.rules.items() if v})
+    return claims
+
+
+async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
+                           question: str | None, contexts: list[str] | None,
+                           *, whose: str) -> MetricResult:
+    """Score `name` = the share of `text`'s claims the contexts support (`step`: the verdicts'
+    template); `name.soft` = the mean P(supported), the judge's own confidence, which breaks
+    ties. Unscored when every context is empty, or `whose` text ("the answer") has no sentence
+    or makes no claim."""
+    contexts = nonempty(contexts)
+    if not contexts:
+        return MetricResult.unscored(name, "every context is empty")
+    claims = await judge_claims(ctx, step, text, question, contexts)
+    if not claims.sentences:
+        return MetricResult.unscored(name, f"{whose} has no sentence", statements=[])
+    if not claims.statements:
+        return MetricResult.unscored(name, f"{whose} makes no claim: every sentence is a "
+                                     "question that asserts nothing", **claims.details())
+    scores = {name: claims.supported / len(claims.statements)}
+    if claims.p_supported is not None:
+        scores[f"{name}.soft"] = claims.p_supported / len(claims.statements)
+    return MetricResult(scores=scores, details=claims.details())
