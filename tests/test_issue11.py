@@ -102,8 +102,9 @@ def test_a_run_whose_cache_fails_completes_and_says_so(tmp_path: Path) -> None:
 
     original = backends.JudgeClient
 
-    def failing_client(judge: Any, cache: Any = None) -> JudgeClient:
-        return original(judge, FailingCache(tmp_path / "c.sqlite") if cache is not None else None)
+    def failing_client(judge: Any, cache: Any = None, verifier: Any = None) -> JudgeClient:
+        return original(judge, FailingCache(tmp_path / "c.sqlite") if cache is not None else None,
+                        verifier)
 
     logs: list[str] = []
     settings = Settings(metrics=["faithfulness"],
