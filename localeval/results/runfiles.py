@@ -89,9 +89,9 @@ def _verifier_sha256(choice: str | None) -> str | None:
     under the same name changes the fingerprint."""
     if not choice or choice == "none":
         return None
-    from localeval.verifier.apply import HEADS
+    from localeval.verifier.apply import HEADS, head_path
 
-    paths = sorted(HEADS.glob("*.json")) if choice == "auto" else [Path(choice)]
+    paths = sorted(HEADS.glob("*.json")) if choice == "auto" else [head_path(choice)]
     digest = hashlib.sha256()
     for path in paths:
         try:

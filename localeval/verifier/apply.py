@@ -8,9 +8,11 @@ metrics/support/threshold.p_yes prefers to the judge's own probability. Without 
 (`head=None`, `localeval verifier fit`) it only reads the layers, and scores nothing.
 
 `select(settings, judge_sha256)` picks the head: `--verifier auto` (the default) takes the
-packaged head made for the judge in use (localeval/verifier/heads/), if any; `none` takes none
-(the judge's own P(supported), as before heads existed); a path takes that file, refused in one
-line when it was made for another judge or other templates.
+packaged head made for the judge in use (localeval/verifier/heads/) when it was adopted (it beat
+the judge's raw P out of dataset: `Head.adopted`); `none` takes none (the judge's own
+P(supported), as before heads existed); the name of a packaged head (its file name without
+.json) or a path takes that head, refused in one line when it was made for another judge or
+other templates.
 """
 
 from __future__ import annotations
@@ -64,14 +66,20 @@ class Verifier:
 
 
 def packaged_head(judge_sha256: str) -> Path | None:
-    """The shipped head made for this judge, if there is one."""
+    """The shipped head made for this judge and adopted as its default, if there is one."""
     if not HEADS.is_dir():
         return None
     for path in sorted(HEADS.glob("*.json")):
         head = load_head(path)
-        if head.judge_sha256 == judge_sha256:
+        if head.judge_sha256 == judge_sha256 and head.adopted:
             return path
     return None
+
+
+def head_path(choice: str) -> Path:
+    """A packaged head's name, or a path."""
+    named = HEADS / f"{choice}.json"
+    return named if "/" not in choice and named.is_file() else Path(choice)
 
 
 def select(settings: Settings, judge_sha256: str) -> tuple[Verifier | None, dict[str, Any]]:
@@ -81,10 +89,10 @@ def select(settings: Settings, judge_sha256: str) -> tuple[Verifier | None, dict
     choice = settings.verifier
     if choice == "none":
         return None, {"head": "none: raw P(supported)", "reason": "--verifier none"}
-    path = packaged_head(judge_sha256) if choice == "auto" else Path(choice)
+    path = packaged_head(judge_sha256) if choice == "auto" else head_path(choice)
     if path is None:
         return None, {"head": "none: raw P(supported)",
-                      "reason": "no packaged head for this judge"}
+                      "reason": "no adopted packaged head for this judge"}
     head = load_head(path)
     head.check(judge_sha256, {key: prompts.template_sha256(*key.split("/", 1))
                               for key in head.templates})

@@ -23,6 +23,7 @@ from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
 from localeval.metrics.support.threshold import p_yes, threshold
+from localeval.verifier.apply import raw_p
 from localeval.text import json_safe
 
 ITEMS_PER_REQUEST = 16
@@ -88,13 +89,15 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                items_var: [json_safe(items[i]) for i in indices]})
         verdicts = [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
         found = probs if len(probs) == len(verdicts) else [None] * len(verdicts)
-        return [{**v, "_p": p_yes(f)} for v, f in zip(verdicts, found, strict=True)]
+        return [{**v, "_p": p_yes(f), "_judge_p": raw_p(f) if f and f.score is not None else None}
+                for v, f in zip(verdicts, found, strict=True)]
 
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
                piece: int | None, focused: bool = False) -> None:
         for i, judged in zip(indices, answer, strict=True):
             judged = dict(judged)
             p = judged.pop("_p", None)
+            judge_p = judged.pop("_judge_p", None)  # set when the verifier head gave p
             greedy = int(judged["verdict"])
             if p is not None:  # the judge's probability decides, not its greedy digit
                 judged["verdict"] = int(p >= tau)
@@ -106,7 +109,10 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 entry["p_supported"] = 0.0 if overruled else round(p, 4)
                 entry["greedy_verdict"] = greedy
                 sign = "≥" if p >= tau else "<"
-                entry["reason"] = f"P(supported) {p:.2f} {sign} τ {tau:g}: {entry['reason']}"
+                who = "P(supported)" if judge_p is None else "verifier P(supported)"
+                entry["reason"] = f"{who} {p:.2f} {sign} τ {tau:g}: {entry['reason']}"
+            if judge_p is not None:
+                entry["p_judge"] = round(judge_p, 4)
             if focused:
                 entry["evidence_passages"] = texts
             if piece is not None:
