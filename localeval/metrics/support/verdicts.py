@@ -23,8 +23,8 @@ from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
 from localeval.metrics.support.threshold import p_yes, threshold
-from localeval.verifier.apply import raw_p
 from localeval.text import json_safe
+from localeval.verifier.apply import raw_p
 
 ITEMS_PER_REQUEST = 16
 """Numbered items per verdict request: bounds the answer's length (max_tokens)."""
