@@ -8,7 +8,9 @@
 The rows go through `localeval.evaluate` (the same loader, judge and answer cache as
 `localeval run`: a rerun on unchanged rows sends no judge request). Every sample must reach
 every threshold (`on="mean"`: the means must); on failure an AssertionError lists the failing
-samples with the claims the judge did not find supported and its reasons.
+samples with the claims the judge did not find supported and its reasons (the first
+`MAX_SHOWN`, then how many more; dataset text with its terminal controls escaped). A run of
+the fake judge (canned answers) never passes outside localeval's own tests.
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ from localeval.api import EvalResults, evaluate
 from localeval.data.readers import clip
 from localeval.errors import UsageError
 from localeval.names import owner_of
+from localeval.safe import terminal_safe
+
+MAX_SHOWN = 20  # failing samples (and unreadable rows) the message shows; the rest are counted
 
 _TEXT_KEYS = ("statement", "claim", "sentence", "question", "context", "text", "entity")
 
@@ -58,6 +63,7 @@ def assert_scores(
     for key in wanted:
         results.mean(key)  # an unknown key is an error naming the known ones
     failures = _sample_failures(results, wanted)
+    _refuse_fake(results)
     if on == "mean":
         gates = results.check(wanted)
         if gates:
@@ -65,6 +71,17 @@ def assert_scores(
     elif failures:
         raise AssertionError(_message(results, wanted, failures, []))
     return results
+
+
+def _refuse_fake(results: EvalResults) -> None:
+    from localeval.judge import fake
+    from localeval.results.gates import is_fake
+
+    if is_fake(results.summary) and not fake.allowed():
+        raise AssertionError(
+            "localeval: the run's judge is the fake one (canned answers, for localeval's own "
+            "tests); assert_scores passes on no run of it"
+        )
 
 
 def _sample_failures(
@@ -104,19 +121,24 @@ def _message(
     )
     lines = [*gates, head] if gates else [head]
     by_id = {r.id: r for r in results.records}
-    for rid, whys in failures.items():
+    for rid, whys in list(failures.items())[:MAX_SHOWN]:
         r = by_id[rid]
-        lines.append(f"\nsample {rid!r} (row {r.line})")
+        lines += ["", f"sample {clip(repr(rid), 200)} (row {r.line})"]
         if r.question:
             lines.append(f"  question: {clip(r.question, 200)}")
         if r.answer:
             lines.append(f"  answer: {clip(r.answer, 300)}")
         for metric, why in whys:
-            lines.append(f"  {why}")
+            lines.append(f"  {clip(why, 400)}")
             lines += [f"    {x}" for x in explain(r.details.get(metric, {}))]
+    if len(failures) > MAX_SHOWN:
+        lines += ["", f"... and {len(failures) - MAX_SHOWN} more failing sample(s) not shown "
+                  "(localeval.evaluate on the same rows lists them all)"]
     if results.problems:
-        lines.append("\nrows not loaded: " + "; ".join(str(p) for p in results.problems))
-    return "\n".join(lines)
+        shown = "; ".join(clip(str(p), 300) for p in results.problems[:MAX_SHOWN])
+        more = len(results.problems) - MAX_SHOWN
+        lines += ["", "rows not loaded: " + shown + (f"; ... and {more} more" if more > 0 else "")]
+    return "\n".join(terminal_safe(line) for line in lines)
 
 
 def explain(details: Mapping[str, Any], limit: int = 12) -> list[str]:

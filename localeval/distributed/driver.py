@@ -25,8 +25,14 @@ from typing import Any
 
 from localeval.config import Settings
 from localeval.data.dataset import Sample
-from localeval.distributed.options import LOCAL, RayOptions
-from localeval.distributed.worker import STAT_FIELDS, EvalWorker, ExpectedModel, WorkerPlan
+from localeval.distributed.options import LOCAL, RayOptions, check_ray_version
+from localeval.distributed.worker import (
+    STAT_FIELDS,
+    EvalWorker,
+    ExpectedModel,
+    WorkerPlan,
+    seal_plan,
+)
 from localeval.errors import ConfigError, LocalevalError, ModelError
 from localeval.execute import OnRecord, Work
 from localeval.judge.client import JudgeStats
@@ -211,6 +217,7 @@ def init_local(num_cpus: int) -> None:
 
 
 def _connect(ray: Any, options: RayOptions, backends: RayExecutor) -> None:
+    check_ray_version(getattr(ray, "__version__", "unknown"))  # before joining anything
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # offline tool: no usage reports
     if ray.is_initialized():  # the caller joined a cluster already (tests, notebooks)
         backends.address = ray.get_runtime_context().gcs_address
@@ -272,7 +279,8 @@ def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
     actor_cls = ray.remote(EvalWorker).options(
         max_restarts=0, scheduling_strategy="SPREAD", **per_worker
     )
-    backends.actors = [actor_cls.remote(plan) for _ in range(n)]
+    header, blob = seal_plan(plan)  # a worker checks the header before it unpickles the blob
+    backends.actors = [actor_cls.remote(header, blob) for _ in range(n)]
     if backends.log:
         where = "1 GPU" if gpus else f"{cpus} CPUs"
         backends.log(f"ray: starting {n} worker(s) of {where} each at {backends.address}")
@@ -292,6 +300,7 @@ def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
             raise ModelError(f"ray: a worker could not start: {first}") from None
         if "error" in info:
             raise ModelError(info["error"])
+        check_ray_version(info.get("ray_version", "unknown"), f"node {info.get('node')}")
         infos.append({**info, "samples": 0, "lost": False})
     for role in ("judge", "embedder"):  # the run never mixes models
         seen = {i[f"{role}_sha256"]: i["node"] for i in infos}

@@ -14,6 +14,23 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from localeval.errors import ConfigError, first_error
 
 LOCAL = "local"
+# The Ray localeval is tested with (pyproject's floor); token authentication
+# (RAY_AUTH_MODE=token, which docs/ray.md has every cluster use) came in Ray 2.52.
+RAY_MIN = (2, 60)
+
+
+def check_ray_version(version: str, where: str = "this machine") -> None:
+    """Refuse a Ray older than RAY_MIN (or one whose version cannot be read)."""
+    parts = []
+    for piece in str(version).split(".")[:2]:
+        digits = "".join(c for c in piece if c.isdigit()) if piece[:1].isdigit() else ""
+        parts.append(int(digits) if digits else -1)
+    if len(parts) < 2 or tuple(parts) < RAY_MIN:
+        floor = ".".join(map(str, RAY_MIN))
+        raise ConfigError(
+            f"ray: {where} has Ray {str(version)[:40]!r}; localeval needs Ray >= {floor} "
+            f"(the version tested): pip install 'ray>={floor}' on every node"
+        )
 
 
 class RayOptions(BaseModel):

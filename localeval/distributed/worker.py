@@ -3,12 +3,15 @@ the samples the driver hands it with the same per-sample code as a local run
 (`execute.evaluate_sample`), many at once so their judge requests share decode steps.
 
 The class is plain Python; the driver turns it into a Ray actor (`ray.remote(EvalWorker)`).
+The plan travels as a version header (a plain string, which Ray carries without pickle) and a
+pickled blob: a worker of another localeval version refuses it before unpickling anything.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import socket
 import subprocess
 from dataclasses import dataclass
@@ -113,15 +116,42 @@ def verify_models(expected: list[ExpectedModel], node: str) -> dict[str, str]:
     return checked
 
 
+def seal_plan(plan: WorkerPlan) -> tuple[str, bytes]:
+    """The plan as (version header, pickled blob) for `EvalWorker(header, blob)`."""
+    try:
+        from ray import cloudpickle as pickler  # the caller's own judge classes, as Ray would
+    except ImportError:  # tests of this module without Ray
+        pickler = pickle
+    return plan.version, pickler.dumps(plan)
+
+
+def open_plan(header: str, blob: bytes, node: str) -> WorkerPlan:
+    """Check the driver's version header, and only then unpickle its plan."""
+    from localeval import __version__
+
+    if not isinstance(header, str) or header != __version__:
+        shown = header[:40] if isinstance(header, str) else type(header).__name__
+        raise LocalevalError(
+            f"ray worker on node {node} runs localeval {__version__}, the driver {shown!r}; "
+            "install the same version on every node (its plan was not unpickled)"
+        )
+    plan = pickle.loads(blob)  # the driver's own plan, its version checked above
+    if not isinstance(plan, WorkerPlan):
+        raise LocalevalError(f"ray worker on node {node}: the driver sent no plan")
+    return plan
+
+
 class EvalWorker:
     """Holds the loaded backends of one worker; `evaluate` runs one sample."""
 
-    def __init__(self, plan: WorkerPlan) -> None:
-        self.plan = plan
+    def __init__(self, header: str, blob: bytes) -> None:
+        self.header = header
+        self.blob: bytes | None = blob
+        self.plan: WorkerPlan | None = None
         self.node = node_name()
         self.backends: Any = None
         self.metrics: list[Any] = []
-        self.settings = plan.settings
+        self.settings: Settings | None = None
         self._last: dict[str, Any] = {}
         self.samples = 0
 
@@ -146,7 +176,8 @@ class EvalWorker:
         from localeval.metrics import resolve
         from localeval.models.backends import build_backends
 
-        plan = self.plan
+        plan = self.plan = open_plan(self.header, self.blob or b"", self.node)
+        self.blob = None
         if plan.models_dir is not None:
             os.environ["LOCALEVAL_MODELS_DIR"] = plan.models_dir
         if __version__ != plan.version:
@@ -183,6 +214,7 @@ class EvalWorker:
             or checked.get("embedder"),
             "cache": info.get("cache"),
             "capacity": sample_concurrency(settings, self.backends),
+            "ray_version": _ray_version(),
             "models": info,
         }
 
@@ -191,6 +223,8 @@ class EvalWorker:
         since the last reply (summed by the driver into the run's figures)."""
         from localeval.execute import evaluate_sample
 
+        if self.settings is None:
+            raise LocalevalError(f"ray worker on node {self.node}: evaluate before load")
         record = await evaluate_sample(sample, self.metrics, self.settings, self.backends)
         self.samples += 1
         now = self._snapshot()
@@ -249,3 +283,12 @@ def _node_ip() -> str | None:
         return str(ray.util.get_node_ip_address())
     except Exception:
         return None
+
+
+def _ray_version() -> str:
+    try:
+        import ray
+
+        return str(ray.__version__)
+    except Exception:  # a plain test of this class, without Ray
+        return "unknown"

@@ -67,8 +67,9 @@ def is_verdict(key: str, value: Any) -> bool:
 
 def text_table(rows: Sequence[Sequence[Any]], right: Iterable[int] = ()) -> list[str]:
     """Rows (the header first) as lines of aligned columns two spaces apart: left-aligned but
-    for the columns in `right`; no trailing space."""
-    cells = [[str(c) for c in r] for r in rows]
+    for the columns in `right`; no trailing space. Cells are made terminal-safe (a control,
+    bidi or line-break character of dataset text shows as its escape)."""
+    cells = [[terminal_safe(c) for c in r] for r in rows]
     if not cells:
         return []
     wide, rjust = range(len(cells[0])), set(right)
@@ -87,7 +88,8 @@ _LINE_BREAKS = re.compile("[\r\n\x0b\x0c\x1c-\x1e\x85\u2028\u2029]+")
 # Characters that could open HTML, an entity or a code span, or end a table cell; "](" would
 # close an inline link. Emphasis characters (* _ ~) are left alone: they restyle text, they
 # cannot start a block. A cell never starts a line (it follows "| " or "- name: "), and a
-# leading "#" is escaped as well.
+# leading "#" is escaped as well; "]:" is escaped everywhere, so that no cell (a bullet's text
+# included) can be a link reference definition that every "[x]" of the page would then use.
 _SPECIAL = str.maketrans({
     "\\": "\\\\", "|": "\\|", "`": "\\`", "&": "&amp;", "<": "&lt;", ">": "&gt;",
 })
@@ -97,6 +99,7 @@ def md_cell(value: Any) -> str:
     """Dataset text as inert inline Markdown: one line, no HTML, no code span or link, no cell
     break, no heading marker at its start, and no terminal control or bidi character."""
     text = _LINE_BREAKS.sub(" ", str(value)).translate(_SPECIAL).replace("](", "\\](")
+    text = text.replace("]:", "\\]:")
     if text.lstrip().startswith("#"):
         text = text.replace("#", "\\#", 1)
     return terminal_safe(text)
