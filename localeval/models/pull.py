@@ -23,6 +23,7 @@ from localeval.models.manifest import (
     file_sha256,
     models_dir,
     path_sha256,
+    replace_file,
     write_stamp,
 )
 
@@ -87,7 +88,7 @@ def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # t
                 shutil.rmtree(target) if target.is_dir() else target.unlink()
             os.replace(staged, target)
             if not want:
-                (models_dir() / f"{spec.name}.sha256").write_text(got + "\n")
+                replace_file(models_dir() / f"{spec.name}.sha256", got + "\n")
                 log(
                     f"{spec.name}: WARNING the manifest pins no sha256; recorded {got} "
                     f"(trust on first use) in models/{spec.name}.sha256"
@@ -103,15 +104,58 @@ def pull(spec: ModelSpec, *, local: Path | None = None, log=print) -> Path:  # t
 
 
 def _from_local(spec: ModelSpec, where: Path, staged: Path) -> None:
+    """Copy the model from a local file or folder: regular files only (a file link is copied as
+    its file, a folder link is refused, never followed), sized before anything is copied."""
     src = (
         where / spec.filename if where.is_dir() and not (where / "config.json").exists() else where
     )
     if not src.exists():
         raise ModelError(f"{src} not found")
-    if src.is_dir():
-        shutil.copytree(src, staged)
-    else:
-        shutil.copyfile(src, staged)
+    files = _local_files(src)
+    total = sum(size for _, _, size in files)
+    if spec.size and total != spec.size:
+        raise ModelError(f"{src} holds {total} bytes, the manifest's {spec.name} has "
+                         f"{spec.size}; not copied")
+    free = shutil.disk_usage(staged.parent).free
+    if total + (64 << 20) > free:
+        raise ModelError(f"{src} holds {total} bytes, more than the {free} free beside "
+                         f"{staged.parent}; not copied")
+    for rel, path, size in files:
+        dest = staged / rel if rel else staged
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        copied = 0
+        with open(path, "rb") as f, open(dest, "xb") as out:
+            while copied <= size and (chunk := f.read(min(1 << 22, size + 1 - copied))):
+                out.write(chunk)
+                copied += len(chunk)
+        if copied != size:
+            raise ModelError(f"{path} changed while it was copied ({copied} of {size} bytes)")
+
+
+def _local_files(src: Path) -> list[tuple[str, Path, int]]:
+    """(relative path, path, size) of each file of a local model ("" for a lone file)."""
+    if not src.is_dir():
+        return [("", src, _regular_size(src))]
+    if src.is_symlink():
+        raise ModelError(f"{src} is a link to a folder; give the folder itself")
+    out = []
+    for root, dirs, names in os.walk(src, followlinks=False):
+        here = Path(root)
+        for d in dirs:
+            if (here / d).is_symlink():
+                raise ModelError(f"{here / d} is a link to a folder; localeval does not follow "
+                                 "it (copy the real files into the model folder)")
+        for name in names:
+            path = here / name
+            out.append((path.relative_to(src).as_posix(), path, _regular_size(path)))
+    return sorted(out)
+
+
+def _regular_size(path: Path) -> int:
+    st = path.stat()
+    if not stat.S_ISREG(st.st_mode):
+        raise ModelError(f"{path} is not a regular file; not copied")
+    return st.st_size
 
 
 def _from_hub(source: dict[str, Any], staged: Path) -> None:
