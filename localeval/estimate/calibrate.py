@@ -14,11 +14,16 @@ llama.cpp binding), so a later estimate loads nothing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import hashlib
 import json
+import math
 import os
 import platform
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,26 +64,74 @@ def speed_file(cache_dir: Path) -> Path:
     return cache_dir / "speed.json"
 
 
-def load(path: Path, key: str) -> dict[str, Any] | None:
-    """The cached calibration for `key`, or None."""
+def load(path: Path, key: str,
+         warn: Callable[[str], None] | None = None) -> dict[str, Any] | None:
+    """The cached calibration for `key`, or None (a damaged or wrong-shaped entry is passed
+    to `warn` and measured again)."""
     try:
-        entry = json.loads(path.read_text(encoding="utf-8")).get(key)
-    except (OSError, ValueError, AttributeError):
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, NotADirectoryError):  # nothing cached there yet
         return None
-    return entry if isinstance(entry, dict) and "speed" in entry else None
+    except (OSError, ValueError, RecursionError) as exc:
+        if warn:
+            warn(f"warning: the calibration cache {path} cannot be read ({type(exc).__name__}); "
+                 "measuring again")
+        return None
+    entry = data.get(key) if isinstance(data, dict) else None
+    if entry is None:
+        return None
+    why = _invalid(entry)
+    if why:
+        if warn:
+            warn(f"warning: the calibration cache {path} holds a bad entry ({why}); "
+                 "measuring again")
+        return None
+    return dict(entry)
+
+
+def _invalid(entry: Any) -> str | None:
+    """Why a cached entry cannot be used, or None: every speed a finite number >= 0, the
+    required ones present, free_tokens finite and > 0."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("speed"), dict):
+        return "no speed"
+    speed = entry["speed"]
+    fields = {f.name for f in dataclasses.fields(Speed)}
+    required = {"chunk_s", "token_s", "step_s", "gen_token_s"}
+    if not required <= set(speed) or not set(speed) <= fields:
+        return "its speed fields are not the expected ones"
+    for name, value in speed.items():
+        if value is None and name == "small_s":
+            continue
+        if not _finite(value) or value < 0:
+            return f"speed {name} = {str(value)[:20]}"
+    if not _finite(entry.get("free_tokens")) or entry["free_tokens"] <= 0:
+        return f"free_tokens = {str(entry.get('free_tokens'))[:20]}"
+    return None
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def store(path: Path, key: str, entry: dict[str, Any]) -> None:
+    """Add `entry` under `key`: written to a fresh file renamed over speed.json, so a link
+    planted beside it is never written through."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         data = data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         data = {}
     data[key] = entry
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    tmp.replace(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".speed.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(json.dumps(data, indent=2))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def speed_of(entry: dict[str, Any]) -> Speed:

@@ -174,7 +174,7 @@ def _calibration(settings: Settings, judge: Judge, calibrate_now: bool, recalibr
     key = calibrate.calibration_key(judge.fingerprint, threads, settings.n_batch,
                                     settings.n_gpu_layers)
     path = calibrate.speed_file(default_cache_path().parent)
-    entry = None if recalibrate else calibrate.load(path, key)
+    entry = None if recalibrate else calibrate.load(path, key, log)
     if entry is not None or not calibrate_now or judge.model_path is None:
         return entry, key
     if log:
