@@ -194,6 +194,11 @@ def as_rows(data: Any) -> Any:
     pyarrow dataset: duck-typed) as a list of dicts of plain Python values."""
     if isinstance(data, (str, Path, bytes, Mapping)):
         return data
+    names = getattr(data, "column_names", None) or getattr(data, "columns", None)
+    if names is not None and not isinstance(names, (str, bytes)):
+        from localeval.data.readers import refuse_duplicate_columns
+
+        refuse_duplicate_columns(list(names), "the table")
     for method in ("to_list", "to_pylist", "to_dicts"):  # datasets / pyarrow / polars
         if callable(getattr(data, method, None)):
             return [_plain_row(r) for r in getattr(data, method)()]

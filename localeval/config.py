@@ -155,8 +155,14 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise ConfigError(f"config file {path} not found") from None
+        except IsADirectoryError:
+            raise ConfigError(f"--config {path} is a folder; give a TOML file") from None
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {path}: {exc}") from None
+        except RecursionError:
+            raise ConfigError(f"config file {path}: nested too deeply to read") from None
+        except OSError as exc:
+            raise ConfigError(f"config file {path}: {exc.strerror or exc}") from None
         values.update(data.get("localeval", data))
     overrides = {k: v for k, v in overrides.items() if v is not None}
     if isinstance(overrides.get("metric_options"), dict) and isinstance(

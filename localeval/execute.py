@@ -165,6 +165,8 @@ class LocalExecutor:
         self.backends = backends
         if backends.judge is not None and work.log is not None:
             backends.judge.warn = work.log
+            if backends.judge.cache_error:  # unusable from the start (summary.json says so too)
+                work.log(f"warning: {backends.judge.cache_error}")
         if backends.embeddings is not None:  # one batched pass over the texts known up front
             texts = (t for s in work.todo for t in (s.answer, s.ground_truth, s.question))
             backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)

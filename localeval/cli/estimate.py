@@ -54,7 +54,7 @@ def done_ids(out: Path) -> set[str]:
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         try:
             ids.add(str(json.loads(line)["id"]))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             continue
     return ids
 

@@ -36,7 +36,11 @@ def _metric_option(text: str) -> tuple[str, str, Any]:
             f"expected NAME.KEY=VALUE, e.g. response_length.max_words=60; got {text!r}")
     from localeval.config import option_value
 
-    return name.strip(), key.strip(), option_value(value.strip())
+    try:
+        return name.strip(), key.strip(), option_value(value.strip())
+    except RecursionError:
+        raise argparse.ArgumentTypeError(
+            f"{target.strip()[:80]!r}: the value is nested too deeply") from None
 
 
 class _MetricOptions(argparse.Action):
@@ -60,8 +64,17 @@ class _Retired(argparse.Action):
         parser.exit(2, f"localeval: error: {retired_message(self.dest, option_string)}\n")
 
 
+class _Parser(argparse.ArgumentParser):
+    """No abbreviated long options (`--overw` is no `--overwrite`): the resume command printed
+    after Ctrl-C must repeat the flags as given. Subcommand parsers are of this class too."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["allow_abbrev"] = False
+        super().__init__(*args, **kwargs)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="localeval",
         description=(
             "Score RAG answers and retrievals fully offline with a local GGUF judge and embedder."

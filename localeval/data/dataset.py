@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import re
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -87,7 +88,7 @@ MAX_DEPTH = 32  # lists/objects nested deeper than this in a row are refused
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _value_problem(field: str, value: Any) -> str | None:
+def value_problem(field: str, value: Any) -> str | None:
     """Why a field's value cannot be used as is: nesting deeper than MAX_DEPTH, or text that is
     not valid Unicode (a lone surrogate such as "\\ud800" from a JSON escape). Iterative."""
     stack = [(field, 0), (value, 0)]
@@ -101,7 +102,22 @@ def _value_problem(field: str, value: Any) -> str | None:
                 return f"is nested more than {MAX_DEPTH} levels deep"
             items = [*v.keys(), *v.values()] if isinstance(v, dict) else v
             stack.extend((x, depth + 1) for x in items)
+        elif v is not None and not isinstance(v, (bool, int, float)) and not _storable(v):
+            return (f"holds a value of type {clip(type(v).__name__, 40)!r} that cannot be "
+                    "written to results.jsonl; convert the column to text or drop it")
     return None
+
+
+def _storable(value: Any) -> bool:
+    """Whether pydantic can write `value` as JSON (a date, a set: yes; an object(), bytes
+    that are not UTF-8: no)."""
+    from pydantic_core import to_json
+
+    try:
+        to_json(value)
+    except Exception:  # PydanticSerializationError, UnicodeDecodeError, ...
+        return False
+    return True
 
 
 def _short_id(rid: Any) -> str | None:
@@ -149,14 +165,9 @@ def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = Fa
     pydantic objects at once."""
     if isinstance(source, (str, Path)):
         path = Path(source)
-        try:
-            is_file = path.is_file()
-        except (OSError, ValueError):  # name too long, NUL byte in the name
-            is_file = False
-        if not is_file:
-            raise DatasetError(
-                f"dataset {path} not found; give a .jsonl, .json, .csv or .parquet file"
-            )
+        why = _not_a_file(path)
+        if why:
+            raise DatasetError(f"dataset {path} {why}; give a .jsonl, .json, .csv or .parquet file")
         suffix = path.suffix.lower()
         if suffix not in READERS:
             raise DatasetError(
@@ -176,6 +187,23 @@ def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = Fa
         name = "<rows>"
         compact = False  # the rows are in memory already
     return _validate(raw_rows, name, PickledList() if compact else [])
+
+
+def _not_a_file(path: Path) -> str | None:
+    """Why `path` cannot be read as a dataset file (None: a regular file, links followed)."""
+    try:
+        mode = path.stat().st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return "not found"
+    except (OSError, ValueError) as exc:  # name too long, NUL byte, a link loop, no permission
+        return f"cannot be opened ({getattr(exc, 'strerror', None) or type(exc).__name__})"
+    if stat.S_ISDIR(mode):
+        return "is a folder"
+    if stat.S_ISFIFO(mode):
+        return "is a FIFO (named pipe), not a regular file: save the rows to a file"
+    if not stat.S_ISREG(mode):
+        return "is a device or socket, not a regular file"
+    return None
 
 
 def _validate(
@@ -247,7 +275,7 @@ def to_sample(raw: Any, line: int) -> Sample:
                     f"{type(value[bad[0]]).__name__}"
                 )
     for field, value in row.items():
-        problem = _value_problem(field, value)
+        problem = value_problem(field, value)
         if problem:
             raise ValueError(f"field {clip(field, 40)!r} {problem}")
     row["line"] = line

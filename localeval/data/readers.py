@@ -129,6 +129,19 @@ def _csv_cell(field: str, value: str) -> Any:
     return value if value != "" or target in ("answer",) else None
 
 
+def refuse_duplicate_columns(names: Iterable[Any], where: str) -> None:
+    """A table whose columns repeat a name would keep one of them silently: refused."""
+    seen: set[str] = set()
+    for name in names:
+        key = str(name)
+        if key in seen:
+            raise DatasetError(
+                f"{where}: the column {clip(key, 60)!r} appears more than once; rename or drop "
+                "the copies (only one of them would be read)"
+            )
+        seen.add(key)
+
+
 def _bad_text(text: str) -> bool:
     """True if text holds bytes that were not UTF-8 (kept as lone surrogates by surrogateescape)."""
     return any("\udc80" <= ch <= "\udcff" for ch in text)
@@ -145,6 +158,7 @@ def _read_csv(path: Path) -> list[tuple[int, Any]]:
         header = reader.fieldnames or []
         if any(_bad_text(h) for h in header):
             raise DatasetError(f"{path}: the header row is not valid UTF-8; save the file as UTF-8")
+        refuse_duplicate_columns(header, str(path))
         for record in reader:
             line = reader.line_num
             if None in record:
@@ -181,6 +195,7 @@ def _read_parquet(path: Path) -> list[tuple[int, Any]]:
         raise DatasetError(f"reading Parquet needs pyarrow: pip install pyarrow ({exc})") from None
     except Exception as exc:  # pyarrow raises its own types for a corrupt file
         raise DatasetError(clip(f"{path}: not a readable Parquet file ({exc})")) from None
+    refuse_duplicate_columns([str(c) for c in frame.columns], str(path))
     rows = []
     for i, rec in enumerate(frame.to_dict(orient="records"), start=1):
         rows.append((i, {k: _parquet_value(v) for k, v in rec.items()}))

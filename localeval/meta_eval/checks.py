@@ -28,7 +28,7 @@ def load() -> dict[str, dict[str, Any]]:
     """{metric: {judge sha256: entry}}; {} when nothing was recorded or the file is unreadable."""
     try:
         data = json.loads(checks_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 

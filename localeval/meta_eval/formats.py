@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.data.dataset import RowProblem, to_sample
+from localeval.data.dataset import RowProblem, to_sample, value_problem
 from localeval.errors import DatasetError, first_error
+from localeval.safe import unicode_safe
 
 PAIR_FIELDS = frozenset({"pair_id", "a", "b", "preferred"})
 LABEL_FIELDS = ("label", "human_score", "language")
@@ -83,6 +84,8 @@ def _read_objects(path: Path) -> list[tuple[int, Any]]:
             data = json.loads(text)
         except ValueError as exc:
             raise DatasetError(f"{path}: malformed JSON ({exc})") from None
+        except RecursionError:
+            raise DatasetError(f"{path}: JSON nested too deeply to read") from None
         if not isinstance(data, list):
             raise DatasetError(f"{path}: expected a JSON list of pairs or labelled rows")
         return list(enumerate(data, start=1))
@@ -110,7 +113,17 @@ def _check_row(raw: Any, line: int, what: str) -> dict[str, Any]:
     return dict(raw)
 
 
+def _own_fields(raw: Mapping[str, Any], names: tuple[str, ...]) -> None:
+    """The file's own fields (not a localeval row's) checked as the loader checks a row's:
+    valid Unicode (no lone surrogate), not absurdly nested, storable."""
+    for name in names:
+        problem = value_problem(name, raw.get(name))
+        if problem:
+            raise ValueError(f"field {name!r} {problem}")
+
+
 def _pair(raw: Mapping[str, Any], line: int) -> Pair:
+    _own_fields(raw, ("pair_id", "language", "meta", "preferred"))
     try:
         pair = Pair.model_validate({**raw, "line": line})
     except ValidationError as exc:
@@ -140,6 +153,7 @@ def _labelled(raw: Mapping[str, Any], line: int) -> LabelledRow:
     language = raw.get("language")
     if language is not None and not isinstance(language, str):
         raise ValueError("field 'language' must be a string")
+    _own_fields(raw, ("language",))
     row = {k: v for k, v in raw.items() if k not in LABEL_FIELDS}
     sample = to_sample(row, line)
     return LabelledRow(
@@ -194,7 +208,8 @@ def load(path: Path) -> LabelledData:
             rid = raw.get("pair_id" if kind == "pairs" else "id")
             problems.append(
                 RowProblem(
-                    line=line, id=None if rid is None else str(rid)[:80], message=str(exc)[:300]
+                    line=line, id=None if rid is None else unicode_safe(str(rid)[:80]),
+                    message=str(exc)[:300],
                 )
             )
             continue

@@ -100,7 +100,7 @@ def _previous_sessions(out_dir: Path) -> list[Session]:
     try:
         stored = json.loads((out_dir / JSON_FILE).read_text(encoding="utf-8"))
         return [Session.model_validate(s) for s in stored.get("sessions") or []]
-    except (OSError, ValueError, AttributeError, TypeError, ValidationError):
+    except (OSError, ValueError, AttributeError, TypeError, ValidationError, RecursionError):
         return []
 
 

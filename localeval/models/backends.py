@@ -57,9 +57,15 @@ def build_backends(
             }
         verifier, backends.info["verifier"] = _verifier(settings, judge.fingerprint)
         cache_path = settings.cache_path()
-        cache = AnswerCache(cache_path) if cache_path is not None else None
-        backends.info["cache"] = str(cache_path) if cache_path else None
+        cache, unusable = None, None
+        if cache_path is not None:
+            try:
+                cache = AnswerCache(cache_path)
+            except ConfigError as exc:  # the cache only makes a run cheaper: go on without it
+                unusable = f"{exc}; this run goes on without it"
+        backends.info["cache"] = str(cache_path) if cache is not None else None
         backends.judge = JudgeClient(judge, cache, verifier)
+        backends.judge.cache_error = unusable
     if any(m.uses_embedder for m in metrics):
         if embedder is None:
             embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)

@@ -25,8 +25,8 @@ def check_before_loading(
     """Raise a LocalevalError (one line) for anything the run would trip over after loading.
 
     `metrics` are the metrics that will run; `judge`/`embedder` are ready objects, if given
-    (they need no file). Paths given by the user are checked first, then the manifest's models,
-    then the answer cache.
+    (they need no file). Paths given by the user are checked first, then the manifest's models. (An unusable answer cache is no error: the run warns and goes
+    on without it.)
     """
     from localeval.metrics import check_options
 
@@ -45,8 +45,6 @@ def check_before_loading(
         models.require(manifest.get(manifest.profile(settings.profile)["judge"]))
     if needs_embedder and settings.embedder is None and settings.judge != "fake":
         _check_profile_embedder(settings)  # (the fake judge runs with the hash embedder)
-    if any(m.uses_judge for m in metrics):
-        _check_cache(settings)
 
 
 def _check_user_judge(settings: Settings) -> None:
@@ -86,11 +84,3 @@ def _check_profile_embedder(settings: Settings) -> None:
             return
         problems.append(f"{name}: {state.detail}")
     raise ModelError("no embedder available: " + "; ".join(problems))
-
-
-def _check_cache(settings: Settings) -> None:
-    from localeval.judge.cache import AnswerCache
-
-    path = settings.cache_path()
-    if path is not None:
-        AnswerCache(path).close()  # ConfigError, with what to do, when it cannot be used

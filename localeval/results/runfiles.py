@@ -5,13 +5,15 @@ durably; and what an --out folder is (new, a localeval run, or someone else's)."
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
 import re
+import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import BaseModel
 
@@ -116,11 +118,26 @@ def read_inputs(out_dir: Path) -> dict[str, Any] | None:
 
 
 def _read_json(path: Path) -> Any:
-    """A JSON file's content (no link followed); None when absent or unreadable."""
+    return read_json(path)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading: no link followed, and only a regular file (a FIFO or a device
+    is OSError at once, never a read that waits)."""
+    fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's content (no link followed, regular files only); None when absent,
+    unreadable, malformed or nested too deeply."""
     try:
-        with os.fdopen(open_nofollow(path, os.O_RDONLY), "rb") as f:
+        with open_regular(path) as f:
             return json.loads(f.read())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
 
 
@@ -175,9 +192,9 @@ def _entries(out_dir: Path) -> list[str]:
 def _looks_like_results(path: Path) -> bool:
     """Whether results.jsonl's first line is a record localeval wrote (not, say, a dataset)."""
     try:
-        with os.fdopen(open_nofollow(path, os.O_RDONLY), "rb") as f:
+        with open_regular(path) as f:
             first = json.loads(f.readline())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return (
         isinstance(first, dict)
@@ -195,6 +212,12 @@ def classify(out_dir: Path, dataset: Path | None = None) -> str:
     for name in (*OWN_FILES, LOCK_FILE):
         if (out_dir / name).is_symlink():
             raise link_error(out_dir / name)
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG((out_dir / name).lstat().st_mode):
+                raise UsageError(
+                    f"{out_dir / name} is not a regular file (a folder, FIFO or device) where "
+                    "localeval keeps a file of its own; remove it or choose another --out"
+                )
     if dataset is not None:
         for name in OWN_FILES:
             with contextlib.suppress(OSError):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import json
 import os
+import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +30,7 @@ from localeval.results.runfiles import (
     check_resumable,
     classify,
     fingerprint_of,
+    read_json,
     recover_run_file,
     unrecoverable,
     write_run_file,
@@ -48,11 +49,14 @@ def _lock(out_dir: Path) -> int | None:
         return None
     path = out_dir / LOCK_FILE
     try:
-        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT)
+        fd = open_nofollow(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise link_error(path) from None
         raise OutputError(f"cannot write in --out {out_dir}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device planted as the lock
+        os.close(fd)
+        raise UsageError(f"{path} is not a regular file; remove it or choose another --out")
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
@@ -211,8 +215,8 @@ class OutputFolder:
 def previous_models(out_dir: Path) -> dict[str, Any]:
     """The models of the previous session (from summary.json), for a resumed run."""
     try:
-        models = json.loads((out_dir / SUMMARY_FILE).read_text(encoding="utf-8")).get("models")
-    except (OSError, ValueError, AttributeError):
+        models = read_json(out_dir / SUMMARY_FILE).get("models")
+    except AttributeError:
         return {}
     return models if isinstance(models, dict) else {}
 
@@ -242,19 +246,14 @@ def load_run(path: Path, *, stream: bool = False) -> RunFolder:
             "(give the --out folder of `localeval run`)"
         )
     read = index_results(results) if stream else read_results(results)
-    summary: dict[str, Any] = {}
-    try:
-        loaded = json.loads((path / SUMMARY_FILE).read_text(encoding="utf-8"))
-        if isinstance(loaded, dict):
-            summary = loaded
-    except (OSError, ValueError):
-        pass
+    loaded = read_json(path / SUMMARY_FILE)
+    summary: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
     if "settings" not in summary:  # no summary.json (killed hard): run.json still has them
         try:
-            inputs = json.loads((path / RUN_FILE).read_text(encoding="utf-8"))["inputs"]
+            inputs = read_json(path / RUN_FILE)["inputs"]
             summary["settings"] = inputs if isinstance(inputs, dict) else {}
             summary.setdefault("localeval_version", summary["settings"].get("localeval_version"))
-        except (OSError, ValueError, KeyError, TypeError):
+        except (KeyError, TypeError):
             pass
     records: list[SampleRecord] | OrderedResults
     if stream:
