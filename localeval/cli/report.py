@@ -39,6 +39,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if comparison.other_questions:
         say(f"warning: {len(comparison.other_questions)} id(s) hold another question in B "
             "(runs of different datasets); they are left out of the comparison")
+    if comparison.default_ids:
+        say(f"warning: {len(comparison.default_ids)} sample(s) have neither an id nor a "
+            "question (default ids row-<line>): nothing pairs them across the runs, so they "
+            "are left out; give the rows ids to compare them")
     for note in comparison.a.notes + comparison.b.notes:
         say(f"note: {note}")
     if args.json:

@@ -1,6 +1,8 @@
 """Compare two run folders: per score, the mean difference (B − A) on the samples both runs
 scored, its paired bootstrap 95% interval (pairs resampled together) and whether the interval
-excludes 0, plus the samples that moved most. Samples are paired by id."""
+excludes 0, plus the samples that moved most. Samples are paired by id; a default id
+(`row-<line>`) of a row without a question names no sample, and is never paired. `write` puts
+compare.md / .html / .json into a folder only where none of them is another tool's."""
 
 from __future__ import annotations
 
@@ -12,11 +14,13 @@ from typing import Any
 from localeval.errors import OutputError, UsageError
 from localeval.report.charts import forest_svg
 from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
-from localeval.results.runfiles import write_text
+from localeval.results.runfiles import read_json, write_text
 from localeval.results.runfolder import RunFolder, load_run
 from localeval.results.tally import bootstrap_ci
 
 TOP = 5
+WRITTEN_BY = "localeval compare"  # compare.json's mark: the folder's compare files are ours
+FILES = ("compare.md", "compare.html", "compare.json")
 
 
 @dataclass
@@ -62,13 +66,16 @@ class Comparison:
     rows: list[ScoreDiff]
     differences: list[str]  # settings/models/prompts that differ between the runs
     other_questions: list[str] = field(default_factory=list)  # paired ids, different questions
+    default_ids: list[str] = field(default_factory=list)  # row-<line> ids, no question: unpaired
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "written_by": WRITTEN_BY,
             "a": str(self.a.path),
             "b": str(self.b.path),
             "differences": self.differences,
             "ids_with_other_questions": self.other_questions,
+            "default_ids_not_paired": self.default_ids,
             "scores": [
                 asdict(r) | {"excludes_zero": r.excludes_zero, "verdict": r.verdict}
                 for r in self.rows
@@ -93,7 +100,8 @@ def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP,
     keys = list(a.summary["metrics"]) + [
         k for k in b.summary["metrics"] if k not in a.summary["metrics"]
     ]
-    skip = set(other)
+    default_ids = _default_ids(a, b)
+    skip = set(other) | set(default_ids)
     rec_a = {r.id: r for r in a.records if r.id not in skip}
     rec_b = {r.id: r for r in b.records if r.id not in skip}
     rows = []
@@ -132,7 +140,15 @@ def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP,
             )
         )
     return Comparison(a=a, b=b, rows=rows, differences=_differences(a.summary, b.summary),
-                      other_questions=other)
+                      other_questions=other, default_ids=default_ids)
+
+
+def _default_ids(a: RunFolder, b: RunFolder) -> list[str]:
+    """Ids both runs hold that are only a row's default id (`row-<line>`, a row without an id)
+    on a row without a question: nothing says the two rows are one sample."""
+    bare_a = {r.id for r in a.records if not r.question and r.id == f"row-{r.line}"}
+    return [r.id for r in b.records
+            if r.id in bare_a and not r.question and r.id == f"row-{r.line}"]
 
 
 def _other_questions(a: RunFolder, b: RunFolder) -> list[str]:
@@ -288,9 +304,23 @@ def write(c: Comparison, out_dir: Path) -> list[Path]:
         out_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"cannot create {out_dir}: {exc.strerror or exc}") from None
+    _refuse_foreign(out_dir)
     md, html_path = out_dir / "compare.md", out_dir / "compare.html"
     write_text(md, to_markdown(c))
     write_text(html_path, to_html(c))
     write_text(out_dir / "compare.json",
                json.dumps(c.to_json(), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
     return [md, html_path]
+
+
+def _refuse_foreign(out_dir: Path) -> None:
+    """Refuse a folder whose compare files another tool wrote (compare.json without our mark,
+    or compare.md / .html without our compare.json): they are left alone."""
+    own = read_json(out_dir / "compare.json")
+    ours = isinstance(own, dict) and (own.get("written_by") == WRITTEN_BY
+                                      or {"a", "b", "differences", "scores"} <= set(own))
+    for name in FILES:
+        path = out_dir / name
+        if (path.exists() or path.is_symlink()) and not ours:
+            raise UsageError(f"{path} was not written by localeval compare and is left alone; "
+                             "choose another --out")

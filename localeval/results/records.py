@@ -29,6 +29,8 @@ REJECTED_FILE = "results.rejected.jsonl"  # unreadable lines moved aside by a re
 SYNC_INTERVAL_S = 1.0  # results.jsonl is fsynced at most this long after a record is written
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 NONFINITE = "the score is not a finite number; run this sample again (--resume redoes it)"
+OUT_OF_RANGE = "the score is outside [0, 1]; run this sample again (--resume redoes it)"
+SCORE_SLACK = 1e-6  # float rounding (a cosine of 1.0000001) is no out-of-range score
 NO_ROOM = {errno.ENOSPC, errno.EFBIG, getattr(errno, "EDQUOT", errno.ENOSPC)}
 
 
@@ -52,18 +54,25 @@ class SampleRecord(BaseModel):
 
     @model_validator(mode="after")
     def _finite_scores(self) -> SampleRecord:
-        """A NaN or infinite score (a bug, or an edit of results.jsonl) is no score: it becomes
-        None and an error of its metric, so means, gates and JSON never see it."""
+        """A NaN, infinite or out-of-range score (every score is in [0, 1]; a bug, or an edit
+        of results.jsonl such as 1e308) is no score: it becomes None and an error of its
+        metric, so means, gates, comparisons and JSON never see it."""
         for key, value in list(self.scores.items()):
-            if value is not None and not math.isfinite(value):
+            if value is None:
+                continue
+            if not math.isfinite(value):
                 self.scores[key] = None
                 self.errors.setdefault(owner_of(key), f"{NONFINITE} ({key} = {value})")
+            elif not -SCORE_SLACK <= value <= 1 + SCORE_SLACK:
+                self.scores[key] = None
+                self.errors.setdefault(owner_of(key), f"{OUT_OF_RANGE} ({key} = {value:.6g})")
         return self
 
 
 def has_nonfinite(record: SampleRecord) -> bool:
-    """Whether a score of the record was NaN/Infinity when read (see SampleRecord)."""
-    return any(e.startswith(NONFINITE) for e in record.errors.values())
+    """Whether a score of the record was NaN/Infinity or out of [0, 1] when read (see
+    SampleRecord): --resume redoes such a sample."""
+    return any(e.startswith((NONFINITE, OUT_OF_RANGE)) for e in record.errors.values())
 
 
 def write_error(path: Path, exc: OSError) -> OutputError:
@@ -213,7 +222,7 @@ class ReadResults:
     duplicates: list[tuple[str, int, int]] = field(default_factory=list)  # id, first, later line
     incomplete_tail: bool = False
     good_bytes: int = 0
-    nonfinite: list[str] = field(default_factory=list)  # ids whose score was NaN/Infinity
+    nonfinite: list[str] = field(default_factory=list)  # ids: a score NaN, infinite, not in [0, 1]
 
     def notes(self) -> list[str]:
         out = []
@@ -230,7 +239,8 @@ class ReadResults:
             )
         if self.nonfinite:
             out.append(
-                f"results.jsonl holds a score that is not a finite number (NaN/Infinity) for "
+                f"results.jsonl holds a score that is not a finite number in [0, 1] (NaN, "
+                f"Infinity, out of range) for "
                 f"{len(self.nonfinite)} sample(s), e.g. id {self.nonfinite[0]!r}: counted as errors"
             )
         for rid, first, later in self.duplicates[:10]:
