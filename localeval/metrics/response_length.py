@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.text import word_count
+from localeval.text import non_space_count, word_count
 
 NAME = "response_length"
 
@@ -43,6 +43,6 @@ async def response_length(sample: Sample, ctx: MetricContext) -> MetricResult:
     words = word_count(answer)
     return MetricResult(
         scores={NAME: length_score(words, options.max_words)},
-        details={"words": round(words, 2), "characters": len("".join(answer.split())),
+        details={"words": round(words, 2), "characters": non_space_count(answer),
                  "max_words": options.max_words},
     )
