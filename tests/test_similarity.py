@@ -137,3 +137,46 @@ def test_the_bundled_example_separates_right_from_wrong(small_embedder) -> None:
                                           Settings(judge="fake"), backends))
         got[row["id"]] = rec.scores["answer_similarity"]
     assert got["en-insulin"] <= 0.5 and got["en-photosynthesis"] >= 0.8, got
+
+
+@pytest.mark.embedder
+def test_an_embedding_does_not_depend_on_its_batch(small_embedder) -> None:  # type: ignore[no-untyped-def]
+    """Issue 29.4: the same sample gets the same answer_similarity bytes whatever else is in the
+    dataset (batched, padding to a neighbour's length moved 19 of 60 dev answers by ~1e-7)."""
+    import json
+
+    from localeval.config import Settings
+    from localeval.data.dataset import to_sample
+    from localeval.execute import evaluate_sample
+    from localeval.judge.client import JudgeClient
+    from localeval.judge.fake import FakeJudge
+    from localeval.metrics import resolve
+    from tests.conftest import shared_data
+
+    lines = shared_data("dev/halueval_qa_dev.jsonl").read_text("utf-8").splitlines()[:10]
+    rows = [json.loads(x) for x in lines]
+    texts = [r[k] for r in rows for k in ("right_answer", "hallucinated_answer", "knowledge")]
+    alone = [small_embedder.encode([t])[0] for t in texts[:8]]
+    together = small_embedder.encode(texts[:8])
+    mixed = small_embedder.encode([x for t in texts[:8] for x in (texts[-1], t)])[1::2]
+    for i, vec in enumerate(alone):
+        assert vec.tobytes() == together[i].tobytes() == mixed[i].tobytes(), texts[i]
+
+    def scores(batch: list[dict]) -> dict[str, bytes]:
+        from localeval.models.backends import Backends
+
+        store = EmbeddingStore(small_embedder)
+        store.prefetch((t for r in batch for t in (r["answer"], r["ground_truth"])),
+                       background=False)  # the run's batched pass, neighbours and all
+        backends = Backends(judge=JudgeClient(FakeJudge({})), embeddings=store)
+        out = {}
+        for i, row in enumerate(batch, 1):
+            rec = asyncio.run(evaluate_sample(to_sample(row, i), resolve(["answer_similarity"]),
+                                              Settings(judge="fake"), backends))
+            out[row["id"]] = json.dumps(rec.scores).encode()
+        return out
+
+    samples = [{"id": f"r{i}", "question": r["question"], "answer": r["hallucinated_answer"],
+                "ground_truth": r["right_answer"]} for i, r in enumerate(rows)]
+    small, large = scores(samples[:4]), scores(samples[::-1])
+    assert all(small[k] == large[k] for k in small)
