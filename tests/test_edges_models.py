@@ -114,3 +114,14 @@ def test_a_wrong_shaped_verified_json_costs_a_rehash_not_a_traceback(root: Path)
     for bad in ("[1, 2]", json.dumps({key: 5}), json.dumps({key: {"stamp": 1}}), "[" * 100_000):
         (root / ".verified.json").write_text(bad, encoding="utf-8")
         assert models.check(models.load_manifest().get("j"), full=False).ok
+
+
+def test_pull_by_name_needs_no_profile(root: Path, tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli import main
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "j.gguf").write_bytes(PAYLOAD)
+    assert main(["models", "pull", "j", "--from", str(src)]) == 0  # no profile 'small' here
+    assert "j: ok" in capsys.readouterr().out

@@ -51,8 +51,11 @@ def cmd_models_pull(args: argparse.Namespace) -> int:
     from localeval.models.pull import pull
 
     manifest = models.load_manifest()
-    profile = manifest.profile(args.profile)
-    for name in args.names or [profile["judge"], profile["embedder"]]:
+    names = args.names
+    if not names:  # named models need no profile
+        profile = manifest.profile(args.profile)
+        names = [profile["judge"], profile["embedder"]]
+    for name in names:
         pull(manifest.get(name), local=args.local)
     return 0
 
