@@ -142,7 +142,8 @@ def test_the_bundled_example_separates_right_from_wrong(small_embedder) -> None:
 @pytest.mark.embedder
 def test_an_embedding_does_not_depend_on_its_batch(small_embedder) -> None:  # type: ignore[no-untyped-def]
     """Issue 29.4: the same sample gets the same answer_similarity bytes whatever else is in the
-    dataset (batched, padding to a neighbour's length moved 19 of 60 dev answers by ~1e-7)."""
+    dataset (batched, padding to a neighbour's length moved 19 of 60 dev answers by ~1e-7):
+    a text alone, among the others and beside a long one has the same vector, byte for byte."""
     import json
 
     from localeval.config import Settings

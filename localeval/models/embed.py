@@ -1,6 +1,6 @@
 """Embedders: sentence-transformers from a local folder, and a deterministic hash embedder for
-tests. Texts are deduplicated across the whole run and handed over in groups, each encoded in
-a forward pass of its own (a text's vector never depends on the others), normalised."""
+tests. Texts are deduplicated across the whole run and encoded with fixed shapes (a text's vector
+never depends on the texts beside it), normalised."""
 
 from __future__ import annotations
 
@@ -49,12 +49,27 @@ class HashEmbedder:
         return out
 
 
+MIN_BUCKET = 8  # tokens: a text is padded to the next power of two from here (its bucket)
+BATCH_TOKENS = 2048  # rows of a bucket's batch: this many tokens / bucket, 1 to MAX_ROWS
+MAX_ROWS = 8
+
+
+def bucket(tokens: int, cap: int) -> int:
+    """The padded length of a text of `tokens` tokens: the next power of two (from MIN_BUCKET),
+    at most the model's `cap`."""
+    size = MIN_BUCKET
+    while size < tokens:
+        size *= 2
+    return min(size, cap)
+
+
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model from a local folder. Each text goes through the model in
-    a forward pass of its own: batched texts are padded to the longest of their batch, which
-    moved a text's vector in the 7th decimal with its neighbours (19 of 60 dev answers;
-    scripts/embed_invariance.py), so the same sample scored differently in another dataset or
-    on Ray. `batch_size`: texts handed over per call, each still encoded alone."""
+    """A sentence-transformers model from a local folder, run with fixed shapes: each text is
+    padded to its bucket (bucket()) and goes through the model in a batch of the bucket's fixed
+    row count, filled with empty texts, so that its vector depends on nothing but itself.
+    Batched as usual, padding to a neighbour's length moved a text's vector in the 7th decimal
+    (19 of 60 dev answers; scripts/embed_invariance.py), so the same sample scored differently
+    in another dataset or on Ray. `batch_size` is kept for the settings; the shapes are fixed."""
 
     def __init__(self, path: Path, fingerprint: str, *, batch_size: int = 32,
                  device: str | None = None) -> None:
@@ -75,9 +90,36 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        vecs = self.model.encode(texts, batch_size=1, normalize_embeddings=True,
-                                 convert_to_numpy=True, show_progress_bar=False)
-        return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+        if not texts:
+            dim = self.model.get_sentence_embedding_dimension() or 0
+            return np.zeros((0, dim), dtype=np.float32)
+        tokenizer = getattr(self.model, "tokenizer", None)
+        if tokenizer is None:  # no plain tokenizer to pad with: one text per forward pass
+            vecs = self.model.encode(texts, batch_size=1, normalize_embeddings=True,
+                                     convert_to_numpy=True, show_progress_bar=False)
+            return np.asarray(vecs, dtype=np.float32).reshape(len(texts), -1)
+        import torch
+
+        cap = int(self.model.max_seq_length or tokenizer.model_max_length)
+        lengths = [len(ids) for ids in
+                   tokenizer(list(texts), truncation=True, max_length=cap)["input_ids"]]
+        groups: dict[int, list[int]] = {}
+        for i, n in enumerate(lengths):
+            groups.setdefault(bucket(n, cap), []).append(i)
+        out: dict[int, np.ndarray] = {}
+        for size, members in sorted(groups.items()):
+            rows = max(1, min(MAX_ROWS, BATCH_TOKENS // size))
+            for start in range(0, len(members), rows):
+                part = members[start:start + rows]
+                batch = [texts[i] for i in part] + [""] * (rows - len(part))
+                features = tokenizer(batch, padding="max_length", max_length=size,
+                                     truncation=True, return_tensors="pt")
+                features = {k: v.to(self.model.device) for k, v in features.items()}
+                with torch.inference_mode():
+                    vecs = self.model.forward(features)["sentence_embedding"]
+                vecs = torch.nn.functional.normalize(vecs.float(), dim=1).cpu().numpy()
+                out.update(zip(part, vecs, strict=False))
+        return np.stack([out[i] for i in range(len(texts))]).astype(np.float32)
 
 
 class EmbeddingStore:
