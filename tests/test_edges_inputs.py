@@ -224,3 +224,14 @@ def test_an_unusable_answer_cache_is_a_warning_and_the_run_goes_on(
     assert "cannot be used" in summary["judge"]["cache_error"]
     assert summary["metrics"]["faithfulness"]["count"] == 1
     assert bad.read_text(encoding="utf-8") == "not a database"  # left as it was
+
+
+def test_a_fifo_as_meta_eval_data_is_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "pairs.jsonl"
+    os.mkfifo(path)
+    try:
+        done = _cli(["meta-eval", str(path), "--metrics", "response_length", "--out",
+                     str(tmp_path / "me"), "--quiet"], tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a FIFO as meta-eval's labelled data made it hang")
+    assert done.returncode == 2 and "FIFO" in done.stderr and "Traceback" not in done.stderr

@@ -165,7 +165,7 @@ def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = Fa
     pydantic objects at once."""
     if isinstance(source, (str, Path)):
         path = Path(source)
-        why = _not_a_file(path)
+        why = not_a_file(path)
         if why:
             raise DatasetError(f"dataset {path} {why}; give a .jsonl, .json, .csv or .parquet file")
         suffix = path.suffix.lower()
@@ -189,7 +189,7 @@ def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = Fa
     return _validate(raw_rows, name, PickledList() if compact else [])
 
 
-def _not_a_file(path: Path) -> str | None:
+def not_a_file(path: Path) -> str | None:
     """Why `path` cannot be read as a dataset file (None: a regular file, links followed)."""
     try:
         mode = path.stat().st_mode

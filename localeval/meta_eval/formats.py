@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.data.dataset import RowProblem, to_sample, value_problem
+from localeval.data.dataset import RowProblem, not_a_file, to_sample, value_problem
 from localeval.errors import DatasetError, first_error
 from localeval.safe import unicode_safe
 
@@ -73,6 +73,9 @@ class LabelledData(BaseModel):
 
 def _read_objects(path: Path) -> list[tuple[int, Any]]:
     """(line, parsed JSON) per non-blank JSONL line, or (i, item) of a JSON list."""
+    why = not_a_file(path)
+    if why:  # a FIFO would be waited on forever
+        raise DatasetError(f"labelled data {path} {why}; give a .jsonl or .json file")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except FileNotFoundError:
