@@ -151,6 +151,9 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
     """Read a TOML file (top level or a [localeval] table) then apply non-None overrides."""
     values: dict[str, Any] = {}
     if path is not None:
+        if Path(path).exists() and not Path(path).is_file() and not Path(path).is_dir():
+            raise ConfigError(f"--config {path} is not a regular file (a FIFO or device); "
+                              "give a TOML file")
         try:
             data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
         except FileNotFoundError:

@@ -235,3 +235,14 @@ def test_a_fifo_as_meta_eval_data_is_refused_at_once(tmp_path: Path) -> None:
     except subprocess.TimeoutExpired:
         pytest.fail("a FIFO as meta-eval's labelled data made it hang")
     assert done.returncode == 2 and "FIFO" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_fifo_as_config_is_refused_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "c.toml"
+    os.mkfifo(path)
+    try:
+        done = _cli(_run(str(_data(tmp_path)), "--out", str(tmp_path / "o"), "--config",
+                         str(path)), tmp_path)
+    except subprocess.TimeoutExpired:
+        pytest.fail("a FIFO as --config made the run hang")
+    assert done.returncode == 2 and "not a regular file" in done.stderr
