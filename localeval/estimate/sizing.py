@@ -24,15 +24,26 @@ from localeval.judge.client import floor_account
 
 DEFAULT_FREE_TOKENS = 20.0
 """Tokens of a free string (a generated question, a reason) before a calibration measured it."""
-CLAIM_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
-               "answer_correctness_reference")
+STATEMENTS_STEP = "faithfulness_statements"
+"""The shared step that writes a text's statements (`--claims statements`)."""
+
+
+def claim_steps() -> frozenset[str]:
+    """The steps that judge a text's claims (its sentences, or with `--claims statements` the
+    statements the judge writes): the own steps of the metrics that declare the statements step
+    in their `@metric(steps=...)`. Declared steps are the rendered ones
+    (tests/test_metric_declarations.py), so this holds."""
+    from localeval.metrics import REGISTRY
+
+    return frozenset(s for m in REGISTRY.values() if STATEMENTS_STEP in m.steps for s in m.steps
+                     if not s.endswith("_statements"))
 
 
 def count_kind(step: str, settings: Settings) -> str:
     """How far a step's request count can be known before the judge answers: `exact`,
     `lower bound` (an answer that loops is asked again in halves) or `estimate` (the requests
     follow from the judge's answers: the statements it writes)."""
-    if step in CLAIM_STEPS and settings.claims == "statements":
+    if step in claim_steps() and settings.claims == "statements":
         return "estimate"
     if step.endswith("_statements"):
         return "lower bound"

@@ -52,6 +52,7 @@ def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) ->
 
 
 @metric(NAME, requires=("answer", "ground_truth"), embedder=True,
+        order=70,
         steps=("faithfulness_statements", "answer_correctness_answer",
                "answer_correctness_reference"),
         examples={

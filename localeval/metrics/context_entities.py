@@ -54,6 +54,7 @@ async def entities_of(ctx: MetricContext, text: str) -> list[str]:
 
 
 @metric(NAME, requires=("contexts", "ground_truth"), steps=("context_entities_recall_entities",),
+        order=60,
         examples={"context_entities_recall_entities": lambda ex: {"text": ex.contexts[:1]}},
         description="share of the ground truth's entities that the contexts' entities cover")
 async def context_entities_recall(sample: Sample, ctx: MetricContext) -> MetricResult:

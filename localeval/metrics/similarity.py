@@ -52,6 +52,7 @@ def blend(overlap_share: float, rescaled: float, weight: float = COSINE_WEIGHT) 
 
 
 @metric("answer_similarity", requires=("answer", "ground_truth"), embedder=True,
+        order=80,
         description="content overlap of answer and ground truth, or their embedding cosine "
                     "rescaled by the embedder's unrelated-pairs baseline when higher "
                     "(.raw: the cosine)")
