@@ -7,7 +7,7 @@ UHGEval (both sides of each pair), runs `localeval run --estimate --json`, then 
 object: per step the requests estimated and made, the prompt tokens read, generated and read
 answer tokens, the seconds, and actual / estimate ratios.
 
-    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/check_estimate.py [--n 20]
+    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/bench/check_estimate.py [--n 20]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETS = ("halueval", "halluqa", "halueval_summarization", "uhgeval")
 METRICS = "faithfulness,answer_relevance"
 
