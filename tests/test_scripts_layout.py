@@ -15,8 +15,8 @@ def scripts() -> list[Path]:
 
 
 def private_names(path: Path) -> list[str]:
-    """`from localeval... import _x`, `import localeval._x` and `<module>._x` where `<module>`
-    was imported from localeval."""
+    """Names starting with `_` imported from localeval's modules, modules of it whose path has
+    one, and such attributes of a module imported from it."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found, modules = [], set()
     for node in ast.walk(tree):
