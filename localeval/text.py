@@ -1,12 +1,19 @@
-"""Language detection and deterministic sentence splitting for Chinese and English."""
+"""Language detection, deterministic sentence splitting and joining, for Chinese and English."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""The CJK ideographs (Extension A, the unified block, the compatibility ideographs), as a
+regex character-class body: what counts as a Chinese character everywhere."""
+_CJK = re.compile(f"[{CJK_RANGES}]")
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+_JOINS_TIGHT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]$")
+"""A text ending in CJK script or CJK punctuation (radicals, 。 and 、, kana, ideographs,
+full-width forms; not Hangul, which spaces its words) takes no space before the next one."""
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 # Abbreviations whose trailing dot does not end an English sentence.
@@ -39,12 +46,12 @@ STOPWORDS = frozenset({
 
 def detect_language(*texts: str | None) -> str:
     """'zh' if CJK characters make up a fair share of the text, else 'en'."""
-    cjk = sum(_cjk_count(t) for t in texts if t)
+    cjk = sum(cjk_count(t) for t in texts if t)
     latin = sum(_latin_letters(t) for t in texts if t) / 4  # ~4 letters per word
     return "zh" if cjk and cjk >= latin * 0.5 else "en"
 
 
-def _cjk_count(text: str) -> int:
+def cjk_count(text: str) -> int:
     """CJK characters of the text, counted run by run (no list of every character)."""
     return 0 if text.isascii() else sum(m.end() - m.start() for m in _CJK_RUN.finditer(text))
 
@@ -60,6 +67,15 @@ def word_count(text: str) -> float:
     """Latin words plus CJK characters × 2/3 (a Chinese word is about 1.5 characters)."""
     latin = len(re.findall(r"[A-Za-z0-9]+(?:[.'’-][A-Za-z0-9]+)*", text))
     return latin + len(_CJK.findall(text)) * 2 / 3
+
+
+def join_sentences(sentences: Iterable[str]) -> str:
+    """Sentences written as one text: a space between two, except after one that ends in CJK
+    script or punctuation ("它在巴黎。它建于1889年。", "It is in Paris. It was built in 1889.")."""
+    out = ""
+    for sentence in sentences:
+        out += sentence if not out or _JOINS_TIGHT.search(out) else " " + sentence
+    return out
 
 
 def normalize(text: str) -> str:

@@ -10,7 +10,6 @@ since Chinese has no word boundaries for the judge to agree on. No entities in g
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from localeval.data.dataset import Sample
@@ -18,9 +17,9 @@ from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.pieces import ask_pieces
 from localeval.metrics.support.score import nonempty
+from localeval.text import cjk_count
 
 NAME = "context_entities_recall"
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def entity_key(entity: str) -> str:
@@ -30,7 +29,7 @@ def entity_key(entity: str) -> str:
 
 
 def _long_enough(key: str) -> bool:
-    return len(_CJK.findall(key)) >= 2 or len(key) >= 4
+    return cjk_count(key) >= 2 or len(key) >= 4
 
 
 def matches(g_key: str, c_keys: set[str]) -> str | None:

@@ -81,11 +81,10 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
     from localeval import models
 
     if settings.judge == "fake":
-        from localeval.judge.fake import FakeJudge, refuse_unless_allowed
+        from localeval.judge.fake import FakeJudge
+        from localeval.models.preflight import check_fake_judge
 
-        refuse_unless_allowed()
-        if settings.fake_answers is None:
-            raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
+        check_fake_judge(settings)
         return FakeJudge.from_file(settings.fake_answers), {"name": "fake", "sha256": "fake"}
     if settings.judge_model is not None:
         path = Path(settings.judge_model)

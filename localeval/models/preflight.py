@@ -49,15 +49,21 @@ def check_before_loading(
         _check_cache(settings)
 
 
+def check_fake_judge(settings: Settings) -> None:
+    """The one guard of `judge = "fake"`: refused outside localeval's own tests, and it needs its
+    answers file. Made here before loading, and by models/backends.py when it builds the judge."""
+    from localeval.judge.fake import refuse_unless_allowed
+
+    refuse_unless_allowed()
+    if settings.fake_answers is None:
+        raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
+    if not Path(settings.fake_answers).is_file():
+        raise ConfigError(f"--fake-answers {settings.fake_answers} not found")
+
+
 def _check_user_judge(settings: Settings) -> None:
     if settings.judge == "fake":
-        from localeval.judge.fake import refuse_unless_allowed
-
-        refuse_unless_allowed()
-        if settings.fake_answers is None:
-            raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
-        if not Path(settings.fake_answers).is_file():
-            raise ConfigError(f"--fake-answers {settings.fake_answers} not found")
+        check_fake_judge(settings)
     elif settings.judge_model is not None:
         path = Path(settings.judge_model)
         if not path.is_file():
