@@ -116,3 +116,29 @@ def test_estimate_step_kinds_follow_the_declarations() -> None:
     assert {"faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
             "answer_correctness_reference"} <= claims
     assert not {"refusal_verdict", STATEMENTS_STEP} & claims
+
+
+@pytest.mark.parametrize(("weights", "embedded"), [((1.0, 0.0), False), ((0.75, 0.25), True)])
+def test_answer_correctness_loads_the_embedder_only_when_its_weights_use_it(
+        tmp_path: Path, weights: tuple[float, float], embedded: bool) -> None:
+    """Default weights never use the cosine: nothing is embedded, no embedder is loaded."""
+    import localeval
+    from localeval.models.embed import HashEmbedder
+
+    class Counting(HashEmbedder):
+        texts = 0
+
+        def encode(self, texts: list[str]) -> Any:
+            Counting.texts += len(texts)
+            return super().encode(texts)
+
+    assert REGISTRY["answer_correctness"].uses_embedder  # it may, so `metrics` lists it
+    results = localeval.evaluate(ROWS, ["answer_correctness"], judge=SchemaJudge(),
+                                 embedder=Counting(), cache=tmp_path / "c.sqlite",
+                                 correctness_weights=weights)
+    assert results.errors == []
+    assert (Counting.texts > 0) == embedded
+    assert ("embedder" in results.summary["models"]) == embedded
+    similarity = [r.details["answer_correctness"].get("similarity") for r in results.records
+                  if "answer_correctness" in r.details]
+    assert similarity and all((s is not None) == embedded for s in similarity)

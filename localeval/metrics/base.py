@@ -129,12 +129,19 @@ class Metric:
     steps: tuple[str, ...] = ()
     uses_judge: bool = False
     uses_embedder: bool = False
+    """Whether the metric may use the embedder (`needs_embedder` says whether a run does)."""
+    embedder_when: Callable[[Settings], bool] | None = None
     options: type[BaseModel] | None = None
     examples: Mapping[str, ExampleFn] = field(default_factory=dict)
     verdict_keys: tuple[str, ...] = ()
     default: bool = True
     order: int = 1000
     higher_is_better: bool = True
+
+    def needs_embedder(self, settings: Settings) -> bool:
+        """Whether a run with these settings uses the embedder: what it is loaded for, and what
+        the texts known up front are embedded for."""
+        return self.uses_embedder and (self.embedder_when is None or self.embedder_when(settings))
 
     def missing(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks; "a|b" is satisfied by either field."""
@@ -146,13 +153,16 @@ GROUPS: dict[str, tuple[str, ...]] = {}
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
-           embedder: bool = False, options: type[BaseModel] | None = None,
+           embedder: bool | Callable[[Settings], bool] = False,
+           options: type[BaseModel] | None = None,
            examples: Mapping[str, ExampleFn] | None = None,
            verdict_keys: Iterable[str] = (),
            default: bool = True, order: int = 1000,
            higher_is_better: bool = True) -> Callable[[MetricFn], MetricFn]:
     """Register a metric function (a name registered twice is an error). `steps` are the judge
-    templates it renders, its own and shared ones (so it uses the judge);
+    templates it renders, its own and shared ones (so it uses the judge); `embedder` whether it
+    uses the embedder (True, or a test of the run's settings: answer_correctness only with a
+    similarity weight);
     `options` its options model (every field with a default; the run's values reach the
     function as `ctx.options`); `examples` step → the step's golden-prompt variables (a step
     shared with another metric needs them from one of the two); `verdict_keys` the keys of
@@ -169,7 +179,8 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
         run = fn if options is None else _with_options(name, options, fn)
         REGISTRY[name] = Metric(
             name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
-            uses_judge=bool(steps_t), uses_embedder=embedder, options=options,
+            uses_judge=bool(steps_t), uses_embedder=bool(embedder),
+            embedder_when=embedder if callable(embedder) else None, options=options,
             examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
             order=order, higher_is_better=higher_is_better)
         return fn

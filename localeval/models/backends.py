@@ -60,7 +60,7 @@ def build_backends(
         cache = AnswerCache(cache_path) if cache_path is not None else None
         backends.info["cache"] = str(cache_path) if cache_path else None
         backends.judge = JudgeClient(judge, cache, verifier)
-    if any(m.uses_embedder for m in metrics):
+    if any(m.needs_embedder(settings) for m in metrics):
         if embedder is None:
             embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)
         else:

@@ -32,7 +32,7 @@ def check_before_loading(
 
     check_options(settings)  # the metrics' options first: no file is needed to check them
     needs_judge = any(m.uses_judge for m in metrics) and judge is None
-    needs_embedder = any(m.uses_embedder for m in metrics) and embedder is None
+    needs_embedder = any(m.needs_embedder(settings) for m in metrics) and embedder is None
     if needs_judge:
         _check_user_judge(settings)
     if needs_embedder and settings.embedder is not None and not Path(settings.embedder).is_dir():
