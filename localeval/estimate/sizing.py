@@ -110,19 +110,19 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         entry, key = _calibration(settings, judge, calibrate_now and bool(found.recorded),
                                   recalibrate, log)
         free_tokens = float(entry["free_tokens"]) if entry else DEFAULT_FREE_TOKENS
-        works = [build(r.request, r.sample, r.tokens, judge.vocab, max_chunk=settings.n_batch,
+        loads = [build(r.request, r.sample, r.tokens, judge.vocab, max_chunk=settings.n_batch,
                        free_tokens=free_tokens, temperature=settings.temperature)
                  for r in found.recorded]
-        asked = {w.sample for w in works}
+        asked = {w.sample for w in loads}
         own = sum(len(judge.vocab.tokens(t)) for i, s in enumerate(samples) if i in asked
                   for t in s.own_texts())
     finally:
         judge.close()
     speed = calibrate.speed_of(entry) if entry else None
-    totals = replay(works, parallel=parallel, speed=speed)
+    totals = replay(loads, parallel=parallel, speed=speed)
     steps = sorted(set(totals.requests) | set(found.cached_by_step))
     for step in steps:
-        free = any(w.step == step and w.generated for w in works)
+        free = any(w.step == step and w.generated for w in loads)
         out["steps"][step] = {
             "requests": totals.requests.get(step, 0),
             "cached": found.cached_by_step.get(step, 0),
@@ -135,7 +135,7 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         }
     out["total"] = _total(out["steps"]) | {"decode_calls": totals.decode_calls}
     t = out["total"]
-    out["floor"] = floor_account(own, sum(w.slots for w in works) + t["generated_tokens"],
+    out["floor"] = floor_account(own, sum(w.slots for w in loads) + t["generated_tokens"],
                                  t["prompt_tokens_processed"] + t["generated_tokens"]
                                  + t["forced_tokens"])
     out["judge"] = {"name": judge.name, "sha256": judge.fingerprint}
