@@ -51,8 +51,9 @@ def count_kind(step: str, settings: Settings) -> str:
 
 
 @dataclass
-class Judge:
-    """What the estimate needs of the judge: its cache identity, tokenizer and window."""
+class VocabJudge:
+    """The run's judge as the estimate needs it, without its weights: its cache identity,
+    tokenizer (a vocabulary-only load) and window."""
 
     name: str
     fingerprint: str
@@ -63,10 +64,10 @@ class Judge:
     close: Callable[[], None] = field(default=lambda: None)
 
 
-def open_judge(settings: Settings, parallel: int) -> Judge:
+def open_judge(settings: Settings, parallel: int) -> VocabJudge:
     """The run's judge without its weights: the llama.cpp judge's vocabulary only."""
     if settings.judge == "fake":
-        return Judge("fake", "fake", "fake", CharVocab(), None)
+        return VocabJudge("fake", "fake", "fake", CharVocab(), None)
     from localeval import models
     from localeval.judge.llama import Tokenizer, load_model
     from localeval.models.backends import _make_judge
@@ -75,7 +76,7 @@ def open_judge(settings: Settings, parallel: int) -> Judge:
     lazy, info = _make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
                              manifest.profile(settings.profile))
     vocab_model = load_model(lazy.model_path, 0, vocab_only=True)
-    return Judge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
+    return VocabJudge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
                  settings.n_ctx, lazy.model_path, vocab_model.close)
 
 
@@ -175,7 +176,7 @@ def _total(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def _calibration(settings: Settings, judge: Judge, calibrate_now: bool, recalibrate: bool,
+def _calibration(settings: Settings, judge: VocabJudge, calibrate_now: bool, recalibrate: bool,
                  log: Callable[[str], None] | None) -> tuple[dict[str, Any] | None, str]:
     """The cached calibration, else one measured now (loads the judge once)."""
     from localeval.config import default_cache_path
