@@ -9,7 +9,8 @@ from collections.abc import Iterable
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """The CJK ideographs (Extension A, the unified block, the compatibility ideographs), as a
 regex character-class body: what counts as a Chinese character everywhere."""
-_CJK = re.compile(f"[{CJK_RANGES}]")
+CJK = re.compile(f"[{CJK_RANGES}]")
+"""One Chinese character (CJK_RANGES)."""
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 _JOINS_TIGHT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]$")
 """A text ending in CJK script or CJK punctuation (radicals, 。 and 、, kana, ideographs,
@@ -46,12 +47,12 @@ STOPWORDS = frozenset({
 
 def detect_language(*texts: str | None) -> str:
     """'zh' if CJK characters make up a fair share of the text, else 'en'."""
-    cjk = sum(cjk_count(t) for t in texts if t)
+    cjk = sum(_cjk_count(t) for t in texts if t)
     latin = sum(_latin_letters(t) for t in texts if t) / 4  # ~4 letters per word
     return "zh" if cjk and cjk >= latin * 0.5 else "en"
 
 
-def cjk_count(text: str) -> int:
+def _cjk_count(text: str) -> int:
     """CJK characters of the text, counted run by run (no list of every character)."""
     return 0 if text.isascii() else sum(m.end() - m.start() for m in _CJK_RUN.finditer(text))
 
@@ -66,7 +67,7 @@ def _latin_letters(text: str) -> int:
 def word_count(text: str) -> float:
     """Latin words plus CJK characters × 2/3 (a Chinese word is about 1.5 characters)."""
     latin = len(re.findall(r"[A-Za-z0-9]+(?:[.'’-][A-Za-z0-9]+)*", text))
-    return latin + len(_CJK.findall(text)) * 2 / 3
+    return latin + len(CJK.findall(text)) * 2 / 3
 
 
 def join_sentences(sentences: Iterable[str]) -> str:
@@ -115,10 +116,10 @@ def _split_line(line: str) -> list[str]:
         end = m.end()
         mark = m.group(1)
         after = line[end] if end < len(line) else ""
-        if mark in "!?;" and after and not after.isspace() and not _CJK.match(after):
+        if mark in "!?;" and after and not after.isspace() and not CJK.match(after):
             continue  # '!?;' inside Latin text without a following space
         before = line[m.start() - 1] if m.start() else ""
-        if mark == ";" and not (_CJK.match(after) or _CJK.match(before)):
+        if mark == ";" and not (CJK.match(after) or CJK.match(before)):
             continue  # an ASCII ';' ends a sentence only next to Chinese text
         pieces.append(line[start:end])
         start = end

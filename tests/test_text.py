@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from localeval.text import (
+    CJK,
     CJK_RANGES,
-    cjk_count,
     detect_language,
     join_sentences,
     normalize,
@@ -107,8 +107,8 @@ def test_match_key_and_json_safe() -> None:
 
 
 def test_one_cjk_range_counts_chinese_characters() -> None:
-    assert cjk_count("长城 Great Wall 㐀豈") == 4  # unified, Extension A, compatibility
-    assert cjk_count("。、，ＡＢ are punctuation and full width, not characters") == 0
+    assert len(CJK.findall("长城 Great Wall 㐀豈")) == 4  # unified, Extension A, compatibility
+    assert not CJK.findall("。、，ＡＢ are punctuation and full width, not characters")
     assert "\u3400-\u4dbf" in CJK_RANGES and "\u4e00-\u9fff" in CJK_RANGES
 
 

@@ -17,7 +17,7 @@ from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.pieces import ask_pieces
 from localeval.metrics.support.score import nonempty
-from localeval.text import cjk_count
+from localeval.text import CJK
 
 NAME = "context_entities_recall"
 
@@ -29,7 +29,7 @@ def entity_key(entity: str) -> str:
 
 
 def _long_enough(key: str) -> bool:
-    return cjk_count(key) >= 2 or len(key) >= 4
+    return len(CJK.findall(key)) >= 2 or len(key) >= 4
 
 
 def matches(g_key: str, c_keys: set[str]) -> str | None:
