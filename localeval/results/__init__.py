@@ -5,6 +5,7 @@ summary.json (`summary`), the statistics over records (`tally`, `resample`) and 
 
 from localeval.errors import RunInterrupted
 from localeval.results.ordered import OrderedResults, rewrite_in_order
+from localeval.results.outfolder import OutputFolder, RunFolder, load_run
 from localeval.results.records import (
     RESULTS_FILE,
     ReadResults,
@@ -20,7 +21,6 @@ from localeval.results.runfiles import (
     fingerprint_inputs,
     write_json,
 )
-from localeval.results.runfolder import OutputFolder, RunFolder, load_run
 from localeval.results.tally import ScoreTally, bootstrap_ci, metric_summary, recompute_metrics
 
 __all__ = [
