@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.report.kit import fmt, fmt_ci
-from localeval.results.outfolder import RunFolder
+from localeval.results.loadrun import RunFolder
 from localeval.results.records import SampleRecord
 from localeval.safe import unicode_safe
 
