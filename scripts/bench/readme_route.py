@@ -1,9 +1,9 @@
-"""Follow README's route for one faithfulness row, `python -m localeval run` to results.jsonl,
-as a reader would: every localeval function the run calls, read once, in the order the run first
+"""Follow README's route for one faithfulness row, `python -m localeval run` to results.jsonl, as a
+reader would: every localeval function the run calls, read once, in the order the run first
 calls it (depth first), up to `--stop` (default `_finish`: the row is in results.jsonl). Prints
-JSON: the modules opened, how many times the reader enters a module already left
-(`reentries`), and the path itself. Import-time code is left out. A mechanical proxy of the
-issue's hand count: it also counts each small helper a function calls.
+JSON: the modules opened, how many times the reader enters a module already left (`reentries`),
+and the path itself. Import-time code (module and class bodies) is left out. A mechanical proxy
+of the issue's hand count: it also counts each small helper a function calls.
 
     .venv/bin/python scripts/bench/readme_route.py [--stop _finish] [-- extra run flags]
 """
@@ -16,6 +16,7 @@ import os
 import sys
 import tempfile
 import threading
+from inspect import CO_NEWLOCALS
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -38,8 +39,8 @@ def follow(argv: list[str], stop: str) -> tuple[int, list[str]]:
     def profile(frame: FrameType, event: str, arg: Any) -> None:
         nonlocal stopped
         code = frame.f_code
-        if (event != "call" or stopped or code in seen or code.co_name == "<module>"
-                or not code.co_filename.startswith(package)):
+        if (event != "call" or stopped or code in seen or not code.co_flags & CO_NEWLOCALS
+                or not code.co_filename.startswith(package)):  # module and class bodies: imports
             return
         seen.add(code)
         stopped = code.co_name == stop
