@@ -152,7 +152,7 @@ def test_a_reference_to_nothing_is_found(text: str) -> None:
 
 
 @pytest.mark.parametrize("text", [
-    "metrics/support/claims.referents", "metrics/support/evidence.spelled_numbers",
+    "metrics/support/claims.referents", "metrics/support/checks.spelled_numbers",
     "judge/llama.py:make_chat_formatter", "localeval.text.split_sentences",
     "docs/engine.md", "scripts/bench/bench_engine.py", "prompts/<lang>/<step>.j2",
     "../shared/data/dev", "models/m3e-small", "metrics/support/claims.py."])
