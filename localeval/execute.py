@@ -10,6 +10,7 @@ to the runner, which knows nothing else of where the samples are evaluated."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
@@ -57,7 +58,11 @@ async def evaluate_sample(
             record.skipped[m.name] = f"needs {needs} (missing or empty in this row)"
         else:
             runnable.append(m)
-    outcomes = await asyncio.gather(*(m.fn(sample, ctx) for m in runnable), return_exceptions=True)
+    # each metric gets its own view of the shared context (the same pending requests), which
+    # holds it to the steps it declares
+    outcomes = await asyncio.gather(
+        *(m.fn(sample, dataclasses.replace(ctx, steps=m.steps)) for m in runnable),
+        return_exceptions=True)
     for m, outcome in zip(runnable, outcomes, strict=True):
         if isinstance(outcome, LocalevalError):
             record.errors[m.name] = str(outcome)

@@ -19,9 +19,9 @@ from localeval.execute import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
 from localeval.results.ordered import OrderedResults
+from localeval.results.outfolder import OutputFolder, previous_models
 from localeval.results.records import SampleRecord, input_hash
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
-from localeval.results.runfolder import OutputFolder, previous_models
 from localeval.results.summary import build_summary
 from localeval.results.tally import ScoreTally
 from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop

@@ -1,12 +1,20 @@
-"""Language detection and deterministic sentence splitting for Chinese and English."""
+"""Language detection, deterministic sentence splitting and joining, for Chinese and English."""
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+"""The CJK ideographs (Extension A, the unified block, the compatibility ideographs), as a
+regex character-class body: what counts as a Chinese character everywhere."""
+CJK = re.compile(f"[{CJK_RANGES}]")
+"""One Chinese character (CJK_RANGES)."""
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+_JOINS_TIGHT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]$")
+"""A text ending in CJK script or CJK punctuation (radicals, 。 and 、, kana, ideographs,
+full-width forms; not Hangul, which spaces its words) takes no space before the next one."""
 _ASCII_LETTERS = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 # Abbreviations whose trailing dot does not end an English sentence.
@@ -86,6 +94,15 @@ def non_space_count(text: str) -> int:
     return len(text) - sum(len(_SPACE.findall(text, a, b)) for a, b in _spans(text))
 
 
+def join_sentences(sentences: Iterable[str]) -> str:
+    """Sentences written as one text: a space between two, except after one that ends in CJK
+    script or punctuation ("它在巴黎。它建于1889年。", "It is in Paris. It was built in 1889.")."""
+    out = ""
+    for sentence in sentences:
+        out += sentence if not out or _JOINS_TIGHT.search(out) else " " + sentence
+    return out
+
+
 def normalize(text: str) -> str:
     """NFKC (full→half width), casefold, collapse whitespace: for matching, never for display."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
@@ -123,10 +140,10 @@ def _split_line(line: str) -> list[str]:
         end = m.end()
         mark = m.group(1)
         after = line[end] if end < len(line) else ""
-        if mark in "!?;" and after and not after.isspace() and not _CJK.match(after):
+        if mark in "!?;" and after and not after.isspace() and not CJK.match(after):
             continue  # '!?;' inside Latin text without a following space
         before = line[m.start() - 1] if m.start() else ""
-        if mark == ";" and not (_CJK.match(after) or _CJK.match(before)):
+        if mark == ";" and not (CJK.match(after) or CJK.match(before)):
             continue  # an ASCII ';' ends a sentence only next to Chinese text
         pieces.append(line[start:end])
         start = end

@@ -75,6 +75,18 @@ def test_paired_difference_and_interval(runs: tuple[Path, Path]) -> None:
     assert "settings max_tokens: 768 → 512" in c.differences
 
 
+def test_a_rise_in_a_lower_is_better_score_is_worse(tmp_path: Path) -> None:
+    """refusal declares higher_is_better=False: more refusals is worse, fewer is better."""
+    a = {f"s{i}": {"refusal": 0.0, "faithfulness": 0.0} for i in range(20)}
+    b = {f"s{i}": {"refusal": 1.0, "faithfulness": 1.0} for i in range(20)}
+    rows = {r.key: r for r in compare_runs(make_run(tmp_path / "a", a),
+                                           make_run(tmp_path / "b", b)).rows}
+    assert rows["refusal"].diff == 1.0 and rows["refusal"].verdict == "worse"
+    assert rows["faithfulness"].diff == 1.0 and rows["faithfulness"].verdict == "better"
+    back = {r.key: r for r in compare_runs(tmp_path / "b", tmp_path / "a").rows}
+    assert back["refusal"].verdict == "better" and back["faithfulness"].verdict == "worse"
+
+
 def test_compare_cli_prints_the_paired_ci_and_writes_files(
     runs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -26,8 +26,9 @@ from localeval.cli import main
 from localeval.errors import OutputError
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.results import records
+from localeval.results.loadrun import load_run
+from localeval.results.outfolder import OutputFolder
 from localeval.results.runfiles import write_json
-from localeval.results.runfolder import OutputFolder, load_run
 from localeval.runner import run
 from tests.conftest import fake_run_args
 from tests.test_faults import fork, results, settings, wait, write_rows

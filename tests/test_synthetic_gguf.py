@@ -1,4 +1,4 @@
-"""scripts/make_synthetic_gguf.py: a 2-layer toy of the qwen2 architecture loads in llama.cpp
+"""scripts/bench/make_synthetic_gguf.py: a 2-layer toy of the qwen2 architecture loads in llama.cpp
 and decodes; its K-quant blocks dequantise to small finite weights; the 7B plan has the tensors
 and types of Qwen2.5-7B-Instruct Q4_K_M."""
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "make_synthetic_gguf.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench" / "make_synthetic_gguf.py"
 
 if os.environ.get("CI"):  # the dev extra has gguf
     import gguf

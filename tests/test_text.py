@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from localeval.text import detect_language, normalize, split_sentences
+from localeval.text import (
+    CJK,
+    CJK_RANGES,
+    detect_language,
+    join_sentences,
+    normalize,
+    split_sentences,
+)
 
 
 @pytest.mark.parametrize(
@@ -97,3 +104,27 @@ def test_match_key_and_json_safe() -> None:
     assert match_key("The U.S. “Army”,  ２０２２") == match_key("the us army 2022")
     assert match_key("the us army 2022") == "theusarmy2022"
     assert json_safe('"Faster" is a single') == "'Faster' is a single"
+
+
+def test_one_cjk_range_counts_chinese_characters() -> None:
+    assert len(CJK.findall("长城 Great Wall 㐀豈")) == 4  # unified, Extension A, compatibility
+    assert not CJK.findall("。、，ＡＢ are punctuation and full width, not characters")
+    assert "\u3400-\u4dbf" in CJK_RANGES and "\u4e00-\u9fff" in CJK_RANGES
+
+
+@pytest.mark.parametrize(("sentences", "joined"), [
+    (["它在巴黎。", "它建于1889年。"], "它在巴黎。它建于1889年。"),
+    (["It is in Paris.", "It was built in 1889."], "It is in Paris. It was built in 1889."),
+    (["塔高300米", "It is tall."], "塔高300米It is tall."),  # after a CJK character: no space
+    (["It is 300 m.", "塔很高。"], "It is 300 m. 塔很高。"),  # after a Latin one: a space
+    (["서울은 크다.", "정말이다."], "서울은 크다. 정말이다."),  # Hangul spaces its words
+    ([], ""),
+])
+def test_join_sentences_spaces_only_between_non_cjk(sentences: list[str], joined: str) -> None:
+    assert join_sentences(sentences) == joined
+
+
+@pytest.mark.parametrize("sentences", [["它在巴黎。", "它建于1889年。"],
+                                       ["It is in Paris.", "It was built in 1889."]])
+def test_joined_sentences_split_back(sentences: list[str]) -> None:
+    assert split_sentences(join_sentences(sentences)) == sentences

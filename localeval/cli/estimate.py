@@ -60,8 +60,8 @@ def done_ids(out: Path) -> set[str]:
 
 
 def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
-    from localeval.estimate.report import table
     from localeval.estimate.sizing import estimate_run
+    from localeval.estimate.table import table
     from localeval.judge.backend import resolve_parallel
 
     if getattr(args, "ray", None):

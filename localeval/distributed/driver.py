@@ -350,7 +350,7 @@ def expected_models(
         else:
             spec = manifest.get(profile["judge"])
             out.append(ExpectedModel("judge", models.expected_sha256(spec), spec=spec))
-    if any(m.uses_embedder for m in needed) and embedder is None:
+    if any(m.needs_embedder(settings) for m in needed) and embedder is None:
         if settings.embedder is not None:
             out.append(user_file("embedder", Path(settings.embedder)))
         elif settings.judge != "fake":  # missing: the worker falls back as a local run would

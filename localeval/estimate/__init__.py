@@ -7,7 +7,7 @@
 | `workload` | a request's prompt tokens and cuts, its answer as stretches to read or generate |
 | `simulate` | the engine's schedule replayed (slots, prefix reuse, decode calls priced) |
 | `calibrate` | this machine's decode speeds, measured once with the real judge, cached |
-| `report` | the table |
+| `table` | the estimate as a table for people |
 """
 
-__all__ = ["calibrate", "dryrun", "report", "simulate", "sizing", "workload"]
+__all__ = ["calibrate", "dryrun", "simulate", "sizing", "table", "workload"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from localeval.estimate.workload import Work
+from localeval.estimate.workload import RequestLoad
 from localeval.judge.chunks import next_cut
 from localeval.judge.engine import MAX_INVARIANT_STEP
 from localeval.judge.prefix_pool import PrefixPool, Slot
@@ -54,7 +54,7 @@ class _NoMemory:
 
 @dataclass
 class _Active:
-    work: Work
+    load: RequestLoad
     order: int
     slot: Slot
     pending: list[int]  # prompt tokens still to read
@@ -69,11 +69,11 @@ class _Active:
         return not self.pending and not self.todo
 
 
-def _todo(work: Work) -> deque[list]:
+def _todo(load: RequestLoad) -> deque[list]:
     """The answer's calls: a read is one call; a generated stretch of n tokens takes n - 1
     generation calls (its first token comes from the call before)."""
     out: deque[list] = deque()
-    for kind, n in work.answer:
+    for kind, n in load.answer:
         steps = n if kind == "read" else n - 1
         if steps > 0:
             out.append([kind, steps])
@@ -96,11 +96,11 @@ class Totals:
         table[step] = table.get(step, 0) + n
 
 
-def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool = True,
+def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reuse: bool = True,
            keep: int | None = None) -> Totals:
-    """Run the engine's schedule over `works` (in the order they reach the judge)."""
+    """Run the engine's schedule over `loads` (in the order they reach the judge)."""
     pool = PrefixPool(_NoMemory(), parallel + (parallel if keep is None else keep), reuse=reuse)
-    queue = deque(enumerate(works))
+    queue = deque(enumerate(loads))
     active: list[_Active] = []
     out = Totals()
 
@@ -116,7 +116,7 @@ def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool
                 out.seconds += speed.request_s
 
     while queue or active:
-        deferred: list[tuple[int, Work]] = []
+        deferred: list[tuple[int, RequestLoad]] = []
         while len(active) < parallel and queue:
             order, w = queue.popleft()
             reading = [(a.slot, a.pending) for a in active if a.pending]
@@ -149,8 +149,8 @@ def replay(works: list[Work], *, parallel: int, speed: Speed | None, reuse: bool
         a = min(reading, key=lambda x: x.order)
         start = len(a.slot.tokens)
         if a.pending:
-            n_prompt = len(a.work.tokens)
-            chunk = a.pending[:next_cut(a.work.cuts, start, n_prompt) - start]
+            n_prompt = len(a.load.tokens)
+            chunk = a.pending[:next_cut(a.load.cuts, start, n_prompt) - start]
             pool.extend(a.slot, chunk, prompt=True)
             del a.pending[:len(chunk)]
             n = len(chunk)

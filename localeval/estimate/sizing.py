@@ -24,15 +24,26 @@ from localeval.judge.client import floor_account
 
 DEFAULT_FREE_TOKENS = 20.0
 """Tokens of a free string (a generated question, a reason) before a calibration measured it."""
-CLAIM_STEPS = ("faithfulness_verdicts", "context_recall_verdicts", "answer_correctness_answer",
-               "answer_correctness_reference")
+STATEMENTS_STEP = "faithfulness_statements"
+"""The shared step that writes a text's statements (`--claims statements`)."""
+
+
+def claim_steps() -> frozenset[str]:
+    """The steps that judge a text's claims (its sentences, or with `--claims statements` the
+    statements the judge writes): the own steps of the metrics that declare the statements step
+    in their `@metric(steps=...)`. Declared steps are the rendered ones
+    (tests/test_metric_declarations.py), so this holds."""
+    from localeval.metrics import REGISTRY
+
+    return frozenset(s for m in REGISTRY.values() if STATEMENTS_STEP in m.steps for s in m.steps
+                     if not s.endswith("_statements"))
 
 
 def count_kind(step: str, settings: Settings) -> str:
     """How far a step's request count can be known before the judge answers: `exact`,
     `lower bound` (an answer that loops is asked again in halves) or `estimate` (the requests
     follow from the judge's answers: the statements it writes)."""
-    if step in CLAIM_STEPS and settings.claims == "statements":
+    if step in claim_steps() and settings.claims == "statements":
         return "estimate"
     if step.endswith("_statements"):
         return "lower bound"
@@ -40,8 +51,9 @@ def count_kind(step: str, settings: Settings) -> str:
 
 
 @dataclass
-class Judge:
-    """What the estimate needs of the judge: its cache identity, tokenizer and window."""
+class VocabJudge:
+    """The run's judge as the estimate needs it, without its weights: its cache identity,
+    tokenizer (a vocabulary-only load) and window."""
 
     name: str
     fingerprint: str
@@ -52,10 +64,10 @@ class Judge:
     close: Callable[[], None] = field(default=lambda: None)
 
 
-def open_judge(settings: Settings, parallel: int) -> Judge:
+def open_judge(settings: Settings, parallel: int) -> VocabJudge:
     """The run's judge without its weights: the llama.cpp judge's vocabulary only."""
     if settings.judge == "fake":
-        return Judge("fake", "fake", "fake", CharVocab(), None)
+        return VocabJudge("fake", "fake", "fake", CharVocab(), None)
     from localeval import models
     from localeval.judge.llama import Tokenizer, load_model
     from localeval.models.backends import _make_judge
@@ -64,7 +76,7 @@ def open_judge(settings: Settings, parallel: int) -> Judge:
     lazy, info = _make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
                              manifest.profile(settings.profile))
     vocab_model = load_model(lazy.model_path, 0, vocab_only=True)
-    return Judge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
+    return VocabJudge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
                  settings.n_ctx, lazy.model_path, vocab_model.close)
 
 
@@ -99,19 +111,19 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         entry, key = _calibration(settings, judge, calibrate_now and bool(found.recorded),
                                   recalibrate, log)
         free_tokens = float(entry["free_tokens"]) if entry else DEFAULT_FREE_TOKENS
-        works = [build(r.request, r.sample, r.tokens, judge.vocab, max_chunk=settings.n_batch,
+        loads = [build(r.request, r.sample, r.tokens, judge.vocab, max_chunk=settings.n_batch,
                        free_tokens=free_tokens, temperature=settings.temperature)
                  for r in found.recorded]
-        asked = {w.sample for w in works}
+        asked = {w.sample for w in loads}
         own = sum(len(judge.vocab.tokens(t)) for i, s in enumerate(samples) if i in asked
                   for t in s.own_texts())
     finally:
         judge.close()
     speed = calibrate.speed_of(entry) if entry else None
-    totals = replay(works, parallel=parallel, speed=speed)
+    totals = replay(loads, parallel=parallel, speed=speed)
     steps = sorted(set(totals.requests) | set(found.cached_by_step))
     for step in steps:
-        free = any(w.step == step and w.generated for w in works)
+        free = any(w.step == step and w.generated for w in loads)
         out["steps"][step] = {
             "requests": totals.requests.get(step, 0),
             "cached": found.cached_by_step.get(step, 0),
@@ -124,7 +136,7 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         }
     out["total"] = _total(out["steps"]) | {"decode_calls": totals.decode_calls}
     t = out["total"]
-    out["floor"] = floor_account(own, sum(w.slots for w in works) + t["generated_tokens"],
+    out["floor"] = floor_account(own, sum(w.slots for w in loads) + t["generated_tokens"],
                                  t["prompt_tokens_processed"] + t["generated_tokens"]
                                  + t["forced_tokens"])
     out["judge"] = {"name": judge.name, "sha256": judge.fingerprint}
@@ -164,7 +176,7 @@ def _total(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     return total
 
 
-def _calibration(settings: Settings, judge: Judge, calibrate_now: bool, recalibrate: bool,
+def _calibration(settings: Settings, judge: VocabJudge, calibrate_now: bool, recalibrate: bool,
                  log: Callable[[str], None] | None) -> tuple[dict[str, Any] | None, str]:
     """The cached calibration, else one measured now (loads the judge once)."""
     from localeval.config import default_cache_path

@@ -51,9 +51,9 @@ class CharVocab:
 
 
 @dataclass
-class Work:
-    """One request for the engine: prompt tokens and cuts, then the answer as alternating
-    stretches: ("read", n tokens) and ("gen", n tokens)."""
+class RequestLoad:
+    """The load one judge request puts on the engine: prompt tokens and cuts, then the answer as
+    alternating stretches: ("read", n tokens) and ("gen", n tokens)."""
 
     step: str
     sample: int
@@ -133,7 +133,7 @@ def _unplanned_tokens(schema_json: str, vocab: Vocab, free_tokens: float) -> int
 
 
 def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *,
-          max_chunk: int, free_tokens: float, temperature: float) -> Work:
+          max_chunk: int, free_tokens: float, temperature: float) -> RequestLoad:
     """The engine's work for one request. A prompt-only request (continuations) generates
     nothing: each continuation but its first token is read after the prompt."""
     if request.continuations:
@@ -143,5 +143,5 @@ def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *
         answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
     parts = plan_for(request.answer_schema) if planned and not request.continuations else None
     slots = sum(isinstance(p, Slot) for p in parts or ())
-    return Work(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
+    return RequestLoad(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
                                                    min_chunk=MIN_CHUNK), answer, planned, slots)

@@ -42,8 +42,8 @@ from localeval.judge.sampling import (
 )
 
 MAX_INVARIANT_STEP = 4
-"""Tokens per generation decode call. Measured on the 1.5B judge (scripts/bench_engine.py, 16 dev
-samples): steps of up to 4 tokens gave the same records as 1 token alone; steps of up to 8 did
+"""Tokens per generation decode call. Measured on the 1.5B judge (scripts/bench/bench_engine.py,
+16 dev samples): steps of ≤ 4 tokens gave the same records as 1 token alone; steps of up to 8 did
 not. llama.cpp's issue #24962 reports rows independent up to ~30 tokens on another CPU: the
 threshold depends on the CPU's kernels, so the engine stays at the measured one."""
 

@@ -4,7 +4,7 @@ and one `LlamaBackend` that decodes chunks of tokens into per-sequence KV stream
 Models are always loaded with `use_extra_bufts = False`: llama.cpp's extra buffer types (weight
 repacking, AMX) die with SIGILL on some hosts (Xeons with AMX under Firecracker) although the
 kernel grants AMX permission, and gave no speed here. Nothing in the package loads a model any
-other way (tests/test_engine_layout.py checks the source).
+other way (tests/test_engine.py checks the source).
 
 The KV cache is split into one stream per sequence (`kv_unified = False`): a sequence's
 attention then spans only its own cells, laid out by its own history, so its results do not

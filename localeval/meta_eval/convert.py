@@ -83,6 +83,18 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
             yield json.loads(line)
 
 
+def dev_rows(name: str, src: Path | None = None) -> list[dict[str, Any]]:
+    """The raw rows of one dev file (`name`: a key of FILES) in `src` (default: default_src()),
+    as the dataset ships them: the one reader of the dev files for the scripts."""
+    path = Path(src or default_src()) / FILES[name]
+    if not path.is_file():
+        raise DatasetError(f"{path} not found; pass the folder holding {FILES[name]} "
+                           "(../shared/data/dev)")
+    if path.suffix == ".json":
+        return list(json.loads(path.read_text(encoding="utf-8")))
+    return list(_jsonl(path))
+
+
 def halueval(src: Path) -> Iterator[dict[str, Any]]:
     for r in _jsonl(src / FILES["halueval"]):
         base = {"question": r["question"], "contexts": [r["knowledge"]]}

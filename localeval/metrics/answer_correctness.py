@@ -51,7 +51,9 @@ def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) ->
     return tp / denom if denom else None
 
 
-@metric(NAME, requires=("answer", "ground_truth"), embedder=True,
+@metric(NAME, requires=("answer", "ground_truth"),
+        embedder=lambda settings: settings.correctness_weights[1] > 0,
+        order=70,
         steps=("faithfulness_statements", "answer_correctness_answer",
                "answer_correctness_reference"),
         examples={

@@ -28,6 +28,7 @@ class AnswerRelevanceOptions(BaseModel):
 
 
 @metric("answer_relevance", options=AnswerRelevanceOptions, requires=("question", "answer"),
+        order=20,
         embedder=True,
         steps=("answer_relevance_questions",),
         examples={"answer_relevance_questions": lambda ex: {"answer": ex.answer, "n": 3}},

@@ -6,16 +6,19 @@ with a reason) and details that explain the score.
 
 A metric is one module of this package (found by metrics/__init__.py) plus, when it asks the
 judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for each step. Its `@metric(...)`
-declares everything else: its options (a pydantic model, set under `[metric_options.<name>]`
-in the config or with `--metric-option name.key=value`, read as `ctx.options`), the template
-variables of each step's golden prompt (`examples`) and the 0/1 detail keys the report shows as
-✓ / ✗ (`verdict_keys`).
+declares everything else, and nothing else lists it: its judge steps (every template it renders,
+checked as it renders; they give the run fingerprint's template hashes and `run --estimate`'s
+step kinds), its place in the report (`order`), whether a higher score is better (`compare`), its
+options (a pydantic model, set under `[metric_options.<name>]` in the config or with
+`--metric-option name.key=value`, read as `ctx.options`), the template variables of each step's
+golden prompt (`examples`) and the 0/1 detail keys the report shows as ✓ / ✗ (`verdict_keys`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -54,6 +57,10 @@ class MetricContext:
     settings: Settings
     judge: JudgeClient | None
     embeddings: EmbeddingStore | None
+    steps: tuple[str, ...] | None = None
+    """The running metric's declared steps (None: any, for a context no metric runs in): a step
+    it renders without declaring it is a bug, raised here rather than missed by the run's
+    fingerprint."""
     options: Any = None
     """The running metric's options: an instance of its `@metric(options=...)` model (None for
     a metric without options). Annotate it in the metric: `opts: MyOptions = ctx.options`."""
@@ -66,6 +73,10 @@ class MetricContext:
     def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
         """The judge request for one step (rendered with `explain` from the settings, unless
         the metric passes its own)."""
+        if self.steps is not None and step not in self.steps:
+            raise UndeclaredStep(f"step {step!r} is rendered by a metric that does not declare it "
+                                 f"(declared: {', '.join(self.steps) or 'none'}): add it to the "
+                                 "metric's @metric(steps=...)")
         messages = prompts.render(self.language, step,
                                   **{"explain": self.settings.explain, **variables})
         return JudgeRequest(step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
@@ -99,6 +110,10 @@ class MetricContext:
         return await store_for(self.embeddings, self.language)
 
 
+class UndeclaredStep(RuntimeError):
+    """A metric rendered a judge step missing from its `@metric(steps=...)` (a bug)."""
+
+
 MetricFn = Callable[[Sample, MetricContext], Awaitable[MetricResult]]
 ExampleFn = Callable[[Example], dict[str, Any]]
 """A step's template variables for the fixed example sample of one language (metrics/examples.py):
@@ -114,10 +129,19 @@ class Metric:
     steps: tuple[str, ...] = ()
     uses_judge: bool = False
     uses_embedder: bool = False
+    """Whether the metric may use the embedder (`needs_embedder` says whether a run does)."""
+    embedder_when: Callable[[Settings], bool] | None = None
     options: type[BaseModel] | None = None
     examples: Mapping[str, ExampleFn] = field(default_factory=dict)
     verdict_keys: tuple[str, ...] = ()
     default: bool = True
+    order: int = 1000
+    higher_is_better: bool = True
+
+    def needs_embedder(self, settings: Settings) -> bool:
+        """Whether a run with these settings uses the embedder: what it is loaded for, and what
+        the texts known up front are embedded for."""
+        return self.uses_embedder and (self.embedder_when is None or self.embedder_when(settings))
 
     def missing(self, sample: Sample) -> list[str]:
         """Required fields the sample lacks; "a|b" is satisfied by either field."""
@@ -129,24 +153,36 @@ GROUPS: dict[str, tuple[str, ...]] = {}
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
-           embedder: bool = False, options: type[BaseModel] | None = None,
+           embedder: bool | Callable[[Settings], bool] = False,
+           options: type[BaseModel] | None = None,
            examples: Mapping[str, ExampleFn] | None = None,
            verdict_keys: Iterable[str] = (),
-           default: bool = True) -> Callable[[MetricFn], MetricFn]:
-    """Register a metric function. `steps` are its judge templates (so it uses the judge);
+           default: bool = True, order: int = 1000,
+           higher_is_better: bool = True) -> Callable[[MetricFn], MetricFn]:
+    """Register a metric function (a name registered twice is an error). `steps` are the judge
+    templates it renders, its own and shared ones (so it uses the judge); `embedder` whether it
+    uses the embedder (True, or a test of the run's settings: answer_correctness only with a
+    similarity weight);
     `options` its options model (every field with a default; the run's values reach the
     function as `ctx.options`); `examples` step → the step's golden-prompt variables (a step
     shared with another metric needs them from one of the two); `verdict_keys` the keys of
     its details that hold a 0/1 verdict; `default=False`: run only when named (--metrics), not
-    among "every metric the rows can feed"."""
+    among "every metric the rows can feed"; `order` its place in the registry (= the report):
+    lower first, equal ones in registration order; `higher_is_better=False` for a score that is
+    better lower (a refusal rate): what `compare` calls better or worse."""
 
     def register(fn: MetricFn) -> MetricFn:
+        if name in REGISTRY:
+            raise ValueError(f"metric {name!r} is registered twice ({fn.__module__} and "
+                             f"{REGISTRY[name].fn.__module__}): rename one")
         steps_t = tuple(steps)
         run = fn if options is None else _with_options(name, options, fn)
         REGISTRY[name] = Metric(
             name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
-            uses_judge=bool(steps_t), uses_embedder=embedder, options=options,
-            examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default)
+            uses_judge=bool(steps_t), uses_embedder=bool(embedder),
+            embedder_when=embedder if callable(embedder) else None, options=options,
+            examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
+            order=order, higher_is_better=higher_is_better)
         return fn
 
     return register
@@ -155,6 +191,7 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
 def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:
     validated: dict[str, BaseModel] = {}  # per settings' raw options: validated once per run
 
+    @functools.wraps(fn)
     async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
         raw = ctx.settings.metric_options.get(name, {})
         key = json.dumps(raw, sort_keys=True, default=str)

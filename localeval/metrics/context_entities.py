@@ -10,7 +10,6 @@ since Chinese has no word boundaries for the judge to agree on. No entities in g
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 from localeval.data.dataset import Sample
@@ -18,9 +17,9 @@ from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.pieces import ask_pieces
 from localeval.metrics.support.score import nonempty
+from localeval.text import CJK
 
 NAME = "context_entities_recall"
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 
 def entity_key(entity: str) -> str:
@@ -30,7 +29,7 @@ def entity_key(entity: str) -> str:
 
 
 def _long_enough(key: str) -> bool:
-    return len(_CJK.findall(key)) >= 2 or len(key) >= 4
+    return len(CJK.findall(key)) >= 2 or len(key) >= 4
 
 
 def matches(g_key: str, c_keys: set[str]) -> str | None:
@@ -54,6 +53,7 @@ async def entities_of(ctx: MetricContext, text: str) -> list[str]:
 
 
 @metric(NAME, requires=("contexts", "ground_truth"), steps=("context_entities_recall_entities",),
+        order=60,
         examples={"context_entities_recall_entities": lambda ex: {"text": ex.contexts[:1]}},
         description="share of the ground truth's entities that the contexts' entities cover")
 async def context_entities_recall(sample: Sample, ctx: MetricContext) -> MetricResult:

@@ -35,6 +35,7 @@ def average_precision(useful: list[int]) -> float:
 
 
 @metric(NAME, requires=("question", "contexts", "ground_truth"),
+        order=40,
         steps=("context_precision_useful",),
         examples={"context_precision_useful": lambda ex: {
             "question": ex.question, "ground_truth": ex.answer, "context": ex.contexts[:1]}},

@@ -16,6 +16,7 @@ NAME = "context_recall"
 
 
 @metric(NAME, requires=("contexts", "ground_truth"),
+        order=50,
         steps=("faithfulness_statements", "context_recall_verdicts"),
         examples={"context_recall_verdicts": lambda ex: {"contexts": ex.contexts,
                                                          "statements": ex.statements}},

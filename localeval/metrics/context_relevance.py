@@ -32,6 +32,7 @@ def rank_weight(rank: int) -> float:
 
 
 @metric(NAME, requires=("answer", "contexts"),
+        order=30,
         steps=("context_relevance_answer", "context_relevance_context"),
         examples={
             "context_relevance_answer": lambda ex: {"contexts": ex.contexts,

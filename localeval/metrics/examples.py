@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from localeval.text import join_sentences
+
 
 @dataclass(frozen=True)
 class Example:
@@ -21,7 +23,7 @@ class Example:
 
     @property
     def answer(self) -> str:
-        return ("" if self.language == "zh" else " ").join(self.statements)
+        return join_sentences(self.statements)
 
 
 EXAMPLES = {

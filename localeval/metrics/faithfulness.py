@@ -21,6 +21,7 @@ from localeval.metrics.support.score import claims_supported
 
 
 @metric("faithfulness", requires=("answer", "contexts"),
+        order=10,
         steps=("faithfulness_statements", "faithfulness_verdicts"),
         examples={
             "faithfulness_statements": lambda ex: {

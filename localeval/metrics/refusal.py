@@ -33,6 +33,7 @@ class RefusalWithReason(BaseModel):
 
 
 @metric(NAME, requires=("question", "answer"), steps=(STEP,), default=False,
+        higher_is_better=False,
         examples={STEP: lambda ex: {"question": ex.question, "answer": ex.answer}},
         verdict_keys=("refused",),
         description="1 when the answer declines to answer the question (says it does not know, "

@@ -18,6 +18,7 @@ SCALE = 3
 
 
 @metric(NAME, requires=("question", "contexts"), steps=("rerank_relevancy_rating",),
+        order=90,
         examples={"rerank_relevancy_rating": lambda ex: {"question": ex.question,
                                                          "context": ex.contexts[:1]}},
         description="the judge's 0–3 relevance rating of each context to the question, "

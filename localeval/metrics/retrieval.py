@@ -80,6 +80,7 @@ def _register(name: str) -> None:
             "expected_ids|expected_relevance|expected_texts",
         ),
         description=DESCRIPTIONS[name],
+        order=100,
     )(score)
 
 

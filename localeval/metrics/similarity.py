@@ -30,7 +30,7 @@ COSINE_WEIGHT = 0.25
 """Weight of the rescaled cosine against the overlap, fitted on the first half of the HalluQA
 and HaluEval QA dev pairs over 0..0.5 (at most half credit from the embedding alone; best
 worst-set pairwise accuracy; of tied grid values, the middle of the longest run):
-scripts/similarity_eval.py shows the fit and reports both halves."""
+scripts/provenance/similarity_eval.py shows the fit and reports both halves."""
 
 
 def rescale(cos: float, baseline: float) -> float:
@@ -52,6 +52,7 @@ def blend(overlap_share: float, rescaled: float, weight: float = COSINE_WEIGHT) 
 
 
 @metric("answer_similarity", requires=("answer", "ground_truth"), embedder=True,
+        order=80,
         description="content overlap of answer and ground truth, or their embedding cosine "
                     "rescaled by the embedder's unrelated-pairs baseline when higher "
                     "(.raw: the cosine)")

@@ -66,7 +66,7 @@ def build_backends(
         backends.info["cache"] = str(cache_path) if cache is not None else None
         backends.judge = JudgeClient(judge, cache, verifier)
         backends.judge.cache_error = unusable
-    if any(m.uses_embedder for m in metrics):
+    if any(m.needs_embedder(settings) for m in metrics):
         if embedder is None:
             embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)
         else:
@@ -87,11 +87,10 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
     from localeval import models
 
     if settings.judge == "fake":
-        from localeval.judge.fake import FakeJudge, refuse_unless_allowed
+        from localeval.judge.fake import FakeJudge
+        from localeval.models.preflight import check_fake_judge
 
-        refuse_unless_allowed()
-        if settings.fake_answers is None:
-            raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
+        check_fake_judge(settings)
         return FakeJudge.from_file(settings.fake_answers), {"name": "fake", "sha256": "fake"}
     if settings.judge_model is not None:
         path = Path(settings.judge_model)

@@ -205,7 +205,7 @@ LANGUAGE_OF = {"m3e-small": "zh", "all-minilm-l6-v2": "en"}
 _COMPANIONS: dict[str, EmbeddingStore | None] = {}
 
 
-def _companion(language: str) -> EmbeddingStore | None:
+def language_store(language: str) -> EmbeddingStore | None:
     """A store over the manifest's embedder for `language`, if one is present and verified
     (loaded once per process)."""
     if language not in _COMPANIONS:
@@ -233,5 +233,5 @@ async def store_for(store: EmbeddingStore, language: str) -> EmbeddingStore:
     own = LANGUAGE_OF.get(store.embedder.name)
     if own is None or own == language:
         return store
-    other = await asyncio.to_thread(_companion, language)
+    other = await asyncio.to_thread(language_store, language)
     return other if other is not None else store

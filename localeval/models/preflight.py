@@ -32,7 +32,7 @@ def check_before_loading(
 
     check_options(settings)  # the metrics' options first: no file is needed to check them
     needs_judge = any(m.uses_judge for m in metrics) and judge is None
-    needs_embedder = any(m.uses_embedder for m in metrics) and embedder is None
+    needs_embedder = any(m.needs_embedder(settings) for m in metrics) and embedder is None
     if needs_judge:
         _check_user_judge(settings)
     if needs_embedder and settings.embedder is not None and not Path(settings.embedder).is_dir():
@@ -47,15 +47,21 @@ def check_before_loading(
         _check_profile_embedder(settings)  # (the fake judge runs with the hash embedder)
 
 
+def check_fake_judge(settings: Settings) -> None:
+    """The one guard of `judge = "fake"`: refused outside localeval's own tests, and it needs its
+    answers file. Made here before loading, and by models/backends.py when it builds the judge."""
+    from localeval.judge.fake import refuse_unless_allowed
+
+    refuse_unless_allowed()
+    if settings.fake_answers is None:
+        raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
+    if not Path(settings.fake_answers).is_file():
+        raise ConfigError(f"--fake-answers {settings.fake_answers} not found")
+
+
 def _check_user_judge(settings: Settings) -> None:
     if settings.judge == "fake":
-        from localeval.judge.fake import refuse_unless_allowed
-
-        refuse_unless_allowed()
-        if settings.fake_answers is None:
-            raise ConfigError("--judge fake needs --fake-answers FILE (a JSON list of raw answers)")
-        if not Path(settings.fake_answers).is_file():
-            raise ConfigError(f"--fake-answers {settings.fake_answers} not found")
+        check_fake_judge(settings)
     elif settings.judge_model is not None:
         path = Path(settings.judge_model)
         if not path.is_file():

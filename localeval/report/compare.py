@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import OutputError, UsageError
+from localeval.names import owner_of
 from localeval.report.charts import forest_svg
 from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
+from localeval.results.loadrun import RunFolder, load_run
 from localeval.results.runfiles import read_json, write_text
-from localeval.results.runfolder import RunFolder, load_run
 from localeval.results.tally import bootstrap_ci
 
 TOP = 5
@@ -43,6 +44,7 @@ class ScoreDiff:
     only_a: int = 0  # scored in A only
     only_b: int = 0
     movers: list[Mover] = field(default_factory=list)
+    higher_is_better: bool = True  # the metric's declared direction (`@metric`)
 
     @property
     def excludes_zero(self) -> bool:
@@ -56,7 +58,7 @@ class ScoreDiff:
             return "too few samples"
         if not self.excludes_zero:
             return "no clear change"
-        return "better" if self.diff > 0 else "worse"
+        return "better" if (self.diff > 0) == self.higher_is_better else "worse"
 
 
 @dataclass
@@ -137,6 +139,7 @@ def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP,
                 only_a=len(set(sa) - set(sb)),
                 only_b=len(set(sb) - set(sa)),
                 movers=movers[:top],
+                higher_is_better=higher_is_better(key),
             )
         )
     return Comparison(a=a, b=b, rows=rows, differences=_differences(a.summary, b.summary),
@@ -149,6 +152,15 @@ def _default_ids(a: RunFolder, b: RunFolder) -> list[str]:
     bare_a = {r.id for r in a.records if not r.question and r.id == f"row-{r.line}"}
     return [r.id for r in b.records
             if r.id in bare_a and not r.question and r.id == f"row-{r.line}"]
+
+
+def higher_is_better(key: str) -> bool:
+    """The direction of a score key (`metric`, `metric.sub`, `metric@k`) as its metric declares
+    it; a metric this version does not know (an older run's) counts higher as better."""
+    from localeval.metrics import REGISTRY
+
+    m = REGISTRY.get(owner_of(key))
+    return m.higher_is_better if m is not None else True
 
 
 def _other_questions(a: RunFolder, b: RunFolder) -> list[str]:

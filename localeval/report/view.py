@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from localeval.report.kit import fmt, fmt_ci
+from localeval.results.loadrun import RunFolder
 from localeval.results.records import SampleRecord
-from localeval.results.runfolder import RunFolder
 from localeval.safe import unicode_safe
 
 LOWEST = 5  # samples listed per metric

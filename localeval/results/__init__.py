@@ -1,10 +1,12 @@
-"""A run's results: its records (`records`: results.jsonl), the run folder (`runfolder`,
-`runfiles`: run.json, summary.json, durable writes), results.jsonl in input order (`ordered`),
-summary.json (`summary`), the statistics over records (`tally`, `resample`) and the CI gates
-(`gates`)."""
+"""A run's results: its records (`records`: results.jsonl), the folder a run writes
+(`outfolder`), its other files (`runfiles`: run.json, summary.json, durable writes), a run
+folder read back (`loadrun`), results.jsonl in input order (`ordered`), summary.json
+(`summary`), the statistics over records (`tally`, `resample`) and the CI gates (`gates`)."""
 
 from localeval.errors import RunInterrupted
+from localeval.results.loadrun import RunFolder, load_run
 from localeval.results.ordered import OrderedResults, rewrite_in_order
+from localeval.results.outfolder import OutputFolder
 from localeval.results.records import (
     RESULTS_FILE,
     ReadResults,
@@ -20,7 +22,6 @@ from localeval.results.runfiles import (
     fingerprint_inputs,
     write_json,
 )
-from localeval.results.runfolder import OutputFolder, RunFolder, load_run
 from localeval.results.tally import ScoreTally, bootstrap_ci, metric_summary, recompute_metrics
 
 __all__ = [

@@ -1,9 +1,9 @@
 """The dev pairs the verifier is chosen and reported on (never trained on), one meta-eval file.
 
 Per set the first pairs of ../shared/data/dev (meta_eval.convert), the hand-written swaps
-(scripts/data/swaps.jsonl), the length-fair HaluEval QA pairs (the hallucinated answer not
-longer than the right one, from all 200 dev rows) and a sample of the injection pairs. Each
-pair's `meta.set` names its set.
+(scripts/provenance/data/swaps.jsonl), the length-fair HaluEval QA pairs (the hallucinated
+answer not longer than the right one, from all 200 dev rows) and a sample of the injection
+pairs. Each pair's `meta.set` names its set.
 
     python scripts/verifier/dev_pairs.py --out runs/verifier/dev.jsonl
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from localeval.meta_eval.convert import CONVERTERS, default_src
 
-SWAPS = Path(__file__).resolve().parents[1] / "data" / "swaps.jsonl"
+SWAPS = Path(__file__).resolve().parents[1] / "provenance" / "data" / "swaps.jsonl"
 SIZES = {"halueval": 30, "halueval_summarization": 12, "halluqa": 30, "uhgeval": 20}
 """Pairs per set (the first of each dev file): what two CPU cores judge in about 15 minutes."""
 INJECTIONS = 8

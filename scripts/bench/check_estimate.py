@@ -1,13 +1,13 @@
 """Check `run --estimate` against the real run it sizes, on dev samples.
 
-Builds the dev pairs (scripts/dev_sets.py, data from ../shared/data/dev), takes `--n` rows
-(default 20) in turn from the report halves of HaluEval QA, HaluQA, HaluEval summarization and
-UHGEval (both sides of each pair), runs `localeval run --estimate --json`, then the real run
+Builds the dev pairs (scripts/provenance/dev_sets.py, data from ../shared/data/dev), takes `--n`
+rows (default 20) in turn from the report halves of HaluEval QA, HaluQA, HaluEval summarization
+and UHGEval (both sides of each pair), runs `localeval run --estimate --json`, then the real run
 (`--metrics faithfulness,answer_relevance --profile small --no-cache`), and prints one JSON
 object: per step the requests estimated and made, the prompt tokens read, generated and read
 answer tokens, the seconds, and actual / estimate ratios.
 
-    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/check_estimate.py [--n 20]
+    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/bench/check_estimate.py [--n 20]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SETS = ("halueval", "halluqa", "halueval_summarization", "uhgeval")
 METRICS = "faithfulness,answer_relevance"
 
@@ -30,8 +30,9 @@ METRICS = "faithfulness,answer_relevance"
 def dev_rows(work: Path, n: int) -> Path:
     """n rows, taken in turn from the four sets' report pairs (side a, then b)."""
     dev = work / "dev"
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "dev_sets.py"), "--out", str(dev),
-                    "--n", str(max(3, n))], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, str(ROOT / "scripts" / "provenance" / "dev_sets.py"),
+                    "--out", str(dev), "--n", str(max(3, n))], check=True,
+                   stdout=subprocess.DEVNULL)
     per_set: list[list[dict[str, Any]]] = []
     for name in SETS:
         rows = []

@@ -5,7 +5,7 @@ Same inputs for all three (Python dicts, as each library takes them): by default
 queries x 100 scored ids, graded qrels. Times cover building each library's structures from
 those dicts and scoring; ranx's numba compilation is timed apart (warm-up on a tiny input).
 
-    python scripts/bench_retrieval.py [--queries 100000] [--depth 100] [--no-ranx]
+    python scripts/bench/bench_retrieval.py [--queries 100000] [--depth 100] [--no-ranx]
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from localeval.retrieval import evaluate
 from localeval.retrieval.trec import rank

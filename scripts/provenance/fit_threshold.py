@@ -8,7 +8,7 @@ as the grid value with the best mean pairwise over that language's folders (ties
 the middle of the grid), then the soft score's pairwise beside it. Fit folders only: the folders
 whose figures are reported are not passed here.
 
-    python scripts/fit_threshold.py runs/dev/halueval-fit runs/dev/halluqa-fit ...
+    python scripts/provenance/fit_threshold.py runs/dev/halueval-fit runs/dev/halluqa-fit ...
 """
 
 from __future__ import annotations

@@ -15,8 +15,8 @@ Target context length: about 1,600 tokens (6,400 English characters, 2,100 Chine
 
 Every row carries `pair` (the twin's shared id) and `preferred` (true for the right one), so the
 pairs can be scored like the dev pairs. Usage (from the repository root):
-    python scripts/build_long_dev.py --pairs 6 --out runs/long_dev.jsonl
-    python scripts/build_long_dev.py --pairs 3 --scale 4 --out runs/long_4x.jsonl
+    python scripts/provenance/build_long_dev.py --pairs 6 --out runs/long_dev.jsonl
+    python scripts/provenance/build_long_dev.py --pairs 3 --scale 4 --out runs/long_4x.jsonl
 Prints one JSON line: rows written and the mean context characters per language.
 """
 
@@ -27,7 +27,6 @@ import json
 import sys
 from pathlib import Path
 
-DATA = Path("../shared/data/dev")
 FOLLOWING_SENTENCES = 3
 TARGET_CHARS = {"en": 6400, "zh": 2100}
 
@@ -100,24 +99,26 @@ def main() -> int:
                         help="first dev row used (default 100: away from the pairs of "
                              "localeval meta-eval)")
     parser.add_argument("--only", choices=["en", "zh"], help="one language only")
-    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--data", type=Path,
+                        help="the dev files' folder (default ../shared/data/dev)")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
 
+    from localeval.errors import DatasetError
+    from localeval.meta_eval.convert import dev_rows
+
     def load(name: str) -> list[dict]:
-        path = args.data / name
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except OSError as exc:
-            sys.exit(f"error: cannot read {path}: {exc.strerror}")
-        return [json.loads(x) for x in lines[args.offset:]]
+            return dev_rows(name, args.data)[args.offset:]
+        except DatasetError as exc:
+            sys.exit(f"error: {exc}")
 
     rows = []
     if args.only != "zh":
-        rows += english(load("halueval_qa_dev.jsonl"), args.pairs, args.group,
+        rows += english(load("halueval"), args.pairs, args.group,
                         int(TARGET_CHARS["en"] * args.scale))
     if args.only != "en":
-        rows += chinese(load("uhgeval_dev.jsonl"), args.pairs,
+        rows += chinese(load("uhgeval"), args.pairs,
                         int(TARGET_CHARS["zh"] * args.scale))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),

@@ -1,13 +1,13 @@
 """Write the faithfulness dev pairs as meta-eval files, split into a fit half and a report half.
 
 For each of halueval, halueval_summarization, halluqa and uhgeval: `<set>-fit.jsonl` holds pairs
-[0, N) (τ is fitted on these: scripts/fit_threshold.py) and `<set>-report.jsonl` pairs [N, 2N)
-(the figures reported). `long-report.jsonl` is the long dev set (scripts/build_long_dev.py, its
+[0, N) (τ is fitted on these: fit_threshold.py, beside it) and `<set>-report.jsonl` pairs [N, 2N)
+(the figures reported). `long-report.jsonl` is the long dev set (build_long_dev.py, its
 rows paired), `adversarial-report.jsonl` the injection pairs, `swaps-report.jsonl` the swaps
-(scripts/data/swaps.jsonl) and `evasive-report.jsonl` answer_relevance's direct-vs-evasive pairs;
+(swaps.jsonl in data/) and `evasive-report.jsonl` answer_relevance's direct-vs-evasive pairs;
 none is fitted on.
 
-    python scripts/dev_sets.py --out runs/dev --n 20
+    python scripts/provenance/dev_sets.py --out runs/dev --n 20
 """
 
 from __future__ import annotations

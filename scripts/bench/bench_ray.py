@@ -2,7 +2,7 @@
 so the figures measure the distribution, not a model) in this process and on 1, 2 and 4 Ray
 workers of a local Ray instance.
 
-    .venv/bin/python scripts/bench_ray.py [--samples 400] [--delay 0.05] [--workers 1,2,4]
+    .venv/bin/python scripts/bench/bench_ray.py [--samples 400] [--delay 0.05] [--workers 1,2,4]
 
 Each Ray setting runs the real runner (results.jsonl written and fsynced per sample, as in a
 real run); its clocks start when the workers are ready (their start-up is `start_s`). It
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from localeval.judge.base import JudgeReply, JudgeRequest  # noqa: E402

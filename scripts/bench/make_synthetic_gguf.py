@@ -2,7 +2,7 @@
 measure throughput where the real file cannot be carried (throughput depends on the shape and
 the tensor types, not on the weights).
 
-    python scripts/make_synthetic_gguf.py OUT.gguf [--shape qwen2.5-7b|qwen2.5-1.5b|toy]
+    python scripts/bench/make_synthetic_gguf.py OUT.gguf [--shape qwen2.5-7b|qwen2.5-1.5b|toy]
         [--layers N] [--tokenizer-from GGUF] [--vocab-only] [--seed 0]
 
 `qwen2.5-7b` is Qwen2.5-7B-Instruct in Q4_K_M: 28 layers, 3584 wide, FFN 18944, 28 query / 4

@@ -11,7 +11,7 @@ checks that both runs gave identical records; `alone` scores every sample in a r
 `--ceiling` adds llama.cpp's raw batched decode throughput (tokens/s for N sequences, no
 sampling) as the upper bound.
 
-    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/bench_engine.py --samples 16
+    flock /tmp/localeval-cpu.lock .venv/bin/python scripts/bench/bench_engine.py --samples 16
 
 Settings: `N` = the engine with N slots (`--parallel N`), `alone` = each sample alone with one
 slot, `revN` = N slots, samples in reverse order. Prints one JSON object.
@@ -27,8 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-DEV = ROOT.parent / "shared" / "data" / "dev"
+ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_MODEL = ROOT / "models" / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
 METRICS = ["faithfulness"]  # --metrics
 N_GPU_LAYERS = [-1]  # --n-gpu-layers: every model this script loads (engine, ceiling, sweep)
@@ -36,8 +35,9 @@ N_GPU_LAYERS = [-1]  # --n-gpu-layers: every model this script loads (engine, ce
 
 def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]]:
     """n rows: half English (HaluEval QA), half Chinese (UHGEval); answers alternate."""
-    en = [json.loads(line) for line in (data_dir / "halueval_qa_dev.jsonl").open(encoding="utf-8")]
-    zh = [json.loads(line) for line in (data_dir / "uhgeval_dev.jsonl").open(encoding="utf-8")]
+    from localeval.meta_eval.convert import dev_rows
+
+    en, zh = dev_rows("halueval", data_dir), dev_rows("uhgeval", data_dir)
     rows: list[dict[str, Any]] = []
     for i in range(n):
         if i % 2 == 0:
@@ -233,7 +233,8 @@ def agreement(base: list[dict[str, Any]], other: list[dict[str, Any]]) -> dict[s
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL)
-    parser.add_argument("--data", type=Path, default=DEV)
+    parser.add_argument("--data", type=Path,
+                        help="the dev files' folder (default ../shared/data/dev)")
     parser.add_argument("--samples", type=int, default=16)
     parser.add_argument("--metrics", default="faithfulness",
                         help="comma-separated (answer_relevance adds generated free text)")

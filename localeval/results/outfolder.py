@@ -1,5 +1,6 @@
-"""The run folder (--out): its lock, opening it fresh, resumed or overwritten, and reading a
-finished or partial run back (report, compare). run.json and the other files: `runfiles`."""
+"""The folder a run writes (--out): its lock, opening it fresh, resumed or overwritten, the
+records appended, the finish. run.json and the other files: `runfiles`; reading a run folder
+back: `loadrun`."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import errno
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,6 @@ from localeval.results.records import (
     link_error,
     open_nofollow,
     prepare_append,
-    read_results,
 )
 from localeval.results.runfiles import (
     LOCK_FILE,
@@ -35,7 +35,6 @@ from localeval.results.runfiles import (
     unrecoverable,
     write_run_file,
 )
-from localeval.results.tally import recompute_metrics
 
 # ---- an open --out folder ----------------------------------------------------------------------
 
@@ -219,47 +218,3 @@ def previous_models(out_dir: Path) -> dict[str, Any]:
     except AttributeError:
         return {}
     return models if isinstance(models, dict) else {}
-
-
-# ---- reading a finished (or partial) run folder ------------------------------------------------
-
-
-@dataclass
-class RunFolder:
-    """results.jsonl read back (its records in input order: in memory, or read one at a time
-    when loaded with stream=True), with summary.json (or what can be rebuilt without it)."""
-
-    path: Path
-    records: list[SampleRecord] | OrderedResults
-    summary: dict[str, Any]
-    notes: list[str] = field(default_factory=list)
-
-
-def load_run(path: Path, *, stream: bool = False) -> RunFolder:
-    """Read a run folder. The per-metric summary is always recomputed from results.jsonl.
-    `stream`: the records stay in the file (an index of them is read; see `ordered`)."""
-    path = Path(path)
-    results = path / RESULTS_FILE
-    if not results.is_file():
-        raise UsageError(
-            f"{path} is not a run folder: {RESULTS_FILE} not found "
-            "(give the --out folder of `localeval run`)"
-        )
-    read = index_results(results) if stream else read_results(results)
-    loaded = read_json(path / SUMMARY_FILE)
-    summary: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
-    if "settings" not in summary:  # no summary.json (killed hard): run.json still has them
-        try:
-            inputs = read_json(path / RUN_FILE)["inputs"]
-            summary["settings"] = inputs if isinstance(inputs, dict) else {}
-            summary.setdefault("localeval_version", summary["settings"].get("localeval_version"))
-        except (KeyError, TypeError):
-            pass
-    records: list[SampleRecord] | OrderedResults
-    if stream:
-        spans = sorted((e.line, e.id, e.offset, e.length) for e in read.records)
-        records = OrderedResults(results, [(offset, n, line) for line, _, offset, n in spans])
-    else:
-        records = sorted(read.records, key=lambda r: (r.line, r.id))
-    summary["metrics"] = recompute_metrics(records, summary.get("metrics") or {})
-    return RunFolder(path=path, records=records, summary=summary, notes=read.notes())

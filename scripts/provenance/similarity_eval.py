@@ -15,7 +15,7 @@ so that the embedding alone, with no content term shared, gives at most half cre
 Embedders as a run picks them (models dir from LOCALEVAL_MODELS_DIR / --models-dir): the
 manifest's embedder of each language when present, else m3e-small for both.
 
-    HF_HUB_OFFLINE=1 python scripts/similarity_eval.py [--data ../shared/data/dev]
+    HF_HUB_OFFLINE=1 python scripts/provenance/similarity_eval.py [--data ../shared/data/dev]
 """
 
 from __future__ import annotations
@@ -29,10 +29,11 @@ from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from localeval.meta_eval import stats  # noqa: E402
+from localeval.meta_eval.convert import dev_rows  # noqa: E402
 from localeval.metrics import similarity  # noqa: E402
 from localeval.models import embed  # noqa: E402
 from localeval.models.embed import EmbeddingStore  # noqa: E402
@@ -45,8 +46,7 @@ def pairwise(right: np.ndarray, wrong: np.ndarray) -> float:
 
 def load_sets(data: Path) -> dict[str, tuple[str, list[str], list[str], list[str]]]:
     """name → (language, references, right answers, wrong answers)."""
-    hq = [json.loads(x) for x in (data / "halluqa_dev.jsonl").read_text("utf-8").splitlines()]
-    he = [json.loads(x) for x in (data / "halueval_qa_dev.jsonl").read_text("utf-8").splitlines()]
+    hq, he = dev_rows("halluqa", data), dev_rows("halueval", data)
     return {
         "halluqa": ("zh", [r["Best Answer2"] for r in hq], [r["Best Answer1"] for r in hq],
                     [r["Wrong_Answer1"] for r in hq]),
@@ -116,9 +116,10 @@ def fit(grid: list[float], worst: list[float]) -> float:
 
 async def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data" / "dev")
+    ap.add_argument("--data", type=Path,
+                    help="the dev files' folder (default ../shared/data/dev)")
     args = ap.parse_args()
-    stores = {lang: embed._companion(lang) for lang in ("zh", "en")}
+    stores = {lang: embed.language_store(lang) for lang in ("zh", "en")}
     fallback = next((s for s in stores.values() if s is not None), None)
     if fallback is None:
         sys.exit("no embedder present: run `localeval models pull m3e-small`")
