@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import math
 from typing import Any
 
 import numpy as np
@@ -21,7 +20,6 @@ from localeval.metrics import REGISTRY, resolve
 from localeval.metrics.answer_correctness import correctness_scores
 from localeval.metrics.context_entities import entity_key, matches
 from localeval.metrics.context_precision import average_precision
-from localeval.metrics.context_relevance import rank_weight
 from localeval.metrics.support.pieces import pack
 from localeval.models.backends import Backends
 from localeval.models.embed import EmbeddingStore, HashEmbedder
@@ -153,97 +151,7 @@ def test_default_verdicts_are_bare_with_mechanical_explanations() -> None:
     assert third["verdict"] == 0 and third["reason"] == "the judge found no support in the context"
 
 
-# ---- answer_relevance -------------------------------------------------------------------------
-
-
-def test_answer_relevance_mean_of_cosine_times_flag() -> None:
-    q = EN["question"]
-    other = "Where is Acme based?"
-    rec, judge = run(
-        "answer_relevance",
-        EN,
-        {
-            "answer_relevance_questions": [
-                {
-                    "questions": [
-                        {"question": q, "reason": "r", "clear": 1},
-                        {"question": "When was Acme founded?", "reason": "r", "clear": 0},
-                        {"question": other, "reason": "r", "clear": 1},
-                    ]
-                }
-            ]
-        },
-    )
-    expected = (1.0 + 0.0 + max(0.0, cos(q, other))) / 3
-    assert rec.scores["answer_relevance"] == pytest.approx(expected, abs=1e-6)
-    generated = rec.details["answer_relevance"]["generated_questions"]
-    assert [g["clear"] for g in generated] == [1, 0, 1] and "cosine" in generated[0]
-    assert '"minItems": 3' in judge.requests[0].answer_schema.replace(" ", "").replace(
-        '"minItems":3', '"minItems": 3'
-    )
-
-
-def test_answer_relevance_repeated_questions_count_once_and_n_is_configurable() -> None:
-    q = EN["question"]
-    rec, judge = run(
-        "answer_relevance",
-        EN,
-        {
-            "answer_relevance_questions": [
-                {
-                    "questions": [
-                        {"question": q, "clear": 1},
-                        {"question": "  " + q.upper(), "clear": 1},
-                    ]
-                }
-            ]
-        },
-        answer_relevance_n=2,
-        explain=False,
-    )
-    assert rec.details["answer_relevance"]["distinct"] == 1
-    assert rec.scores["answer_relevance"] == pytest.approx(1.0, abs=1e-6)
-    assert "write 2 different questions" in judge.requests[0].messages[1]["content"]
-
-
-# ---- context_relevance ------------------------------------------------------------------------
-
-
-def test_context_relevance_both_directions_and_rank_weighting() -> None:
-    rec, judge = run(
-        "context_relevance",
-        EN,
-        {
-            "context_relevance_answer": [V(1, 1, 0, reason=False)],  # 3 answer sentences
-            # ctx1: 2 sentences, ctx2: 1 sentence
-            "context_relevance_context": [V(1, 0, 1, reason=False)],
-        },
-    )
-    s = rec.scores
-    assert (
-        s["context_relevance"]
-        == s["context_relevance.answer_supported_precision"]
-        == pytest.approx(2 / 3)
-    )
-    assert s["context_relevance.context_supported_precision"] == pytest.approx(2 / 3)
-    w2 = 1 / math.log2(3)
-    assert s["context_relevance.rank_weighted"] == pytest.approx((0.5 + w2 * 1.0) / (1 + w2))
-    assert rec.details["context_relevance"]["per_context_precision"] == [0.5, 1.0]
-    prompts = [r.messages[1]["content"] for r in judge.requests]
-    assert "3. It makes tea." in prompts[0]
-    assert "3. Acme sells coffee." in prompts[1]
-    assert [v["verdict"] for v in rec.details["context_relevance"]["context_sentences"]] == [
-        1, 0, 1]
-
-
-def test_context_relevance_answer_without_sentences_is_unscored() -> None:
-    rec, judge = run("context_relevance", {**EN, "answer": "- \n* "}, {})
-    assert rec.scores == {"context_relevance": None} and not judge.requests
-
-
-def test_rank_weights_fall_with_rank() -> None:
-    assert rank_weight(1) == 1.0 and rank_weight(3) == pytest.approx(0.5)
-    assert rank_weight(2) > rank_weight(3) > rank_weight(10)
+# answer_relevance and context_relevance: tests/test_relevance.py
 
 
 # ---- context_precision ------------------------------------------------------------------------

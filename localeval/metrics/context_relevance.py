@@ -1,15 +1,27 @@
-"""context_relevance(a, C), both directions, on deterministic sentences (text.split_sentences),
-each a support verdict (metrics/support/verdicts.py):
+"""context_relevance(a, C): how much of the retrieved contexts the answer uses, on deterministic
+sentences (support/sentences.split); padding a context with sentences the answer does not use
+lowers it.
 
-- answer_supported_precision: share of the answer's sentences that C supports (main score);
-- context_supported_precision: share of the contexts' sentences that the answer supports;
+- context_relevance (the headline) = the probability-weighted context-supported precision: the
+  mean over the contexts' sentences of the judge's P(the answer states this sentence), 0 for a
+  sentence that shares no content term with the answer (below). Chosen from the dev pairs of
+  focused against padded contexts (docs/metrics.md, *context_relevance*);
+- context_supported_precision: the share of the contexts' sentences the answer states, each
+  P ≥ τ (metrics/support/threshold.py);
 - rank_weighted: each context's own context-supported precision, averaged with weights
-  w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG).
+  w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG);
+- answer_supported_precision (+ `.soft`): the share of the answer's sentences the contexts
+  support. This is faithfulness's figure with sentences as claims, asked with faithfulness's own
+  requests (step faithfulness_verdicts), so a run of both metrics judges them once.
 
-Sub-score keys: context_relevance.answer_supported_precision, .context_supported_precision,
-.rank_weighted, and `.answer_supported_precision.soft` / `.context_supported_precision.soft`
-(the mean P(supported) of each direction). The main key equals answer_supported_precision.
-Each verdict is P(supported) against τ (metrics/support/threshold.py).
+Candidates: a context sentence with no content term (number, English 5-letter stem of a content
+word, Chinese character bigram: claims.content) in common with the answer is not stated by it;
+it gets P = 0 without a request (`rule: "no shared term"`). Only the others are judged, in
+numbered lists (support/verdicts.py). A one-sentence answer of a few words is shown to the judge
+with its question ("Q: … A: …", claims.claim_text), whose terms then count as the answer's.
+
+Options (`--metric-option context_relevance.<option>=<value>`): `narrow` (true: judge only the
+candidates; false: every sentence), `answer_supported` (true: also the answer direction).
 """
 
 from __future__ import annotations
@@ -17,13 +29,28 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.score import nonempty
+from localeval.metrics.support.claims import claim_text, content
+from localeval.metrics.support.score import claims_supported, nonempty
 from localeval.metrics.support.sentences import split
 from localeval.metrics.support.verdicts import support_verdicts
 
 NAME = "context_relevance"
+HEADLINE = "context_supported_precision.soft"
+"""The sub-score the main score equals (chosen on the dev pairs, docs/metrics.md)."""
+NO_SHARED_TERM = "shares no word, number or name with the answer: not stated by it"
+
+
+class ContextRelevanceOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    narrow: bool = Field(True, description="judge only the context sentences that share a "
+                                           "content term with the answer (the others: 0)")
+    answer_supported: bool = Field(True, description="also the share of the answer's sentences "
+                                                     "the contexts support")
 
 
 def rank_weight(rank: int) -> float:
@@ -31,64 +58,115 @@ def rank_weight(rank: int) -> float:
     return 1.0 / math.log2(rank + 1)
 
 
-@metric(NAME, requires=("answer", "contexts"),
+def answer_material(answer: str, question: str | None, language: str) -> str:
+    """The answer as the judge sees it: a one-sentence fragment with its question."""
+    sentences = split(answer).items
+    if len(sentences) == 1:
+        return claim_text(sentences[0], question, language)
+    return answer
+
+
+def candidates(sentences: list[str], material: str) -> list[bool]:
+    """Per context sentence: does it share a content term with the answer (as shown)?"""
+    terms = content(material)
+    return [bool(content(s) & terms) for s in sentences]
+
+
+async def context_verdicts(ctx: MetricContext, sentences: list[str], material: str,
+                           question: str | None, narrow: bool) -> tuple[list[dict[str, Any]], int]:
+    """One entry per context sentence: verdict, p_supported (absent from a judge without
+    probabilities), rule and reason; only the candidates are asked about when `narrow`. And the
+    requests retried split smaller."""
+    asked = candidates(sentences, material) if narrow else [True] * len(sentences)
+    judged = [s for s, a in zip(sentences, asked, strict=True) if a]
+    support = None
+    if judged:
+        support = await support_verdicts(ctx, "context_relevance_context", judged,
+                                         split="answer", items_var="sentences",
+                                         answer=[material], question=question,
+                                         material_name="answer", details=False)
+    found = iter(support.verdicts if support else [])
+    out = []
+    for sentence, was_asked in zip(sentences, asked, strict=True):
+        entry = (dict(next(found)) if was_asked else
+                 {"verdict": 0, "p_supported": 0.0, "rule": "no shared term",
+                  "reason": NO_SHARED_TERM})
+        out.append({"sentence": sentence, **entry})
+    return out, support.retries if support else 0
+
+
+def per_context(groups: list[list[str]], verdicts: list[dict[str, Any]]) -> list[float | None]:
+    """Each context's own share of stated sentences (None for a context without sentences)."""
+    out: list[float | None] = []
+    at = 0
+    for group in groups:
+        mine = verdicts[at:at + len(group)]
+        at += len(group)
+        out.append(sum(v["verdict"] for v in mine) / len(group) if group else None)
+    return out
+
+
+def soft_share(verdicts: list[dict[str, Any]]) -> float | None:
+    """The mean P(stated), None when the judge gave no probability for some sentence."""
+    probs = [v.get("p_supported") for v in verdicts]
+    if not probs or any(p is None for p in probs):
+        return None
+    return sum(probs) / len(probs)  # type: ignore[arg-type]
+
+
+@metric(NAME, options=ContextRelevanceOptions, requires=("answer", "contexts"),
         order=30,
-        steps=("context_relevance_answer", "context_relevance_context"),
-        examples={
-            "context_relevance_answer": lambda ex: {"contexts": ex.contexts,
-                                                    "sentences": ex.statements},
-            "context_relevance_context": lambda ex: {"answer": [ex.answer],
-                                                     "sentences": ex.contexts}},
+        steps=("context_relevance_context", "faithfulness_verdicts", "faithfulness_statements"),
+        examples={"context_relevance_context": lambda ex: {"answer": [ex.answer],
+                                                           "sentences": ex.contexts}},
         verdict_keys=("verdict",),
-        description="answer sentences supported by the contexts, and context sentences "
-                    "supported by the answer (plus a rank-weighted per-context variant)")
+        description="how much of the contexts the answer uses: mean P(the answer states it) "
+                    "over the context sentences (+ hard share, rank-weighted, and the answer "
+                    "sentences the contexts support)")
 async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
+    options: ContextRelevanceOptions = ctx.options
     contexts = nonempty(sample.contexts)
-    answer_sentences = list(split(sample.answer or "").items)
-    per_context = [list(split(c).items) for c in contexts]
-    context_sentences = [s for group in per_context for s in group]
+    answer = sample.answer or ""
+    groups = [list(split(c).items) for c in contexts]
+    sentences = [s for group in groups for s in group]
     if not contexts:
         return MetricResult.unscored(NAME, "every context is empty")
-    if not answer_sentences:
+    if not split(answer).items:
         return MetricResult.unscored(NAME, "the answer has no sentences")
-    by_answer = await support_verdicts(ctx, "context_relevance_answer", answer_sentences,
-                                       split="contexts", items_var="sentences",
-                                       contexts=contexts, question=sample.question)
-    by_context = await support_verdicts(ctx, "context_relevance_context", context_sentences,
-                                        split="answer", items_var="sentences",
-                                        answer=[sample.answer or ""], question=sample.question,
-                                        material_name="answer", details=False)
-    asp = by_answer.supported / len(answer_sentences)
-    csp = by_context.supported / len(context_sentences) if context_sentences else None
-
-    precisions: list[float | None] = []
-    at = 0
-    for group in per_context:
-        verdicts = by_context.verdicts[at:at + len(group)]
-        at += len(group)
-        precisions.append(sum(v["verdict"] for v in verdicts) / len(group) if group else None)
+    if not sentences:
+        return MetricResult.unscored(NAME, "the contexts have no sentences")
+    material = answer_material(answer, sample.question, ctx.language)
+    verdicts, retries = await context_verdicts(ctx, sentences, material, sample.question,
+                                               options.narrow)
+    precisions = per_context(groups, verdicts)
     weighted = [(rank_weight(i), p) for i, p in enumerate(precisions, start=1) if p is not None]
-    rank_weighted = (sum(w * p for w, p in weighted) / sum(w for w, _ in weighted)
-                     if weighted else None)
-
+    scores: dict[str, float | None] = {
+        f"{NAME}.context_supported_precision": sum(v["verdict"] for v in verdicts)
+        / len(sentences),
+        f"{NAME}.rank_weighted": sum(w * p for w, p in weighted) / sum(w for w, _ in weighted),
+    }
+    soft = soft_share(verdicts)
+    if soft is not None:
+        scores[f"{NAME}.context_supported_precision.soft"] = soft
     details: dict[str, Any] = {
-        "answer_sentences": [{"sentence": s, **v}
-                             for s, v in zip(answer_sentences, by_answer.verdicts, strict=True)],
-        "context_sentences": [{"sentence": s, **v}
-                              for s, v in zip(context_sentences, by_context.verdicts, strict=True)],
+        "context_sentences": verdicts,
+        "judged": sum(v.get("rule") != "no shared term" for v in verdicts),
         "per_context_precision": precisions,
         "rank_weights": [round(rank_weight(i), 4) for i in range(1, len(contexts) + 1)],
     }
-    if by_answer.retries or by_context.retries:
-        details["judge_retries"] = by_answer.retries + by_context.retries
-    scores = {
-        NAME: asp,
-        f"{NAME}.answer_supported_precision": asp,
-        f"{NAME}.context_supported_precision": csp,
-        f"{NAME}.rank_weighted": rank_weighted,
-    }
-    for key, support in (("answer_supported_precision", by_answer),
-                         ("context_supported_precision", by_context)):
-        if support.soft is not None:  # the mean P(supported) of that direction
-            scores[f"{NAME}.{key}.soft"] = support.soft
+    if retries:
+        details["judge_retries"] = retries
+    if material != answer:
+        details["answer_shown_as"] = material
+    if options.answer_supported:
+        asp = await claims_supported(ctx, f"{NAME}.answer_supported_precision",
+                                     "faithfulness_verdicts", answer, sample.question,
+                                     contexts, whose="the answer")
+        scores |= asp.scores
+        details["answer_sentences"] = asp.details.get("statements", [])
+        if asp.reason:
+            details["answer_supported_unscored_reason"] = asp.reason
+    # a judge without probabilities (the fake judge) gives no soft figure: the hard share
+    scores[NAME] = scores.get(f"{NAME}.{HEADLINE}",
+                              scores[f"{NAME}.context_supported_precision"])
     return MetricResult(scores=scores, details=details)

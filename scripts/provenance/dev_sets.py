@@ -5,7 +5,9 @@ For each of halueval, halueval_summarization, halluqa and uhgeval: `<set>-fit.js
 (the figures reported). `long-report.jsonl` is the long dev set (build_long_dev.py, its
 rows paired), `adversarial-report.jsonl` the injection pairs, `swaps-report.jsonl` the swaps
 (swaps.jsonl in data/) and `evasive-report.jsonl` answer_relevance's direct-vs-evasive pairs;
-none is fitted on.
+none is fitted on. The relevance sets (`partial-<lang>.jsonl`: complete vs partial answers for
+answer_relevance; `padded-<lang>.jsonl`: focused vs padded contexts for context_relevance; each
+also as labelled rows, `-rows.jsonl`, for Cohen's κ) are built by relevance_pairs below.
 
     python scripts/provenance/dev_sets.py --out runs/dev --n 20
 """
@@ -19,7 +21,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from localeval.meta_eval.convert import CONVERTERS, default_src
+from localeval.meta_eval.convert import CONVERTERS, UHGEVAL_QUESTION, default_src, dev_rows
+from localeval.text import split_sentences
 
 SETS = ("halueval", "halueval_summarization", "halluqa", "uhgeval")
 SWAPS = Path(__file__).with_name("data") / "swaps.jsonl"
@@ -66,6 +69,130 @@ def evasive_pairs(halueval_report: list[dict], halluqa_rows: Path, n: int = 12) 
     return out
 
 
+RELEVANCE_START = {"partial": 60, "padded": 120}
+"""First HaluEval QA dev row of each relevance set (apart from the faithfulness halves, 0-39)."""
+_YES_NO = {"yes", "no"}
+
+
+def _dot(text: str) -> str:
+    text = text.strip()
+    return text if text[-1:] in ".!?。！？”」』）)" else text + ("。" if _cjk(text) else ".")
+
+
+def _cjk(text: str) -> bool:
+    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+
+
+def _pair(pid: str, language: str, good: dict, bad: dict, kind: str) -> dict:
+    return {"pair_id": pid, "language": language, "preferred": "a", "a": good, "b": bad,
+            "meta": {"kind": kind}}
+
+
+def _partial(language: str, qa: list[tuple[str, str, str]], extra: list[str], n: int
+             ) -> list[dict]:
+    """n pairs whose question asks two things (two rows' questions), the complete answer
+    (both answers) against one that drops a part (the first part kept in even pairs, the
+    second in odd ones), then n pairs of an answer against the same answer plus a sentence of
+    another document (added last in even pairs, first in odd ones)."""
+    out = []
+    for k in range(n):
+        (q1, a1, c1), (q2, a2, c2) = qa[2 * k], qa[2 * k + 1]
+        joiner = "" if language == "zh" else " "
+        row = {"question": q1 + joiner + q2, "contexts": [c1, c2]}
+        kept = a1 if k % 2 == 0 else a2
+        out.append(_pair(f"partial-{language}-part-{k}", language,
+                         {**row, "answer": _dot(a1) + joiner + _dot(a2)},
+                         {**row, "answer": _dot(kept)}, "part dropped"))
+    for k in range(n):
+        q, a, c = qa[2 * n + k]
+        joiner = "" if language == "zh" else " "
+        added = (_dot(a) + joiner + extra[k]) if k % 2 == 0 else (extra[k] + joiner + _dot(a))
+        row = {"question": q, "contexts": [c]}
+        out.append(_pair(f"partial-{language}-added-{k}", language, {**row, "answer": _dot(a)},
+                         {**row, "answer": added}, "unrelated sentence added"))
+    return out
+
+
+def _splice(own: list[str], foreign: list[str], language: str) -> str:
+    """`own` sentences with `foreign` ones put in after every second own sentence (the rest at
+    the end): the same context padded with another document's sentences."""
+    out: list[str] = []
+    rest = list(foreign)
+    for i, s in enumerate(own):
+        out.append(s)
+        if i % 2 == 1 and rest:
+            out.append(rest.pop(0))
+    out += rest
+    return ("" if language == "zh" else " ").join(out)
+
+
+def _padded(language: str, items: list[tuple[str, str, str]], others: list[str], n: int
+            ) -> list[dict]:
+    """n pairs: (question, answer, context) with the context as it is against the same context
+    with sentences of another document spliced in (half as many as it has, at least 2)."""
+    out = []
+    for k in range(n):
+        q, a, c = items[k]
+        own = split_sentences(c)
+        foreign = split_sentences(others[k])[: max(2, (len(own) + 1) // 2)]
+        row = {"question": q, "answer": a}
+        out.append(_pair(f"padded-{language}-{k}", language,
+                         {**row, "contexts": [_splice(own, [], language)]},
+                         {**row, "contexts": [_splice(own, foreign, language)]},
+                         "context padded"))
+    return out
+
+
+def answer_sentence(row: dict) -> str | None:
+    """The sentence of a HaluEval QA row's knowledge that holds its right answer (a full-sentence
+    answer to its question), or None."""
+    found = [s for s in split_sentences(row["knowledge"])
+             if row["right_answer"].strip().lower() in s.lower()]
+    return found[-1] if found else None
+
+
+def relevance_pairs(src: Path, n: int = 5) -> dict[str, list[dict]]:
+    """The relevance dev sets, en (HaluEval QA dev rows from RELEVANCE_START; partial: the
+    knowledge sentence with the right answer as the answer) and zh (HalluQA rows whose best
+    answer states a fact; UHGEval articles): `partial-<lang>` 2n pairs,
+    `padded-<lang>` 2n pairs. Deterministic; never from WikiEval."""
+    hal = [r for r in dev_rows("halueval", src)
+           if r["right_answer"].strip().lower() not in _YES_NO]
+    start = RELEVANCE_START["partial"]
+    en_qa = [(r["question"].strip(), s, r["knowledge"])
+             for r in hal[start:] if (s := answer_sentence(r))][: 3 * n]
+    en_extra = [split_sentences(r["knowledge"])[0] for r in hal[start + 50:start + 50 + n]]
+    uhg = dev_rows("uhgeval", src)
+    zh_extra = [next(s for s in split_sentences(r["newsRemainder"]) if 15 <= len(s) <= 60)
+                for r in uhg[-n:]]
+    zh_qa = []
+    for r in dev_rows("halluqa", src):
+        if not _NOT_FACTUAL.search(r["Best Answer1"]) and len(r["Best Answer1"]) >= 4:
+            zh_qa.append((r["Question"].strip(), r["Best Answer1"].strip(), r["Source"]))
+    zh_qa = (zh_qa * 2)[: 3 * n]  # 21 such rows: the added-sentence pairs may reuse some
+    start = RELEVANCE_START["padded"]
+    en_items = [(r["question"].strip(), _dot(r["right_answer"]), r["knowledge"])
+                for r in hal[start:start + 2 * n]]
+    en_others = [r["knowledge"] for r in hal[start + 40:start + 40 + 2 * n]]
+    zh_items = [(UHGEVAL_QUESTION, r["realContinuation"].strip(),
+                 (r["newsBeginning"] + r["newsRemainder"]).strip()) for r in uhg[: 2 * n]]
+    zh_others = [r["newsRemainder"] for r in uhg[100:100 + 2 * n]]
+    return {"partial-en": _partial("en", en_qa, en_extra, n),
+            "partial-zh": _partial("zh", zh_qa, zh_extra, n),
+            "padded-en": _padded("en", en_items, en_others, 2 * n),
+            "padded-zh": _padded("zh", zh_items, zh_others, 2 * n)}
+
+
+def as_rows(pairs: list[dict]) -> list[dict]:
+    """The pairs as labelled rows (the preferred side 1, the other 0), for meta-eval's κ."""
+    rows = []
+    for p in pairs:
+        for side in ("a", "b"):
+            rows.append({**p[side], "id": f"{p['pair_id']}/{side}", "language": p["language"],
+                         "label": int(p["preferred"] == side)})
+    return rows
+
+
 def write(path: Path, pairs: list[dict]) -> None:
     path.write_text("".join(json.dumps(p, ensure_ascii=False) + "\n" for p in pairs),
                     encoding="utf-8")
@@ -91,6 +218,8 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--n", type=int, default=20, help="pairs per half (default 20)")
     parser.add_argument("--long", type=int, default=3, help="long pairs per language")
+    parser.add_argument("--relevance", type=int, default=5,
+                        help="relevance pairs per kind and language (default 5)")
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     counts = {}
@@ -112,6 +241,10 @@ def main() -> int:
     write(args.out / "swaps-report.jsonl", swaps)
     counts |= {"long": [0, len(long)], "adversarial": [0, len(adversarial)],
                "swaps": [0, len(swaps)]}
+    for name, pairs in relevance_pairs(default_src(), args.relevance).items():
+        write(args.out / f"{name}.jsonl", pairs)
+        write(args.out / f"{name}-rows.jsonl", as_rows(pairs))
+        counts[name] = [0, len(pairs)]
     print(json.dumps({"fit_report_pairs": counts}))
     return 0
 

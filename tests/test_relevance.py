@@ -1,0 +1,269 @@
+"""answer_relevance and context_relevance through the fake judge: each factor, the candidates
+rule, the headline, options and undefined cases, with hand-computed expected scores."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+from typing import Any
+
+import pytest
+
+from localeval.config import Settings
+from localeval.data.dataset import to_sample
+from localeval.execute import evaluate_sample
+from localeval.judge.client import JudgeClient
+from localeval.judge.fake import FakeJudge
+from localeval.metrics import resolve
+from localeval.metrics.context_relevance import answer_material, candidates, rank_weight
+from localeval.metrics.similarity import rescale
+from localeval.models.backends import Backends
+from localeval.models.embed import EmbeddingStore, HashEmbedder
+from localeval.results import SampleRecord
+
+ROW = {
+    "id": "r1",
+    "question": "When was Acme founded, and where is it based?",
+    "answer": "Acme was founded in 1990. Tea grows in Assam.",
+    "contexts": ["Acme was founded in 1990 by Ada. Acme is based in Paris.",
+                 "Tea grows in Assam. Coffee is sold in Brazil."],
+}
+
+
+def run(name: str, row: dict, answers: dict[str, list[Any]], **settings: Any
+        ) -> tuple[SampleRecord, FakeJudge]:
+    judge = FakeJudge(answers)
+    backends = Backends(judge=JudgeClient(judge), embeddings=EmbeddingStore(HashEmbedder()))
+    record = asyncio.run(evaluate_sample(to_sample(row, 1), resolve([name]),
+                                         Settings(judge="fake", **settings), backends))
+    return record, judge
+
+
+def probs(*ps: float) -> list[list[Any]]:
+    """The `_probs` of a bare verdict list: P(1) of each verdict."""
+    return [["verdict", {"1": p, "0": 1 - p}] for p in ps]
+
+
+def V(*bits: int, p: tuple[float, ...] | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"verdicts": [{"verdict": b} for b in bits]}
+    if p is not None:
+        out["_probs"] = probs(*p)
+    return out
+
+
+def cosine(a: str, b: str) -> float:
+    va, vb = HashEmbedder().encode([a, b])
+    return float(va @ vb)
+
+
+def baseline(question: str) -> float:
+    """b_q: the mean cosine of the question and the bundled unrelated English sentences."""
+    from localeval.metrics.baseline_text import SENTENCES
+
+    return sum(cosine(question, s) for s in SENTENCES["en"]) / len(SENTENCES["en"])
+
+
+Q1, Q2 = "When was Acme founded?", "Where is Acme based?"
+
+
+def ar_answers(clear: tuple[int, int], parts: list[str], answered: dict[str, Any],
+               asked: dict[str, Any]) -> dict[str, list[Any]]:
+    return {"answer_relevance_questions": [{"questions": [
+                {"question": Q1, "clear": clear[0]}, {"question": "What grows in Assam?",
+                                                      "clear": clear[1]}]}],
+            "answer_relevance_parts": [{"parts": parts}],
+            "answer_relevance_coverage": [answered],
+            "answer_relevance_sentences": [asked]}
+
+
+# ---- answer_relevance -------------------------------------------------------------------------
+
+
+def test_answer_relevance_is_rescaled_similarity_times_completeness_times_focus() -> None:
+    rec, judge = run("answer_relevance", ROW,
+                     ar_answers((1, 1), [Q1, Q2], V(1, 0, p=(0.9, 0.2)), V(1, 0, p=(0.8, 0.3))),
+                     answer_relevance_n=2)
+    q = ROW["question"]
+    b = baseline(q)
+    sim = (rescale(cosine(q, Q1), b) + rescale(cosine(q, "What grows in Assam?"), b)) / 2
+    assert sim > 0
+    s = rec.scores
+    assert s["answer_relevance.similarity"] == pytest.approx(sim)
+    assert s["answer_relevance.completeness"] == 0.5  # one of the two parts given (P ≥ ½)
+    assert s["answer_relevance.focus"] == 0.5  # the Assam sentence answers nothing asked
+    # the score multiplies the probabilities, not the ½-cut shares
+    assert s["answer_relevance"] == pytest.approx(sim * (0.9 + 0.2) / 2 * (0.8 + 0.3) / 2)
+    assert "answer_relevance.soft" not in s
+    d = rec.details["answer_relevance"]
+    assert [p["part"] for p in d["parts"]] == [Q1, Q2]
+    assert [p["answered"] for p in d["parts"]] == [1, 0]
+    assert d["sentences"][1] == {"sentence": "Tea grows in Assam.", "asked": 0, "p_asked": 0.3}
+    assert d["baseline"] == pytest.approx(b)
+    assert d["generated_questions"][0]["rescaled"] == pytest.approx(rescale(cosine(q, Q1), b))
+    prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
+    assert ROW["answer"] not in prompts["answer_relevance_parts"]  # the parts: question only
+    assert f"1. {Q1}\n2. {Q2}" in prompts["answer_relevance_coverage"]
+    assert "2. Tea grows in Assam." in prompts["answer_relevance_sentences"]
+
+
+def test_answer_relevance_the_probability_decides_each_verdict_not_the_written_digit() -> None:
+    rec, _ = run("answer_relevance", ROW,
+                 ar_answers((1, 1), [Q1, Q2], V(1, 1, p=(0.9, 0.4)), V(1, 1, p=(0.6, 0.45))),
+                 answer_relevance_n=2)
+    assert rec.scores["answer_relevance.completeness"] == 0.5
+    assert rec.scores["answer_relevance.focus"] == 0.5
+    parts = rec.details["answer_relevance"]["parts"]
+    assert parts[1] == {"part": Q2, "answered": 0, "p_answered": 0.4}
+
+
+def test_without_probabilities_the_written_digits_are_the_factors() -> None:
+    rec, _ = run("answer_relevance", ROW, ar_answers((1, 1), [Q1, Q2], V(1, 0), V(1, 1)),
+                 answer_relevance_n=2)
+    s = rec.scores
+    assert s["answer_relevance"] == pytest.approx(s["answer_relevance.similarity"] * 0.5 * 1.0)
+
+
+def test_an_evasive_answer_scores_zero_whatever_its_parts() -> None:
+    rec, _ = run("answer_relevance", ROW,
+                 ar_answers((0, 0), [Q1, Q2], V(1, 1), V(1, 1)), answer_relevance_n=2)
+    assert rec.scores["answer_relevance"] == 0.0
+    assert rec.scores["answer_relevance.similarity"] == 0.0
+    assert rec.scores["answer_relevance.completeness"] == 1.0  # visible as its own sub-score
+
+
+def test_repeated_parts_count_once_and_no_usable_part_means_the_whole_question() -> None:
+    rec, _ = run("answer_relevance", ROW,
+                     ar_answers((1, 1), [Q1, " when was ACME founded? ", "?"], V(1), V(1, 1)),
+                     answer_relevance_n=2)
+    assert [p["part"] for p in rec.details["answer_relevance"]["parts"]] == [Q1]
+    rec, _ = run("answer_relevance", ROW,
+                     ar_answers((1, 1), ["...", "—"], V(0), V(1, 1)), answer_relevance_n=2)
+    assert [p["part"] for p in rec.details["answer_relevance"]["parts"]] == [ROW["question"]]
+    assert rec.scores["answer_relevance.completeness"] == 0.0
+
+
+def test_answer_relevance_options_leave_factors_and_their_requests_out() -> None:
+    answers = ar_answers((1, 1), [Q1], V(1), V(1, 1))
+    del answers["answer_relevance_parts"], answers["answer_relevance_coverage"]
+    del answers["answer_relevance_sentences"]
+    rec, judge = run("answer_relevance", ROW, answers, answer_relevance_n=2,
+                     metric_options={"answer_relevance": {"completeness": False,
+                                                          "focus": False}})
+    assert [r.step for r in judge.requests] == ["answer_relevance_questions"]
+    s = rec.scores
+    assert s["answer_relevance"] == s["answer_relevance.similarity"]
+    assert "answer_relevance.completeness" not in s and "answer_relevance.focus" not in s
+
+
+def test_long_answers_are_judged_in_groups_of_sixteen_sentences() -> None:
+    answer = " ".join(f"Fact {i} is true." for i in range(20))
+    rec, judge = run("answer_relevance", {**ROW, "answer": answer},
+                     {**ar_answers((1, 1), [Q1], V(1), V(*[1] * 16)),
+                      "answer_relevance_sentences": [V(*[1] * 16), V(0, 0, 0, 0)]},
+                     answer_relevance_n=2)
+    assert [r.step for r in judge.requests].count("answer_relevance_sentences") == 2
+    assert rec.scores["answer_relevance.focus"] == pytest.approx(16 / 20)
+
+
+def test_answer_relevance_unscored_cases() -> None:
+    rec, judge = run("answer_relevance", {**ROW, "answer": "- \n* "}, {})
+    assert rec.scores == {"answer_relevance": None} and not judge.requests
+    rec, _ = run("answer_relevance", ROW, {"answer_relevance_questions": [
+        {"questions": [{"question": " ", "clear": 1}, {"question": "", "clear": 1}]}]},
+        answer_relevance_n=2)
+    assert rec.scores == {"answer_relevance": None}
+    assert "no usable question" in rec.details["answer_relevance"]["unscored_reason"]
+
+
+# ---- context_relevance ------------------------------------------------------------------------
+
+
+def test_candidates_share_a_content_term_with_the_answer() -> None:
+    sentences = ["Acme was founded in 1990 by Ada.", "Acme is based in Paris.",
+                 "Coffee is sold in Brazil.", "Tea grows in Assam."]
+    assert candidates(sentences, ROW["answer"]) == [True, True, False, True]
+    assert candidates(["长城全长两万公里。", "北京是首都。"], "长城很长。") == [True, False]
+
+
+def test_a_fragment_answer_is_shown_with_its_question() -> None:
+    assert answer_material("1990.", Q1, "en") == f"Q: {Q1} A: 1990."
+    assert answer_material(ROW["answer"], Q1, "en") == ROW["answer"]
+
+
+def cr_answers(context: dict[str, Any], faith: dict[str, Any]) -> dict[str, list[Any]]:
+    return {"context_relevance_context": [context], "faithfulness_verdicts": [faith]}
+
+
+def test_context_relevance_headline_is_the_mean_probability_over_every_context_sentence() -> None:
+    # four context sentences; "Coffee is sold in Brazil." shares nothing with the answer
+    rec, judge = run("context_relevance", ROW,
+                     cr_answers(V(1, 0, 1, p=(0.9, 0.2, 0.7)), V(1, 0, p=(0.8, 0.1))),
+                     claims="sentences")
+    s = rec.scores
+    assert s["context_relevance"] == s["context_relevance.context_supported_precision.soft"]
+    assert s["context_relevance"] == pytest.approx((0.9 + 0.2 + 0.7 + 0.0) / 4)
+    tau = 0.6  # en
+    hard = [tau <= 0.9, tau <= 0.2, tau <= 0.7, False]
+    assert s["context_relevance.context_supported_precision"] == pytest.approx(sum(hard) / 4)
+    w2 = rank_weight(2)
+    assert s["context_relevance.rank_weighted"] == pytest.approx((0.5 + w2 * 0.5) / (1 + w2))
+    assert s["context_relevance.answer_supported_precision"] == 0.5
+    assert s["context_relevance.answer_supported_precision.soft"] == pytest.approx(0.45)
+    d = rec.details["context_relevance"]
+    assert d["judged"] == 3
+    coffee = d["context_sentences"][3]
+    assert coffee["sentence"] == "Coffee is sold in Brazil."
+    assert coffee["rule"] == "no shared term" and coffee["p_supported"] == 0.0
+    prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
+    assert "Coffee" not in prompts["context_relevance_context"]
+    assert "3. Tea grows in Assam." in prompts["context_relevance_context"]
+
+
+def test_padding_lowers_the_headline_when_the_padded_sentences_share_nothing() -> None:
+    answers = cr_answers(V(1, 0, 1, p=(0.9, 0.2, 0.7)), V(1, 0, p=(0.8, 0.1)))
+    focused, _ = run("context_relevance", ROW, answers, claims="sentences")
+    padded_row = {**ROW, "contexts": [ROW["contexts"][0] + " Rain fell on Oslo.",
+                                      ROW["contexts"][1]]}
+    answers = cr_answers(V(1, 0, 1, p=(0.9, 0.2, 0.7)), V(1, 0, p=(0.8, 0.1)))
+    padded, _judge = run("context_relevance", padded_row, answers, claims="sentences")
+    assert padded.scores["context_relevance"] == pytest.approx(1.8 / 5)
+    assert focused.scores["context_relevance"] > padded.scores["context_relevance"]
+
+
+def test_context_relevance_shares_its_answer_direction_with_faithfulness() -> None:
+    both = {"context_relevance_context": [V(1, 0, 1, p=(0.9, 0.2, 0.7))],
+            "faithfulness_verdicts": [V(1, 0, p=(0.8, 0.1))]}  # one answer for both metrics
+    judge = FakeJudge(both)
+    backends = Backends(judge=JudgeClient(judge), embeddings=EmbeddingStore(HashEmbedder()))
+    rec = asyncio.run(evaluate_sample(to_sample(ROW, 1), resolve(["faithfulness",
+                                                                  "context_relevance"]),
+                                      Settings(judge="fake", claims="sentences"), backends))
+    assert [r.step for r in judge.requests].count("faithfulness_verdicts") == 1
+    assert rec.scores["faithfulness"] == rec.scores["context_relevance.answer_supported_precision"]
+
+
+def test_context_relevance_options() -> None:
+    rec, judge = run("context_relevance", ROW,
+                     {"context_relevance_context": [V(1, 0, 0, 1)]}, claims="sentences",
+                     metric_options={"context_relevance": {"narrow": False,
+                                                           "answer_supported": False}})
+    assert [r.step for r in judge.requests] == ["context_relevance_context"]
+    assert "4. Coffee is sold in Brazil." in judge.requests[0].messages[1]["content"]
+    s = rec.scores
+    # the fake judge gives no probabilities: the headline is then the hard share
+    assert s["context_relevance"] == s["context_relevance.context_supported_precision"] == 0.5
+    assert "context_relevance.answer_supported_precision" not in s
+
+
+def test_context_relevance_unscored_cases() -> None:
+    rec, judge = run("context_relevance", {**ROW, "answer": "- \n* "}, {})
+    assert rec.scores == {"context_relevance": None} and not judge.requests
+    rec, judge = run("context_relevance", {**ROW, "contexts": [" ", ""]}, {})
+    assert rec.scores == {"context_relevance": None} and not judge.requests
+
+
+def test_rank_weights_fall_with_rank() -> None:
+    weights = [rank_weight(i) for i in range(1, 6)]
+    assert weights[0] == 1.0 and all(a > b for a, b in itertools.pairwise(weights))
+    assert weights[1] == pytest.approx(1 / math.log2(3))
