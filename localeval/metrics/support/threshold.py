@@ -52,5 +52,6 @@ def p_yes(entry: FieldProbs | None) -> float | None:
         return None
     if entry.score is not None:
         return entry.score
-    yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
-    return yes / (yes + no) if yes + no > 0 else None
+    from localeval.verifier.apply import raw_p
+
+    return raw_p(entry)
