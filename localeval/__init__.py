@@ -1,7 +1,9 @@
 """localeval: a fully local, offline evaluator for RAG systems.
 
-`localeval.evaluate(rows_or_path, metrics=..., **settings)` is the Python API (localeval.api);
-it is imported on first use, so `import localeval` stays light.
+`localeval.evaluate(rows_or_path, metrics=..., **settings)` and
+`localeval.generate_testset(docs, ...)` (= `localeval.api.generate`; `localeval.generate` is the
+package behind it) are the Python API (localeval.api); it is imported on first use, so
+`import localeval` stays light.
 """
 
 from __future__ import annotations
@@ -9,15 +11,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["EvalResults", "__version__", "evaluate"]
+__all__ = ["EvalResults", "GeneratedSet", "__version__", "evaluate", "generate_testset"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from localeval.api import EvalResults, evaluate
+    from localeval.api import EvalResults, GeneratedSet, evaluate
+    from localeval.api import generate as generate_testset
 
 
 def __getattr__(name: str) -> Any:
-    if name in ("evaluate", "EvalResults"):
+    if name in ("evaluate", "EvalResults", "generate_testset", "GeneratedSet"):
         from localeval import api
 
-        return getattr(api, name)
+        return getattr(api, "generate" if name == "generate_testset" else name)
     raise AttributeError(f"module 'localeval' has no attribute {name!r}")

@@ -1,4 +1,6 @@
-"""The Python API: `localeval.evaluate(data, metrics=..., **settings)`.
+"""The Python API: `localeval.evaluate(data, metrics=..., **settings)`, and
+`localeval.generate(docs, ...)` (a test set from the user's own documents, as `localeval
+generate`).
 
 The same code path as `python -m localeval run` (runner.run): the same loader, metrics, judge,
 cache, results files and reports. `data` is a dataset file, a list of dicts, a pandas DataFrame,
@@ -14,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import ConfigError, LocalevalError
+from pydantic import ValidationError
+
+from localeval.errors import ConfigError, LocalevalError, first_error
 from localeval.results.records import SampleRecord
 
 
@@ -187,6 +191,64 @@ def evaluate(
         problems=list(outcome.dataset.problems),
         out_dir=out_dir,
     )
+
+
+@dataclass
+class GeneratedSet:
+    """What `generate` produced: `rows` (the test set, as `run` reads it), `corpus` (the
+    chunks, `{"id", "text", "source", "language", "tokens"}`), `report` (kept and dropped per
+    kind and filter, seconds) and `problems` (input files skipped, one line each)."""
+
+    rows: list[dict[str, Any]]
+    corpus: list[dict[str, Any]]
+    report: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+
+def generate(
+    docs: str | Path | Iterable[str | Path],
+    out: str | Path | None = None,
+    *,
+    n: int = 20,
+    kinds: Iterable[str] | str | None = None,
+    seed: int = 0,
+    chunk_tokens: int = 256,
+    duplicate_cosine: float = 0.92,
+    config: str | Path | None = None,
+    judge: Any = None,
+    embedder: Any = None,
+    progress: bool = False,
+    **settings: Any,
+) -> GeneratedSet:
+    """Generate a test set from documents (files or folders of .txt, .md, .html, .pdf, or a
+    JSONL of {"id", "text"} chunks): the same code path as `localeval generate`. `out`: write
+    the test set there (JSONL), with the corpus, the dropped candidates and the report beside
+    it. judge / embedder: as for `evaluate`. **settings: any Settings field (profile,
+    language, cache, ...)."""
+    from localeval.config import load_config
+    from localeval.generate.assemble import KINDS
+    from localeval.generate.pipeline import GenerateOptions
+    from localeval.generate.pipeline import generate as run_generate
+
+    overrides = dict(settings)
+    if isinstance(judge, str):
+        overrides["judge"], judge = judge, None
+    if isinstance(embedder, (str, Path)):
+        overrides["embedder"], embedder = embedder, None
+    resolved = load_config(Path(config) if config is not None else None,
+                           {k: v for k, v in overrides.items() if v is not None})
+    try:
+        options = GenerateOptions(n=n, kinds=KINDS if kinds is None else kinds, seed=seed,
+                                  chunk_tokens=chunk_tokens, duplicate_cosine=duplicate_cosine)
+    except ValidationError as exc:
+        where, msg = first_error(exc)
+        raise ConfigError(f"generate {where}: {msg}") from None
+    paths = [docs] if isinstance(docs, (str, Path)) else list(docs)
+    made = run_generate(paths, Path(out) if out is not None else None, resolved, options,
+                        judge=judge, embedder=embedder, progress=progress)
+    return GeneratedSet(rows=[r.model_dump(exclude_none=True) for r in made.rows],
+                        corpus=[c.model_dump() for c in made.corpus], report=made.report,
+                        problems=made.problems)
 
 
 def as_rows(data: Any) -> Any:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from localeval.generate.drafting import EXAMPLES as GENERATE_EXAMPLES
 from localeval.metrics import REGISTRY
 from localeval.metrics.examples import EXAMPLES
 from localeval.prompts import PROMPTS_DIR, render
@@ -24,6 +25,8 @@ def variables(lang: str, step: str) -> dict[str, object]:
     for m in REGISTRY.values():
         if step in m.examples:
             return m.examples[step](EXAMPLES[lang])
+    if step in GENERATE_EXAMPLES:  # `localeval generate`'s steps (generate/drafting.py)
+        return GENERATE_EXAMPLES[step][lang]
     raise AssertionError(f"no metric declares examples for step {step!r}: give them with "
                          "@metric(examples={step: lambda ex: {...}})")
 
@@ -68,7 +71,7 @@ def test_every_judge_step_has_an_en_and_a_zh_template_and_examples() -> None:
 
 
 def test_every_template_is_a_step_of_a_metric() -> None:
-    steps = {s for m in REGISTRY.values() for s in m.steps}
+    steps = {s for m in REGISTRY.values() for s in m.steps} | set(GENERATE_EXAMPLES)
     assert {step for _, step in TEMPLATES} <= steps
 
 

@@ -218,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(func=cmd_models_verify)
 
+    from localeval.cli.generate import add_parser as add_generate
     from localeval.cli.meta_eval import add_parser as add_meta_eval
     from localeval.cli.retrieval import add_parser as add_retrieval
 
@@ -226,7 +227,8 @@ def build_parser() -> argparse.ArgumentParser:
     from localeval.cli.verifier import add_parser as add_verifier
 
     add_verifier(sub)
-    _add_models_dir(parser, run, *mod_sub.choices.values())
+    add_generate(sub)
+    _add_models_dir(parser, run, sub.choices["generate"], *mod_sub.choices.values())
     return parser
 
 

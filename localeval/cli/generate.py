@@ -1,0 +1,103 @@
+"""`generate`: a test set (rows `run` reads) and its corpus from the user's own documents."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from localeval.cli.common import say, to_json
+from localeval.errors import ConfigError, UsageError
+from localeval.safe import terminal_safe
+
+SETTING_FLAGS = ("profile", "judge", "judge_model", "embedder", "fake_answers", "language",
+                 "n_ctx", "n_threads", "n_gpu_layers", "parallel", "max_tokens", "cache",
+                 "no_cache", "support_threshold")
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    from localeval.generate.assemble import KINDS
+
+    gen = sub.add_parser("generate", help="generate a test set (questions, reference answers, "
+                                          "expected chunk ids) from your own documents")
+    gen.add_argument("docs", nargs="+", type=Path,
+                     help=".txt, .md, .html or .pdf files or folders, or a JSONL of "
+                          '{"id", "text"} chunks')
+    gen.add_argument("--out", type=Path, help="the test set (JSONL); the corpus, the dropped "
+                     "candidates and the report are written beside it (required, except with "
+                     "--estimate)")
+    gen.add_argument("--n", type=int, default=20, help="questions per kind, at most (default 20)")
+    gen.add_argument("--kinds", default=",".join(KINDS),
+                     help=f"comma-separated, of {', '.join(KINDS)} (default all)")
+    gen.add_argument("--seed", type=int, default=0, help="which chunks and pairs are asked "
+                     "about (default 0): the same documents, seed and settings, the same bytes")
+    gen.add_argument("--chunk-tokens", type=int, default=256, help="largest chunk (default 256)")
+    gen.add_argument("--duplicate-cosine", type=float, default=0.92,
+                     help="a question this close to a kept one is a near-duplicate")
+    gen.add_argument("--language", choices=["auto", "zh", "en"])
+    gen.add_argument("--profile", choices=["tiny", "small", "standard"])
+    gen.add_argument("--judge", choices=["llama", "fake"], help=argparse.SUPPRESS)
+    gen.add_argument("--fake-answers", type=Path, help=argparse.SUPPRESS)
+    gen.add_argument("--judge-model", type=Path, help="GGUF file instead of the profile's judge")
+    gen.add_argument("--embedder", type=Path, help="sentence-transformers folder")
+    gen.add_argument("--n-ctx", type=int)
+    gen.add_argument("--threads", dest="n_threads", type=int)
+    gen.add_argument("--n-gpu-layers", type=int)
+    gen.add_argument("--parallel", type=int)
+    gen.add_argument("--max-tokens", type=int)
+    gen.add_argument("--support-threshold", type=float, metavar="P")
+    gen.add_argument("--cache", type=Path)
+    gen.add_argument("--no-cache", action="store_true", default=None)
+    gen.add_argument("--config", type=Path, help="TOML file with settings (flags win)")
+    gen.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    gen.add_argument("--estimate", action="store_true",
+                     help="print the judge requests and tokens the generation would take, "
+                          "without loading the judge")
+    gen.add_argument("--json", action="store_true", help="with --estimate: as JSON")
+    gen.set_defaults(func=cmd_generate)
+
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from localeval.config import load_config
+    from localeval.errors import first_error
+    from localeval.generate.pipeline import GenerateOptions, generate
+
+    settings = load_config(args.config, {k: getattr(args, k, None) for k in SETTING_FLAGS})
+    try:
+        options = GenerateOptions(n=args.n, kinds=args.kinds, seed=args.seed,
+                                  chunk_tokens=args.chunk_tokens,
+                                  duplicate_cosine=args.duplicate_cosine)
+    except ValidationError as exc:
+        where, msg = first_error(exc)
+        raise ConfigError(f"generate --{where.replace('_', '-')}: {msg}") from None
+    if args.estimate:
+        from localeval.estimate.report import table
+        from localeval.generate.estimate import estimate
+
+        found = estimate(args.docs, settings, options, log=say)
+        print(to_json(found) if args.json else table(found))
+        return 0
+    if args.out is None:
+        raise UsageError("generate: the following arguments are required: --out")
+    result = generate(args.docs, args.out, settings, options, progress=not args.quiet, log=say)
+    if not args.quiet:
+        print(report_table(result.report))
+        print(terminal_safe(f"test set: {args.out}  corpus: "
+                            f"{args.out.with_name(args.out.stem + '.corpus.jsonl')}"))
+    return 0
+
+
+def report_table(report: dict) -> str:
+    """Kept and dropped per kind and filter, one line per kind."""
+    from localeval.generate.filters import FILTERS
+
+    head = ["kind", "candidates", *FILTERS, "kept"]
+    lines = ["  ".join(f"{h:>12}" for h in head)]
+    for kind, counts in report["by_kind"].items():
+        lines.append("  ".join(f"{v:>12}" for v in
+                               [kind, *(counts.get(h, 0) for h in head[1:])]))
+    per = report.get("seconds_per_kept_question")
+    lines.append(f"{report['kept']} questions kept in {report.get('seconds')} s"
+                 + (f" ({per} s per kept question)" if per else ""))
+    return "\n".join(lines)

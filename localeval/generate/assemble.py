@@ -1,0 +1,155 @@
+"""Turn finished candidates into rows, in plan order: apply the filters (each candidate is
+counted under the first one it fails), drop near-duplicates of kept questions by embedder
+cosine, keep at most N per kind. Depends only on the candidates, never on their timing."""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from localeval.generate.chunking import Chunk
+from localeval.generate.filters import FILTERS, answer_in_question, self_contained
+from localeval.generate.store import Row
+from localeval.models.embed import EmbeddingStore, store_for
+from localeval.text import match_key
+
+KINDS = ("single", "pair", "unanswerable", "colloquial")
+NO_ANSWER = {"en": "The documents do not answer this question.",
+             "zh": "文档中没有能回答这个问题的内容。"}
+
+
+@dataclass
+class Candidate:
+    """A question before the near-duplicate check, or the filter that dropped it."""
+
+    kind: str
+    task: str
+    row: Row | None
+    dropped: str | None = None
+    detail: Any = None
+
+
+@dataclass
+class Assembled:
+    rows: list[Row] = field(default_factory=list)
+    dropped: list[dict[str, Any]] = field(default_factory=list)
+    counts: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+def casual_form(text: str, key: str, language: str) -> str:
+    """A user's typing: no end punctuation, lower case, and in English one typo (two letters
+    of a long word swapped, the word picked from `key`: the same every time)."""
+    text = text.strip().rstrip("?？.。!！ ")
+    if language != "en":
+        return text
+    text = text.lower()
+    words = text.split(" ")
+    long = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
+    if long:
+        i = long[zlib.crc32(key.encode()) % len(long)]
+        w = words[i]
+        j = 1 + zlib.crc32(w.encode()) % (len(w) - 3)
+        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
+    return " ".join(words)
+
+
+def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
+         **extra: Any) -> Row:
+    sources = list(dict.fromkeys(c.source for c in chunks))
+    return Row(id=rid, question=question.strip(), ground_truth=answer.strip(),
+               reference_contexts=[c.text for c in chunks], expected_ids=[c.id for c in chunks],
+               kind=kind, language=chunks[0].language, source=", ".join(sources), **extra)
+
+
+def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None) -> Candidate:
+    if not self_contained(row.question):
+        return Candidate(kind, task, row, "self_contained")
+    if answer_in_question(row.question, row.ground_truth):
+        return Candidate(kind, task, row, "answer_in_question")
+    if support is None or support.get("score") != 1.0:
+        why = support.get("reason") if support else None
+        return Candidate(kind, task, row, "unsupported", why or (support or {}).get("score"))
+    return Candidate(kind, task, row)
+
+
+def from_single(result: dict[str, Any], chunk: Chunk) -> list[Candidate]:
+    """The single, colloquial and unanswerable candidates of one single-chunk draft."""
+    task, cid, lang = result["task"], chunk.id, chunk.language
+    draft = result.get("draft")
+    if draft is None or result.get("error"):
+        why = result.get("error", "no draft")
+        return [Candidate(k, task, None, "judge_error", why)
+                for k in ("single", "colloquial", "unanswerable")]
+    support = result.get("support")
+    single = _checked("single", task, _row("single", f"single:{cid}", draft["question"],
+                                           draft["answer"], [chunk]), support)
+    casual = casual_form(draft["casual"], cid, lang)
+    colloquial = _checked("colloquial", task, _row(
+        "colloquial", f"colloquial:{cid}", casual, draft["answer"], [chunk],
+        parent=f"single:{cid}"), support)
+    if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):
+        colloquial.dropped, colloquial.detail = "duplicate", "the same as its single question"
+    unans = result.get("unanswerable")
+    row = Row(id=f"unanswerable:{cid}", question=draft["unanswerable"].strip(),
+              ground_truth=NO_ANSWER.get(lang, NO_ANSWER["en"]), reference_contexts=[],
+              expected_ids=[], kind="unanswerable", language=lang, source=chunk.source,
+              topic_ids=[cid])
+    if not self_contained(row.question):
+        no_answer = Candidate("unanswerable", task, row, "self_contained")
+    elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
+        no_answer = Candidate("unanswerable", task, row, "answerable",
+                              {"rating": (unans or {}).get("score"),
+                               "nearest": (unans or {}).get("nearest")})
+    else:
+        no_answer = Candidate("unanswerable", task, row)
+    return [single, colloquial, no_answer]
+
+
+def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str) -> Candidate:
+    task = result["task"]
+    draft = result.get("draft")
+    if draft is None or result.get("error"):
+        return Candidate("pair", task, None, "judge_error", result.get("error", "no draft"))
+    row = _row("pair", f"pair:{first.id}+{second.id}", draft["question"], draft["answer"],
+               [first, second], link=link)
+    return _checked("pair", task, row, result.get("support"))
+
+
+async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, n: int,
+                   duplicate_cosine: float) -> Assembled:
+    """Rows in kind order, then plan order; near-duplicates (cosine ≥ duplicate_cosine to a
+    kept question of the same kind and language) and those past n per kind dropped."""
+    out = Assembled()
+    for kind in KINDS:
+        mine = [c for c in candidates if c.kind == kind]
+        if not mine:
+            continue
+        counts = out.counts[kind] = {"candidates": len(mine), **dict.fromkeys(FILTERS, 0),
+                                     "kept": 0}
+        kept: dict[str, list[np.ndarray]] = {}
+        for c in mine:
+            if c.dropped is None and c.row is not None:
+                assert c.row is not None
+                if counts["kept"] >= n:
+                    c.dropped = "surplus"
+                else:
+                    store = await store_for(embeddings, c.row.language)
+                    vec = (await store.vectors([c.row.question]))[0]
+                    same = kept.setdefault(c.row.language, [])
+                    best = max((float(np.dot(vec, v)) for v in same), default=-1.0)
+                    if best >= duplicate_cosine:
+                        c.dropped, c.detail = "duplicate", round(best, 3)
+                    else:
+                        same.append(vec)
+                        out.rows.append(c.row)
+                        counts["kept"] += 1
+                        continue
+            counts[c.dropped or "judge_error"] += 1
+            out.dropped.append({"kind": kind, "task": c.task, "dropped": c.dropped,
+                                "detail": c.detail,
+                                **(c.row.model_dump(exclude_none=True) if c.row else {})})
+    return out

@@ -1,0 +1,72 @@
+"""Ask the judge for drafts: the generation steps, their output schemas (grammar-constrained
+JSON through the run's JudgeClient, the one parse path), and their golden-prompt examples."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from localeval.config import Settings
+from localeval.data.dataset import Sample
+from localeval.judge.client import JudgeClient
+from localeval.metrics.base import MetricContext
+from localeval.models.embed import EmbeddingStore
+
+SINGLE_STEP = "generate_single"
+PAIR_STEP = "generate_pair"
+STEPS = (SINGLE_STEP, PAIR_STEP)
+TEXT_CHARS = 200
+SHORT_CHARS = 100
+
+
+class SingleDraft(BaseModel):
+    """From one chunk: a specific question and its answer, the question as a user would type
+    it, a detail the chunk does not give and an on-topic question asking for it."""
+
+    question: str = Field(max_length=TEXT_CHARS, description="specific, names its subject")
+    answer: str = Field(max_length=TEXT_CHARS, description="one short sentence")
+    casual: str = Field(max_length=SHORT_CHARS, description="the question as typed in a hurry")
+    missing: str = Field(max_length=SHORT_CHARS, description="a detail the text never gives")
+    unanswerable: str = Field(max_length=TEXT_CHARS, description="asks for that detail")
+
+
+class PairDraft(BaseModel):
+    """From two linked chunks: a question that needs both, and the answer combining them."""
+
+    question: str = Field(max_length=TEXT_CHARS, description="needs both texts")
+    answer: str = Field(max_length=TEXT_CHARS + SHORT_CHARS, description="facts of both")
+
+
+EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
+    SINGLE_STEP: {
+        "en": {"text": "Heat is a 1995 crime film written and directed by Michael Mann. It "
+                       "stars Al Pacino and Robert De Niro."},
+        "zh": {"text": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映，"
+                       "由李连杰、梁朝伟主演。"},
+    },
+    PAIR_STEP: {
+        "en": {"first": "Heat is a 1995 crime film directed by Michael Mann.",
+               "second": "Michael Mann was born in Chicago in 1943."},
+        "zh": {"first": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
+               "second": "张艺谋1950年出生于陕西西安。"},
+    },
+}
+"""Step → language → the variables its golden prompt is rendered with
+(tests/test_prompts_golden.py)."""
+
+
+def context(settings: Settings, judge: JudgeClient, embeddings: EmbeddingStore | None,
+            sample: Sample, language: str) -> MetricContext:
+    """The context the metrics get, for one generation candidate: the same request, cache and
+    parse path as a run's (`ctx.ask`), and faithfulness can run on it unchanged."""
+    return MetricContext(sample=sample, language=language, settings=settings, judge=judge,
+                         embeddings=embeddings)
+
+
+async def draft_single(ctx: MetricContext, text: str) -> SingleDraft:
+    return await ctx.ask(SINGLE_STEP, SingleDraft, text=text)
+
+
+async def draft_pair(ctx: MetricContext, first: str, second: str) -> PairDraft:
+    return await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second)

@@ -1,0 +1,255 @@
+"""Drive a generation: read the documents, cut the corpus, plan the candidates, run each
+candidate's judge work (resumable: each finished one is kept in the work file at once), then
+filter and write the test set, the corpus, the dropped candidates and the report."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, Field, field_validator
+
+from localeval.config import Settings
+from localeval.errors import LocalevalError, UsageError
+from localeval.generate.assemble import KINDS, Candidate, assemble, from_pair, from_single
+from localeval.generate.chunking import Chunk, chunk_document
+from localeval.generate.documents import read_documents
+from localeval.generate.drafting import STEPS
+from localeval.generate.filters import content_share
+from localeval.generate.picking import Pair, pick_pairs, seeded_order, wanted
+from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
+from localeval.generate.tasks import Env, pair_task, single_task
+
+Log = Callable[[str], None]
+_NOT_IN_FINGERPRINT = {"cache", "no_cache", "parallel", "n_threads", "metrics", "n_gpu_layers"}
+
+
+class GenerateOptions(BaseModel):
+    """What to generate (the judge, cache and language come from the run's Settings)."""
+
+    n: int = Field(20, ge=1, description="questions kept per kind, at most")
+    kinds: tuple[str, ...] = Field(KINDS, description="single, pair, unanswerable, colloquial")
+    seed: int = Field(0, description="fixes which chunks and pairs are asked about")
+    chunk_tokens: int = Field(256, ge=32, description="largest chunk, in judge tokens")
+    min_tokens: int = Field(24, ge=1, description="smallest chunk asked about")
+    duplicate_cosine: float = Field(0.92, gt=0, le=1, description="near-duplicate from here")
+
+    @field_validator("kinds", mode="before")
+    @classmethod
+    def _kinds(cls, v: Any) -> Any:
+        items = [k.strip() for k in v.split(",")] if isinstance(v, str) else list(v)
+        unknown = [k for k in items if k not in KINDS]
+        if unknown or not items:
+            raise ValueError(f"unknown kind(s) {unknown}; choose from {', '.join(KINDS)}")
+        return tuple(k for k in KINDS if k in items)
+
+
+class GenerationInterrupted(LocalevalError):
+    exit_code = 130
+
+
+@dataclass
+class Generated:
+    """A generation's rows (what `run` reads), its corpus, its report and the input problems."""
+
+    rows: list[Row]
+    corpus: list[Chunk]
+    report: dict[str, Any]
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Needs:  # what build_backends and the preflight read of the "metrics" a job needs
+    uses_judge: bool = True
+    uses_embedder: bool = True
+
+
+def build_corpus(docs: Iterable[str | Path], settings: Settings, options: GenerateOptions,
+                 log: Log | None = None) -> tuple[list[Chunk], list[str]]:
+    """The corpus and the problems (each also logged): unreadable files, documents too short
+    for any question (kept in the corpus), nothing to generate from (an error)."""
+    read = read_documents(docs)
+    problems = list(read.problems)
+    corpus: list[Chunk] = []
+    seen: set[str] = set()
+    for doc in read.documents:
+        chunks = chunk_document(doc, max_tokens=options.chunk_tokens, language=settings.language)
+        for c in chunks:
+            if c.id in seen:
+                problems.append(f"{doc.source}: chunk id {c.id} already used; skipped")
+                continue
+            seen.add(c.id)
+            corpus.append(c)
+        if doc.chunk_id is None and chunks and all(c.tokens < options.min_tokens
+                                                   for c in chunks):
+            problems.append(f"{doc.source}: too short for any question (under "
+                            f"{options.min_tokens} tokens); kept in the corpus only")
+    for p in problems:
+        if log:
+            log(p)
+    if not any(c.tokens >= options.min_tokens for c in corpus):
+        raise UsageError("no document to generate from: " + ("; ".join(problems[:3])
+                                                             or "no input given"))
+    return corpus, problems
+
+
+def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
+         options: GenerateOptions) -> tuple[list[Chunk], list[Pair]]:
+    """The chunks drafted from alone and the pairs, both in seeded order."""
+    eligible = [c for c in corpus if c.tokens >= options.min_tokens]
+    count = wanted(options.n)
+    singles = (seeded_order(eligible, options.seed)[:count]
+               if set(options.kinds) - {"pair"} else [])
+    pairs: list[Pair] = []
+    if "pair" in options.kinds:
+        rank = {c.id: i for i, c in enumerate(seeded_order(eligible, options.seed))}
+        for lang, vecs in vectors.items():
+            mine = [i for i, c in enumerate(corpus) if c.language == lang]
+            keep = [i for i in mine if corpus[i].tokens >= options.min_tokens]
+            rows = [mine.index(i) for i in keep]
+            pairs += pick_pairs([corpus[i] for i in keep], vecs[rows], options.seed, count)
+        pairs = sorted(pairs, key=lambda p: min(rank[p.first], rank[p.second]))[:count]
+    return singles, pairs
+
+
+def fingerprint(corpus: Sequence[Chunk], settings: Settings, options: GenerateOptions,
+                judge_sha: str) -> str:
+    from localeval import prompts
+
+    data = {"corpus": [[c.id, c.text, c.language] for c in corpus],
+            "options": options.model_dump(mode="json"), "judge": judge_sha,
+            "settings": {k: v for k, v in settings.model_dump(mode="json").items()
+                         if k not in _NOT_IN_FINGERPRINT},
+            "prompts": prompts.prompt_hashes(set(STEPS) | {"faithfulness_verdicts"})}
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
+             options: GenerateOptions, *, judge: Any = None, embedder: Any = None,
+             progress: bool = False, log: Log | None = None) -> Generated:
+    """Generate a test set from `docs`; write it to `out` (JSONL) with the corpus, dropped
+    candidates and report beside it, when given. `judge`/`embedder`: ready objects that
+    override the settings (tests)."""
+    from localeval.models.backends import build_backends
+    from localeval.models.preflight import check_before_loading
+
+    started = time.perf_counter()
+    corpus, problems = build_corpus(docs, settings, options, log)
+    needs: list[Any] = [_Needs()]
+    check_before_loading(settings, needs, judge=judge, embedder=embedder)
+    backends = build_backends(settings, needs, judge=judge, embedder=embedder)
+    if backends.judge is not None and log is not None:
+        backends.judge.warn = log
+    try:
+        result = asyncio.run(plan_and_run(corpus, out, settings, options, backends, progress))
+    except KeyboardInterrupt:
+        where = paths_for(out)["work"] if out else None
+        raise GenerationInterrupted(
+            "interrupted" + (f"; every finished candidate is kept in {where}: run the same "
+                             "command again to go on" if where else "")) from None
+    finally:
+        backends.close()
+    elapsed = time.perf_counter() - started
+    result.problems = problems
+    result.report.update(_timing(result.report, elapsed, backends), problems=problems)
+    if out is not None:
+        write_json(paths_for(out)["report"], result.report)
+    return result
+
+
+async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings,
+                    options: GenerateOptions, backends: Any, progress: bool) -> Generated:
+    """Embed the corpus, plan, run the candidates not in the work file, assemble, write."""
+    from localeval.execute import sample_concurrency
+    from localeval.models.embed import store_for
+    from localeval.progress import Progress
+
+    judge, embeddings = backends.judge, backends.embeddings
+    by_lang: dict[str, tuple[list[Chunk], np.ndarray]] = {}
+    for lang in sorted({c.language for c in corpus}):
+        chunks = [c for c in corpus if c.language == lang]
+        store = await store_for(embeddings, lang)
+        by_lang[lang] = (chunks, await store.vectors([c.text for c in chunks]))
+    singles, pairs = plan(corpus, {k: v[1] for k, v in by_lang.items()}, options)
+    by_id = {c.id: c for c in corpus}
+    env = Env(settings, judge, embeddings, by_lang)
+    jobs: list[tuple[str, Any]] = [(f"single:{c.id}", c) for c in singles]
+    jobs += [(f"pair:{p.first}+{p.second}", p) for p in pairs]
+    paths = paths_for(out) if out is not None else None
+    if paths is not None:
+        write_lines(paths["corpus"], corpus)
+    work = WorkFile(paths["work"], fingerprint(
+        corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
+        if paths is not None else None
+    done: dict[str, dict[str, Any]] = dict(work.done) if work else {}
+    todo = iter([j for j in jobs if j[0] not in done])
+    bar = Progress(len(jobs), done=len(jobs) - sum(1 for j in jobs if j[0] not in done),
+                   enabled=progress, stats=lambda: judge.stats)
+
+    async def worker() -> None:
+        for task, item in todo:
+            if isinstance(item, Pair):
+                result = await pair_task(env, task, by_id[item.first], by_id[item.second])
+            else:
+                result = await single_task(env, task, item)
+            done[task] = result
+            if work is not None:
+                work.add(result)
+            bar.advance()
+
+    try:
+        n_workers = max(1, min(len(jobs), sample_concurrency(settings, backends)))
+        await asyncio.gather(*(worker() for _ in range(n_workers)))
+    finally:
+        bar.close()
+        if work is not None:
+            work.close()
+    candidates: list[Candidate] = []
+    for task, item in jobs:
+        if isinstance(item, Pair):
+            candidates.append(from_pair(done[task], by_id[item.first], by_id[item.second],
+                                        item.link))
+        else:
+            candidates += from_single(done[task], item)
+    made = await assemble([c for c in candidates if c.kind in options.kinds], embeddings,
+                          options.n, options.duplicate_cosine)
+    report = _report(made.counts, made.rows, corpus, options, len(jobs), judge)
+    if paths is not None and out is not None:
+        write_lines(paths["dropped"], made.dropped)
+        write_lines(out, made.rows)
+        paths["work"].unlink(missing_ok=True)  # everything it held is in the files above
+    return Generated(made.rows, corpus, report)
+
+
+def _report(counts: dict[str, dict[str, int]], rows: list[Row], corpus: list[Chunk],
+            options: GenerateOptions, n_jobs: int, judge: Any) -> dict[str, Any]:
+    """Counts per kind and filter, the content-word check, the corpus and the judge's work."""
+    shares: dict[str, float] = {}
+    for kind in ("single", "pair", "colloquial"):
+        answers = [(r.ground_truth, r.reference_contexts) for r in rows if r.kind == kind]
+        if answers:
+            shares[kind] = round(sum(content_share(a, t) >= 1.0 for a, t in answers)
+                                 / len(answers), 3)
+    stats = judge.stats
+    return {"kept": len(rows), "by_kind": counts,
+            "answers_with_every_content_word_in_their_chunks": shares,
+            "corpus": {"chunks": len(corpus), "documents": len({c.source for c in corpus}),
+                       "languages": sorted({c.language for c in corpus})},
+            "candidates_drafted": n_jobs, "options": options.model_dump(mode="json"),
+            "judge": {"calls": stats.calls, "cached": stats.cached,
+                      "prompt_tokens_processed": stats.prompt_tokens_processed,
+                      "generated_tokens": stats.completion_tokens, "by_step": stats.by_step}}
+
+
+def _timing(report: dict[str, Any], elapsed: float, backends: Any) -> dict[str, Any]:
+    kept = report["kept"]
+    return {"seconds": round(elapsed, 1),
+            "seconds_per_kept_question": round(elapsed / kept, 2) if kept else None,
+            "models": backends.describe()}

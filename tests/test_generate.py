@@ -1,0 +1,243 @@
+"""`localeval generate` end to end with a rule judge (answers decided by each request's own
+text, so they do not depend on the order requests arrive in): rows `run` reads, the corpus,
+filters and their counts, the same bytes for a seed, a free rerun, resuming a killed run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localeval.config import Settings
+from localeval.data import dataset
+from localeval.generate.picking import wanted
+from localeval.generate.pipeline import GenerateOptions, GenerationInterrupted, generate
+from localeval.generate.store import paths_for
+from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.models.embed import HashEmbedder
+
+DOCS = Path(__file__).parent / "data" / "generate_docs"
+
+
+def first_sentence(text: str) -> str:
+    body = text.strip().splitlines()[-1]
+    return re.split(r"(?<=[.。])\s*", body)[0]
+
+
+class RuleJudge:
+    """Drafts from the chunk's last line: its first sentence is the answer, the question
+    names it; every verdict is `supported` (or `verdict`), every rating `rating`.
+    `jitter` sleeps a random while before each answer, so requests finish out of order;
+    `stop_after` raises KeyboardInterrupt at that request (a killed run); `invent` adds a
+    detail the chunk lacks to each answer (else it is a chunk's sentence, supported as a
+    quote without a request)."""
+
+    name = "rule"
+
+    def __init__(self, *, verdict: int = 1, rating: int = 1, jitter: bool = False,
+                 stop_after: int | None = None, question: str | None = None,
+                 invent: bool = False) -> None:
+        self.verdict, self.rating, self.jitter, self.invent = verdict, rating, jitter, invent
+        self.stop_after, self.question = stop_after, question
+        self.fingerprint = f"rule-{verdict}-{rating}-{invent}-{question}"  # the cache's key
+        self.requests: list[JudgeRequest] = []
+
+    def sampling_key(self) -> str:
+        return "rule"
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        if self.stop_after is not None and len(self.requests) >= self.stop_after:
+            raise KeyboardInterrupt
+        self.requests.append(request)
+        if self.jitter:
+            await asyncio.sleep(random.random() / 200)
+        text = request.messages[-1]["content"]
+        schema = json.loads(request.answer_schema)
+        if request.step == "generate_single":
+            chunk = re.split(r"\n(?:Text|文字)：?:?\n", text)[-1].split("\n\n")
+            body = next(p for p in reversed(chunk) if p.strip() and not p.startswith(("Ask",
+                                                                                    "只问")))
+            fact = first_sentence(body)
+            words = " ".join(fact.split()[:6])
+            answer: dict[str, Any] = {
+                "question": self.question or f"Which fact is stated about {words}?",
+                "answer": fact.rstrip(".。") + " in 1700." if self.invent else fact,
+                "casual": f"What about {words}?",
+                "missing": "who paid", "unanswerable": f"Who paid for {words}?"}
+        elif request.step == "generate_pair":
+            answer = {"question": "How are the two subjects linked?",
+                      "answer": "They are linked by a shared name."}
+        elif "verdicts" in schema.get("properties", {}):
+            n = schema["properties"]["verdicts"]["minItems"]
+            answer = {"verdicts": [{"verdict": self.verdict} for _ in range(n)]}
+        else:
+            answer = {"rating": self.rating}
+        out = json.dumps(answer, ensure_ascii=False)
+        return JudgeReply(text=out, finish_reason="stop", prompt_tokens=len(text) // 4,
+                          prompt_tokens_processed=len(text) // 4, completion_tokens=len(out) // 4)
+
+    def close(self) -> None:
+        pass
+
+
+def run_gen(docs: list[Path], out: Path | None, judge: RuleJudge, **opts: Any) -> Any:
+    settings = Settings(judge="fake", **opts.pop("settings", {}))
+    options = GenerateOptions(**{"n": 3, "min_tokens": 10, **opts})
+    return generate(docs, out, settings, options, judge=judge, embedder=HashEmbedder())
+
+
+@pytest.fixture
+def docs(tmp_path: Path) -> Path:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    for name in ("bees.md", "bridge.md", "tea.md"):
+        (folder / name).write_text((DOCS / "en" / name).read_text("utf-8"), "utf-8")
+    (folder / "熊猫.md").write_text((DOCS / "zh" / "熊猫.md").read_text("utf-8"), "utf-8")
+    return folder
+
+
+def test_rows_are_what_run_reads_and_name_corpus_chunks(docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "set" / "testset.jsonl"
+    result = run_gen([docs], out, RuleJudge(), n=8)
+    corpus = {c["id"]: c for c in map(json.loads, paths_for(out)["corpus"].read_text(
+        "utf-8").splitlines())}
+    assert all(re.fullmatch(r"(bees|bridge|tea|熊猫)\.md#\d+", cid) for cid in corpus)
+    loaded = dataset.load(out)
+    assert not loaded.problems and len(loaded.samples) == len(result.rows) > 0
+    kinds = {r.kind for r in result.rows}
+    assert kinds == {"single", "pair", "unanswerable", "colloquial"}
+    for row in result.rows:
+        assert [corpus[i]["text"] for i in row.expected_ids] == row.reference_contexts
+        assert row.language == corpus[(row.expected_ids or row.topic_ids)[0]]["language"]
+        if row.kind == "unanswerable":
+            assert row.expected_ids == [] and row.ground_truth.startswith(("The documents", "文档"))
+        if row.kind == "colloquial":
+            assert not row.question.endswith(("?", "？")) and row.parent
+    pair = next(r for r in result.rows if r.kind == "pair")
+    assert len(pair.expected_ids) == 2 and pair.link
+    assert {r.language for r in result.rows} == {"en", "zh"}
+    report = json.loads(paths_for(out)["report"].read_text("utf-8"))
+    assert report["kept"] == len(result.rows)
+    assert all(k["kept"] <= 8 for k in report["by_kind"].values())
+
+
+def test_same_bytes_for_a_seed_whatever_the_timing(docs: Path, tmp_path: Path) -> None:
+    a, b, c = (tmp_path / x / "t.jsonl" for x in "abc")
+    run_gen([docs], a, RuleJudge(), settings={"no_cache": True})
+    run_gen([docs], b, RuleJudge(jitter=True), settings={"no_cache": True, "parallel": 4})
+    assert a.read_bytes() == b.read_bytes()
+    assert paths_for(a)["corpus"].read_bytes() == paths_for(b)["corpus"].read_bytes()
+    run_gen([docs], c, RuleJudge(), seed=7, settings={"no_cache": True})
+    assert c.read_bytes() != a.read_bytes()  # another seed asks about other chunks
+
+
+def test_a_rerun_is_served_by_the_answer_cache(docs: Path, tmp_path: Path) -> None:
+    cache = {"cache": tmp_path / "cache.sqlite"}
+    first = RuleJudge()
+    run_gen([docs], tmp_path / "a.jsonl", first, settings=cache)
+    again = RuleJudge()
+    run_gen([docs], tmp_path / "b.jsonl", again, settings=cache)
+    assert first.requests and again.requests == []
+    assert (tmp_path / "a.jsonl").read_bytes() == (tmp_path / "b.jsonl").read_bytes()
+
+
+def test_a_killed_generation_goes_on_where_it_stopped(docs: Path, tmp_path: Path) -> None:
+    whole = tmp_path / "whole.jsonl"
+    full = RuleJudge()
+    run_gen([docs], whole, full, settings={"no_cache": True})
+    out = tmp_path / "killed.jsonl"
+    with pytest.raises(GenerationInterrupted, match="run the same command again"):
+        run_gen([docs], out, RuleJudge(stop_after=9), settings={"no_cache": True})
+    work = paths_for(out)["work"]
+    kept = work.read_text("utf-8").splitlines()[1:]
+    assert kept and not out.exists()
+    rest = RuleJudge()
+    run_gen([docs], out, rest, settings={"no_cache": True})
+    assert 0 < len(rest.requests) < len(full.requests)  # the finished candidates not asked again
+    assert out.read_bytes() == whole.read_bytes() and not work.exists()
+
+
+def test_filters_drop_and_are_counted(docs: Path, tmp_path: Path) -> None:
+    out = tmp_path / "t.jsonl"
+    result = run_gen([docs], out, RuleJudge(verdict=0, rating=3, invent=True))
+    counts = result.report["by_kind"]
+    assert counts["single"]["kept"] == 0 and counts["colloquial"]["kept"] == 0
+    assert counts["unanswerable"]["answerable"] == counts["unanswerable"]["candidates"]
+    assert counts["pair"]["unsupported"] == counts["pair"]["candidates"]
+    dropped = [json.loads(x) for x in paths_for(out)["dropped"].read_text("utf-8").splitlines()]
+    assert {d["dropped"] for d in dropped} >= {"unsupported", "answerable"}
+    pointer = run_gen([docs], None, RuleJudge(question="What does the passage say?"))
+    single = pointer.report["by_kind"]["single"]
+    assert single["self_contained"] == single["candidates"] and single["kept"] == 0
+
+
+def test_near_duplicates_are_dropped(docs: Path, tmp_path: Path) -> None:
+    english = sorted(docs.glob("*.md"))[:3]  # the English ones: a duplicate is within a language
+    assert all(p.name.isascii() for p in english)
+    result = run_gen(english, None, RuleJudge(question="When was the Severn Gate Bridge opened?"),
+                     kinds="single")
+    single = result.report["by_kind"]["single"]
+    assert single["kept"] == 1 and single["duplicate"] == single["candidates"] - 1
+
+
+def test_bad_inputs_are_named_and_the_others_go_on(docs: Path, tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli import main
+
+    (docs / "blob.txt").write_bytes(b"\x00\x01binary")
+    (docs / "empty.md").write_text("   \n", "utf-8")
+    (docs / "short.md").write_text("Too short.", "utf-8")
+    (docs / "scan.pdf").write_bytes(b"%PDF-1.4 not really")
+    (tmp_path / "nothing").mkdir()
+    chunks = tmp_path / "chunks.jsonl"
+    chunks.write_text('{"id": "c1", "text": "The Kestrel Bay ferry began in 1923 with a steam '
+                      'launch called the Puffin, carrying forty passengers."}\nnot json\n', "utf-8")
+    answers = tmp_path / "answers.json"
+    answers.write_text("[]", "utf-8")
+    code = main(["generate", str(docs), str(chunks), str(tmp_path / "nothing"), "--out",
+                 str(tmp_path / "t.jsonl"), "--judge", "fake", "--fake-answers", str(answers),
+                 "--n", "1", "--quiet", "--estimate"])
+    err = capsys.readouterr().err
+    assert code == 0
+    for needle in ("blob.txt: a binary file", "empty.md: empty", "short.md: too short",
+                   "chunks.jsonl line 2: not JSON", "nothing: no .txt"):
+        assert needle in err, needle
+    try:
+        import pypdf  # noqa: F401
+    except ImportError:
+        assert "scan.pdf: a PDF needs pypdf: pip install 'localeval[pdf]'" in err
+    else:
+        assert "scan.pdf: unreadable PDF" in err
+    assert main(["generate", str(tmp_path / "nothing"), "--out", str(tmp_path / "x.jsonl"),
+                 "--quiet"]) == 2
+    assert "no document to generate from" in capsys.readouterr().err
+
+
+def test_estimate_counts_the_requests_without_a_judge(docs: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli import main
+
+    answers = tmp_path / "answers.json"
+    answers.write_text("[]", "utf-8")
+    code = main(["generate", str(docs), "--judge", "fake", "--fake-answers", str(answers),
+                 "--n", "2", "--estimate", "--json", "--no-cache"])
+    found = json.loads(capsys.readouterr().out)
+    singles = found["steps"]["generate_single"]["requests"]
+    pairs = found["steps"]["generate_pair"]["requests"]
+    assert code == 0 and singles == wanted(2) and 0 < pairs <= wanted(2)
+    assert found["samples"] == singles + pairs
+    assert found["total"]["prompt_tokens"] > 0
+
+
+def test_api_returns_the_rows(docs: Path) -> None:
+    import localeval
+
+    result = localeval.generate_testset([docs], n=1, kinds="single", judge=RuleJudge(),
+                                embedder=HashEmbedder(), no_cache=True)
+    assert [r["kind"] for r in result.rows] == ["single"]
+    assert result.rows[0]["expected_ids"][0] in {c["id"] for c in result.corpus}
