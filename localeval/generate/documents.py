@@ -5,6 +5,7 @@ PDF without pypdf, a bad JSONL line, an empty folder) becomes one problem line; 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -172,4 +173,4 @@ def html_text(html: str) -> str:
     parser.feed(html)
     parser.close()
     lines = [" ".join(line.split()) for line in "".join(parser.parts).split("\n")]
-    return "\n".join(lines).strip()
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()

@@ -3,6 +3,7 @@ JSON through the run's JudgeClient, the one parse path), and their golden-prompt
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -18,23 +19,26 @@ PAIR_STEP = "generate_pair"
 STEPS = (SINGLE_STEP, PAIR_STEP)
 TEXT_CHARS = 200
 SHORT_CHARS = 100
+QUESTION_CHARS = 160
+_QUESTION_END = re.compile(r"[?？]")
+_CLAUSE = re.compile(r"[,，、;；]")
 
 
 class SingleDraft(BaseModel):
     """From one chunk: a specific question and its answer, the question as a user would type
     it, a detail the chunk does not give and an on-topic question asking for it."""
 
-    question: str = Field(max_length=TEXT_CHARS, description="specific, names its subject")
+    question: str = Field(max_length=QUESTION_CHARS, description="specific, names its subject")
     answer: str = Field(max_length=TEXT_CHARS, description="one short sentence")
     casual: str = Field(max_length=SHORT_CHARS, description="the question as typed in a hurry")
     missing: str = Field(max_length=SHORT_CHARS, description="a detail the text never gives")
-    unanswerable: str = Field(max_length=TEXT_CHARS, description="asks for that detail")
+    unanswerable: str = Field(max_length=QUESTION_CHARS, description="asks for that detail")
 
 
 class PairDraft(BaseModel):
     """From two linked chunks: a question that needs both, and the answer combining them."""
 
-    question: str = Field(max_length=TEXT_CHARS, description="needs both texts")
+    question: str = Field(max_length=QUESTION_CHARS, description="needs both texts")
     answer: str = Field(max_length=TEXT_CHARS + SHORT_CHARS, description="facts of both")
 
 
@@ -64,9 +68,43 @@ def context(settings: Settings, judge: JudgeClient, embeddings: EmbeddingStore |
                          embeddings=embeddings)
 
 
+def first_question(text: str) -> str:
+    """Up to the first question mark: a small judge strings several questions together."""
+    m = _QUESTION_END.search(text)
+    return text[:m.end()].strip() if m else text.strip()
+
+
+def without_questions(answer: str) -> str:
+    """The answer less the questions it opens with (a small judge repeats the question)."""
+    rest = answer.strip()
+    while (m := _QUESTION_END.search(rest)) and m.end() < len(rest):
+        head = rest[:m.end()]
+        if any(mark in head for mark in ".。!！"):
+            break
+        rest = rest[m.end():].strip()
+    return rest
+
+
+def first_clause(text: str) -> str:
+    """A search-box query up to its first comma, when what comes before says enough."""
+    parts = _CLAUSE.split(text.strip(), maxsplit=1)
+    head = parts[0].strip()
+    enough = len(head.split()) >= 3 if head.isascii() else len(head) >= 5
+    return head if len(parts) > 1 and enough else text.strip()
+
+
 async def draft_single(ctx: MetricContext, text: str) -> SingleDraft:
-    return await ctx.ask(SINGLE_STEP, SingleDraft, text=text)
+    """The drafts of one chunk, tidied: one question each, the answer without echoed
+    questions, the casual form up to its first comma."""
+    raw = await ctx.ask(SINGLE_STEP, SingleDraft, text=text)
+    return raw.model_copy(update={
+        "question": first_question(raw.question), "answer": without_questions(raw.answer),
+        "casual": first_clause(first_question(raw.casual)),
+        "unanswerable": first_question(raw.unanswerable)})
 
 
 async def draft_pair(ctx: MetricContext, first: str, second: str) -> PairDraft:
-    return await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second)
+    """The draft of a pair, tidied as `draft_single`'s."""
+    raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second)
+    return raw.model_copy(update={"question": first_question(raw.question),
+                                  "answer": without_questions(raw.answer)})

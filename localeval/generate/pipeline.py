@@ -243,7 +243,7 @@ def _report(counts: dict[str, dict[str, int]], rows: list[Row], corpus: list[Chu
             "corpus": {"chunks": len(corpus), "documents": len({c.source for c in corpus}),
                        "languages": sorted({c.language for c in corpus})},
             "candidates_drafted": n_jobs, "options": options.model_dump(mode="json"),
-            "judge": {"calls": stats.calls, "cached": stats.cached,
+            "judge": {"calls": stats.calls, "cached": stats.cached, "failures": stats.failures,
                       "prompt_tokens_processed": stats.prompt_tokens_processed,
                       "generated_tokens": stats.completion_tokens, "by_step": stats.by_step}}
 

@@ -1,0 +1,98 @@
+"""The pure steps of `localeval generate`: chunking, reading, the filters and the tidying."""
+
+from __future__ import annotations
+
+from localeval.generate.assemble import casual_form
+from localeval.generate.chunking import chunk_document, estimate_tokens
+from localeval.generate.documents import Document, html_text
+from localeval.generate.drafting import first_clause, first_question, without_questions
+from localeval.generate.filters import answer_in_question, content_share, self_contained
+from localeval.generate.picking import Pair, pick_pairs
+from localeval.models.embed import HashEmbedder
+from localeval.text import split_sentences
+
+EN = """# Bell Rock
+
+The Bell Rock Lighthouse stands off Angus. It was built between 1807 and 1810 by Robert Stevenson.
+
+Its light was first lit on 1 February 1811. The tower is 35 metres tall.
+
+# Keepers
+
+Three keepers lived in the tower. The light was automated in 1988."""
+ZH = ("大熊猫是中国特有的哺乳动物，主要生活在四川、陕西和甘肃的山区。"
+      "大熊猫的食物百分之九十九是竹子。"
+      "一只成年大熊猫每天要花十多个小时进食，吃掉十二到三十八公斤的竹子。"
+      "大熊猫的寿命在野外约为二十年。")
+
+
+def test_chunks_keep_sentences_whole_start_at_headings_and_have_stable_ids() -> None:
+    chunks = chunk_document(Document("guide/light.md", EN), max_tokens=40, language="auto")
+    assert [c.id for c in chunks] == [f"guide/light.md#{i}" for i in range(1, len(chunks) + 1)]
+    sentences = set(split_sentences(EN))
+    for c in chunks:
+        assert set(split_sentences(c.text)) <= sentences  # no sentence cut in two
+        assert c.tokens <= 40 or len(split_sentences(c.text)) == 1
+    assert any(c.text.startswith("# Keepers") for c in chunks)
+    assert chunks == chunk_document(Document("guide/light.md", EN), max_tokens=40, language="auto")
+
+
+def test_chinese_without_spaces_is_cut_at_sentence_ends() -> None:
+    chunks = chunk_document(Document("panda.txt", ZH), max_tokens=30, language="auto")
+    assert len(chunks) > 1 and {c.language for c in chunks} == {"zh"}
+    assert "".join(c.text for c in chunks) == ZH
+    assert all(c.text.endswith("。") for c in chunks)
+    assert estimate_tokens(ZH) > 30
+
+
+def test_a_users_chunk_is_kept_as_it_is() -> None:
+    (chunk,) = chunk_document(Document("c.jsonl", EN, chunk_id="doc-7"), max_tokens=10,
+                              language="en")
+    assert chunk.id == "doc-7" and chunk.text == EN.strip()
+
+
+def test_html_text_keeps_blocks_and_drops_scripts() -> None:
+    text = html_text("<html><head><title>T</title><style>p{}</style></head><body><h2>Head"
+                     "</h2><p>One &amp; two.</p><script>x()</script><p>Three.</p></body></html>")
+    assert text.split("\n\n") == ["# Head", "One & two.", "Three."]
+
+
+def test_self_contained_and_answer_in_question() -> None:
+    for bad in ("What does the passage say about bees?", "According to the author, why?",
+                "文中提到的大熊猫吃什么？", "本文介绍了哪座书院？"):
+        assert not self_contained(bad), bad
+    for good in ("When was the Bell Rock Lighthouse built?", "大熊猫每天吃多少竹子？"):
+        assert self_contained(good), good
+    assert answer_in_question("Was the tower built in 1810?", "The tower was built in 1810.")
+    assert not answer_in_question("When was the tower built?", "The tower was built in 1810.")
+    assert answer_in_question("大熊猫的食物是竹子吗？", "竹子")
+    assert content_share("It opened in 1998 in Ashcombe.", ["Opened 1998, Ashcombe."]) == 1.0
+    assert content_share("It opened in 1999.", ["It opened in 1998."]) == 0.5
+
+
+def test_drafts_are_tidied_to_one_question() -> None:
+    assert first_question("When is it held? What time? Where?") == "When is it held?"
+    assert without_questions("How tall is it? It is 35 metres tall.") == "It is 35 metres tall."
+    assert without_questions("It is tall. Is it?") == "It is tall. Is it?"
+    assert first_clause("club nights when and where, what time") == "club nights when and where"
+    assert first_clause("bell rock, height") == "bell rock, height"  # too little before it
+
+
+def test_casual_form_is_fixed_by_its_key() -> None:
+    a = casual_form("When was the Lighthouse automated?", "light.md#3", "en")
+    assert a == casual_form("When was the Lighthouse automated?", "light.md#3", "en")
+    assert not a.endswith("?") and a == a.lower()
+    assert sorted(a) == sorted("when was the lighthouse automated")  # one swap, same letters
+    assert a != "when was the lighthouse automated"
+    assert casual_form("大熊猫吃什么？", "p#1", "zh") == "大熊猫吃什么"
+
+
+def test_pairs_prefer_a_shared_rare_name() -> None:
+    docs = [Document("a.md", "Robert Stevenson built the Bell Rock Lighthouse in 1810 at sea."),
+            Document("b.md", "Bees make honey in hives kept by beekeepers in many countries."),
+            Document("c.md", "Robert Stevenson was a Scottish engineer born in Glasgow in 1772.")]
+    chunks = [c for d in docs for c in chunk_document(d, max_tokens=64, language="en")]
+    vectors = HashEmbedder().encode([c.text for c in chunks])
+    pairs = pick_pairs(chunks, vectors, seed=0, count=3)
+    assert Pair(first="a.md#1", second="c.md#1", link="entity: Robert Stevenson") in pairs
+    assert pick_pairs(chunks, vectors, seed=0, count=3) == pairs
