@@ -226,7 +226,7 @@ def generate(
     it. judge / embedder: as for `evaluate`. **settings: any Settings field (profile,
     language, cache, ...)."""
     from localeval.config import load_config
-    from localeval.generate.assemble import KINDS
+    from localeval.generate import KINDS
     from localeval.generate.pipeline import GenerateOptions
     from localeval.generate.pipeline import generate as run_generate
 

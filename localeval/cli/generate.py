@@ -15,7 +15,7 @@ SETTING_FLAGS = ("profile", "judge", "judge_model", "embedder", "fake_answers", 
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    from localeval.generate.assemble import KINDS
+    from localeval.generate import KINDS
 
     gen = sub.add_parser("generate", help="generate a test set (questions, reference answers, "
                                           "expected chunk ids) from your own documents")

@@ -6,3 +6,6 @@ constrained JSON through the run's JudgeClient) → `tasks` (one candidate's jud
 answer checked by faithfulness) → `filters` → `assemble` (rows, near-duplicates) → `store`
 (the files, the resumable work file); `pipeline` drives them, `estimate` sizes a generation.
 """
+
+KINDS = ("single", "pair", "unanswerable", "colloquial")
+"""The kinds of question, in the order the test set lists them."""

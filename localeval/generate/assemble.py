@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 
+from localeval.generate import KINDS
 from localeval.generate.chunking import Chunk
 from localeval.generate.filters import FILTERS, answer_in_question, self_contained
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
 
-KINDS = ("single", "pair", "unanswerable", "colloquial")
 NO_ANSWER = {"en": "The documents do not answer this question.",
              "zh": "文档中没有能回答这个问题的内容。"}
 
@@ -133,7 +133,6 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
         kept: dict[str, list[np.ndarray]] = {}
         for c in mine:
             if c.dropped is None and c.row is not None:
-                assert c.row is not None
                 if counts["kept"] >= n:
                     c.dropped = "surplus"
                 else:

@@ -18,7 +18,8 @@ from pydantic import BaseModel, Field, field_validator
 
 from localeval.config import Settings
 from localeval.errors import LocalevalError, UsageError
-from localeval.generate.assemble import KINDS, Candidate, assemble, from_pair, from_single
+from localeval.generate import KINDS
+from localeval.generate.assemble import Candidate, assemble, from_pair, from_single
 from localeval.generate.chunking import Chunk, chunk_document
 from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS
