@@ -7,5 +7,7 @@ answer checked by faithfulness) → `filters` → `assemble` (rows, near-duplica
 (the files, the resumable work file); `pipeline` drives them, `estimate` sizes a generation.
 """
 
+__all__ = ["KINDS"]
+
 KINDS = ("single", "pair", "unanswerable", "colloquial")
 """The kinds of question, in the order the test set lists them."""
