@@ -63,9 +63,11 @@ class RuleJudge:
             body = next(p for p in reversed(chunk) if p.strip() and not p.startswith(("Ask",
                                                                                     "只问")))
             fact = first_sentence(body)
-            words = " ".join(fact.split()[:6])
+            words = " ".join(fact.split()[:6]) if fact.isascii() else fact[:8]
+            asked = f"Which fact is stated about {words}?" if fact.isascii() else \
+                f"关于{words}说了什么？"
             answer: dict[str, Any] = {
-                "question": self.question or f"Which fact is stated about {words}?",
+                "question": self.question or asked,
                 "answer": fact.rstrip(".。") + " in 1700." if self.invent else fact,
                 "casual": f"What about {words}?",
                 "missing": "who paid", "unanswerable": f"Who paid for {words}?"}
@@ -154,6 +156,7 @@ def test_a_killed_generation_goes_on_where_it_stopped(docs: Path, tmp_path: Path
     with pytest.raises(GenerationInterrupted, match="run the same command again"):
         run_gen([docs], out, RuleJudge(stop_after=9), settings={"no_cache": True})
     work = paths_for(out)["work"]
+    assert work.name == "killed.work.jsonl"
     kept = work.read_text("utf-8").splitlines()[1:]
     assert kept and not out.exists()
     rest = RuleJudge()
@@ -179,7 +182,7 @@ def test_filters_drop_and_are_counted(docs: Path, tmp_path: Path) -> None:
 def test_near_duplicates_are_dropped(docs: Path, tmp_path: Path) -> None:
     english = sorted(docs.glob("*.md"))[:3]  # the English ones: a duplicate is within a language
     assert all(p.name.isascii() for p in english)
-    result = run_gen(english, None, RuleJudge(question="When was the Severn Gate Bridge opened?"),
+    result = run_gen(english, None, RuleJudge(question="When was it first opened?"),
                      kinds="single")
     single = result.report["by_kind"]["single"]
     assert single["kept"] == 1 and single["duplicate"] == single["candidates"] - 1

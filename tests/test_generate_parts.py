@@ -96,3 +96,14 @@ def test_pairs_prefer_a_shared_rare_name() -> None:
     pairs = pick_pairs(chunks, vectors, seed=0, count=3)
     assert Pair(first="a.md#1", second="c.md#1", link="entity: Robert Stevenson") in pairs
     assert pick_pairs(chunks, vectors, seed=0, count=3) == pairs
+
+
+def test_questions_naming_what_their_chunk_lacks_or_not_asking_are_caught() -> None:
+    from localeval.generate.filters import is_question, names_outside
+
+    chunk = ["Construction of the Severn Gate Bridge took four years."]
+    assert names_outside("What happened during the construction of the Eiffel Tower?",
+                         chunk) == ["Eiffel", "Tower"]
+    assert names_outside("How long did the Severn Gate Bridge take to build?", chunk) == []
+    assert names_outside("石鼓书院的GPS坐标是什么？", ["石鼓书院位于衡阳。"]) == ["GPS"]
+    assert is_question("大熊猫吃什么？") and not is_question("云岭茶园的肉桂获奖了。")

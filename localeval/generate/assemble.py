@@ -13,7 +13,13 @@ import numpy as np
 
 from localeval.generate import KINDS
 from localeval.generate.chunking import Chunk
-from localeval.generate.filters import FILTERS, answer_in_question, self_contained
+from localeval.generate.filters import (
+    FILTERS,
+    answer_in_question,
+    is_question,
+    names_outside,
+    self_contained,
+)
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
@@ -66,8 +72,12 @@ def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
 
 
 def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None) -> Candidate:
+    if kind != "colloquial" and not is_question(row.question):
+        return Candidate(kind, task, row, "not_a_question")
     if not self_contained(row.question):
         return Candidate(kind, task, row, "self_contained")
+    if outside := names_outside(row.question, row.reference_contexts):
+        return Candidate(kind, task, row, "names_outside", outside)
     if answer_in_question(row.question, row.ground_truth):
         return Candidate(kind, task, row, "answer_in_question")
     if support is None or support.get("score") != 1.0:
@@ -98,8 +108,12 @@ def from_single(result: dict[str, Any], chunk: Chunk) -> list[Candidate]:
               ground_truth=NO_ANSWER.get(lang, NO_ANSWER["en"]), reference_contexts=[],
               expected_ids=[], kind="unanswerable", language=lang, source=chunk.source,
               topic_ids=[cid])
-    if not self_contained(row.question):
+    if not is_question(row.question):
+        no_answer = Candidate("unanswerable", task, row, "not_a_question")
+    elif not self_contained(row.question):
         no_answer = Candidate("unanswerable", task, row, "self_contained")
+    elif outside := names_outside(row.question, [chunk.text]):
+        no_answer = Candidate("unanswerable", task, row, "names_outside", outside)
     elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),

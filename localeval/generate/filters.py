@@ -9,14 +9,16 @@ import re
 
 from localeval.text import STOPWORDS, normalize
 
-FILTERS = ("judge_error", "self_contained", "answer_in_question", "unsupported", "answerable",
-           "duplicate", "surplus")
+FILTERS = ("judge_error", "not_a_question", "self_contained", "names_outside",
+           "answer_in_question", "unsupported", "answerable", "duplicate", "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
-judge_error (the judge gave no usable draft), self_contained (the question points at "the
-passage"), answer_in_question, unsupported (the reference chunks do not support the reference
-answer), answerable (an "unanswerable" question one of its nearest chunks answers directly:
-rerank_relevancy rates it 3), duplicate (a
-near-duplicate of a kept question), surplus (more than --n passed)."""
+judge_error (the judge gave no usable draft), not_a_question (no question mark at its end),
+self_contained (the question points at "the passage"), names_outside (the question names
+something its chunks never mention: a small judge copies the prompt's example),
+answer_in_question, unsupported (the reference chunks do not support the reference answer),
+answerable (an "unanswerable" question one of its nearest chunks answers directly:
+rerank_relevancy rates it 3), duplicate (a near-duplicate of a kept question), surplus (more
+than --n passed)."""
 
 _EN_POINTERS = re.compile(
     r"\b(?:(?:the|this|that|these|above|given|following|provided|said|same)\s+"
@@ -34,6 +36,20 @@ def self_contained(question: str) -> bool:
     """No pointer to a text the reader has not seen ("the passage", "this document", 文中,
     本文 ...)."""
     return not (_EN_POINTERS.search(question) or _ZH_POINTERS.search(question))
+
+
+def is_question(text: str) -> bool:
+    return text.rstrip().endswith(("?", "？"))
+
+
+def names_outside(question: str, texts: list[str]) -> list[str]:
+    """Capitalised words of the question (not its first word) and Latin words of a Chinese
+    question that no text mentions (case-insensitive)."""
+    material = normalize(" ".join(texts))
+    words = re.findall(r"[A-Za-z][A-Za-z0-9'’-]*", question)
+    if question.isascii():  # English: the capitalised words after the first
+        words = [w for w in words[1:] if w[0].isupper()]
+    return [w for w in dict.fromkeys(words) if normalize(w) not in material]
 
 
 def content_words(text: str) -> set[str]:

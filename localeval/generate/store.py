@@ -36,7 +36,7 @@ def paths_for(out: Path) -> dict[str, Path]:
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     return {name: out.with_name(f"{stem}.{name}{ext}") for name, ext in
             (("corpus", ".jsonl"), ("dropped", ".jsonl"), ("report", ".json"),
-             ("work", ".work.jsonl"))}
+             ("work", ".jsonl"))}
 
 
 def dumps(obj: Any) -> str:
