@@ -244,3 +244,29 @@ def test_api_returns_the_rows(docs: Path) -> None:
                                 embedder=HashEmbedder(), no_cache=True)
     assert [r["kind"] for r in result.rows] == ["single"]
     assert result.rows[0]["expected_ids"][0] in {c["id"] for c in result.corpus}
+
+
+def test_an_unanswerable_question_equal_to_the_answered_one_is_dropped(docs: Path) -> None:
+    same = RuleJudge()
+    same.fingerprint += "-same"
+
+    async def complete(request: JudgeRequest) -> JudgeReply:
+        reply = await RuleJudge.complete(same, request)
+        if request.step == "generate_single":  # the unanswerable question = the question
+            data = json.loads(reply.text)
+            data["unanswerable"] = data["question"]
+            reply = reply.model_copy(update={"text": json.dumps(data, ensure_ascii=False)})
+        return reply
+
+    same.complete = complete  # type: ignore[method-assign]
+    result = run_gen([docs], None, same, kinds="unanswerable,single,colloquial")
+    unans = result.report["by_kind"]["unanswerable"]
+    assert unans["kept"] == 0 and unans["answerable"] == unans["candidates"]
+    assert result.report["by_kind"]["single"]["kept"] > 0
+
+
+def test_a_colloquial_row_goes_with_its_single_question(docs: Path) -> None:
+    result = run_gen([docs], None, RuleJudge(question="What does the passage say?"),
+                     kinds="single,colloquial")
+    colloquial = result.report["by_kind"]["colloquial"]
+    assert colloquial["kept"] == 0 and colloquial["self_contained"] == colloquial["candidates"]

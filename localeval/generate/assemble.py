@@ -101,6 +101,8 @@ def from_single(result: dict[str, Any], chunk: Chunk) -> list[Candidate]:
     colloquial = _checked("colloquial", task, _row(
         "colloquial", f"colloquial:{cid}", casual, draft["answer"], [chunk],
         parent=f"single:{cid}"), support)
+    if colloquial.dropped is None and single.dropped is not None:
+        colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):
         colloquial.dropped, colloquial.detail = "duplicate", "the same as its single question"
     unans = result.get("unanswerable")
@@ -114,6 +116,9 @@ def from_single(result: dict[str, Any], chunk: Chunk) -> list[Candidate]:
         no_answer = Candidate("unanswerable", task, row, "self_contained")
     elif outside := names_outside(row.question, [chunk.text]):
         no_answer = Candidate("unanswerable", task, row, "names_outside", outside)
+    elif match_key(row.question) == match_key(draft["question"]):
+        no_answer = Candidate("unanswerable", task, row, "answerable",
+                              "the same as the question its chunk answers")
     elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),
