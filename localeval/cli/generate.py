@@ -72,7 +72,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         where, msg = first_error(exc)
         raise ConfigError(f"generate --{where.replace('_', '-')}: {msg}") from None
     if args.estimate:
-        from localeval.estimate.report import table
+        from localeval.estimate.table import table
         from localeval.generate.estimate import estimate
 
         found = estimate(args.docs, settings, options, log=say)

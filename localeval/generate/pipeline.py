@@ -71,6 +71,9 @@ class _Needs:  # what build_backends and the preflight read of the "metrics" a j
     uses_judge: bool = True
     uses_embedder: bool = True
 
+    def needs_embedder(self, settings: Settings) -> bool:
+        return True  # pairs, nearest chunks and near-duplicates
+
 
 def build_corpus(docs: Iterable[str | Path], settings: Settings, options: GenerateOptions,
                  log: Log | None = None) -> tuple[list[Chunk], list[str]]:

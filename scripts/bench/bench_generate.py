@@ -3,7 +3,7 @@ reference chunk a plain BM25 over the whole corpus ranks in the top 3 from the q
 and the share of reference answers whose content words all stand in their reference chunks
 (and the mean share of such words); prints JSON, and with --rows N, N kept rows per language.
 
-    python scripts/generate_bench.py runs/gen/testset.jsonl [--rows 20]
+    python scripts/bench/bench_generate.py runs/gen/testset.jsonl [--rows 20]
 """
 
 from __future__ import annotations
