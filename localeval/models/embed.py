@@ -68,7 +68,7 @@ class SentenceTransformerEmbedder:
     padded to its bucket (bucket()) and goes through the model in a batch of the bucket's fixed
     row count, filled with empty texts, so that its vector depends on nothing but itself.
     Batched as usual, padding to a neighbour's length moved a text's vector in the 7th decimal
-    (19 of 60 dev answers; scripts/embed_invariance.py), so the same sample scored differently
+    (19 of 60 dev answers; scripts/bench/embed_invariance.py), so the same sample scored differently
     in another dataset or on Ray. `batch_size` is kept for the settings; the shapes are fixed."""
 
     def __init__(self, path: Path, fingerprint: str, *, batch_size: int = 32,

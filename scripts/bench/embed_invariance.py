@@ -4,7 +4,7 @@ other, then each beside another text, then alone) for sentence-transformers batc
 text per pass, and localeval's fixed shapes (SentenceTransformerEmbedder.encode), with the
 seconds per text of each.
 
-    python scripts/embed_invariance.py [--embedder models/m3e-small] [--n 120] [--zh]
+    python scripts/bench/embed_invariance.py [--embedder models/m3e-small] [--n 120] [--zh]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data" / "dev"
 
 

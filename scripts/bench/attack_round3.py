@@ -2,7 +2,7 @@
 in a fresh temporary folder and checks that nothing is forged, nothing lost, nothing hangs and
 no traceback is shown. Prints one JSON object: per attack `ok` and what was seen.
 
-    python scripts/attack_round3.py [--only NAME,...] [--big-mb 50]
+    python scripts/bench/attack_round3.py [--only NAME,...] [--big-mb 50]
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 ESC = "\x1b[2J\x1b]0;owned\x07\u202e"
 ROW = {"id": "a", "question": "Capital of France?", "contexts": ["Paris is the capital."],
        "answer": "Paris is the capital of France."}
