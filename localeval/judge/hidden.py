@@ -7,7 +7,7 @@ layer -1), only during a decode it was armed for, and keeps the rows of the batc
 context is given a tap only when a learned verifier needs it, so a run without one decodes
 exactly as before. The tensors are read with `ggml_backend_tensor_get`, which works for CPU and
 GPU buffers alike; splitting the graph at the tapped nodes runs the same kernels in the same
-order, so the logits do not change (tests/test_hidden.py checks it).
+order, so the logits do not change (tests/test_verifier.py checks it).
 """
 
 from __future__ import annotations
