@@ -87,13 +87,13 @@ def fingerprint_inputs(
 
 
 def _verifier_sha256(choice: str | None) -> str | None:
-    """The verifier head's bytes (a file named, else every packaged head): a head changed
-    under the same name changes the fingerprint."""
+    """The verifier head's bytes (the head named, else every packaged head `auto` may take: the
+    adopted ones): a head changed under the same name changes the fingerprint."""
     if not choice or choice == "none":
         return None
-    from localeval.verifier.apply import HEADS, head_path
+    from localeval.verifier.apply import adopted_heads, head_path
 
-    paths = sorted(HEADS.glob("*.json")) if choice == "auto" else [head_path(choice)]
+    paths = adopted_heads() if choice == "auto" else [head_path(choice)]
     digest = hashlib.sha256()
     for path in paths:
         try:

@@ -65,13 +65,15 @@ class Verifier:
         return reply.model_copy(update={"field_probs": probs})
 
 
+def adopted_heads() -> list[Path]:
+    """The shipped heads `--verifier auto` may take (adopted as their judge's default)."""
+    return [p for p in sorted(HEADS.glob("*.json")) if load_head(p).adopted]
+
+
 def packaged_head(judge_sha256: str) -> Path | None:
     """The shipped head made for this judge and adopted as its default, if there is one."""
-    if not HEADS.is_dir():
-        return None
-    for path in sorted(HEADS.glob("*.json")):
-        head = load_head(path)
-        if head.judge_sha256 == judge_sha256 and head.adopted:
+    for path in adopted_heads():
+        if load_head(path).judge_sha256 == judge_sha256:
             return path
     return None
 
