@@ -250,3 +250,27 @@ def test_the_states_at_a_verdict_do_not_depend_on_what_runs_beside_it() -> None:
         plain.close()
     assert [(r.text, [f.probs for f in r.field_probs]) for r in bare] == [
         (r.text, [f.probs for f in r.field_probs]) for r in alone]
+
+
+@pytest.mark.parametrize("extra, says", [
+    (["--folds", "1"], "--folds must be at least 2"),
+    (["--layers", "17,x"], "--layers: expected comma-separated integers"),
+    (["<out is a folder>"], "is a folder"),
+])
+def test_the_fit_command_s_bad_options_are_one_line(tmp_path: Path, extra: list[str],
+                                                     says: str) -> None:
+    import subprocess
+    import sys
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"r{i}", "question": "q", "answer": "a.",
+                                          "contexts": ["c"], "label": i % 2}) for i in range(60)))
+    out = tmp_path / "head.json"
+    if extra == ["<out is a folder>"]:
+        out.mkdir()
+        extra = []
+    done = subprocess.run([sys.executable, "-m", "localeval", "verifier", "fit", str(data),
+                           "--out", str(out), *extra], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr

@@ -72,8 +72,9 @@ def adopted_heads() -> list[Path]:
 
 def packaged_head(judge_sha256: str) -> Path | None:
     """The shipped head made for this judge and adopted as its default, if there is one."""
-    for path in adopted_heads():
-        if load_head(path).judge_sha256 == judge_sha256:
+    for path in sorted(HEADS.glob("*.json")):
+        head = load_head(path)
+        if head.adopted and head.judge_sha256 == judge_sha256:
             return path
     return None
 

@@ -150,6 +150,18 @@ def out_of_fold(table: Table, pairs: Sequence[Pair], k: int, **options: float
     return out
 
 
+def pair_wins(table: Table, pairs: Sequence[Pair], scores: np.ndarray) -> list[float]:
+    """Per pair: 1 when the preferred row scores higher, ½ on a tie, 0 when lower or either
+    row is unscored (meta_eval.stats.pair_outcome)."""
+    from localeval.meta_eval.stats import pair_outcome
+
+    def score(r: int) -> float | None:
+        return None if np.isnan(scores[r]) else float(scores[r])
+
+    return [pair_outcome(score(pr.a if pr.preferred == "a" else pr.b),
+                         score(pr.b if pr.preferred == "a" else pr.a)) for pr in pairs]
+
+
 def pair_accuracy(table: Table, pairs: Sequence[Pair], p: np.ndarray,
                   tau: dict[str, float]) -> dict[str, float]:
     """Pairwise accuracy of the hard and soft row scores (ties ½, unscored a loss) and the
@@ -157,14 +169,7 @@ def pair_accuracy(table: Table, pairs: Sequence[Pair], p: np.ndarray,
     hard, soft = row_scores(table, p, tau)
     out: dict[str, float] = {}
     for name, s in (("hard", hard), ("soft", soft)):
-        wins = []
-        for pr in pairs:
-            good, bad = (pr.a, pr.b) if pr.preferred == "a" else (pr.b, pr.a)
-            if np.isnan(s[good]) or np.isnan(s[bad]):
-                wins.append(0.0)
-            else:
-                wins.append(1.0 if s[good] > s[bad] + 1e-9 else
-                            0.5 if abs(s[good] - s[bad]) <= 1e-9 else 0.0)
+        wins = pair_wins(table, pairs, s)
         out[name] = float(np.mean(wins)) if wins else float("nan")
         if name == "hard":
             out["ties"] = float(np.mean([w == 0.5 for w in wins])) if wins else float("nan")

@@ -23,7 +23,7 @@ import numpy as np
 from localeval.errors import ConfigError, DatasetError
 from localeval.meta_eval.stats import auroc, bootstrap_ci, cohen_kappa
 from localeval.verifier.extract import STEP, RowFeatures, extract
-from localeval.verifier.fit import Pair, fit, out_of_fold, taus_for
+from localeval.verifier.fit import Pair, fit, out_of_fold, pair_wins, taus_for
 from localeval.verifier.head import Head, save_head
 from localeval.verifier.table import Table, build_table, row_scores
 
@@ -83,12 +83,7 @@ def _figures(table: Table, pairs: list[Pair], data: Labelled, p: np.ndarray,
     hard, soft = row_scores(table, p, tau)
     out: dict[str, Any] = {}
     if pairs:
-        wins = []
-        for pr in pairs:
-            good, bad = (pr.a, pr.b) if pr.preferred == "a" else (pr.b, pr.a)
-            wins.append(0.0 if np.isnan(hard[good]) or np.isnan(hard[bad]) else
-                        1.0 if hard[good] > hard[bad] + 1e-9 else
-                        0.5 if abs(hard[good] - hard[bad]) <= 1e-9 else 0.0)
+        wins = pair_wins(table, pairs, hard)
         out["pairwise"] = float(np.mean(wins))
         out["pairwise_ci"] = bootstrap_ci(lambda w: float(np.mean(w)), wins)
         return out
