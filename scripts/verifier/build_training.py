@@ -15,10 +15,16 @@ cannot learn a dataset's style or length:
   comparison turned round (that sentence 0, the others 1; the dataset's hallucinated summaries
   are rewritten whole, so their sentences cannot be labelled one by one);
 - `dataset`: HaluEval QA's own hallucinated answer, only where it is not longer than the right
-  one (97 % are; those would teach length).
+  one (97 % are; those would teach length);
+- `para`: a sentence of a UHGEval article or HaluEval summarization document rewritten in other
+  words by the judge (scripts/verifier/paraphrase.py) against its neighbourhood as the context,
+  and the same rewrite with a slot, negation (added, or removed where it has one), comparison or
+  role edit — both sides paraphrases, so neither "copied" nor "negative in form" tells them apart;
+  and (`para-added`) the rewrite with one specific detail its context lacks, added by the judge.
 
     python scripts/verifier/build_training.py --out runs/verifier/train.jsonl [--seed 0]
-        [--qa 250] [--uhg 80] [--summ 30]
+        [--qa 250] [--uhg 80] [--summ 30] [--paraphrases runs/verifier/paraphrases.jsonl]
+        [--embellished runs/verifier/embellished.jsonl]
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from localeval.text import split_sentences
 TRAIN = Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
 UHG_QUESTION = "请续写这篇新闻。"
 SUMMARY_QUESTION = "Summarize the document."
+PARA_QUESTION = {"zh": "根据上下文，这里说了什么？", "en": "What does the text say?"}
 
 _NUMBER = re.compile(r"(?<![\w.])\d[\d,]*(?:\.\d+)?(?![\w])")
 _NAME = re.compile(r"\b(?:[A-Z][a-z’'\-]+|[A-Z]{2,})(?:\s+(?:of\s+|de\s+|the\s+)?"
@@ -59,6 +66,10 @@ _ZH_COMPARE = [("高于", "低于"), ("多于", "少于"), ("增加", "减少"),
                ("已经", "尚未"), ("加强", "削弱"), ("积极", "消极"), ("开始", "结束")]
 _ZH_NEGATE = [("是", "不是"), ("将", "不会"), ("会", "不会"), ("有", "没有"), ("能", "不能"),
               ("已", "未")]
+_ZH_DENIED = [("不是", "是"), ("不会", "会"), ("不能", "能"), ("没有", "有"), ("尚未", "已经"),
+              ("还未", "已经"), ("并未", "已经"), ("从未", "曾经"), ("无法", "能够"),
+              ("不再", "仍然"), ("不可能", "可能"), ("不愿", "愿意"), ("不符合", "符合"),
+              ("不允许", "允许"), ("未能", "已经"), ("未", "已")]
 _ZH_NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
@@ -199,6 +210,65 @@ def _perturb_zh(sentence: str, context: str, keywords: list[str],
     return rng.choice(options) if options else None
 
 
+def _affirm_zh(sentence: str) -> str | None:
+    """The sentence with its first negation taken out (a denial turned into an assertion)."""
+    hits = [(sentence.find(a), a, b) for a, b in _ZH_DENIED if a in sentence]
+    if not hits:
+        return None
+    i, a, b = min(hits, key=lambda h: (h[0], -len(h[1])))
+    return sentence[:i] + b + sentence[i + len(a):]
+
+
+def _para_edit(text: str, context: str, language: str, foreign: str,
+               rng: random.Random) -> tuple[str, str] | None:
+    """(kind, the rewrite changed so its context no longer supports it)."""
+    if language == "zh":
+        options = [("negation", _affirm_zh(text))]
+        changed = _perturb_zh(text, context, [], rng)
+        if changed:
+            options.append(changed)
+    else:
+        options = [("slot", _swap_slot(text, context, foreign, rng)),
+                   ("negation", _negate_en(text)), ("comparison", _turn(text, _EN_COMPARE, True)),
+                   ("role", _role_swap(text, context))]
+    options = [(k, t) for k, t in options if t and t != text]
+    if language == "zh" and options and options[0][0] == "negation":
+        # a rewrite holding a negation loses it (half the sources hold one): a supported claim
+        # is then as often negative in form as an unsupported one
+        return options[0]
+    return rng.choice(options) if options else None
+
+
+def paraphrased(path: Path, rng: random.Random, added: Path | None = None
+                ) -> Iterator[dict[str, Any]]:
+    """Per kept rewrite: it (supported), one edit of it, and (from `added`, paraphrase.py
+    --embellish) the rewrite with a detail its context lacks."""
+    items = [r for r in _jsonl(path) if r.get("paraphrase")]
+    twins = {r["id"]: r["embellished"] for r in (_jsonl(added) if added else [])
+             if r.get("embellished")}
+    for k, r in enumerate(items):
+        lang, context, text = r["language"], r["context"], r["paraphrase"]
+        source = "uhgeval" if lang == "zh" else "halueval_summarization"
+        q = PARA_QUESTION[lang]
+        if len(split_sentences(text)) != 1:
+            continue
+        row = _row(f"para-{r['id']}-right", source, "para", lang, q, context, text, 1)
+        if row:
+            yield row
+        edit = _para_edit(text, context, lang, items[(k + 1) % len(items)]["context"], rng)
+        if edit:
+            kind, changed = edit
+            row = _row(f"para-{r['id']}-{kind}", source, f"para-{kind}", lang, q, context,
+                       changed, 0)
+            if row and len(split_sentences(changed)) == 1:
+                yield row
+        if r["id"] in twins:
+            row = _row(f"para-{r['id']}-added", source, "para-added", lang, q, context,
+                       twins[r["id"]], 0)
+            if row and len(split_sentences(twins[r["id"]])) == 1:
+                yield row
+
+
 def uhgeval(n: int, rng: random.Random) -> Iterator[dict[str, Any]]:
     rows = list(_jsonl(TRAIN / "uhgeval_train.jsonl"))
     picked = rng.sample(rows, min(n, len(rows)))
@@ -266,8 +336,12 @@ def interleaved(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for r in rows:
         groups.setdefault((r["source"], r["id"].rsplit("-", 1)[0]), []).append(r)
+    para: list[list[dict[str, Any]]] = []  # last, so the earlier rows keep their places
     for (source, _), members in groups.items():
-        by_source.setdefault(source, []).append(members)
+        if members[0]["id"].startswith("para-"):
+            para.append(members)
+        else:
+            by_source.setdefault(source, []).append(members)
     rng = random.Random(seed)
     for members in by_source.values():
         rng.shuffle(members)
@@ -284,6 +358,8 @@ def interleaved(rows: list[dict[str, Any]], seed: int) -> list[dict[str, Any]]:
         if turn % 2 == 0 and summ:
             out += summ.pop()
         turn += 1
+    for members in para:
+        out += members
     return out
 
 
@@ -294,6 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--qa", type=int, default=250, help="HaluEval QA rows to draw")
     ap.add_argument("--uhg", type=int, default=80, help="UHGEval items to draw")
     ap.add_argument("--summ", type=int, default=30, help="HaluEval summarization rows to draw")
+    ap.add_argument("--paraphrases", type=Path,
+                    help="scripts/verifier/paraphrase.py's output: add the `para` rows")
+    ap.add_argument("--embellished", type=Path,
+                    help="paraphrase.py --embellish's output: add the `para-added` rows")
     args = ap.parse_args(argv)
     if not TRAIN.is_dir():
         print(f"build_training: {TRAIN} not found (../shared/data/train beside the checkout)",
@@ -301,7 +381,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     rows = [*halueval_qa(args.qa, random.Random(args.seed)),
             *uhgeval(args.uhg, random.Random(args.seed + 1)),
-            *halueval_summarization(args.summ, random.Random(args.seed + 2))]
+            *halueval_summarization(args.summ, random.Random(args.seed + 2)),
+            *(paraphrased(args.paraphrases, random.Random(args.seed + 3), args.embellished)
+              if args.paraphrases else [])]
     rows = interleaved(rows, 0)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:

@@ -14,10 +14,11 @@ scripts/verifier/extract_rows.py; nothing here judges):
     python scripts/verifier/train_head.py --train runs/verifier/train.jsonl \\
         --dev runs/verifier/dev.jsonl --store runs/verifier/store [--sweep] [--write HEAD.json]
         [--ids scripts/verifier/train_ids.txt] [--layers 17] [--C 0.01]
-The packaged head: `--ids scripts/verifier/train_ids.txt --layers 17 --C 0.01` (layer and C
-chosen by the out-of-fold claim AUROC on train, never on dev: the `--sweep` curve). Two cores
-read the states of the 326 training rows it names in about an hour; the rest of
-build_training.py's rows were not read for lack of time.
+The packaged head: `--train` from `build_training.py --paraphrases
+scripts/verifier/data/paraphrases.jsonl --embellished scripts/verifier/data/embellished.jsonl`,
+`--ids scripts/verifier/train_ids.txt --layers 17 --C 0.01` (layer and C chosen by the
+out-of-fold claim AUROC on train, never on dev). train_ids.txt names the 808 rows whose states
+were read: 326 of the original rows, and every paraphrase and added-detail row.
 Prints JSON (the curve, the LODO table, the final figures).
 """
 
