@@ -196,6 +196,23 @@ def test_the_cli_says_a_bad_fit_in_one_line(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_show_takes_a_packaged_head_by_its_name_and_says_whether_auto_uses_it() -> None:
+    import subprocess
+    import sys
+
+    from localeval.verifier.apply import HEADS
+
+    heads = sorted(HEADS.glob("*.json"))
+    if not heads:
+        pytest.skip("no head is packaged")
+    done = subprocess.run([sys.executable, "-m", "localeval", "verifier", "show", heads[0].stem],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    shown = json.loads(done.stdout)
+    assert shown["id"] == load_head(heads[0]).id
+    assert shown["adopted"] is load_head(heads[0]).adopted
+
+
 def test_the_packaged_head_matches_the_small_judge_and_today_s_templates() -> None:
     from localeval import models, prompts
     from localeval.verifier.apply import HEADS
