@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from localeval.judge.plan import Free, Reading, Slot, plan_for
+from localeval.judge.plan import Choice, Free, Reading, plan_for
 from localeval.judge.schemas import checked_verdicts, question_list, statements_up_to
 from tests.test_engine_fake import (
     END,
@@ -24,11 +24,11 @@ DIGIT = json.dumps({"type": "object", "properties": {"v": {"enum": list(range(7)
                     "required": ["v"]})
 
 
-def test_a_bare_verdict_list_is_literal_text_and_one_slot_per_item() -> None:
+def test_a_bare_verdict_list_is_literal_text_and_one_choice_per_item() -> None:
     parts = plan_for(VERDICTS3)
-    slot = Slot("verdict", ("0", "1"))
-    assert parts == ('{"verdicts": [{"verdict": ', slot, '}, {"verdict": ', slot,
-                     '}, {"verdict": ', slot, "}]}")
+    choice = Choice("verdict", ("0", "1"))
+    assert parts == ('{"verdicts": [{"verdict": ', choice, '}, {"verdict": ', choice,
+                     '}, {"verdict": ', choice, "}]}")
 
 
 def test_a_varying_length_or_a_pattern_has_no_plan() -> None:
@@ -38,11 +38,11 @@ def test_a_varying_length_or_a_pattern_has_no_plan() -> None:
     assert plan_for("{}") is None
 
 
-def test_free_text_is_a_free_part_between_literal_text_and_slots() -> None:
+def test_free_text_is_a_free_part_between_literal_text_and_choices() -> None:
     parts = plan_for(json.dumps(question_list(2, True).model_json_schema()))
     assert parts is not None
     free_q, free_r = Free("question", 0, 300), Free("reason", 0, 200)
-    clear = Slot("clear", ("0", "1"))
+    clear = Choice("clear", ("0", "1"))
     assert parts == ('{"questions": [{"question": "', free_q, ', "reason": "', free_r,
                      ', "clear": ', clear, '}, {"question": "', free_q, ', "reason": "', free_r,
                      ', "clear": ', clear, "}]}")

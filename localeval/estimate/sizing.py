@@ -136,7 +136,7 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         }
     out["total"] = _total(out["steps"]) | {"decode_calls": totals.decode_calls}
     t = out["total"]
-    out["floor"] = floor_account(own, sum(w.slots for w in loads) + t["generated_tokens"],
+    out["floor"] = floor_account(own, sum(w.choices for w in loads) + t["generated_tokens"],
                                  t["prompt_tokens_processed"] + t["generated_tokens"]
                                  + t["forced_tokens"])
     out["judge"] = {"name": judge.name, "sha256": judge.fingerprint}

@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from localeval.judge.base import JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts
-from localeval.judge.plan import Free, Slot, plan_for
+from localeval.judge.plan import Choice, Free, one_token_choices, plan_for
 
 
 class Vocab(Protocol):
@@ -61,7 +61,7 @@ class RequestLoad:
     cuts: list[int]
     answer: list[tuple[str, int]] = field(default_factory=list)
     planned: bool = False
-    slots: int = 0
+    choices: int = 0
     """Values the judge chooses (one token each) in a planned answer: the floor's decisions."""
 
     @property
@@ -75,36 +75,27 @@ class RequestLoad:
 
 def answer_work(schema_json: str, vocab: Vocab, free_tokens: float, temperature: float
                 ) -> tuple[list[tuple[str, int]], bool]:
-    """The answer's stretches: a planned answer reads its literal text and slots (up to the last
-    slot) and generates each free string (`free_tokens` tokens, its closing quote included);
+    """The answer's stretches: a planned answer reads its literal text and choices (up to the last
+    choice) and generates each free string (`free_tokens` tokens, its closing quote included);
     any other answer is generated whole (its placeholder's tokens, each string counted as
     `free_tokens`)."""
     parts = plan_for(schema_json) if temperature == 0 else None
-    if parts is not None and _slots_one_token(parts, vocab):
+    if parts is not None and one_token_choices(parts, vocab.tokens):
         out: list[tuple[str, int]] = []
-        read, upto_slot = 0, 0
+        read, upto_choice = 0, 0
         for part in parts:
             if isinstance(part, str):
                 read += len(vocab.tokens(part))
-            elif isinstance(part, Slot):
-                upto_slot, read = read, read + 1
+            elif isinstance(part, Choice):
+                upto_choice, read = read, read + 1
             else:
                 out += [("read", read), ("gen", _free(part, free_tokens))]
-                read, upto_slot = 1, 0  # the closing quote, read with what follows
-        tail = upto_slot  # the last slot is chosen from the logits before it: nothing after
+                read, upto_choice = 1, 0  # the closing quote, read with what follows
+        tail = upto_choice  # the last choice is made from the logits before it: nothing after
         if tail > 0:
             out.append(("read", tail))
         return [w for w in out if w[1] > 0], True
     return [("gen", _unplanned_tokens(schema_json, vocab, free_tokens))], False
-
-
-def _slots_one_token(parts: tuple[Any, ...], vocab: Vocab) -> bool:
-    for part in parts:
-        if isinstance(part, Slot):
-            ids = [vocab.tokens(c) for c in part.choices]
-            if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
-                return False
-    return True
 
 
 def _free(part: Free, free_tokens: float) -> int:
@@ -142,6 +133,6 @@ def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *
     else:
         answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
     parts = plan_for(request.answer_schema) if planned and not request.continuations else None
-    slots = sum(isinstance(p, Slot) for p in parts or ())
+    choices = sum(isinstance(p, Choice) for p in parts or ())
     return RequestLoad(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
-                                                   min_chunk=MIN_CHUNK), answer, planned, slots)
+                                                   min_chunk=MIN_CHUNK), answer, planned, choices)
