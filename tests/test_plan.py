@@ -75,8 +75,6 @@ def test_a_planned_answer_equals_the_generated_one_with_no_token_generated() -> 
         probs = p.field_probs[0].probs  # type: ignore[union-attr]
         assert max(probs, key=probs.__getitem__) == str(best)
         assert probs[str(best)] > 0.5
-    assert planned_engine.stats.generated_tokens == 0
-    assert planned_engine.stats.forced_tokens == sum(p.forced_tokens for p in planned)  # type: ignore[union-attr]
 
 
 class AlternatingBackend(FakeBackend):
@@ -192,7 +190,6 @@ def test_free_strings_are_generated_and_the_text_around_them_read() -> None:
     assert reply.completion_tokens == len('a \\"quoted\\" word"') + len('b"')  # type: ignore[union-attr]
     assert reply.forced_tokens > 0  # type: ignore[union-attr]
     assert [round(fp.probs["1"], 2) for fp in reply.field_probs] == [0.27, 0.73]  # type: ignore[union-attr]
-    assert judge.stats.generated_tokens == reply.completion_tokens  # type: ignore[union-attr]
 
 
 def test_the_floor_is_each_judged_samples_own_tokens_once_plus_its_decisions() -> None:

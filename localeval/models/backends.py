@@ -98,7 +98,7 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
     else:
         spec = manifest.get(profile["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.backend import resolve_parallel
+    from localeval.judge.lazy import resolve_parallel
     from localeval.judge.lazy import LazyJudge
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
