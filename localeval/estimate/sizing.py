@@ -70,14 +70,14 @@ def open_judge(settings: Settings, parallel: int) -> VocabJudge:
         return VocabJudge("fake", "fake", "fake", CharVocab(), None)
     from localeval import models
     from localeval.judge.llama import Tokenizer, load_model
-    from localeval.models.backends import _make_judge
+    from localeval.models.backends import make_judge
 
     manifest = models.load_manifest()
-    lazy, info = _make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
-                             manifest.profile(settings.profile))
+    lazy, info = make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
+                            manifest.profile(settings.profile))
     vocab_model = load_model(lazy.model_path, 0, vocab_only=True)
     return VocabJudge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
-                 settings.n_ctx, lazy.model_path, vocab_model.close)
+                      settings.n_ctx, lazy.model_path, vocab_model.close)
 
 
 def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Settings, *,
