@@ -149,6 +149,9 @@ def test_every_token_is_accounted_per_step() -> None:
         "answer_relevance_questions": {"prompt_tokens_processed": 50, "generated_tokens": 30,
                                        "forced_tokens": 0, "decode_s": 1.25}}
     assert (stats.forced_tokens, stats.completion_tokens, stats.decode_s) == (16, 30, 2.25)
+    # one table: the totals and the requests per step are read from the same per-step figures
+    assert stats.by_step == {"faithfulness_verdicts": 2, "answer_relevance_questions": 1}
+    assert (stats.calls, stats.cached, stats.prompt_tokens) == (3, 1, 230)
 
 
 class WriterBackend(FakeBackend):
