@@ -1,11 +1,12 @@
-"""`run --estimate`: a run sized before it starts, without loading the judge.
+"""The estimate of a run (`run --estimate`): rows → dry run → engine work → replay → figures.
 
 The metrics run on the rows against a dry-run judge (estimate/dryrun.py): every request they
 would send is recorded, those the answer cache holds are served from it. Each request's prompt
 is tokenized with the judge's own tokenizer (a vocabulary-only load) and its answer laid out by
-its schema (estimate/workload.py); the engine's schedule is replayed over them
-(estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its decode calls,
-priced by this machine's calibration (estimate/calibrate.py), measured once and cached.
+its schema (estimate/workload.py); the engine's own schedule (judge/schedule.py) is replayed
+over them (estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its
+decode calls, priced by this machine's calibration (estimate/calibrate.py), measured once and
+cached.
 """
 
 from __future__ import annotations
