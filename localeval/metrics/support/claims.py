@@ -37,7 +37,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from localeval.metrics.support.sentences import split
-from localeval.text import STOPWORDS, match_key, normalize, word_count
+from localeval.text import (
+    CJK,
+    content,  # noqa: F401  (metrics/context_relevance.py imports it here)
+    match_key,
+    terms,
+    word_count,
+)
 
 MIN_QUOTE_WORDS = 10.0
 """Shortest quoted sentence: 10 words (15 Chinese characters; text.word_count)."""
@@ -142,7 +148,7 @@ def asserts_nothing(sentence: str, question: str | None = None) -> bool:
     body = s.rstrip(_CLOSING)  # the question mark and what closes it
     if _CLAUSE_MARK.search(body):
         return False
-    if _CJK.search(body):
+    if CJK.search(body):
         if _CARRIES_ZH.search(body):
             return False
         if _YES_NO_ZH.search(s):
@@ -260,40 +266,6 @@ def unfounded(fragment: str, material: list[str], question: str | None) -> list[
     own = terms(fragment)
     known = set(terms(" ".join([*material, question or ""])))
     return [] if not own or any(t in known for t in own) else list(dict.fromkeys(own))
-
-
-_TERM_STOP = STOPWORDS | {"q"}
-_TERM_LATIN = re.compile(r"[a-z0-9]+")
-_TERM_CJK = re.compile(r"[\u3400-\u9fff]+")
-
-
-def terms(text: str) -> list[str]:
-    """Content terms of a text: Latin words cut to 6-letter stems (function words left out),
-    Chinese character bigrams (support/evidence.py's passages rank sentences by them)."""
-    flat = normalize(text)
-    out = [w[:6] for w in _TERM_LATIN.findall(flat) if w not in _TERM_STOP]
-    for run in _TERM_CJK.findall(flat):
-        out += [run[i:i + 2] for i in range(len(run) - 1)] or [run]
-    return out
-
-
-_STOP = STOPWORDS | {"one", "two"}
-_NUM = re.compile(r"\d+(?:[.,]\d+)*")
-_LATIN = re.compile(r"[a-z][a-z'’-]*")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def content(text: str) -> set[str]:
-    """Numbers, and content words (Latin: 5-letter stems of non-function words; Chinese:
-    character bigrams) of a text."""
-    flat = normalize(text)
-    out = {n.replace(",", "") for n in _NUM.findall(flat)}
-    out |= {w[:5] for w in _LATIN.findall(flat) if w not in _STOP and len(w) > 2}
-    han = "".join(_CJK.findall(flat))
-    out |= {han[i:i + 2] for i in range(len(han) - 1)}
-    return out
-
-
 
 
 @dataclass

@@ -17,9 +17,9 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from localeval.metrics.support.claims import addresses_judge, terms
+from localeval.metrics.support.claims import addresses_judge
 from localeval.metrics.support.sentences import split
-from localeval.text import word_count
+from localeval.text import CJK, terms, word_count
 
 LONG_WORDS = 350.0
 TOP = 3
@@ -38,7 +38,7 @@ def without_instructions(material: list[str]) -> tuple[list[str], int]:
             out.append(text)
             continue
         removed += len(sentences) - len(kept)
-        joiner = "" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else " "
+        joiner = "" if CJK.search(text) else " "
         out.append(joiner.join(kept))
     return [t for t in out if t.strip()], removed
 
