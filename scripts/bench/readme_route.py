@@ -22,6 +22,7 @@ from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # this checkout's package, not an installed one elsewhere
 ROW = {"id": "r1", "question": "When was the Eiffel Tower built?",
        "answer": "It was finished in 1889 for a fair.",
        "contexts": ["The Eiffel Tower was completed in 1889 for the World's Fair."]}

@@ -5,7 +5,7 @@ The text is split into sentences once (support/sentences.py). Before any request
 - a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
   verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
   own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
-  it would be without it (such sentences in the material are removed: support/evidence.py);
+  it would be without it (such sentences in the material are removed: `without_instructions`);
 - a sentence **repeated** (after an index mark such as "[1]") counts once;
 - a sentence that **asserts nothing** is listed in `no_claim` (`asserts_nothing`). The rule is
   inverted from a list of tag forms: a sentence is claimless only when it is the sample's own
@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from localeval.metrics.support.sentences import split
 from localeval.text import (
@@ -317,3 +318,64 @@ def sentence_claims(sentences: list[str], question: str | None, language: str,
             if i not in skip]
 
 
+def without_instructions(material: list[str]) -> tuple[list[str], int]:
+    """The material with its sentences aimed at the evaluator removed, and how many were."""
+    out, removed = [], 0
+    for text in material:
+        sentences = split(text).items
+        kept = [s for s in sentences if not addresses_judge(s)]
+        if len(kept) == len(sentences):
+            out.append(text)
+            continue
+        removed += len(sentences) - len(kept)
+        joiner = "" if CJK.search(text) else " "
+        out.append(joiner.join(kept))
+    return [t for t in out if t.strip()], removed
+
+
+@dataclass
+class Ruled:
+    """What the rules settle before any request: the material without its sentences aimed at
+    the evaluator, each sentence's rule (`found`), the verdict entries of the sentences settled
+    without the judge (sentence number, entry) and the count of each rule that fired."""
+
+    material: list[str]
+    found: SentenceRules
+    entries: list[tuple[int, dict[str, Any]]]
+    rules: Counter[str]
+
+
+def rule_out(sentences: list[str], question: str | None, material: list[str],
+             material_name: str = "context") -> Ruled:
+    """Apply the rules (module doc) to a text's sentences and its material."""
+    material, removed = without_instructions(material)
+    found = sentence_rules(sentences, question, material)
+    rules = Counter({"context instruction removed": removed})
+    rules.update(found.fired())
+    entries = [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
+                        "rule": "check", "p_supported": 0.0,
+                        "reason": "addressed to the evaluator: not a claim the "
+                                  f"{material_name} could support"}) for i in found.aimed]
+    return Ruled(material, found, entries, rules)
+
+
+def sentence_items(ruled: Ruled, sentences: list[str], question: str | None, language: str,
+                   material_name: str = "context") -> list[Claim]:
+    """The claims of `claims = "sentences"` left for the judge: `sentence_claims`, less each
+    fragment answer that names only what the material and the question never mention
+    (`unfounded`), whose unsupported entry joins `ruled.entries`."""
+    kept = []
+    for a in sentence_claims(sentences, question, language, ruled.found.skip):
+        sentence = sentences[a.sentence - 1]
+        novel = is_fragment(a.statement, sentence) and unfounded(sentence, ruled.material,
+                                                                 question)
+        if not novel:
+            kept.append(a)
+            continue
+        ruled.rules["unfounded fragment"] += 1
+        ruled.entries.append((a.sentence, {
+            "statement": a.statement, "sentence": a.sentence, "verdict": 0, "rule": "check",
+            "novel_details": novel, "p_supported": 0.0,
+            "reason": f"names only what the {material_name} and the question never "
+                      f"mention: {', '.join(novel)}"}))
+    return kept
