@@ -11,7 +11,7 @@ from localeval.estimate.simulate import Speed, replay
 from localeval.estimate.workload import RequestLoad
 from localeval.judge.base import JudgeReply
 from localeval.judge.chunks import cuts
-from localeval.judge.prefix_pool import PrefixPool, Slot
+from localeval.judge.prefix_pool import NoMemory, PrefixPool, Slot
 from localeval.judge.schedule import MAX_INVARIANT_STEP, admit, step
 from tests.test_engine_fake import FakeBackend, FakeTokenizer, engine, request
 
@@ -55,14 +55,6 @@ def test_the_replay_makes_the_calls_the_engine_made() -> None:
         assert totals.processed["t"] < totals.prompt_tokens["t"]  # a prefix was reused
 
 
-class _NoMemory:
-    def seq_keep(self, seq_id: int, n: int) -> None:
-        return None
-
-    def seq_copy(self, src: int, dst: int, n: int) -> None:
-        return None
-
-
 @dataclass
 class _Run:
     slot: Slot
@@ -72,7 +64,7 @@ class _Run:
 
 
 def test_a_request_waits_for_the_prefix_being_read_and_keeps_its_place() -> None:
-    pool = PrefixPool(_NoMemory(), 4)
+    pool = PrefixPool(NoMemory(), 4)
     head = list(range(100, 116))
     first = [*head, 1]
     slot, _ = pool.acquire(first, [16])

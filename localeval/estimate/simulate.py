@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from localeval.estimate.workload import RequestLoad
 from localeval.judge.chunks import next_cut
-from localeval.judge.prefix_pool import PrefixPool, Slot
+from localeval.judge.prefix_pool import NoMemory, PrefixPool, Slot
 from localeval.judge.schedule import admit, step
 
 SMALL = 64
@@ -41,14 +41,6 @@ class Speed:
 
     def step(self, k: int) -> float:
         return self.step_s + k * self.gen_token_s
-
-
-class _NoMemory:
-    def seq_keep(self, seq_id: int, n: int) -> None:
-        return None
-
-    def seq_copy(self, src: int, dst: int, n: int) -> None:
-        return None
 
 
 @dataclass
@@ -98,7 +90,7 @@ class Totals:
 def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reuse: bool = True,
            keep: int | None = None) -> Totals:
     """Run the engine's schedule over `loads` (in the order they reach the judge)."""
-    pool = PrefixPool(_NoMemory(), parallel + (parallel if keep is None else keep), reuse=reuse)
+    pool = PrefixPool(NoMemory(), parallel + (parallel if keep is None else keep), reuse=reuse)
     queue = deque(enumerate(loads))
     active: list[_Active] = []
     out = Totals()

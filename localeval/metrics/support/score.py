@@ -23,7 +23,7 @@ from localeval.metrics.support.claims import (
 )
 from localeval.metrics.support.sentences import split
 from localeval.metrics.support.statements import anchored_statements, true_to_sentence
-from localeval.metrics.support.verdicts import support_verdicts
+from localeval.metrics.support.verdicts import mean_p, support_verdicts
 
 
 def nonempty(texts: list[str] | None) -> list[str]:
@@ -55,12 +55,6 @@ class Claims:
     @property
     def supported(self) -> int:
         return sum(s["verdict"] for s in self.statements)
-
-    @property
-    def p_supported(self) -> float | None:
-        """Summed probability of support (None when the judge gave none for some statement)."""
-        probs = [s.get("p_supported") for s in self.statements]
-        return None if any(p is None for p in probs) else sum(probs)  # type: ignore[arg-type]
 
     def details(self) -> dict[str, Any]:
         out: dict[str, Any] = {"sentences": self.sentences, "statements": self.statements}
@@ -121,6 +115,7 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
         return MetricResult.unscored(name, f"{whose} makes no claim: every sentence is a "
                                      "question that asserts nothing", **claims.details())
     scores = {name: claims.supported / len(claims.statements)}
-    if claims.p_supported is not None:
-        scores[f"{name}.soft"] = claims.p_supported / len(claims.statements)
+    soft = mean_p(claims.statements)
+    if soft is not None:
+        scores[f"{name}.soft"] = soft
     return MetricResult(scores=scores, details=claims.details())

@@ -51,17 +51,14 @@ class Support:
     pieces: int = 1
     retries: int = 0
 
-    @property
-    def supported(self) -> int:
-        return sum(v["verdict"] for v in self.verdicts)
 
-    @property
-    def soft(self) -> float | None:
-        """The mean P(supported), None when the judge gave no probability for some item."""
-        probs = [v.get("p_supported") for v in self.verdicts]
-        if not probs or any(p is None for p in probs):
-            return None
-        return sum(probs) / len(probs)  # type: ignore[arg-type]
+def mean_p(entries: list[dict[str, Any]], key: str = "p_supported") -> float | None:
+    """The mean of the verdict entries' probabilities (`key`): a metric's `.soft` score; None
+    without entries, or when the judge gave no probability for one of them."""
+    probs = [e.get(key) for e in entries]
+    if not probs or any(p is None for p in probs):
+        return None
+    return sum(probs) / len(probs)  # type: ignore[arg-type]
 
 
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
