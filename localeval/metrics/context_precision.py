@@ -19,8 +19,8 @@ from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.checks import decide
 from localeval.metrics.support.pieces import ask_pieces
+from localeval.metrics.support.score import mean_p
 from localeval.metrics.support.threshold import p_yes, threshold
-from localeval.metrics.support.verdicts import mean_p
 
 NAME = "context_precision"
 

@@ -23,11 +23,20 @@ from localeval.metrics.support.claims import (
 )
 from localeval.metrics.support.sentences import split
 from localeval.metrics.support.statements import anchored_statements, true_to_sentence
-from localeval.metrics.support.verdicts import mean_p, support_verdicts
+from localeval.metrics.support.verdicts import support_verdicts
 
 
 def nonempty(texts: list[str] | None) -> list[str]:
     return [t for t in texts or [] if t.strip()]
+
+
+def mean_p(entries: list[dict[str, Any]], key: str = "p_supported") -> float | None:
+    """The mean of the verdict entries' probabilities (`key`): a metric's `.soft` score; None
+    without entries, or when the judge gave no probability for one of them."""
+    probs = [e.get(key) for e in entries]
+    if not probs or any(p is None for p in probs):
+        return None
+    return sum(probs) / len(probs)  # type: ignore[arg-type]
 
 
 async def claims_of(ctx: MetricContext, text: str, question: str | None) -> TextClaims:

@@ -52,15 +52,6 @@ class Support:
     retries: int = 0
 
 
-def mean_p(entries: list[dict[str, Any]], key: str = "p_supported") -> float | None:
-    """The mean of the verdict entries' probabilities (`key`): a metric's `.soft` score; None
-    without entries, or when the judge gave no probability for one of them."""
-    probs = [e.get(key) for e in entries]
-    if not probs or any(p is None for p in probs):
-        return None
-    return sum(probs) / len(probs)  # type: ignore[arg-type]
-
-
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
                            items_var: str = "statements", question: str | None = None,
                            material_name: str = "context", details: bool = True,
