@@ -1,4 +1,5 @@
-"""Language detection, deterministic sentence splitting and joining, for Chinese and English."""
+"""Text as the package reads it, in Chinese and English: language, sentences, the forms texts are
+matched in, and their content terms and numbers (one implementation of each, used everywhere)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 regex character-class body: what counts as a Chinese character everywhere."""
 CJK = re.compile(f"[{CJK_RANGES}]")
 """One Chinese character (CJK_RANGES)."""
-_CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
+"""A run of Chinese characters."""
 _JOINS_TIGHT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]$")
 """A text ending in CJK script or CJK punctuation (radicals, 。 and 、, kana, ideographs,
 full-width forms; not Hangul, which spaces its words) takes no space before the next one."""
@@ -54,7 +56,7 @@ def detect_language(*texts: str | None) -> str:
 
 def _cjk_count(text: str) -> int:
     """CJK characters of the text, counted run by run (no list of every character)."""
-    return 0 if text.isascii() else sum(m.end() - m.start() for m in _CJK_RUN.finditer(text))
+    return 0 if text.isascii() else sum(m.end() - m.start() for m in CJK_RUN.finditer(text))
 
 
 def _latin_letters(text: str) -> int:
@@ -112,6 +114,51 @@ def match_key(text: str) -> str:
     """`normalize`, then every punctuation mark and space removed: the form in which a quoted
     span is looked up in its source ("U.S.", "U. S." and "us" all become "us")."""
     return _PUNCT_OR_SPACE.sub("", unicodedata.normalize("NFKC", text).casefold())
+
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3})")
+
+
+def numbers(text: str) -> set[str]:
+    """The numbers a text writes in digits (NFKC: full-width digits too), thousands separators
+    removed: "1,200" and "１２００" are "1200"; "3.5" stays "3.5"."""
+    flat = unicodedata.normalize("NFKC", text)
+    return {_THOUSANDS.sub("", n) for n in _NUMBER.findall(flat)}
+
+
+def _bigrams(run: str) -> list[str]:
+    return [run[i:i + 2] for i in range(len(run) - 1)]
+
+
+_TERM_STOP = STOPWORDS | {"q"}
+_TERM_WORD = re.compile(r"[a-z0-9]+")
+
+
+def terms(text: str) -> list[str]:
+    """Content terms with their repeats, for ranking (support/evidence.py's BM25): Latin words
+    and numbers cut to 6-letter stems (function words left out), the character bigrams of each
+    run of Chinese characters (a run of one: the character)."""
+    flat = normalize(text)
+    out = [w[:6] for w in _TERM_WORD.findall(flat) if w not in _TERM_STOP]
+    for run in CJK_RUN.findall(flat):
+        out += _bigrams(run) or [run]
+    return out
+
+
+_CONTENT_STOP = STOPWORDS | {"one", "two"}
+_CONTENT_WORD = re.compile(r"[a-z][a-z'’-]*")
+
+
+def content(text: str) -> set[str]:
+    """Content as a set, for overlap: `numbers`, 5-letter stems of the Latin words of three
+    letters or more (function words left out), and the bigrams of the text's Chinese characters
+    read as one run."""
+    flat = normalize(text)
+    out = numbers(flat)
+    out |= {w[:5] for w in _CONTENT_WORD.findall(flat) if w not in _CONTENT_STOP and len(w) > 2}
+    out |= set(_bigrams("".join(CJK.findall(flat))))
+    return out
 
 
 def json_safe(text: str) -> str:

@@ -223,6 +223,17 @@ def test_the_same_keys_are_computed_after_the_move(variant: str, tmp_path: Path)
     assert judge.calls == len(golden["answers"])
 
 
+def test_the_engines_part_of_every_key_did_not_move_with_its_module() -> None:
+    """The llama.cpp judge's sampling key enters every cache key; it moved from judge/backend.py
+    to judge/engine.py (issue 31) and is the same string."""
+    from localeval.judge.engine import sampling_key
+    from localeval.judge.lazy import LazyJudge
+
+    expected = "temperature=0.0;seed=0;greedy;cuts=64/512;kv=per-sequence;planned=read"
+    assert sampling_key(0.0, 0, 512, 64) == expected
+    assert LazyJudge(Path("m.gguf"), "sha", parallel=1).sampling_key() == expected
+
+
 def test_the_fixture_asks_every_template() -> None:
     """Between them the variants reach every judge step of every metric the fixture was made
     with, in both languages, and those are every metric of the layout change (issue 20)."""

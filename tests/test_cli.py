@@ -88,3 +88,22 @@ def test_metrics_lists_required_fields(capsys: pytest.CaptureFixture[str]) -> No
     assert main(["metrics"]) == 0
     out = capsys.readouterr().out
     assert "faithfulness" in out and "needs: answer, contexts" in out
+
+
+def test_a_command_line_builds_only_the_options_of_the_command_it_names() -> None:
+    """`run` does not declare the options of generate, meta-eval, retrieval or verifier
+    (cli/parser.OWN_MODULE); `--help` and the named command still see them."""
+    import argparse
+
+    from localeval.cli.parser import build_parser
+
+    def options(argv: list[str] | None, command: str) -> set[str]:
+        parser = build_parser(argv)
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return set(sub.choices[command]._option_string_actions)
+
+    assert "--chunk-tokens" not in options(["run", "d.jsonl"], "generate")
+    assert "--chunk-tokens" in options(["generate", "docs"], "generate")
+    assert "--chunk-tokens" in options(["--models-dir", "m", "generate", "docs"], "generate")
+    assert "--chunk-tokens" in options(None, "generate")
+    assert "--qrels" in options(["--help"], "retrieval")

@@ -103,14 +103,15 @@ def old_novel_details(item: str, known: list[str]) -> list[str]:
     import unicodedata
 
     from localeval.metrics.support import checks
+    from localeval.text import numbers
 
     known_numbers: set[str] = set()
     known_words: set[str] = set()
     for text in known:
-        known_numbers |= checks._numbers(text)
+        known_numbers |= numbers(text)
         known_words |= {w.casefold()
                         for w in checks._WORD.findall(unicodedata.normalize("NFKC", text))}
-    missing = sorted(checks._numbers(item) - known_numbers, key=item.find)
+    missing = sorted(numbers(item) - known_numbers, key=item.find)
     missing += [n for n in checks._names(item) if not checks._name_known(n, known_words)]
     return missing
 

@@ -69,7 +69,7 @@ def test_model_params_never_enable_extra_buffer_types() -> None:
 
 
 def test_default_parallel() -> None:
-    from localeval.judge.backend import default_parallel, resolve_parallel
+    from localeval.judge.lazy import default_parallel, resolve_parallel
 
     assert default_parallel(gpu_offload=False) == 4
     assert default_parallel(gpu_offload=True) == 8

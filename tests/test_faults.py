@@ -269,7 +269,7 @@ def test_model_truncated_between_runs_is_refused_before_loading(
     def no_model(*_: Any, **__: Any) -> Any:
         raise AssertionError("the truncated model was loaded")
 
-    monkeypatch.setattr(backends, "_make_judge", no_model)
+    monkeypatch.setattr(backends, "make_judge", no_model)
     data = write_rows(tmp_path / "data.jsonl", n=1)
     code = main(["run", str(data), "--out", str(tmp_path / "out"), "--profile", "tiny",
                  "--metrics", "faithfulness", "--no-cache", "--quiet"])

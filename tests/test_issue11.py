@@ -218,7 +218,7 @@ def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*_: Any, **__: Any) -> Any:
         raise AssertionError("a model was loaded")
 
-    monkeypatch.setattr(backends, "_make_judge", refuse)
+    monkeypatch.setattr(backends, "make_judge", refuse)
     monkeypatch.setattr(backends, "_make_embedder", refuse)
 
 

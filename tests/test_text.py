@@ -7,10 +7,13 @@ import pytest
 from localeval.text import (
     CJK,
     CJK_RANGES,
+    content,
     detect_language,
     join_sentences,
     normalize,
+    numbers,
     split_sentences,
+    terms,
 )
 
 
@@ -110,6 +113,27 @@ def test_one_cjk_range_counts_chinese_characters() -> None:
     assert len(CJK.findall("长城 Great Wall 㐀豈")) == 4  # unified, Extension A, compatibility
     assert not CJK.findall("。、，ＡＢ are punctuation and full width, not characters")
     assert "\u3400-\u4dbf" in CJK_RANGES and "\u4e00-\u9fff" in CJK_RANGES
+
+
+def test_numbers_drop_thousands_separators_only() -> None:
+    assert numbers("1,200 people, ３００ m and 3.5 km in 2,5 hours") == {"1200", "300", "3.5",
+                                                                       "2,5"}
+
+
+def test_terms_rank_with_repeats_and_content_is_a_set_for_overlap() -> None:
+    assert terms("The tower, the TOWER: 长城很长") == ["tower", "tower", "长城", "城很", "很长"]
+    assert content("The tower is 1,200 m; 长城 长") == {"tower", "1200", "长城", "城长"}
+
+
+def test_no_module_but_text_writes_a_cjk_range_or_a_number_pattern() -> None:
+    """One implementation of each (issue 31): metrics/support/ reads them from localeval.text."""
+    from pathlib import Path
+
+    support = Path(__file__).resolve().parents[1] / "localeval" / "metrics" / "support"
+    for path in support.glob("*.py"):
+        source = path.read_text(encoding="utf-8")
+        for pattern in ("\\u3400", "\\u4e00", "\\u9fff", "\\d+(?:[.,]"):
+            assert pattern not in source, f"{path.name} writes {pattern}"
 
 
 @pytest.mark.parametrize(("sentences", "joined"), [

@@ -24,14 +24,15 @@ __all__ = ["build_parser", "main"]
 def main(argv: list[str] | None = None) -> int:
     from localeval.errors import RunInterrupted
 
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if args.models_dir is not None:
         os.environ["LOCALEVAL_MODELS_DIR"] = str(args.models_dir.expanduser().resolve())
     try:
         return int(args.func(args))
     except RunInterrupted as exc:  # Ctrl-C during run: what is done is saved
-        words = [w for w in (sys.argv[1:] if argv is None else argv) if w != "--overwrite"]
+        words = [w for w in argv if w != "--overwrite"]
         again = words if "--resume" in words else [*words, "--resume"]
         print("\n" + terminal_safe(f"{exc}; resume with: python -m localeval {shlex.join(again)}"),
               file=sys.stderr)

@@ -62,7 +62,7 @@ def done_ids(out: Path) -> set[str]:
 def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
     from localeval.estimate.sizing import estimate_run
     from localeval.estimate.table import table
-    from localeval.judge.backend import resolve_parallel
+    from localeval.judge.lazy import resolve_parallel
 
     if getattr(args, "ray", None):
         raise UsageError("--estimate sizes a run in this process; leave out --ray")

@@ -13,6 +13,10 @@ from localeval.cli.run import cmd_run
 
 PROFILES = ("tiny", "small", "standard")
 DEFAULT_PROFILE = "small"  # as config.Settings
+OWN_MODULE = {"retrieval": "retrieval", "meta-eval": "meta_eval", "verifier": "verifier",
+              "generate": "generate"}
+"""Subcommands whose options are declared in a module of their own (localeval/cli/<module>):
+only the one a command line names is built (the others are listed by name in --help)."""
 
 
 def _csv_list(value: str) -> list[str]:
@@ -73,7 +77,10 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv`, only the subcommand it names gets the options of OWN_MODULE's
+    commands (every one when it names none: `--help`)."""
+    named = _named_command(argv)
     parser = _Parser(
         prog="localeval",
         description=(
@@ -218,18 +225,32 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.set_defaults(func=cmd_models_verify)
 
-    from localeval.cli.generate import add_parser as add_generate
-    from localeval.cli.meta_eval import add_parser as add_meta_eval
-    from localeval.cli.retrieval import add_parser as add_retrieval
+    import importlib
 
-    add_retrieval(sub)
-    add_meta_eval(sub, run)
-    from localeval.cli.verifier import add_parser as add_verifier
-
-    add_verifier(sub)
-    add_generate(sub)
+    for name, module in OWN_MODULE.items():
+        if named in (None, name):
+            add = importlib.import_module(f"localeval.cli.{module}").add_parser
+            if name == "meta-eval":  # its judge and run options are run's own actions
+                add(sub, run)
+            else:
+                add(sub)
+        else:
+            sub.add_parser(name, help=f"(`localeval {name} --help`)")
     _add_models_dir(parser, run, sub.choices["generate"], *mod_sub.choices.values())
     return parser
+
+
+def _named_command(argv: list[str] | None) -> str | None:
+    """The OWN_MODULE subcommand `argv` names, "" when it names another; None without argv."""
+    if argv is None:
+        return None
+    words = iter(argv)
+    for word in words:
+        if word == "--models-dir":
+            next(words, None)
+        elif not word.startswith("-"):
+            return word if word in OWN_MODULE else ""
+    return None
 
 
 def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser) -> None:

@@ -45,8 +45,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     }
     settings = load_config(args.config, overrides)
-    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
+    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
     check_estimate_flags(args)
     if args.estimate:

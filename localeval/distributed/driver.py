@@ -144,12 +144,10 @@ class RayExecutor:
             stats = self.stats
             for key in STAT_FIELDS:
                 setattr(stats, key, getattr(stats, key) + delta.get(key, 0))
-            for step, n in delta.get("by_step", {}).items():
-                stats.by_step[step] = stats.by_step.get(step, 0) + n
-            for step, acc in delta.get("tokens_by_step", {}).items():
-                mine = stats.tokens_by_step.setdefault(step, dict.fromkeys(acc, 0))
-                for k, v in acc.items():
-                    mine[k] = round(mine.get(k, 0) + v, 4)
+            for step, figures in delta.get("steps", {}).items():
+                mine = stats.steps.setdefault(step, dict.fromkeys(figures, 0))
+                for k, v in figures.items():
+                    mine[k] = mine.get(k, 0) + v
         if self.encoded is not None:
             self.encoded += delta.get("encoded", 0)
 

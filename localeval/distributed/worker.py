@@ -244,33 +244,25 @@ class EvalWorker:
         if b is not None and b.judge is not None:
             s = b.judge.stats
             out = {k: getattr(s, k) for k in STAT_FIELDS}
-            out["by_step"] = dict(s.by_step)
-            out["tokens_by_step"] = {k: dict(v) for k, v in s.tokens_by_step.items()}
+            out["steps"] = {k: dict(v) for k, v in s.steps.items()}
         if b is not None and b.embeddings is not None:
             out["encoded"] = b.embeddings.encoded
         return out
 
 
-STAT_FIELDS = (
-    "calls", "cached", "failures", "prompt_tokens", "prompt_tokens_processed", "completion_tokens",
-    "forced_tokens", "decode_s", "own_tokens", "choices",
-)
+STAT_FIELDS = ("failures", "own_tokens", "choices")
+"""JudgeStats' run-wide counts; its per-step figures travel as `steps`."""
 
 
 def _delta(before: dict[str, Any], now: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in now.items():
-        if key == "by_step":
-            old = before.get("by_step", {})
-            steps = {s: n - old.get(s, 0) for s, n in value.items() if n != old.get(s, 0)}
-            if steps:
-                out["by_step"] = steps
-        elif key == "tokens_by_step":
-            old_steps = before.get("tokens_by_step", {})
-            changed = {s: {k: v - old_steps.get(s, {}).get(k, 0) for k, v in acc.items()}
-                       for s, acc in value.items() if acc != old_steps.get(s)}
+        if key == "steps":
+            old_steps = before.get("steps", {})
+            changed = {s: {k: v - old_steps.get(s, {}).get(k, 0) for k, v in figures.items()}
+                       for s, figures in value.items() if figures != old_steps.get(s)}
             if changed:
-                out["tokens_by_step"] = changed
+                out["steps"] = changed
         elif value != before.get(key, 0):
             out[key] = value - before.get(key, 0)
     return out

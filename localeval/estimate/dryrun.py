@@ -17,7 +17,7 @@ from localeval.errors import PromptTooLong
 from localeval.execute import evaluate_all
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache
-from localeval.judge.client import JudgeClient, JudgeStats
+from localeval.judge.client import JudgeClient
 from localeval.metrics import Metric
 from localeval.models.backends import Backends
 from localeval.models.embed import EmbeddingStore, HashEmbedder
@@ -46,19 +46,6 @@ class DryCache:
     def close(self) -> None:
         if self._disk is not None:
             self._disk.close()
-
-
-class _StepStats(JudgeStats):
-    """The client's statistics, with the requests served (cache, or shared in flight) per step."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.cached_by_step: dict[str, int] = {}
-
-    def add(self, request: JudgeRequest, reply: JudgeReply) -> None:
-        if reply.cached:
-            self.cached_by_step[request.step] = self.cached_by_step.get(request.step, 0) + 1
-        super().add(request, reply)
 
 
 def placeholder(schema_json: str, choice: int = -1) -> Any:
@@ -154,7 +141,7 @@ def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, ju
     """Run the metrics over the samples against `judge` (cache read only, hash embedder)."""
     cache = DryCache(cache_path) if cache_path is not None else None
     client = JudgeClient(judge, cache)  # type: ignore[arg-type]
-    stats = client.stats = _StepStats()
+    stats = client.stats
     backends = Backends(judge=client, embeddings=EmbeddingStore(HashEmbedder()),
                         info={"judge": {"parallel": parallel}})
     errors: list[str] = []
@@ -166,4 +153,5 @@ def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, ju
         asyncio.run(evaluate_all(samples, metrics, settings, backends, on_record))
     finally:
         client.close()
-    return DryRun(judge.recorded, stats.cached_by_step, errors)
+    cached = {step: int(n) for step, f in stats.steps.items() if (n := f["cached"])}
+    return DryRun(judge.recorded, cached, errors)

@@ -1,7 +1,6 @@
-"""The engine's schedule, replayed without a model: the same admission (slots, prefix reuse
-through the engine's own PrefixPool, waiting for a prefix being read), the same step (one
-generation call per 4 generating sequences, then one chunk of the oldest reading request), each
-decode call priced by the calibration (estimate/calibrate.py)."""
+"""The engine's schedule replayed without a model: the engine's own admission and step
+(judge/schedule.py) over its own PrefixPool, each decode call priced by the calibration
+(estimate/calibrate.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +9,8 @@ from dataclasses import dataclass, field
 
 from localeval.estimate.workload import RequestLoad
 from localeval.judge.chunks import next_cut
-from localeval.judge.engine import MAX_INVARIANT_STEP
-from localeval.judge.prefix_pool import PrefixPool, Slot
+from localeval.judge.prefix_pool import NoMemory, PrefixPool, Slot
+from localeval.judge.schedule import admit, step
 
 SMALL = 64
 """Chunks shorter than this (answer reads, a prompt's last bit) are priced by their own line:
@@ -42,14 +41,6 @@ class Speed:
 
     def step(self, k: int) -> float:
         return self.step_s + k * self.gen_token_s
-
-
-class _NoMemory:
-    def seq_keep(self, seq_id: int, n: int) -> None:
-        return None
-
-    def seq_copy(self, src: int, dst: int, n: int) -> None:
-        return None
 
 
 @dataclass
@@ -99,7 +90,7 @@ class Totals:
 def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reuse: bool = True,
            keep: int | None = None) -> Totals:
     """Run the engine's schedule over `loads` (in the order they reach the judge)."""
-    pool = PrefixPool(_NoMemory(), parallel + (parallel if keep is None else keep), reuse=reuse)
+    pool = PrefixPool(NoMemory(), parallel + (parallel if keep is None else keep), reuse=reuse)
     queue = deque(enumerate(loads))
     active: list[_Active] = []
     out = Totals()
@@ -115,38 +106,17 @@ def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reus
             if speed is not None:
                 out.seconds += speed.request_s
 
-    while queue or active:
-        deferred: list[tuple[int, RequestLoad]] = []
-        while len(active) < parallel and queue:
-            order, w = queue.popleft()
-            reading = [(a.slot, a.pending) for a in active if a.pending]
-            if pool.worth_waiting(w.tokens, w.cuts, reading):
-                deferred.append((order, w))
-                continue
-            slot, reused = pool.acquire(w.tokens, w.cuts)
-            a = _Active(w, order, slot, list(w.tokens[reused:]), _todo(w))
-            active.append(a)
-            out.add(out.requests, w.step, 1)
-            out.add(out.prompt_tokens, w.step, len(w.tokens))
-            out.add(out.processed, w.step, len(w.tokens) - reused)
-            out.add(out.generated, w.step, w.generated)
-            out.add(out.forced, w.step, w.forced)
-        queue.extendleft(reversed(deferred))
-        generating = [a for a in active if not a.reading]
-        for first in range(0, len(generating), MAX_INVARIANT_STEP):
-            group = generating[first:first + MAX_INVARIANT_STEP]
-            if speed is not None:
-                cost(speed.step(len(group)))
-            for a in group:
-                pool.extend(a.slot, [-1], prompt=False)
-                a.todo[0][1] -= 1
-                if not a.todo[0][1]:
-                    a.todo.popleft()
-                finish(a)
-        reading = [a for a in active if a.reading]
-        if not reading:
-            continue
-        a = min(reading, key=lambda x: x.order)
+    def generate(group: list[_Active]) -> None:
+        if speed is not None:
+            cost(speed.step(len(group)))
+        for a in group:
+            pool.extend(a.slot, [-1], prompt=False)
+            a.todo[0][1] -= 1
+            if not a.todo[0][1]:
+                a.todo.popleft()
+            finish(a)
+
+    def read(a: _Active) -> None:
         start = len(a.slot.tokens)
         if a.pending:
             n_prompt = len(a.load.tokens)
@@ -160,4 +130,16 @@ def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reus
         if speed is not None:
             cost(speed.chunk(n, start))
         finish(a)
+
+    while queue or active:
+        for order, w in admit(queue, active, parallel, pool, lambda job: (job[1].tokens,
+                                                                           job[1].cuts)):
+            slot, reused = pool.acquire(w.tokens, w.cuts)
+            active.append(_Active(w, order, slot, list(w.tokens[reused:]), _todo(w)))
+            out.add(out.requests, w.step, 1)
+            out.add(out.prompt_tokens, w.step, len(w.tokens))
+            out.add(out.processed, w.step, len(w.tokens) - reused)
+            out.add(out.generated, w.step, w.generated)
+            out.add(out.forced, w.step, w.forced)
+        step(active, generate, read)
     return out

@@ -1,11 +1,12 @@
-"""`run --estimate`: a run sized before it starts, without loading the judge.
+"""The estimate of a run (`run --estimate`): rows → dry run → engine work → replay → figures.
 
 The metrics run on the rows against a dry-run judge (estimate/dryrun.py): every request they
 would send is recorded, those the answer cache holds are served from it. Each request's prompt
 is tokenized with the judge's own tokenizer (a vocabulary-only load) and its answer laid out by
-its schema (estimate/workload.py); the engine's schedule is replayed over them
-(estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its decode calls,
-priced by this machine's calibration (estimate/calibrate.py), measured once and cached.
+its schema (estimate/workload.py); the engine's own schedule (judge/schedule.py) is replayed
+over them (estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its
+decode calls, priced by this machine's calibration (estimate/calibrate.py), measured once and
+cached.
 """
 
 from __future__ import annotations
@@ -70,14 +71,14 @@ def open_judge(settings: Settings, parallel: int) -> VocabJudge:
         return VocabJudge("fake", "fake", "fake", CharVocab(), None)
     from localeval import models
     from localeval.judge.llama import Tokenizer, load_model
-    from localeval.models.backends import _make_judge
+    from localeval.models.backends import make_judge
 
     manifest = models.load_manifest()
-    lazy, info = _make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
-                             manifest.profile(settings.profile))
+    lazy, info = make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
+                            manifest.profile(settings.profile))
     vocab_model = load_model(lazy.model_path, 0, vocab_only=True)
     return VocabJudge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
-                 settings.n_ctx, lazy.model_path, vocab_model.close)
+                      settings.n_ctx, lazy.model_path, vocab_model.close)
 
 
 def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Settings, *,
@@ -136,7 +137,7 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         }
     out["total"] = _total(out["steps"]) | {"decode_calls": totals.decode_calls}
     t = out["total"]
-    out["floor"] = floor_account(own, sum(w.slots for w in loads) + t["generated_tokens"],
+    out["floor"] = floor_account(own, sum(w.choices for w in loads) + t["generated_tokens"],
                                  t["prompt_tokens_processed"] + t["generated_tokens"]
                                  + t["forced_tokens"])
     out["judge"] = {"name": judge.name, "sha256": judge.fingerprint}

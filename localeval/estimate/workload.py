@@ -1,7 +1,7 @@
 """What each recorded request costs the engine, as the engine would do it: its prompt's tokens
-and cuts (judge/chunks.py), and its answer as stretches to read and tokens to generate
-(judge/plan.py lays out the answer by its schema; free strings and unplanned answers are
-generated, their length estimated)."""
+and cuts (judge/chunks.py), and its answer as stretches to read and tokens to generate (the
+engine's own judge/plan.Reading follows the answer laid out by its schema; free strings and
+unplanned answers are generated, their length estimated)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import numpy as np
+
 from localeval.judge.base import JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts
-from localeval.judge.plan import Free, Slot, plan_for
+from localeval.judge.plan import Choice, Free, Reading, plan_for
 
 
 class Vocab(Protocol):
@@ -61,7 +63,7 @@ class RequestLoad:
     cuts: list[int]
     answer: list[tuple[str, int]] = field(default_factory=list)
     planned: bool = False
-    slots: int = 0
+    choices: int = 0
     """Values the judge chooses (one token each) in a planned answer: the floor's decisions."""
 
     @property
@@ -73,38 +75,41 @@ class RequestLoad:
         return sum(n for kind, n in self.answer if kind == "read")
 
 
+class _Guesses:
+    """Logits under which every choice takes its guess (its last value, which the engine lays
+    out first): the answer the estimate assumes, with no cut and no reading again."""
+
+    def __getitem__(self, ids: list[int]) -> np.ndarray:
+        return np.arange(len(ids), dtype=np.float64)
+
+
 def answer_work(schema_json: str, vocab: Vocab, free_tokens: float, temperature: float
                 ) -> tuple[list[tuple[str, int]], bool]:
-    """The answer's stretches: a planned answer reads its literal text and slots (up to the last
-    slot) and generates each free string (`free_tokens` tokens, its closing quote included);
-    any other answer is generated whole (its placeholder's tokens, each string counted as
-    `free_tokens`)."""
+    """The answer's stretches, as the engine follows a planned answer (judge/plan.Reading, run
+    here on placeholder logits): literal text and choices read in chunks, each free string
+    generated (`free_tokens` tokens, its closing quote included, which is read again with what
+    follows it). Any other answer is generated whole (its placeholder's tokens, each string
+    counted as `free_tokens`)."""
     parts = plan_for(schema_json) if temperature == 0 else None
-    if parts is not None and _slots_one_token(parts, vocab):
-        out: list[tuple[str, int]] = []
-        read, upto_slot = 0, 0
-        for part in parts:
-            if isinstance(part, str):
-                read += len(vocab.tokens(part))
-            elif isinstance(part, Slot):
-                upto_slot, read = read, read + 1
-            else:
-                out += [("read", read), ("gen", _free(part, free_tokens))]
-                read, upto_slot = 1, 0  # the closing quote, read with what follows
-        tail = upto_slot  # the last slot is chosen from the logits before it: nothing after
-        if tail > 0:
-            out.append(("read", tail))
-        return [w for w in out if w[1] > 0], True
-    return [("gen", _unplanned_tokens(schema_json, vocab, free_tokens))], False
-
-
-def _slots_one_token(parts: tuple[Any, ...], vocab: Vocab) -> bool:
-    for part in parts:
-        if isinstance(part, Slot):
-            ids = [vocab.tokens(c) for c in part.choices]
-            if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
-                return False
-    return True
+    reading = Reading.start(parts, vocab.tokens) if parts is not None else None
+    if reading is None:
+        return [("gen", _unplanned_tokens(schema_json, vocab, free_tokens))], False
+    out: list[tuple[str, int]] = []
+    held = 0  # answer tokens whose KV the sequence holds
+    while not reading.finished:
+        tokens, outputs = reading.chunk(held)
+        out.append(("read", len(tokens)))
+        held += len(tokens)
+        _, first = reading.take([_Guesses()] * len(outputs))  # type: ignore[list-item]
+        if first is None:
+            break
+        assert reading.free is not None
+        n = _free(reading.free, free_tokens)
+        for k in range(n):  # the free string's tokens; the last closes it
+            reading.add(-1, b'"' if k == n - 1 else b"x")
+        out.append(("gen", n))
+        held += n - 1  # the last generated token is decoded with the next chunk
+    return [w for w in out if w[1] > 0], True
 
 
 def _free(part: Free, free_tokens: float) -> int:
@@ -142,6 +147,6 @@ def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *
     else:
         answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
     parts = plan_for(request.answer_schema) if planned and not request.continuations else None
-    slots = sum(isinstance(p, Slot) for p in parts or ())
+    choices = sum(isinstance(p, Choice) for p in parts or ())
     return RequestLoad(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
-                                                   min_chunk=MIN_CHUNK), answer, planned, slots)
+                                                   min_chunk=MIN_CHUNK), answer, planned, choices)

@@ -1,4 +1,5 @@
-"""The judge: a protocol (base), the llama.cpp engine, a fake for tests, and the answer cache."""
+"""The judge: its interface (base), the client metrics call (client), the llama.cpp engine, a
+fake for tests, and the answer cache."""
 
 from localeval.judge.base import Judge, JudgeReply, JudgeRequest
 

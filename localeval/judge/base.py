@@ -1,4 +1,5 @@
-"""What every judge backend implements, and the request/reply records they exchange."""
+"""The judge's interface: the request a metric sends, the reply it gets, what every judge
+implements (the llama.cpp judge in judge/lazy.py, the fake one in judge/fake.py)."""
 
 from __future__ import annotations
 

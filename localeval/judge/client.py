@@ -20,24 +20,23 @@ if TYPE_CHECKING:
 T = TypeVar("T", bound=BaseModel)
 
 
-ACCOUNT = ("prompt_tokens_processed", "generated_tokens", "forced_tokens", "decode_s")
-"""What `summary.json` → `judge.tokens_by_step` gives per step: prompt tokens read (not served
-from a prefix), answer tokens generated, answer tokens read instead (judge/plan.py), and the
-step's share of the judge's decode seconds."""
+STEP_FIGURES = ("calls", "cached", "prompt_tokens", "prompt_tokens_processed",
+                "generated_tokens", "forced_tokens", "decode_s")
+"""What JudgeStats keeps per step, once: requests the judge answered, requests served without
+it (the cache, or an identical request in flight), prompt tokens, those read (not served from a
+prefix), answer tokens generated, answer tokens read instead (judge/plan.py), and the step's
+share of the judge's decode seconds."""
+ACCOUNT = STEP_FIGURES[3:]
+"""What `summary.json` → `judge.tokens_by_step` shows of each step."""
 
 
 @dataclass
 class JudgeStats:
-    calls: int = 0
-    cached: int = 0
-    prompt_tokens: int = 0
-    prompt_tokens_processed: int = 0
-    completion_tokens: int = 0
-    forced_tokens: int = 0
+    """What the judge did in a run. The figures of its answers are kept once, per step
+    (`steps`); the run's totals and summary.json's per-step views are sums and slices of it."""
+
+    steps: dict[str, dict[str, float]] = field(default_factory=dict)
     failures: int = 0
-    decode_s: float = 0.0
-    by_step: dict[str, int] = field(default_factory=dict)
-    tokens_by_step: dict[str, dict[str, float]] = field(default_factory=dict)
     own_tokens: int = 0
     """The floor's reading part: the contexts, question, answer and ground truth of every sample
     the judge worked on (not only served from the cache), each tokenized once."""
@@ -47,22 +46,59 @@ class JudgeStats:
     judged: set[str] = field(default_factory=set, repr=False)
 
     def add(self, request: JudgeRequest, reply: JudgeReply) -> None:
+        step = self.steps.setdefault(request.step, dict.fromkeys(STEP_FIGURES, 0))
         if reply.cached:
-            self.cached += 1
+            step["cached"] += 1
             return
         self.judged.add(request.sample_id)
         self.choices += len(reply.field_probs)
-        self.calls += 1
-        self.prompt_tokens += reply.prompt_tokens
-        self.prompt_tokens_processed += reply.prompt_tokens_processed
-        self.completion_tokens += reply.completion_tokens
-        self.forced_tokens += reply.forced_tokens
-        self.decode_s += reply.decode_s
-        self.by_step[request.step] = self.by_step.get(request.step, 0) + 1
-        step = self.tokens_by_step.setdefault(request.step, dict.fromkeys(ACCOUNT, 0))
-        for key, value in zip(ACCOUNT, (reply.prompt_tokens_processed, reply.completion_tokens,
-                                        reply.forced_tokens, reply.decode_s), strict=True):
-            step[key] = round(step[key] + value, 4)
+        for key, value in (("calls", 1), ("prompt_tokens", reply.prompt_tokens),
+                           ("prompt_tokens_processed", reply.prompt_tokens_processed),
+                           ("generated_tokens", reply.completion_tokens),
+                           ("forced_tokens", reply.forced_tokens), ("decode_s", reply.decode_s)):
+            step[key] += value
+
+    def total(self, figure: str) -> float:
+        return sum(step[figure] for step in self.steps.values())
+
+    @property
+    def calls(self) -> int:
+        return int(self.total("calls"))
+
+    @property
+    def cached(self) -> int:
+        return int(self.total("cached"))
+
+    @property
+    def prompt_tokens(self) -> int:
+        return int(self.total("prompt_tokens"))
+
+    @property
+    def prompt_tokens_processed(self) -> int:
+        return int(self.total("prompt_tokens_processed"))
+
+    @property
+    def completion_tokens(self) -> int:
+        return int(self.total("generated_tokens"))
+
+    @property
+    def forced_tokens(self) -> int:
+        return int(self.total("forced_tokens"))
+
+    @property
+    def decode_s(self) -> float:
+        return self.total("decode_s")
+
+    @property
+    def by_step(self) -> dict[str, int]:
+        """Requests per step (summary.json → judge.calls_by_step)."""
+        return {name: int(step["calls"]) for name, step in self.steps.items() if step["calls"]}
+
+    @property
+    def tokens_by_step(self) -> dict[str, dict[str, float]]:
+        """Per step, the ACCOUNT figures (summary.json → judge.tokens_by_step)."""
+        return {name: {k: round(step[k], 4) for k in ACCOUNT}
+                for name, step in self.steps.items() if step["calls"]}
 
     def floor(self) -> dict[str, float] | None:
         """The floor beside the work (`docs/engine.md`, *Answers laid out by their schema*)."""

@@ -11,7 +11,8 @@ each, and alternates two kinds of `llama_decode` calls:
   schema fixes all but a few choices (judge/plan.py), read the same way instead of generated.
 With one KV stream per sequence (see llama.py), a request's answer is then the same whatever
 other requests run beside it, in whatever order, with whatever `--parallel`.
-A request that finishes frees its slot, which the next queued request takes.
+A request that finishes frees its slot, which the next queued request takes. Which requests
+start and what each step decodes is judge/schedule.py, shared with the estimate.
 """
 
 from __future__ import annotations
@@ -26,11 +27,10 @@ from collections.abc import Callable
 import numpy as np
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.backend import Backend, sampling_key
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts, next_cut
-from localeval.judge.inflight import Active, EngineStats, Job
-from localeval.judge.llama import Chunk
+from localeval.judge.jobs import Active, Job
+from localeval.judge.llama import Backend, Chunk
 from localeval.judge.plan import Reading, plan_for
 from localeval.judge.prefix_pool import PrefixPool
 from localeval.judge.sampling import (
@@ -40,12 +40,13 @@ from localeval.judge.sampling import (
     log_softmax,
     pick,
 )
+from localeval.judge.schedule import admit, step
 
-MAX_INVARIANT_STEP = 4
-"""Tokens per generation decode call. Measured on the 1.5B judge (scripts/bench/bench_engine.py,
-16 dev samples): steps of ≤ 4 tokens gave the same records as 1 token alone; steps of up to 8 did
-not. llama.cpp's issue #24962 reports rows independent up to ~30 tokens on another CPU: the
-threshold depends on the CPU's kernels, so the engine stays at the measured one."""
+
+def sampling_key(temperature: float, seed: int, max_chunk: int, min_chunk: int) -> str:
+    """The engine settings that change answers, for the answer cache's key."""
+    return (f"temperature={temperature};seed={seed};greedy;"
+            f"cuts={min_chunk}/{max_chunk};kv=per-sequence;planned=read")
 
 
 class Engine:
@@ -65,7 +66,6 @@ class Engine:
         self.n_ctx = backend.n_ctx
         self.gpu_offload = bool(getattr(backend, "gpu_offload", False))
         self.pool = PrefixPool(backend, backend.n_seq, reuse=prefix_reuse)
-        self.stats = EngineStats()
         if gbnf is None:
             from localeval.judge.llama import gbnf_for_schema as gbnf
         self._gbnf_of = gbnf
@@ -136,34 +136,27 @@ class Engine:
             self._active = []
 
     def _admit(self) -> None:
-        """Give queued requests free slots, each from its longest reusable prefix.
-
-        A request that would reuse more of a prompt still being read waits for it instead of
-        reading that part twice (this changes speed, never answers).
-        """
-        deferred: list[Job] = []
-        while len(self._active) < self.parallel:
-            with self._cond:
-                if not self._queue:
-                    break
-                job = self._queue.popleft()
-            if job.future.cancelled():
-                continue
+        """Start queued requests in free slots (judge/schedule.py decides which)."""
+        for job in admit(self._queue, self._active, self.parallel, self.pool, self._prompt):
             try:
-                if job.tokens is None:
-                    job.tokens = self._tokens(job.request)
-                    job.cuts = cuts(job.tokens, self.backend.tokenizer.piece,
-                                    max_chunk=self.max_chunk, min_chunk=self.min_chunk)
-                reading = [(a.slot, a.pending) for a in self._active if a.pending]
-                if self.pool.worth_waiting(job.tokens, job.cuts, reading):
-                    deferred.append(job)
-                    continue
                 self._start(job)
             except JudgeError as exc:
                 _resolve(job, lambda f, exc=exc: f.set_exception(exc))
-        if deferred:
-            with self._cond:
-                self._queue.extendleft(reversed(deferred))
+
+    def _prompt(self, job: Job) -> tuple[list[int], list[int]] | None:
+        """A queued job's prompt tokens and cuts (worked out once); None when it was cancelled
+        or its prompt cannot be read (its caller then gets the error)."""
+        if job.future.cancelled():
+            return None
+        if job.tokens is None:
+            try:
+                job.tokens = self._tokens(job.request)
+            except JudgeError as exc:
+                _resolve(job, lambda f, exc=exc: f.set_exception(exc))
+                return None
+            job.cuts = cuts(job.tokens, self.backend.tokenizer.piece,
+                            max_chunk=self.max_chunk, min_chunk=self.min_chunk)
+        return job.tokens, job.cuts
 
     def _tokens(self, request: JudgeRequest) -> list[int]:
         try:
@@ -199,25 +192,19 @@ class Engine:
         slot, reused = self.pool.acquire(tokens, job.cuts)
         self._active.append(Active(job, slot, tokens[reused:], len(tokens), reused,
                                     grammar=grammar, chain=chain, conts=conts, plan=plan))
-        self.stats.requests += 1
-        self.stats.prompt_tokens += len(tokens)
-        self.stats.prompt_tokens_processed += len(tokens) - reused
 
     def _step(self) -> None:
-        """One generation step (if any sequence generates), then one prompt chunk (if any)."""
+        """One step of the schedule (judge/schedule.py): generation calls, then one chunk."""
         for a in [a for a in self._active if a.job.future.cancelled()]:
             self._finish(a, None)
-        generating = [a for a in self._active if not a.reading]
-        for start in range(0, len(generating), MAX_INVARIANT_STEP):
-            group = generating[start:start + MAX_INVARIANT_STEP]
-            chunks = [Chunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0])
-                      for a in group]
-            for a, logits in zip(group, self._decode(chunks, group), strict=True):
-                self.pool.extend(a.slot, [a.generated[-1]], prompt=False)
-                self._next_token(a, logits)
-        reading = [a for a in self._active if a.reading]
-        if reading:
-            self._read(min(reading, key=lambda a: a.job.order))
+        step(self._active, self._generate, self._read)
+
+    def _generate(self, group: list[Active]) -> None:
+        """One generation call: the next token of each sequence in `group`."""
+        chunks = [Chunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0]) for a in group]
+        for a, logits in zip(group, self._decode(chunks, group), strict=True):
+            self.pool.extend(a.slot, [a.generated[-1]], prompt=False)
+            self._next_token(a, logits)
 
     def _read(self, a: Active) -> None:
         """Decode one prompt chunk of `a`, or a chunk of its planned answer, or score one of
@@ -279,9 +266,7 @@ class Engine:
     def _next_free_token(self, a: Active, plan: Reading, logits: np.ndarray) -> None:
         """The next token of a planned answer's free string; when it closes the string, the
         rest of the answer is read (or the answer is complete)."""
-        token, full = pick(logits, a.grammar)
-        self.stats.full_grammar_applies += full
-        self.stats.generated_tokens += 1
+        token, _ = pick(logits, a.grammar)
         a.grammar.accept(token)
         a.generated.append(token)
         if plan.add(token, self.backend.tokenizer.piece(token)):
@@ -296,7 +281,6 @@ class Engine:
                 hidden: bool = False) -> list[np.ndarray]:
         """One llama_decode call; its seconds are shared among the owners by their tokens.
         `hidden`: also read the tapped layers at the outputs (backend.last_hidden)."""
-        self.stats.decode_calls += 1
         started = time.perf_counter()
         out = self.backend.decode(chunks, hidden=True) if hidden else self.backend.decode(chunks)
         seconds = time.perf_counter() - started
@@ -311,9 +295,7 @@ class Engine:
             self._next_free_token(a, a.plan, logits)
             return
         self._probe(a, logits)
-        token, full = pick(logits, a.grammar, a.chain)
-        self.stats.full_grammar_applies += full
-        self.stats.generated_tokens += 1
+        token, _ = pick(logits, a.grammar, a.chain)
         a.grammar.accept(token)
         if self.backend.is_eog(token):
             self._finish(a, "stop")
@@ -343,9 +325,7 @@ class Engine:
     def _finish(self, a: Active, reason: str | None) -> None:
         self._active.remove(a)
         self.pool.release(a.slot)
-        self.stats.evictions = self.pool.evictions
         self._free_samplers(a)
-        self.stats.forced_tokens += a.forced
         if reason is None:
             return
         if a.plan is not None:

@@ -10,10 +10,25 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.judge.backend import sampling_key
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK
-from localeval.judge.engine import Engine
+from localeval.judge.engine import Engine, sampling_key
+
+
+def default_parallel(gpu_offload: bool = False) -> int:
+    """Sequences decoded together when --parallel is not given (4 on a CPU, 8 on a GPU)."""
+    return 8 if gpu_offload else 4
+
+
+def resolve_parallel(parallel: int | None, n_gpu_layers: int = -1) -> int:
+    """--parallel as given, else the hardware default (asks llama.cpp about a GPU backend)."""
+    if parallel is not None:
+        return parallel
+    try:
+        import llama_cpp
+    except ImportError:
+        return 1
+    return default_parallel(bool(llama_cpp.llama_supports_gpu_offload()) and n_gpu_layers != 0)
 
 
 def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int = 4096,

@@ -18,7 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -125,6 +125,30 @@ class Chunk:
     start: int
     tokens: Sequence[int]
     outputs: Sequence[int]  # indexes into tokens whose logits are wanted
+
+
+class Backend(Protocol):
+    """What the engine needs from llama.cpp: LlamaBackend below, a fake one in the tests."""
+
+    n_ctx: int
+    n_seq: int
+    tokenizer: Any
+
+    def decode(self, chunks: list[Chunk]) -> list[np.ndarray]: ...
+
+    def is_eog(self, token: int) -> bool: ...
+
+    def seq_keep(self, seq_id: int, n: int) -> None: ...
+
+    def seq_copy(self, src: int, dst: int, n: int) -> None: ...
+
+    def grammar(self, gbnf: str) -> Any: ...
+
+    def dist_sampler(self, temperature: float, seed: int) -> Any: ...
+
+    def free_sampler(self, sampler: Any) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class LlamaBackend:

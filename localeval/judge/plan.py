@@ -5,18 +5,18 @@ A judge's answer is JSON whose keys, brackets, quotes and separators the schema 
 verdict lists (`{"verdicts": [{"verdict": 0|1}, …]}` with exactly n items) are fixed text but
 for one choice per item; the generated questions are fixed text around a question and a reason
 per item. Generating the fixed text costs one decode step per token; reading it costs one chunk.
-`plan_for(schema)` lays such a schema out as `json.dumps` would: literal text, *slots* (a field's
-allowed values, each one token) and *free* strings. A schema with a varying length (a list of
-statements or entities), an optional field or a string pattern has no plan and is generated
-under its grammar as before.
+`plan_for(schema)` lays such a schema out as `json.dumps` would: literal text, *choices* (a
+field's allowed values, each one token) and *free* strings. A schema with a varying length (a
+list of statements or entities), an optional field or a string pattern has no plan and is
+generated under its grammar as before.
 
-`Reading` follows a plan. Literal text and slots up to the next free string (or up to the last
-slot) are read as one chunk after what came before, each slot filled with a guess (its last
-choice), with logits before each slot. A slot takes the choice the judge finds most likely (what
+`Reading` follows a plan. Literal text and choices up to the next free string (or up to the last
+choice) are read as one chunk after what came before, each choice filled with a guess (its last
+value), with logits before each choice. A choice takes the value the judge finds most likely (what
 greedy generation under the grammar takes) and records the choices' probabilities; where that
 differs from the guess, the answer is cut there and the rest read again. A free string is
 generated token by token under a grammar for a JSON string's body and its closing quote. Text
-after the last slot is never decoded. Every chunk follows from the request alone, so an answer
+after the last choice is never decoded. Every chunk follows from the request alone, so an answer
 does not depend on what runs beside it, as with generation (docs/engine.md).
 """
 
@@ -32,7 +32,7 @@ import numpy as np
 
 
 @dataclass(frozen=True)
-class Slot:
+class Choice:
     """One value the judge chooses: a JSON field's allowed values, as JSON text."""
 
     field: str
@@ -56,7 +56,7 @@ class Free:
                 '[0-9a-fA-F]{4})\n')
 
 
-Part = str | Slot | Free
+Part = str | Choice | Free
 
 
 class _NoPlan(Exception):
@@ -65,7 +65,7 @@ class _NoPlan(Exception):
 
 @lru_cache(maxsize=256)
 def plan_for(schema_json: str) -> tuple[Part, ...] | None:
-    """The answer's literal text and slots, in order, as `json.dumps` lays it out; None when
+    """The answer's literal text and choices, in order, as `json.dumps` lays it out; None when
     the schema allows free text or a varying length (then the grammar generates it)."""
     schema = json.loads(schema_json)
     parts: list[Part] = []
@@ -79,7 +79,7 @@ def plan_for(schema_json: str) -> tuple[Part, ...] | None:
             merged[-1] += part
         else:
             merged.append(part)
-    if not any(isinstance(p, Slot | Free) for p in merged) or not isinstance(merged[0], str):
+    if not any(isinstance(p, Choice | Free) for p in merged) or not isinstance(merged[0], str):
         return None
     return tuple(merged)
 
@@ -90,7 +90,7 @@ def _walk(node: dict[str, Any], defs: dict[str, Any], name: str, out: list[Part]
     values = node.get("enum", [node["const"]] if "const" in node else None)
     if values is not None:
         texts = tuple(json.dumps(v, ensure_ascii=False) for v in values)
-        out.append(texts[0] if len(texts) == 1 else Slot(name, texts))
+        out.append(texts[0] if len(texts) == 1 else Choice(name, texts))
         return
     kind = node.get("type")
     if kind == "object":
@@ -117,19 +117,30 @@ def _walk(node: dict[str, Any], defs: dict[str, Any], name: str, out: list[Part]
     raise _NoPlan
 
 
+def one_token_choices(parts: tuple[Part, ...], tokenize: Callable[[str], list[int]]) -> bool:
+    """Whether every choice's values are one distinct token each (else the plan cannot be read
+    and the answer is generated under its grammar)."""
+    for part in parts:
+        if isinstance(part, Choice):
+            ids = [tokenize(c) for c in part.choices]
+            if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
+                return False
+    return True
+
+
 @dataclass
 class _Pending:
-    """A slot laid out with its guess: where its token is, its choices' tokens, its piece."""
+    """A choice laid out with its guess: where its token is, its values' tokens, its piece."""
 
     at: int
-    slot: Slot
+    choice: Choice
     ids: list[int]
     piece: int
 
 
 @dataclass
 class Reading:
-    """A planned answer being followed: its tokens so far, the slots awaiting their choice, the
+    """A planned answer being followed: its tokens so far, the choices awaiting the judge, the
     free string being generated, the text."""
 
     parts: tuple[Part, ...]
@@ -146,12 +157,9 @@ class Reading:
     @classmethod
     def start(cls, parts: tuple[Part, ...],
               tokenize: Callable[[str], list[int]]) -> Reading | None:
-        """Follow `parts`, or None when a slot's choices are not one distinct token each."""
-        for part in parts:
-            if isinstance(part, Slot):
-                ids = [tokenize(c) for c in part.choices]
-                if any(len(t) != 1 for t in ids) or len({t[0] for t in ids}) != len(ids):
-                    return None
+        """Follow `parts`, or None when a choice's values are not one distinct token each."""
+        if not one_token_choices(parts, tokenize):
+            return None
         reading = cls(parts, tokenize)
         reading._lay_out()
         return reading
@@ -165,7 +173,7 @@ class Reading:
         return self.next_part < len(self.parts)
 
     def _lay_out(self) -> None:
-        """Lay out literal text and slot guesses up to the next free string or the end."""
+        """Lay out literal text and choice guesses up to the next free string or the end."""
         while self._follows_free() and not isinstance(self.parts[self.next_part], Free):
             part = self.parts[self.next_part]
             self.next_part += 1
@@ -182,7 +190,7 @@ class Reading:
 
     def chunk(self, held: int) -> tuple[list[int], list[int]]:
         """The answer tokens to read next, the KV holding `held` of them, and the indexes among
-        them whose logits are wanted: before each pending slot, and at the end when a free
+        them whose logits are wanted: before each pending choice, and at the end when a free
         string follows (its first token)."""
         end = len(self.tokens) if self._follows_free() else self.pending[-1].at
         outputs = [p.at - 1 - held for p in self.pending]
@@ -191,7 +199,7 @@ class Reading:
         return self.tokens[held:end], outputs
 
     def take(self, logits: list[np.ndarray]) -> tuple[int | None, np.ndarray | None]:
-        """Choose the pending slots from their logits, in order. Returns (cut, None) when a
+        """Choose the pending choices from their logits, in order. Returns (cut, None) when a
         choice differs from its guess and more is to be read after it (cut the KV back to
         answer token `cut`, read again); (None, logits) when a free string starts, with the
         logits for its first token; (None, None) when the answer is complete."""
@@ -202,8 +210,9 @@ class Reading:
             prob /= prob.sum()
             best = int(np.argmax(prob))
             order = np.argsort(-prob, kind="stable")
-            self.probs.append((p.slot.field, {p.slot.choices[i]: float(prob[i]) for i in order}))
-            self.pieces[p.piece] = p.slot.choices[best]
+            values = p.choice.choices
+            self.probs.append((p.choice.field, {values[i]: float(prob[i]) for i in order}))
+            self.pieces[p.piece] = values[best]
             if p.ids[best] != self.tokens[p.at]:
                 self.tokens[p.at] = p.ids[best]
                 if self.pending or self._follows_free():

@@ -24,6 +24,17 @@ class Memory(Protocol):
     def seq_copy(self, src: int, dst: int, n: int) -> None: ...
 
 
+class NoMemory:
+    """KV operations that do nothing: a pool that keeps only its bookkeeping (the estimate's
+    replay of the schedule, estimate/simulate.py)."""
+
+    def seq_keep(self, seq_id: int, n: int) -> None:
+        return None
+
+    def seq_copy(self, src: int, dst: int, n: int) -> None:
+        return None
+
+
 @dataclass
 class Slot:
     seq_id: int

@@ -19,6 +19,7 @@ from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.checks import decide
 from localeval.metrics.support.pieces import ask_pieces
+from localeval.metrics.support.score import mean_p
 from localeval.metrics.support.threshold import p_yes, threshold
 
 NAME = "context_precision"
@@ -62,9 +63,9 @@ async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
     useful = [v["verdict"] for v in per_context]
     scores = {NAME: sum(useful) / len(useful),
               f"{NAME}.average_precision": average_precision(useful)}
-    probs = [v.get("p_useful") for v in per_context]
-    if all(p is not None for p in probs):
-        scores[f"{NAME}.soft"] = sum(probs) / len(probs)  # type: ignore[arg-type]
+    soft = mean_p(per_context, "p_useful")
+    if soft is not None:
+        scores[f"{NAME}.soft"] = soft
     return MetricResult(scores=scores, details={"contexts": per_context})
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.claims import content
+from localeval.text import content
 
 COSINE_WEIGHT = 0.25
 """Weight of the rescaled cosine against the overlap, fitted on the first half of the HalluQA

@@ -48,7 +48,7 @@ def build_backends(
     profile = manifest.profile(settings.profile)
     if any(m.uses_judge for m in metrics):
         if judge is None:
-            judge, backends.info["judge"] = _make_judge(settings, manifest, profile, tap)
+            judge, backends.info["judge"] = make_judge(settings, manifest, profile, tap)
         else:
             backends.info["judge"] = {
                 "name": judge.name,
@@ -82,8 +82,10 @@ def _verifier(settings: Settings, judge_sha256: str) -> tuple[Any, dict[str, Any
     return select(settings, judge_sha256)
 
 
-def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
-                tap: list[int] | None = None) -> tuple[Any, dict]:
+def make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
+               tap: list[int] | None = None) -> tuple[Any, dict]:
+    """The run's judge, not yet loaded (judge/lazy.py; the fake judge with `--judge fake`), and
+    what summary.json → models.judge says of it."""
     from localeval import models
 
     if settings.judge == "fake":
@@ -98,8 +100,7 @@ def _make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
     else:
         spec = manifest.get(profile["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.backend import resolve_parallel
-    from localeval.judge.lazy import LazyJudge
+    from localeval.judge.lazy import LazyJudge, resolve_parallel
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
     verifier, _ = _verifier(settings, sha)

@@ -5,7 +5,7 @@ The text is split into sentences once (support/sentences.py). Before any request
 - a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
   verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
   own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
-  it would be without it (such sentences in the material are removed: support/evidence.py);
+  it would be without it (such sentences in the material are removed: `without_instructions`);
 - a sentence **repeated** (after an index mark such as "[1]") counts once;
 - a sentence that **asserts nothing** is listed in `no_claim` (`asserts_nothing`). The rule is
   inverted from a list of tag forms: a sentence is claimless only when it is the sample's own
@@ -35,9 +35,16 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from localeval.metrics.support.sentences import split
-from localeval.text import STOPWORDS, match_key, normalize, word_count
+from localeval.text import (
+    CJK,
+    content,  # noqa: F401  (metrics/context_relevance.py imports it here)
+    match_key,
+    terms,
+    word_count,
+)
 
 MIN_QUOTE_WORDS = 10.0
 """Shortest quoted sentence: 10 words (15 Chinese characters; text.word_count)."""
@@ -142,7 +149,7 @@ def asserts_nothing(sentence: str, question: str | None = None) -> bool:
     body = s.rstrip(_CLOSING)  # the question mark and what closes it
     if _CLAUSE_MARK.search(body):
         return False
-    if _CJK.search(body):
+    if CJK.search(body):
         if _CARRIES_ZH.search(body):
             return False
         if _YES_NO_ZH.search(s):
@@ -262,40 +269,6 @@ def unfounded(fragment: str, material: list[str], question: str | None) -> list[
     return [] if not own or any(t in known for t in own) else list(dict.fromkeys(own))
 
 
-_TERM_STOP = STOPWORDS | {"q"}
-_TERM_LATIN = re.compile(r"[a-z0-9]+")
-_TERM_CJK = re.compile(r"[\u3400-\u9fff]+")
-
-
-def terms(text: str) -> list[str]:
-    """Content terms of a text: Latin words cut to 6-letter stems (function words left out),
-    Chinese character bigrams (support/evidence.py's passages rank sentences by them)."""
-    flat = normalize(text)
-    out = [w[:6] for w in _TERM_LATIN.findall(flat) if w not in _TERM_STOP]
-    for run in _TERM_CJK.findall(flat):
-        out += [run[i:i + 2] for i in range(len(run) - 1)] or [run]
-    return out
-
-
-_STOP = STOPWORDS | {"one", "two"}
-_NUM = re.compile(r"\d+(?:[.,]\d+)*")
-_LATIN = re.compile(r"[a-z][a-z'’-]*")
-_CJK = re.compile(r"[\u3400-\u9fff]")
-
-
-def content(text: str) -> set[str]:
-    """Numbers, and content words (Latin: 5-letter stems of non-function words; Chinese:
-    character bigrams) of a text."""
-    flat = normalize(text)
-    out = {n.replace(",", "") for n in _NUM.findall(flat)}
-    out |= {w[:5] for w in _LATIN.findall(flat) if w not in _STOP and len(w) > 2}
-    han = "".join(_CJK.findall(flat))
-    out |= {han[i:i + 2] for i in range(len(han) - 1)}
-    return out
-
-
-
-
 @dataclass
 class SentenceRules:
     """What the rules found per sentence of a text (0-based indices): sentences aimed at the
@@ -345,3 +318,64 @@ def sentence_claims(sentences: list[str], question: str | None, language: str,
             if i not in skip]
 
 
+def without_instructions(material: list[str]) -> tuple[list[str], int]:
+    """The material with its sentences aimed at the evaluator removed, and how many were."""
+    out, removed = [], 0
+    for text in material:
+        sentences = split(text).items
+        kept = [s for s in sentences if not addresses_judge(s)]
+        if len(kept) == len(sentences):
+            out.append(text)
+            continue
+        removed += len(sentences) - len(kept)
+        joiner = "" if CJK.search(text) else " "
+        out.append(joiner.join(kept))
+    return [t for t in out if t.strip()], removed
+
+
+@dataclass
+class Ruled:
+    """What the rules settle before any request: the material without its sentences aimed at
+    the evaluator, each sentence's rule (`found`), the verdict entries of the sentences settled
+    without the judge (sentence number, entry) and the count of each rule that fired."""
+
+    material: list[str]
+    found: SentenceRules
+    entries: list[tuple[int, dict[str, Any]]]
+    rules: Counter[str]
+
+
+def rule_out(sentences: list[str], question: str | None, material: list[str],
+             material_name: str = "context") -> Ruled:
+    """Apply the rules (module doc) to a text's sentences and its material."""
+    material, removed = without_instructions(material)
+    found = sentence_rules(sentences, question, material)
+    rules = Counter({"context instruction removed": removed})
+    rules.update(found.fired())
+    entries = [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
+                        "rule": "check", "p_supported": 0.0,
+                        "reason": "addressed to the evaluator: not a claim the "
+                                  f"{material_name} could support"}) for i in found.aimed]
+    return Ruled(material, found, entries, rules)
+
+
+def sentence_items(ruled: Ruled, sentences: list[str], question: str | None, language: str,
+                   material_name: str = "context") -> list[Claim]:
+    """The claims of `claims = "sentences"` left for the judge: `sentence_claims`, less each
+    fragment answer that names only what the material and the question never mention
+    (`unfounded`), whose unsupported entry joins `ruled.entries`."""
+    kept = []
+    for a in sentence_claims(sentences, question, language, ruled.found.skip):
+        sentence = sentences[a.sentence - 1]
+        novel = is_fragment(a.statement, sentence) and unfounded(sentence, ruled.material,
+                                                                 question)
+        if not novel:
+            kept.append(a)
+            continue
+        ruled.rules["unfounded fragment"] += 1
+        ruled.entries.append((a.sentence, {
+            "statement": a.statement, "sentence": a.sentence, "verdict": 0, "rule": "check",
+            "novel_details": novel, "p_supported": 0.0,
+            "reason": f"names only what the {material_name} and the question never "
+                      f"mention: {', '.join(novel)}"}))
+    return kept

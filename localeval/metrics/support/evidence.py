@@ -1,10 +1,10 @@
-"""What a claim is judged against: the material without instructions, narrowed to passages.
+"""What a claim is judged against: a long material narrowed to the passages that bear on it.
 
-Sentences of the material aimed at the evaluator (support/claims.addresses_judge) are removed
-before judging (`without_instructions`). A 1.5B judge reading a 1,700-token context says "no" to
+The material reaches this step without its sentences aimed at the evaluator
+(support/claims.without_instructions). A 1.5B judge reading a 1,700-token context says "no" to
 sentences that stand in it, so material longer than `LONG_WORDS` is narrowed per claim, as
 MiniCheck and AlignScore do with chunks (`Index.passages`): its sentences are scored against the
-claim with BM25 over content terms (support/claims.terms), the `TOP` best are kept with
+claim with BM25 over content terms (text.terms), the `TOP` best are kept with
 `NEIGHBOURS` on each side (a pronoun's antecedent, the sentence a number belongs to), and
 overlapping windows merge into passages in document order, up to `MAX_WORDS`. The index is
 built once per material, so a claim costs one pass over the sentences. Material still too long
@@ -17,31 +17,14 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from localeval.metrics.support.claims import addresses_judge, terms
 from localeval.metrics.support.sentences import split
-from localeval.text import word_count
+from localeval.text import terms, word_count
 
 LONG_WORDS = 350.0
 TOP = 3
 NEIGHBOURS = 1
 MAX_WORDS = 260.0
 _K1, _B = 1.2, 0.75
-
-
-def without_instructions(material: list[str]) -> tuple[list[str], int]:
-    """The material with its sentences aimed at the evaluator removed, and how many were."""
-    out, removed = [], 0
-    for text in material:
-        sentences = split(text).items
-        kept = [s for s in sentences if not addresses_judge(s)]
-        if len(kept) == len(sentences):
-            out.append(text)
-            continue
-        removed += len(sentences) - len(kept)
-        joiner = "" if any("\u4e00" <= ch <= "\u9fff" for ch in text) else " "
-        out.append(joiner.join(kept))
-    return [t for t in out if t.strip()], removed
-
 
 
 @dataclass

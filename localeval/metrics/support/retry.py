@@ -7,16 +7,15 @@ the retries are counted and reported (`judge_retries`), never hidden.
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from localeval.errors import JudgeError, PromptTooLong
+from localeval.text import CJK
 
 T = TypeVar("T")
 R = TypeVar("R")
-_CJK = re.compile(r"[\u3400-\u9fff]")
 
 
 def degenerate(texts: Sequence[str], *, same_texts: bool = True) -> bool:
@@ -26,8 +25,8 @@ def degenerate(texts: Sequence[str], *, same_texts: bool = True) -> bool:
                                                    if t.strip()).values()):
         return True
     for text in texts:
-        units: list[str] = list(text) if _CJK.search(text) else text.casefold().split()
-        n = 8 if _CJK.search(text) else 4
+        units: list[str] = list(text) if CJK.search(text) else text.casefold().split()
+        n = 8 if CJK.search(text) else 4
         grams = Counter(tuple(units[i:i + n]) for i in range(len(units) - n + 1))
         if grams and max(grams.values()) >= 3:
             return True

@@ -17,12 +17,10 @@ from typing import Any
 from localeval.metrics.base import MetricContext, MetricResult
 from localeval.metrics.support.claims import (
     TextClaims,
-    is_fragment,
+    rule_out,
     sentence_claims,
-    sentence_rules,
-    unfounded,
+    sentence_items,
 )
-from localeval.metrics.support.evidence import without_instructions
 from localeval.metrics.support.sentences import split
 from localeval.metrics.support.statements import anchored_statements, true_to_sentence
 from localeval.metrics.support.verdicts import support_verdicts
@@ -30,6 +28,15 @@ from localeval.metrics.support.verdicts import support_verdicts
 
 def nonempty(texts: list[str] | None) -> list[str]:
     return [t for t in texts or [] if t.strip()]
+
+
+def mean_p(entries: list[dict[str, Any]], key: str = "p_supported") -> float | None:
+    """The mean of the verdict entries' probabilities (`key`): a metric's `.soft` score; None
+    without entries, or when the judge gave no probability for one of them."""
+    probs = [e.get(key) for e in entries]
+    if not probs or any(p is None for p in probs):
+        return None
+    return sum(probs) / len(probs)  # type: ignore[arg-type]
 
 
 async def claims_of(ctx: MetricContext, text: str, question: str | None) -> TextClaims:
@@ -58,12 +65,6 @@ class Claims:
     def supported(self) -> int:
         return sum(s["verdict"] for s in self.statements)
 
-    @property
-    def p_supported(self) -> float | None:
-        """Summed probability of support (None when the judge gave none for some statement)."""
-        probs = [s.get("p_supported") for s in self.statements]
-        return None if any(p is None for p in probs) else sum(probs)  # type: ignore[arg-type]
-
     def details(self) -> dict[str, Any]:
         out: dict[str, Any] = {"sentences": self.sentences, "statements": self.statements}
         if self.no_claim:
@@ -81,40 +82,21 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
                        material: list[str], material_name: str = "context") -> Claims:
     """The claims of `text`, each with its verdict against `material` (the contexts)."""
     sentences = list(split(text).items)
-    claims = Claims(sentences=sentences)
-    material, claims.rules["context instruction removed"] = without_instructions(material)
-    found = sentence_rules(sentences, question, material)
-    claims.no_claim = [i + 1 for i in found.no_claim]
-    claims.rules.update(found.fired())
-    skip = found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
+    ruled = rule_out(sentences, question, material, material_name)
+    claims = Claims(sentences, no_claim=[i + 1 for i in ruled.found.no_claim], rules=ruled.rules)
+    skip = ruled.found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
     if ctx.settings.claims == "statements":
         written = await anchored_statements(ctx, text, question, skip=skip)
         items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
         claims.retries = written.retries
     else:
-        items = sentence_claims(sentences, question, ctx.language, skip)
-    entries: list[tuple[int, dict[str, Any]]] = [
-        (i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0, "rule": "check",
-                 "p_supported": 0.0, "reason": "addressed to the evaluator: not a claim the "
-                                               f"{material_name} could support"})
-        for i in found.aimed]
-    fragments = [a for a in items if ctx.settings.claims == "sentences"
-                 and is_fragment(a.statement, sentences[a.sentence - 1])]
-    for a in fragments:
-        novel = unfounded(sentences[a.sentence - 1], material, question)
-        if novel:
-            claims.rules["unfounded fragment"] += 1
-            items.remove(a)
-            entries.append((a.sentence, {
-                "statement": a.statement, "sentence": a.sentence, "verdict": 0,
-                "rule": "check", "novel_details": novel, "p_supported": 0.0,
-                "reason": f"names only what the {material_name} and the question never "
-                          f"mention: {', '.join(novel)}"}))
+        items = sentence_items(ruled, sentences, question, ctx.language, material_name)
+    entries = ruled.entries
     if items:
         support = await support_verdicts(ctx, step, [a.statement for a in items],
-                                         split="contexts", contexts=material, question=question,
-                                         material_name=material_name)
-        quoted = {i + 1 for i in found.quoted}  # judged too: its frame may deny it
+                                         split="contexts", contexts=ruled.material,
+                                         question=question, material_name=material_name)
+        quoted = {i + 1 for i in ruled.found.quoted}  # judged too: its frame may deny it
         entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,
                                   **({"extracted": a.extracted} if a.extracted else {}),
                                   **({"quoted": True} if a.sentence in quoted else {})})
@@ -142,6 +124,7 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
         return MetricResult.unscored(name, f"{whose} makes no claim: every sentence is a "
                                      "question that asserts nothing", **claims.details())
     scores = {name: claims.supported / len(claims.statements)}
-    if claims.p_supported is not None:
-        scores[f"{name}.soft"] = claims.p_supported / len(claims.statements)
+    soft = mean_p(claims.statements)
+    if soft is not None:
+        scores[f"{name}.soft"] = soft
     return MetricResult(scores=scores, details=claims.details())

@@ -27,10 +27,10 @@ from collections.abc import Collection, Sequence
 
 from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
-from localeval.metrics.support.claims import Claim, TextClaims, content
+from localeval.metrics.support.claims import Claim, TextClaims
 from localeval.metrics.support.retry import degenerate, retry_split
 from localeval.metrics.support.sentences import split
-from localeval.text import json_safe, match_key, word_count
+from localeval.text import CJK, content, json_safe, match_key, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3
@@ -177,7 +177,6 @@ def true_to_sentence(items: list[Claim], sentences: list[str], question: str | N
 
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nobody|nothing|neither|nor|without|cannot)\b"
                        r"|n['’]t\b|[不没未非无别勿莫]", re.IGNORECASE)
-_HAN = re.compile(r"[\u3400-\u9fff]")
 CJK_MISSING = 0.2
 """Share of a Chinese sentence's character bigrams its statements may leave out (a pronoun
 replaced by its name drops one or two); Latin words and numbers may not be left out at all."""
@@ -194,8 +193,8 @@ def drops_or_changes(sentence: str, statements: list[str]) -> bool:
     bigrams, or do not negate what it negates ("never" dropped, "not" added)."""
     union = set().union(*(content(s) for s in statements))
     missing = content(sentence) - union
-    han = {w for w in content(sentence) if _HAN.match(w)}
-    dropped_han = {w for w in missing if _HAN.match(w)}
+    han = {w for w in content(sentence) if CJK.match(w)}
+    dropped_han = {w for w in missing if CJK.match(w)}
     if missing - dropped_han or len(dropped_han) > max(2, int(len(han) * CJK_MISSING)):
         return True
     return _negations(sentence) != _negations(" ".join(statements))

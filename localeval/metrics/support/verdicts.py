@@ -51,18 +51,6 @@ class Support:
     pieces: int = 1
     retries: int = 0
 
-    @property
-    def supported(self) -> int:
-        return sum(v["verdict"] for v in self.verdicts)
-
-    @property
-    def soft(self) -> float | None:
-        """The mean P(supported), None when the judge gave no probability for some item."""
-        probs = [v.get("p_supported") for v in self.verdicts]
-        if not probs or any(p is None for p in probs):
-            return None
-        return sum(probs) / len(probs)  # type: ignore[arg-type]
-
 
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
                            items_var: str = "statements", question: str | None = None,

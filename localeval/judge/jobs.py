@@ -1,6 +1,6 @@
-"""A request inside the judge engine: queued (`Job`), then in a slot (`Active`): what it still
-has to read, what it generated or read of its answer, its samplers and its share of the time;
-and the engine's running totals (`EngineStats`)."""
+"""A judge request inside the engine: queued (`Job`), then running in a slot (`Active`): what it
+still has to read, what it generated or read of its answer, its samplers and its share of the
+decode time (the figures its JudgeReply reports)."""
 
 from __future__ import annotations
 
@@ -45,22 +45,14 @@ class Active:
     first_logp: np.ndarray | None = None
     plan: Reading | None = None  # its answer laid out by the schema (judge/plan.py)
     forced: int = 0  # answer tokens read as chunks
-    hidden: list[np.ndarray] = field(default_factory=list)  # per planned slot: tapped layers
+    hidden: list[np.ndarray] = field(default_factory=list)  # per planned choice: tapped layers
     seconds: float = 0.0  # its share of the decode calls' time
+
+    @property
+    def order(self) -> int:
+        return self.job.order
 
     @property
     def reading(self) -> bool:
         return bool(self.pending) or bool(self.conts) or (
             self.plan is not None and self.plan.reading)
-
-
-@dataclass
-class EngineStats:
-    requests: int = 0
-    prompt_tokens: int = 0
-    prompt_tokens_processed: int = 0
-    generated_tokens: int = 0
-    forced_tokens: int = 0
-    decode_calls: int = 0
-    full_grammar_applies: int = 0
-    evictions: int = 0
