@@ -30,6 +30,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help=f"comma-separated, of {', '.join(KINDS)} (default all)")
     gen.add_argument("--seed", type=int, default=0, help="which chunks and pairs are asked "
                      "about (default 0): the same documents, seed and settings, the same bytes")
+    gen.add_argument("--per-chunk", type=int, default=2,
+                     help="drafts per chunk at most: its sentences asked about, and the pairs it "
+                          "is in (default 2); drafting stops once --n of each kind is kept")
     gen.add_argument("--chunk-tokens", type=int, default=256, help="largest chunk (default 256)")
     gen.add_argument("--duplicate-cosine", type=float, default=0.92,
                      help="a question this close to a kept one is a near-duplicate")
@@ -66,7 +69,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
     settings = load_config(args.config, {k: getattr(args, k, None) for k in SETTING_FLAGS})
     try:
         options = GenerateOptions(n=args.n, kinds=args.kinds, seed=args.seed,
-                                  chunk_tokens=args.chunk_tokens,
+                                  chunk_tokens=args.chunk_tokens, per_chunk=args.per_chunk,
                                   duplicate_cosine=args.duplicate_cosine)
     except ValidationError as exc:
         where, msg = first_error(exc)

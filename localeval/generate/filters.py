@@ -180,8 +180,17 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
         return "unnamed_subject", None
     if outside := names_outside(question, chunks):
         return "names_outside", outside
+    if copied := (content_words(question) & EXAMPLE_NAMES) - content_words(" ".join(chunks)):
+        return "names_outside", sorted(copied)
     if answer is not None and answer_in_question(question, answer):
         return "answer_in_question", None
     if answer is not None and long_answer(answer, chunks, kind, cut_at):
         return "long_answer", len(answer)
     return None
+
+
+EXAMPLE_NAMES = frozenset().union(*(content_words(t) for t in (
+    "Eiffel Tower Paris World's Fair", "埃菲尔铁塔 巴黎 世界博览会",
+    "Heat Michael Mann Chicago Al Pacino Robert De Niro", "英雄 张艺谋 陕西西安 李连杰 梁朝伟")))
+"""The names of the generation prompts' examples (prompts/*/generate_*.j2): a question naming
+one its chunks lack copies the example (names_outside)."""
