@@ -14,7 +14,7 @@ import numpy as np
 from localeval.generate import KINDS
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
-from localeval.generate.filters import FILTERS, first_failed
+from localeval.generate.filters import FILTERS, first_failed, restates
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
@@ -109,9 +109,9 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     if failed := first_failed("unanswerable", row.question, None, [chunk.text], terms,
                               ANSWER_CHARS):
         no_answer = Candidate("unanswerable", task, row, *failed)
-    elif match_key(row.question) == match_key(draft["question"]):
+    elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
-                              "the same as the question its chunk answers")
+                              "restates the question its chunk answers")
     elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),

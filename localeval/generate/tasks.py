@@ -21,7 +21,7 @@ from localeval.generate.drafting import (
     draft_pair,
     draft_single,
 )
-from localeval.generate.filters import first_failed
+from localeval.generate.filters import first_failed, restates
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
 
@@ -101,7 +101,8 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
             out["support"] = await supported(env, task, lang, draft.question, draft.answer,
                                              [chunk.text])
         if first_failed("unanswerable", draft.unanswerable, None, [chunk.text], terms,
-                        ANSWER_CHARS) is None:
+                        ANSWER_CHARS) is None and not restates(draft.unanswerable,
+                                                               draft.question):
             near = await nearest_chunks(env, draft.unanswerable, lang)
             check = await answered(env, f"{task}:unanswerable", lang, draft.unanswerable,
                                    [c.text for c in near])
