@@ -69,19 +69,13 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
     of its title (a heading opening it) and of its first sentence (where a document names what
     it is about), its names (English capitalised words not opening a sentence, or never
     written in lower case), and its own
-    recurring terms (in two sentences or more of it and in no other document); in Chinese also
-    three characters whose two bigrams no other document holds (a name: 棋待诏). Numbers and
+    recurring terms (in two sentences or more of it and in no other document). Numbers and
     dates never name a subject."""
     counts = {src: _counts(text) for src, text in documents.items()}
     df: dict[str, int] = {}
     for mine in counts.values():
         for w in mine:
             df[w] = df.get(w, 0) + 1
-    pairs = {src: _bigrams(text) for src, text in documents.items()}
-    pair_df: dict[str, int] = {}
-    for mine_pairs in pairs.values():
-        for b in mine_pairs:
-            pair_df[b] = pair_df.get(b, 0) + 1
     out: dict[str, set[str]] = {}
     for src, text in documents.items():
         terms = {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
@@ -96,8 +90,6 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
         names = [m.group(0) for m in _NAME.finditer(text)]
         terms |= content_words(" ".join(n for n in names
                                         if n not in starts or n.lower() not in lower))
-        terms |= {run[i:i + 3] for run in _CJK_RUN.findall(text) for i in range(len(run) - 2)
-                  if pair_df[run[i:i + 2]] == 1 and pair_df[run[i + 1:i + 3]] == 1}
         out[src] = {w for w in terms if not w.isdigit() and len(w) > 1
                     and not any(ch in _ZH_NUMBER for ch in w)}
     return out
@@ -112,18 +104,12 @@ def _counts(text: str) -> dict[str, int]:
     return counts
 
 
-def _bigrams(text: str) -> set[str]:
-    return {run[i:i + 2] for run in _CJK_RUN.findall(text) for i in range(len(run) - 1)}
-
-
 def names_subject(question: str, terms: set[str]) -> bool:
     """The question holds one of its document's subject terms (`subject_terms`)."""
-    trigrams = {run[i:i + 3] for run in _CJK_RUN.findall(question)
-                for i in range(len(run) - 2)}
-    return bool((content_words(question) | trigrams) & terms)
+    return bool(content_words(question) & terms)
 
 
-def restates(question: str, asked: str, share: float = 0.8) -> bool:
+def restates(question: str, asked: str, share: float = 0.75) -> bool:
     """`question` asks what `asked` asks: most (`share`) of its content words are `asked`'s."""
     words = content_words(question)
     return bool(words) and len(words & content_words(asked)) >= share * len(words)
