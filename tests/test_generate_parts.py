@@ -131,7 +131,7 @@ def test_an_unanswerable_question_restating_the_answered_one_is_caught() -> None
     from localeval.generate.filters import restates
 
     assert restates("半岛咖啡馆的地址在哪里？", "半岛咖啡馆的地址是哪里？")
-    assert restates("Where is the Severn Gate Bridge exactly?", "Where is the Severn Gate Bridge?")
+    assert restates("when did the severn gate bridge open", "When did the Severn Gate Bridge open?")
     assert not restates("Who paid for the Severn Gate Bridge?", "When did the Severn Gate "
                                                                   "Bridge open?")
 

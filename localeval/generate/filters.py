@@ -109,10 +109,10 @@ def names_subject(question: str, terms: set[str]) -> bool:
     return bool(content_words(question) & terms)
 
 
-def restates(question: str, asked: str, share: float = 0.75) -> bool:
-    """`question` asks what `asked` asks: most (`share`) of its content words are `asked`'s."""
+def restates(question: str, asked: str) -> bool:
+    """`question` asks no more than `asked`: it has no content word `asked` lacks."""
     words = content_words(question)
-    return bool(words) and len(words & content_words(asked)) >= share * len(words)
+    return words <= content_words(asked)
 
 
 def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
