@@ -74,9 +74,8 @@ class RuleJudge:
                                              .split("\n\n只写")[0].splitlines()
                                              if not line.startswith("#"))) for p in parts[1:3]]
             named = [" ".join(f.split()[:4]) if f.isascii() else f[:6] for f in facts]
-            answer = {"fact_1": named[0], "fact_2": named[1],
-                      "question": f"How is {named[0]} linked to {named[1]}?",
-                      "answer": " ".join(facts) if facts[0].isascii() else "".join(facts)}
+            answer = {"fact_1": facts[0][:119], "fact_2": facts[1][:119],
+                      "question": f"How is {named[0]} linked to {named[1]}?"}
         elif "verdicts" in schema.get("properties", {}):
             n = schema["properties"]["verdicts"]["minItems"]
             context = text.split("Context:")[-1].split("Statements:")[0]

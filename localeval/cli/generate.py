@@ -31,8 +31,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--seed", type=int, default=0, help="which chunks and pairs are asked "
                      "about (default 0): the same documents, seed and settings, the same bytes")
     gen.add_argument("--per-chunk", type=int, default=2,
-                     help="drafts per chunk at most: its sentences asked about, and the pairs it "
-                          "is in (default 2); drafting stops once --n of each kind is kept")
+                     help="sentences of a chunk asked about, at most (default 2; a chunk is in "
+                          "twice as many pairs at most); drafting stops once --n of each kind is "
+                          "kept")
     gen.add_argument("--chunk-tokens", type=int, default=256, help="largest chunk (default 256)")
     gen.add_argument("--duplicate-cosine", type=float, default=0.92,
                      help="a question this close to a kept one is a near-duplicate")

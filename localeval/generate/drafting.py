@@ -22,7 +22,8 @@ ANSWER_CHARS = 240
 """The schema's longest answer: longer than the long_answer filter lets through, so an answer
 the grammar cut is always dropped, never kept cut."""
 SHORT_CHARS = 100
-PAIR_ANSWER_CHARS = ANSWER_CHARS + SHORT_CHARS
+FACT_CHARS = 120
+PAIR_ANSWER_CHARS = 2 * FACT_CHARS + 2
 QUESTION_CHARS = 160
 _QUESTION_END = re.compile(r"[?？]")
 _CLAUSE = re.compile(r"[,，、;；]")
@@ -43,13 +44,20 @@ class SingleDraft(BaseModel):
 
 
 class PairDraft(BaseModel):
-    """From two linked chunks: a fact of each, a question that needs both, and the answer
-    stating both."""
+    """From two linked chunks: a short fact of each, then a question that needs both."""
 
-    fact_1: str = Field(max_length=SHORT_CHARS, description="a fact of the first text")
-    fact_2: str = Field(max_length=SHORT_CHARS, description="a linked fact of the second")
+    fact_1: str = Field(max_length=FACT_CHARS, description="a fact of the first text")
+    fact_2: str = Field(max_length=FACT_CHARS, description="a linked fact of the second")
     question: str = Field(max_length=QUESTION_CHARS, description="needs both texts")
-    answer: str = Field(max_length=PAIR_ANSWER_CHARS, description="facts of both")
+
+
+class PairDrafted(PairDraft):
+    """A pair's draft with its reference answer: its two facts, each a sentence (so each is a
+    claim the verdict path checks, and neither chunk alone supports both); `cut`: a fact
+    reached the schema's length (the long_answer filter drops it)."""
+
+    answer: str
+    cut: bool = False
 
 
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
@@ -123,8 +131,19 @@ async def draft_single(ctx: MetricContext, text: str, focus: str) -> SingleDraft
         "unanswerable": first_question(raw.unanswerable)})
 
 
-async def draft_pair(ctx: MetricContext, first: str, second: str) -> PairDraft:
-    """The draft of a pair, tidied as `draft_single`'s."""
+async def draft_pair(ctx: MetricContext, first: str, second: str) -> PairDrafted:
+    """The draft of a pair: one question (as `draft_single`'s), and as its answer the two facts,
+    each ended as a sentence."""
     raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second)
-    return raw.model_copy(update={"question": first_question(raw.question),
-                                  "answer": without_questions(raw.answer)})
+    facts = [_sentence(f) for f in (raw.fact_1, raw.fact_2)]
+    sep = " " if all(f.isascii() for f in facts) else ""
+    return PairDrafted(fact_1=raw.fact_1, fact_2=raw.fact_2,
+                       question=first_question(raw.question), answer=sep.join(facts),
+                       cut=any(len(f) >= FACT_CHARS for f in (raw.fact_1, raw.fact_2)))
+
+
+def _sentence(fact: str) -> str:
+    fact = fact.strip()
+    if not fact or fact.endswith((".", "。", "!", "！", "?", "？")):
+        return fact
+    return fact + ("." if fact.isascii() else "。")

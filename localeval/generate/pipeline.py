@@ -46,8 +46,8 @@ class GenerateOptions(BaseModel):
     chunk_tokens: int = Field(256, ge=32, description="largest chunk, in judge tokens")
     min_tokens: int = Field(24, ge=1, description="smallest chunk asked about")
     duplicate_cosine: float = Field(0.92, gt=0, le=1, description="near-duplicate from here")
-    per_chunk: int = Field(2, ge=1, description="drafts per chunk at most: single-chunk drafts "
-                           "(one per sentence asked about) and pairs it is in")
+    per_chunk: int = Field(2, ge=1, description="single-chunk drafts per chunk at most (one per "
+                           "sentence asked about); a chunk is in twice as many pairs at most")
 
     @field_validator("kinds", mode="before")
     @classmethod
@@ -118,9 +118,9 @@ Job = tuple[str, Any]
 def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
          options: GenerateOptions) -> tuple[list[Job], list[Job]]:
     """Everything that may be drafted, in seeded order: each chunk's first sentence (then, in
-    later rounds, its next ones, up to per_chunk), and the pairs (per_chunk per chunk at
-    most, the languages taking turns). Drafting follows this order and stops when enough is
-    kept."""
+    later rounds, its next ones, up to per_chunk), and the pairs (2 × per_chunk per chunk at
+    most: a pair is drafted once, the languages taking turns). Drafting follows this order
+    and stops when enough is kept."""
     eligible = [c for c in corpus if c.tokens >= options.min_tokens]
     singles: list[Job] = []
     if set(options.kinds) - {"pair"}:
@@ -137,7 +137,7 @@ def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
             rows = [mine.index(i) for i in keep]
             by_lang.append(pick_pairs([corpus[i] for i in keep], vecs[rows], options.seed,
                                       len(keep) * options.per_chunk,
-                                      per_chunk=options.per_chunk))
+                                      per_chunk=2 * options.per_chunk))
     turns = [p for group in zip_longest(*by_lang) for p in group if p is not None]
     return singles, [(f"pair:{p.first}+{p.second}", p) for p in turns]
 

@@ -122,7 +122,8 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk) -> dict[st
         draft = await draft_pair(ctx, first.text, second.text)
         out["draft"] = draft.model_dump()
         if first_failed("pair", draft.question, draft.answer, [first.text, second.text],
-                        env.terms_of(first, second), PAIR_ANSWER_CHARS) is None:
+                        env.terms_of(first, second), 0 if draft.cut else PAIR_ANSWER_CHARS) \
+                is None:
             both = await supported(env, task, lang, draft.question, draft.answer,
                                    [first.text, second.text])
             out["support"] = both
