@@ -290,3 +290,17 @@ def test_a_colloquial_row_goes_with_its_single_question(docs: Path) -> None:
     assert colloquial["kept"] == 0 and colloquial["self_contained"] > 0
     assert colloquial["self_contained"] == colloquial["candidates"] - cheap(colloquial,
                                                                             "self_contained")
+
+
+def test_drafting_stops_at_n_kept_or_at_max_drafts(docs: Path) -> None:
+    few = RuleJudge()
+    some = run_gen([docs], None, few, n=1, kinds="single", settings={"no_cache": True})
+    everything = run_gen([docs], None, RuleJudge(), n=50, kinds="single",
+                         settings={"no_cache": True})
+    drafted = some.report["candidates_drafted"]
+    assert some.report["by_kind"]["single"]["kept"] == 1
+    assert 0 < drafted < everything.report["candidates_drafted"]  # stopped once enough kept
+    capped = run_gen([docs], None, RuleJudge(), n=50, kinds="single", max_drafts=5,
+                     settings={"no_cache": True})
+    assert everything.report["candidates_drafted"] > 8
+    assert capped.report["candidates_drafted"] == 8  # one batch of eight: past 5 it stops

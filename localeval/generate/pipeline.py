@@ -46,6 +46,8 @@ class GenerateOptions(BaseModel):
     chunk_tokens: int = Field(256, ge=32, description="largest chunk, in judge tokens")
     min_tokens: int = Field(24, ge=1, description="smallest chunk asked about")
     duplicate_cosine: float = Field(0.92, gt=0, le=1, description="near-duplicate from here")
+    max_drafts: int | None = Field(None, ge=1, description="stop drafting past this many "
+                                   "drafts (in batches of BATCH): a generation sized to a budget")
     per_chunk: int = Field(2, ge=1, description="single-chunk drafts per chunk at most (one per "
                            "sentence asked about); a chunk is in twice as many pairs at most")
 
@@ -249,7 +251,9 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
             batch: list[Job] = []
             for name, jobs in lists.items():
                 wanted_kinds = feeds[name] & set(options.kinds)
-                if cut[name] >= len(jobs) or not wanted_kinds:
+                over = options.max_drafts is not None and sum(
+                    min(c, len(lists[k])) for k, c in cut.items()) >= options.max_drafts
+                if cut[name] >= len(jobs) or not wanted_kinds or over:
                     continue
                 made = await assemble(candidates(jobs[:cut[name]]), embeddings, options.n,
                                       options.duplicate_cosine)
