@@ -19,6 +19,7 @@ from localeval.generate.pipeline import GenerateOptions, GenerationInterrupted, 
 from localeval.generate.store import paths_for
 from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.models.embed import HashEmbedder
+from localeval.text import split_sentences
 
 DOCS = Path(__file__).parent / "data" / "generate_docs"
 
@@ -69,13 +70,10 @@ class RuleJudge:
                 "casual": f"What about {words}?" if fact.isascii() else f"{words}是什么",
                 "missing": "who paid", "unanswerable": f"Who paid for {words}?"}
         elif request.step == "generate_pair":
-            parts = re.split(r"\n(?:Text [12]:|文字[12]：)\n", text)
-            facts = [first_sentence(" ".join(line for line in p.split("\n\nOne question")[0]
-                                             .split("\n\n只写")[0].splitlines()
-                                             if not line.startswith("#"))) for p in parts[1:3]]
+            facts = re.findall(r"^(?:Fact [12] \(from Text [12]\): |事实[12]（出自文字[12]）：)"
+                               r"(.+)$", text, re.MULTILINE)[-2:]
             named = [" ".join(f.split()[:4]) if f.isascii() else f[:6] for f in facts]
-            answer = {"fact_1": facts[0][:119], "fact_2": facts[1][:119],
-                      "question": f"How is {named[0]} linked to {named[1]}?"}
+            answer = {"question": f"How is {named[0]} linked to {named[1]}?"}
         elif "verdicts" in schema.get("properties", {}):
             n = schema["properties"]["verdicts"]["minItems"]
             context = text.split("Context:")[-1].split("Statements:")[0]
@@ -136,6 +134,10 @@ def test_rows_are_what_run_reads_and_name_corpus_chunks(docs: Path, tmp_path: Pa
             assert not row.question.endswith(("?", "？")) and row.parent
     pair = next(r for r in result.rows if r.kind == "pair")
     assert len(pair.expected_ids) == 2 and pair.link
+    first, second = pair.reference_contexts  # its answer: a sentence of each, neither alone
+    said = split_sentences(pair.ground_truth)
+    assert len(said) == 2 and said[0] in first and said[1] in second
+    assert pair.ground_truth not in first and pair.ground_truth not in second
     assert {r.language for r in result.rows} == {"en", "zh"}
     report = json.loads(paths_for(out)["report"].read_text("utf-8"))
     assert report["kept"] == len(result.rows)

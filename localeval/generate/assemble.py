@@ -67,8 +67,8 @@ def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
 
 
 def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None,
-             terms: set[str], cut: bool = False) -> Candidate:
-    cut_at = 0 if cut else PAIR_ANSWER_CHARS if kind == "pair" else ANSWER_CHARS
+             terms: set[str]) -> Candidate:
+    cut_at = PAIR_ANSWER_CHARS if kind == "pair" else ANSWER_CHARS
     if failed := first_failed(kind, row.question, row.ground_truth, row.reference_contexts,
                               terms, cut_at):
         return Candidate(kind, task, row, *failed)
@@ -129,7 +129,7 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
         return Candidate("pair", task, None, "judge_error", result.get("error", "no draft"))
     row = _row("pair", f"pair:{first.id}+{second.id}", draft["question"], draft["answer"],
                [first, second], link=link)
-    checked = _checked("pair", task, row, result.get("support"), terms, draft.get("cut", False))
+    checked = _checked("pair", task, row, result.get("support"), terms)
     alone = result.get("alone")
     if checked.dropped is None and (alone is None or 1.0 in alone):
         return Candidate("pair", task, row, "one_chunk_suffices", alone)

@@ -22,8 +22,7 @@ ANSWER_CHARS = 240
 """The schema's longest answer: longer than the long_answer filter lets through, so an answer
 the grammar cut is always dropped, never kept cut."""
 SHORT_CHARS = 100
-FACT_CHARS = 120
-PAIR_ANSWER_CHARS = 2 * FACT_CHARS + 2
+PAIR_ANSWER_CHARS = 2 * ANSWER_CHARS
 QUESTION_CHARS = 160
 _QUESTION_END = re.compile(r"[?？]")
 _CLAUSE = re.compile(r"[,，、;；]")
@@ -44,20 +43,19 @@ class SingleDraft(BaseModel):
 
 
 class PairDraft(BaseModel):
-    """From two linked chunks: a short fact of each, then a question that needs both."""
+    """From two linked chunks and a sentence of each (its facts): a question needing both."""
 
-    fact_1: str = Field(max_length=FACT_CHARS, description="a fact of the first text")
-    fact_2: str = Field(max_length=FACT_CHARS, description="a linked fact of the second")
-    question: str = Field(max_length=QUESTION_CHARS, description="needs both texts")
+    question: str = Field(max_length=QUESTION_CHARS, description="needs both facts")
 
 
-class PairDrafted(PairDraft):
-    """A pair's draft with its reference answer: its two facts, each a sentence (so each is a
-    claim the verdict path checks, and neither chunk alone supports both); `cut`: a fact
-    reached the schema's length (the long_answer filter drops it)."""
+class PairDrafted(BaseModel):
+    """A pair's draft with its reference answer: its two facts, sentences of its chunks as
+    written (each a claim the verdict path checks; neither chunk alone holds both)."""
 
+    fact_1: str
+    fact_2: str
+    question: str
     answer: str
-    cut: bool = False
 
 
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
@@ -71,9 +69,13 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     },
     PAIR_STEP: {
         "en": {"first": "Heat is a 1995 crime film directed by Michael Mann.",
-               "second": "Michael Mann was born in Chicago in 1943."},
+               "second": "Michael Mann was born in Chicago in 1943.",
+               "fact_1": "Heat is a 1995 crime film directed by Michael Mann.",
+               "fact_2": "Michael Mann was born in Chicago in 1943."},
         "zh": {"first": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
-               "second": "张艺谋1950年出生于陕西西安。"},
+               "second": "张艺谋1950年出生于陕西西安。",
+               "fact_1": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
+               "fact_2": "张艺谋1950年出生于陕西西安。"},
     },
 }
 """Step → language → the variables its golden prompt is rendered with
@@ -131,19 +133,12 @@ async def draft_single(ctx: MetricContext, text: str, focus: str) -> SingleDraft
         "unanswerable": first_question(raw.unanswerable)})
 
 
-async def draft_pair(ctx: MetricContext, first: str, second: str) -> PairDrafted:
-    """The draft of a pair: one question (as `draft_single`'s), and as its answer the two facts,
-    each ended as a sentence."""
-    raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second)
-    facts = [_sentence(f) for f in (raw.fact_1, raw.fact_2)]
-    sep = " " if all(f.isascii() for f in facts) else ""
-    return PairDrafted(fact_1=raw.fact_1, fact_2=raw.fact_2,
-                       question=first_question(raw.question), answer=sep.join(facts),
-                       cut=any(len(f) >= FACT_CHARS for f in (raw.fact_1, raw.fact_2)))
-
-
-def _sentence(fact: str) -> str:
-    fact = fact.strip()
-    if not fact or fact.endswith((".", "。", "!", "！", "?", "？")):
-        return fact
-    return fact + ("." if fact.isascii() else "。")
+async def draft_pair(ctx: MetricContext, first: str, second: str, fact_1: str,
+                     fact_2: str) -> PairDrafted:
+    """The question of a pair about its facts (one question, as `draft_single`'s); its answer
+    is the two facts."""
+    raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second, fact_1=fact_1,
+                        fact_2=fact_2)
+    sep = " " if fact_1.isascii() and fact_2.isascii() else ""
+    return PairDrafted(fact_1=fact_1, fact_2=fact_2, question=first_question(raw.question),
+                       answer=sep.join((fact_1.strip(), fact_2.strip())))

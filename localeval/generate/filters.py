@@ -42,7 +42,7 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)([A-Z][A-Za-z'’-]*)")
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
 _ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
-ANSWER_WORDS = {"single": 25, "pair": 40}
+ANSWER_WORDS = {"single": 25, "pair": 50}
 """Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
 COPIED_SHARE = 0.75
 """An answer holding this share of its chunk's content words copies the chunk (single)."""

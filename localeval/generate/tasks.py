@@ -20,6 +20,7 @@ from localeval.generate.drafting import (
     context,
     draft_pair,
     draft_single,
+    focus_sentences,
 )
 from localeval.generate.filters import first_failed, restates
 from localeval.judge.client import JudgeClient
@@ -112,18 +113,30 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
     return out
 
 
+async def linked_facts(env: Env, first: Chunk, second: Chunk) -> tuple[str, str]:
+    """A sentence of each chunk, the two closest by the embedder (ties: the earlier ones)."""
+    a = focus_sentences(first.text) or [first.text]
+    b = focus_sentences(second.text) or [second.text]
+    store = await store_for(env.embeddings, first.language)
+    sims = (await store.vectors(a)) @ (await store.vectors(b)).T
+    i, j = max(((i, j) for i in range(len(a)) for j in range(len(b))),
+               key=lambda ij: (round(float(sims[ij]), 6), -ij[0], -ij[1]))
+    return a[i], b[j]
+
+
 async def pair_task(env: Env, task: str, first: Chunk, second: Chunk) -> dict[str, Any]:
-    """Draft a question needing both chunks, check its answer against both together, then
-    against each alone (the same verdict path): a pair is kept only when neither suffices."""
+    """Draft a question needing a sentence of each chunk (its answer: the two sentences), check
+    the answer against both chunks together, then against each alone (the same verdict path):
+    a pair is kept only when neither suffices."""
     lang = first.language
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
-        draft = await draft_pair(ctx, first.text, second.text)
+        fact_1, fact_2 = await linked_facts(env, first, second)
+        draft = await draft_pair(ctx, first.text, second.text, fact_1, fact_2)
         out["draft"] = draft.model_dump()
         if first_failed("pair", draft.question, draft.answer, [first.text, second.text],
-                        env.terms_of(first, second), 0 if draft.cut else PAIR_ANSWER_CHARS) \
-                is None:
+                        env.terms_of(first, second), PAIR_ANSWER_CHARS) is None:
             both = await supported(env, task, lang, draft.question, draft.answer,
                                    [first.text, second.text])
             out["support"] = both
