@@ -113,6 +113,8 @@ def test_questions_asking_two_things_or_naming_no_subject_are_caught() -> None:
     from localeval.generate.filters import names_subject, subject_terms, two_things
 
     assert two_things("When and where are club nights held?")
+    assert two_things("How long did it take to build the towers and how much did it cost?")
+    assert two_things("What is the fare for a foot passenger and what is the fare for a car?")
     assert two_things("When were tolls abolished, and how many vehicles cross daily?")
     assert two_things("What do a foot passenger, a bicycle, and a car pay?")  # a list
     assert two_things("半岛咖啡馆什么时候开门，每周哪天休息？")

@@ -58,7 +58,7 @@ def two_things(question: str) -> bool:
     """It asks two things: two question words ("When and where ...", "什么时候……多少"), or a
     list (two commas; 分别, or two 、 in Chinese)."""
     if question.isascii():
-        asking = {m.group(0).lower() for m in _EN_ASKING.finditer(question)}
+        asking = [m.group(0) for m in _EN_ASKING.finditer(question)]
         return len(asking) >= 2 or question.count(",") >= 2
     asking_zh = [m.group(0) for m in _ZH_ASKING.finditer(question)]
     return len(asking_zh) >= 2 or bool(_ZH_LIST.search(question))
