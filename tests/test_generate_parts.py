@@ -107,3 +107,47 @@ def test_questions_naming_what_their_chunk_lacks_or_not_asking_are_caught() -> N
     assert names_outside("How long did the Severn Gate Bridge take to build?", chunk) == []
     assert names_outside("石鼓书院的GPS坐标是什么？", ["石鼓书院位于衡阳。"]) == ["GPS"]
     assert is_question("大熊猫吃什么？") and not is_question("云岭茶园的肉桂获奖了。")
+
+
+def test_questions_asking_two_things_or_naming_no_subject_are_caught() -> None:
+    from localeval.generate.filters import names_subject, subject_terms, two_things
+
+    assert two_things("When and where are club nights held?")
+    assert two_things("How long did it take to build the towers and how much did it cost?")
+    assert two_things("What is the fare for a foot passenger and what is the fare for a car?")
+    assert two_things("When were tolls abolished, and how many vehicles cross daily?")
+    assert two_things("What do a foot passenger, a bicycle, and a car pay?")  # a list
+    assert two_things("半岛咖啡馆什么时候开门，每周哪天休息？")
+    assert not two_things("In which city was the director of the film Heat born?")
+    assert not two_things("三号线开通五年来，日均客流增长了多少？")
+    terms = subject_terms({"light.md": EN, "panda.txt": ZH})
+    assert {"bell", "rock", "stevenson"} <= terms["light.md"]  # title and names
+    assert "大熊" in terms["panda.txt"]  # its first sentence names it
+    assert names_subject("When was the Bell Rock Lighthouse automated?", terms["light.md"])
+    assert not names_subject("Who won?", terms["light.md"])
+    assert not names_subject("谁获奖了？", terms["panda.txt"])
+    assert not names_subject("When was it built in 1810?", terms["light.md"])  # numbers: no
+
+
+def test_an_unanswerable_question_restating_the_answered_one_is_caught() -> None:
+    from localeval.generate.filters import restates
+
+    assert restates("半岛咖啡馆的地址在哪里？", "半岛咖啡馆的地址是哪里？")
+    assert restates("when did the severn gate bridge open", "When did the Severn Gate Bridge open?")
+    assert not restates("Who paid for the Severn Gate Bridge?", "When did the Severn Gate "
+                                                                  "Bridge open?")
+
+
+def test_long_or_copied_or_cut_answers_and_example_names_are_caught() -> None:
+    from localeval.generate.filters import first_failed, long_answer
+
+    chunk = "The Bell Rock Lighthouse stands off Angus. It was built between 1807 and 1810."
+    assert not long_answer("It was built between 1807 and 1810.", [chunk], "single", 240)
+    assert long_answer(chunk, [chunk], "single", 240)  # copies its chunk
+    assert long_answer("It was built " + "and rebuilt " * 15, [chunk], "single", 240)
+    assert long_answer("x" * 240, [chunk], "single", 240)  # cut by the schema
+    terms = {"bell", "rock", "lighthouse"}
+    assert first_failed("unanswerable", "Who paid for the Eiffel Tower of Bell Rock?", None,
+                        [chunk], terms, 240) == ("names_outside", ["Eiffel", "Tower"])
+    assert first_failed("single", "When was the Bell Rock Lighthouse built?",
+                        "It was built between 1807 and 1810.", [chunk], terms, 240) is None

@@ -30,6 +30,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
                      help=f"comma-separated, of {', '.join(KINDS)} (default all)")
     gen.add_argument("--seed", type=int, default=0, help="which chunks and pairs are asked "
                      "about (default 0): the same documents, seed and settings, the same bytes")
+    gen.add_argument("--per-chunk", type=int, default=2,
+                     help="sentences of a chunk asked about, at most (default 2; a chunk is in "
+                          "twice as many pairs at most); drafting stops once --n of each kind is "
+                          "kept")
+    gen.add_argument("--max-drafts", type=int, help="stop drafting past this many drafts "
+                     "(eight at a time), kept or not: a generation sized to a budget")
     gen.add_argument("--chunk-tokens", type=int, default=256, help="largest chunk (default 256)")
     gen.add_argument("--duplicate-cosine", type=float, default=0.92,
                      help="a question this close to a kept one is a near-duplicate")
@@ -66,7 +72,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
     settings = load_config(args.config, {k: getattr(args, k, None) for k in SETTING_FLAGS})
     try:
         options = GenerateOptions(n=args.n, kinds=args.kinds, seed=args.seed,
-                                  chunk_tokens=args.chunk_tokens,
+                                  chunk_tokens=args.chunk_tokens, per_chunk=args.per_chunk,
+                                  max_drafts=args.max_drafts,
                                   duplicate_cosine=args.duplicate_cosine)
     except ValidationError as exc:
         where, msg = first_error(exc)

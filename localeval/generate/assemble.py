@@ -13,13 +13,8 @@ import numpy as np
 
 from localeval.generate import KINDS
 from localeval.generate.chunking import Chunk
-from localeval.generate.filters import (
-    FILTERS,
-    answer_in_question,
-    is_question,
-    names_outside,
-    self_contained,
-)
+from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
+from localeval.generate.filters import FILTERS, first_failed, restates
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
@@ -71,54 +66,52 @@ def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
                kind=kind, language=chunks[0].language, source=", ".join(sources), **extra)
 
 
-def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None) -> Candidate:
-    if kind != "colloquial" and not is_question(row.question):
-        return Candidate(kind, task, row, "not_a_question")
-    if not self_contained(row.question):
-        return Candidate(kind, task, row, "self_contained")
-    if outside := names_outside(row.question, row.reference_contexts):
-        return Candidate(kind, task, row, "names_outside", outside)
-    if answer_in_question(row.question, row.ground_truth):
-        return Candidate(kind, task, row, "answer_in_question")
+def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None,
+             terms: set[str]) -> Candidate:
+    cut_at = PAIR_ANSWER_CHARS if kind == "pair" else ANSWER_CHARS
+    if failed := first_failed(kind, row.question, row.ground_truth, row.reference_contexts,
+                              terms, cut_at):
+        return Candidate(kind, task, row, *failed)
     if support is None or support.get("score") != 1.0:
         why = support.get("reason") if support else None
         return Candidate(kind, task, row, "unsupported", why or (support or {}).get("score"))
     return Candidate(kind, task, row)
 
 
-def from_single(result: dict[str, Any], chunk: Chunk) -> list[Candidate]:
-    """The single, colloquial and unanswerable candidates of one single-chunk draft."""
-    task, cid, lang = result["task"], chunk.id, chunk.language
+def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[Candidate]:
+    """The single, colloquial and unanswerable candidates of one single-chunk draft (`terms`:
+    its document's subject terms)."""
+    task, lang = result["task"], chunk.language
+    key = task.split(":", 1)[-1]  # the chunk id, and the sentence asked about past the first
     draft = result.get("draft")
     if draft is None or result.get("error"):
         why = result.get("error", "no draft")
         return [Candidate(k, task, None, "judge_error", why)
                 for k in ("single", "colloquial", "unanswerable")]
     support = result.get("support")
-    single = _checked("single", task, _row("single", f"single:{cid}", draft["question"],
-                                           draft["answer"], [chunk]), support)
-    casual = casual_form(draft["casual"], cid, lang)
-    colloquial = _checked("colloquial", task, _row(
-        "colloquial", f"colloquial:{cid}", casual, draft["answer"], [chunk],
-        parent=f"single:{cid}"), support)
+    single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
+                                           draft["answer"], [chunk]), support, terms)
+    casual = casual_form(draft["casual"], key, lang)
+    colloquial = _checked("colloquial", task, _row(  # checked before its typo
+        "colloquial", f"colloquial:{key}", draft["casual"], draft["answer"], [chunk],
+        parent=f"single:{key}"), support, terms)
+    if colloquial.row is not None:
+        colloquial.row.question = casual
     if colloquial.dropped is None and single.dropped is not None:
         colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):
         colloquial.dropped, colloquial.detail = "duplicate", "the same as its single question"
     unans = result.get("unanswerable")
-    row = Row(id=f"unanswerable:{cid}", question=draft["unanswerable"].strip(),
+    row = Row(id=f"unanswerable:{key}", question=draft["unanswerable"].strip(),
               ground_truth=NO_ANSWER.get(lang, NO_ANSWER["en"]), reference_contexts=[],
               expected_ids=[], kind="unanswerable", language=lang, source=chunk.source,
-              topic_ids=[cid])
-    if not is_question(row.question):
-        no_answer = Candidate("unanswerable", task, row, "not_a_question")
-    elif not self_contained(row.question):
-        no_answer = Candidate("unanswerable", task, row, "self_contained")
-    elif outside := names_outside(row.question, [chunk.text]):
-        no_answer = Candidate("unanswerable", task, row, "names_outside", outside)
-    elif match_key(row.question) == match_key(draft["question"]):
+              topic_ids=[chunk.id])
+    if failed := first_failed("unanswerable", row.question, None, [chunk.text], terms,
+                              ANSWER_CHARS):
+        no_answer = Candidate("unanswerable", task, row, *failed)
+    elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
-                              "the same as the question its chunk answers")
+                              "restates the question its chunk answers")
     elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),
@@ -128,14 +121,19 @@ def from_single(result: dict[str, Any], chunk: Chunk) -> list[Candidate]:
     return [single, colloquial, no_answer]
 
 
-def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str) -> Candidate:
+def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
+              terms: set[str]) -> Candidate:
     task = result["task"]
     draft = result.get("draft")
     if draft is None or result.get("error"):
         return Candidate("pair", task, None, "judge_error", result.get("error", "no draft"))
     row = _row("pair", f"pair:{first.id}+{second.id}", draft["question"], draft["answer"],
                [first, second], link=link)
-    return _checked("pair", task, row, result.get("support"))
+    checked = _checked("pair", task, row, result.get("support"), terms)
+    alone = result.get("alone")
+    if checked.dropped is None and (alone is None or 1.0 in alone):
+        return Candidate("pair", task, row, "one_chunk_suffices", alone)
+    return checked
 
 
 async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, n: int,

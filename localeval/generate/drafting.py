@@ -13,51 +13,81 @@ from localeval.data.dataset import Sample
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore
+from localeval.text import split_sentences
 
 SINGLE_STEP = "generate_single"
 PAIR_STEP = "generate_pair"
 STEPS = (SINGLE_STEP, PAIR_STEP)
-TEXT_CHARS = 200
+ANSWER_CHARS = 240
+"""The schema's longest answer: longer than the long_answer filter lets through, so an answer
+the grammar cut is always dropped, never kept cut."""
 SHORT_CHARS = 100
+PAIR_ANSWER_CHARS = 2 * ANSWER_CHARS
 QUESTION_CHARS = 160
 _QUESTION_END = re.compile(r"[?？]")
 _CLAUSE = re.compile(r"[,，、;；]")
+_HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
 
 
 class SingleDraft(BaseModel):
-    """From one chunk: a specific question and its answer, the question as a user would type
-    it, a detail the chunk does not give and an on-topic question asking for it."""
+    """From one sentence of a chunk: its subject's name, a specific question about one fact and
+    its short answer, the question as a user would type it, a detail the chunk does not give
+    and an on-topic question asking for it."""
 
+    subject: str = Field(max_length=SHORT_CHARS, description="the name it is about")
     question: str = Field(max_length=QUESTION_CHARS, description="specific, names its subject")
-    answer: str = Field(max_length=TEXT_CHARS, description="one short sentence")
+    answer: str = Field(max_length=ANSWER_CHARS, description="one short sentence")
     casual: str = Field(max_length=SHORT_CHARS, description="the question as typed in a hurry")
     missing: str = Field(max_length=SHORT_CHARS, description="a detail the text never gives")
     unanswerable: str = Field(max_length=QUESTION_CHARS, description="asks for that detail")
 
 
 class PairDraft(BaseModel):
-    """From two linked chunks: a question that needs both, and the answer combining them."""
+    """From two linked chunks and a sentence of each (its facts): a question needing both."""
 
-    question: str = Field(max_length=QUESTION_CHARS, description="needs both texts")
-    answer: str = Field(max_length=TEXT_CHARS + SHORT_CHARS, description="facts of both")
+    question: str = Field(max_length=QUESTION_CHARS, description="needs both facts")
+
+
+class PairDrafted(BaseModel):
+    """A pair's draft with its reference answer: its two facts, sentences of its chunks as
+    written (each a claim the verdict path checks; neither chunk alone holds both)."""
+
+    fact_1: str
+    fact_2: str
+    question: str
+    answer: str
 
 
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     SINGLE_STEP: {
         "en": {"text": "Heat is a 1995 crime film written and directed by Michael Mann. It "
-                       "stars Al Pacino and Robert De Niro."},
-        "zh": {"text": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映，"
-                       "由李连杰、梁朝伟主演。"},
+                       "stars Al Pacino and Robert De Niro.",
+               "focus": "It stars Al Pacino and Robert De Niro."},
+        "zh": {"text": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。"
+                       "这部电影由李连杰、梁朝伟主演。",
+               "focus": "这部电影由李连杰、梁朝伟主演。"},
     },
     PAIR_STEP: {
         "en": {"first": "Heat is a 1995 crime film directed by Michael Mann.",
-               "second": "Michael Mann was born in Chicago in 1943."},
+               "second": "Michael Mann was born in Chicago in 1943.",
+               "fact_1": "Heat is a 1995 crime film directed by Michael Mann.",
+               "fact_2": "Michael Mann was born in Chicago in 1943."},
         "zh": {"first": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
-               "second": "张艺谋1950年出生于陕西西安。"},
+               "second": "张艺谋1950年出生于陕西西安。",
+               "fact_1": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
+               "fact_2": "张艺谋1950年出生于陕西西安。"},
     },
 }
 """Step → language → the variables its golden prompt is rendered with
 (tests/test_prompts_golden.py)."""
+
+
+def focus_sentences(text: str) -> list[str]:
+    """The sentences of a chunk a single-chunk draft may be about, in order: not a heading,
+    and long enough to state a fact (four words; Chinese: eight characters)."""
+    body = "\n".join(line for line in text.splitlines() if not _HEADING_LINE.match(line))
+    return [s for s in split_sentences(body)
+            if (len(s.split()) >= 4 if s.isascii() else len(s.strip()) >= 8)]
 
 
 def context(settings: Settings, judge: JudgeClient, embeddings: EmbeddingStore | None,
@@ -93,18 +123,22 @@ def first_clause(text: str) -> str:
     return head if len(parts) > 1 and enough else text.strip()
 
 
-async def draft_single(ctx: MetricContext, text: str) -> SingleDraft:
-    """The drafts of one chunk, tidied: one question each, the answer without echoed
-    questions, the casual form up to its first comma."""
-    raw = await ctx.ask(SINGLE_STEP, SingleDraft, text=text)
+async def draft_single(ctx: MetricContext, text: str, focus: str) -> SingleDraft:
+    """The drafts of one sentence (`focus`) of a chunk, tidied: one question each, the answer
+    without echoed questions, the casual form up to its first comma."""
+    raw = await ctx.ask(SINGLE_STEP, SingleDraft, text=text, focus=focus)
     return raw.model_copy(update={
         "question": first_question(raw.question), "answer": without_questions(raw.answer),
         "casual": first_clause(first_question(raw.casual)),
         "unanswerable": first_question(raw.unanswerable)})
 
 
-async def draft_pair(ctx: MetricContext, first: str, second: str) -> PairDraft:
-    """The draft of a pair, tidied as `draft_single`'s."""
-    raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second)
-    return raw.model_copy(update={"question": first_question(raw.question),
-                                  "answer": without_questions(raw.answer)})
+async def draft_pair(ctx: MetricContext, first: str, second: str, fact_1: str,
+                     fact_2: str) -> PairDrafted:
+    """The question of a pair about its facts (one question, as `draft_single`'s); its answer
+    is the two facts."""
+    raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second, fact_1=fact_1,
+                        fact_2=fact_2)
+    sep = " " if fact_1.isascii() and fact_2.isascii() else ""
+    return PairDrafted(fact_1=fact_1, fact_2=fact_2, question=first_question(raw.question),
+                       answer=sep.join((fact_1.strip(), fact_2.strip())))

@@ -7,18 +7,22 @@ from __future__ import annotations
 
 import re
 
-from localeval.text import STOPWORDS, normalize
+from localeval.text import STOPWORDS, normalize, split_sentences
 
-FILTERS = ("judge_error", "not_a_question", "self_contained", "names_outside",
-           "answer_in_question", "unsupported", "answerable", "duplicate", "surplus")
+FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "unnamed_subject",
+           "names_outside", "answer_in_question", "long_answer", "unsupported",
+           "one_chunk_suffices", "answerable", "duplicate", "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
 judge_error (the judge gave no usable draft), not_a_question (no question mark at its end),
-self_contained (the question points at "the passage"), names_outside (the question names
-something its chunks never mention: a small judge copies the prompt's example),
-answer_in_question, unsupported (the reference chunks do not support the reference answer),
-answerable (an "unanswerable" question one of its nearest chunks answers directly:
-rerank_relevancy rates it 3), duplicate (a near-duplicate of a kept question), surplus (more
-than --n passed)."""
+self_contained (the question points at "the passage"), two_things (it asks two things: two
+question words, or a list), unnamed_subject (it names none of its document's subject terms:
+"Who won?"), names_outside (the question names something its chunks never mention: a small
+judge copies the prompt's example), answer_in_question, long_answer (the reference answer is
+longer than an answer needs, copies most of its chunk, or was cut at the schema's length),
+unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
+pair's answer is supported by one of its chunks alone), answerable (an "unanswerable" question
+one of its nearest chunks answers directly: rerank_relevancy rates it 3), duplicate (a
+near-duplicate of a kept question), surplus (more than --n passed)."""
 
 _EN_POINTERS = re.compile(
     r"\b(?:(?:the|this|that|these|above|given|following|provided|said|same)\s+"
@@ -30,12 +34,99 @@ _ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
 _ZH_FUNCTION = set("的了是在和与及或等也都就而被把从对为于以之其这那个些吗呢吧啊")
+_EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
+_ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁]|谁|怎么|怎样|如何|是否|"
+                        r"多[长大高远久重宽深]")
+_ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
+_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)([A-Z][A-Za-z'’-]*)")
+_NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
+_ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
+ANSWER_WORDS = {"single": 25, "pair": 50}
+"""Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
+COPIED_SHARE = 0.75
+"""An answer holding this share of its chunk's content words copies the chunk (single)."""
 
 
 def self_contained(question: str) -> bool:
     """No pointer to a text the reader has not seen ("the passage", "this document", 文中,
     本文 ...)."""
     return not (_EN_POINTERS.search(question) or _ZH_POINTERS.search(question))
+
+
+def two_things(question: str) -> bool:
+    """It asks two things: two question words ("When and where ...", "什么时候……多少"), or a
+    list (two commas; 分别, or two 、 in Chinese)."""
+    if question.isascii():
+        asking = [m.group(0) for m in _EN_ASKING.finditer(question)]
+        return len(asking) >= 2 or question.count(",") >= 2
+    asking_zh = [m.group(0) for m in _ZH_ASKING.finditer(question)]
+    return len(asking_zh) >= 2 or bool(_ZH_LIST.search(question))
+
+
+def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
+    """Per document (source → text) the terms that name its subject, as content words: those
+    of its title (a heading opening it) and of its first sentence (where a document names what
+    it is about), its names (English capitalised words not opening a sentence, or never
+    written in lower case), and its own
+    recurring terms (in two sentences or more of it and in no other document). Numbers and
+    dates never name a subject."""
+    counts = {src: _counts(text) for src, text in documents.items()}
+    df: dict[str, int] = {}
+    for mine in counts.values():
+        for w in mine:
+            df[w] = df.get(w, 0) + 1
+    out: dict[str, set[str]] = {}
+    for src, text in documents.items():
+        terms = {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
+        body = text.lstrip()
+        if title := _HEADING.match(body):
+            terms |= content_words(title.group(1))
+            body = body[title.end():]
+        first = split_sentences(body.strip())[:1]
+        terms |= content_words(first[0]) if first else set()
+        starts = {m.group(1) for m in _SENTENCE_START.finditer(text)}
+        lower = set(re.findall(r"\b[a-z][a-z'’-]*", text))
+        names = [m.group(0) for m in _NAME.finditer(text)]
+        terms |= content_words(" ".join(n for n in names
+                                        if n not in starts or n.lower() not in lower))
+        out[src] = {w for w in terms if not w.isdigit() and len(w) > 1
+                    and not any(ch in _ZH_NUMBER for ch in w)}
+    return out
+
+
+def _counts(text: str) -> dict[str, int]:
+    """Content word → the number of the text's sentences holding it."""
+    counts: dict[str, int] = {}
+    for line in split_sentences(text):
+        for w in content_words(line):
+            counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+def names_subject(question: str, terms: set[str]) -> bool:
+    """The question holds one of its document's subject terms (`subject_terms`)."""
+    return bool(content_words(question) & terms)
+
+
+def restates(question: str, asked: str) -> bool:
+    """`question` asks no more than `asked`: it has no content word `asked` lacks."""
+    words = content_words(question)
+    return words <= content_words(asked)
+
+
+def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
+    """Longer than an answer needs (over ANSWER_WORDS words; Chinese: twice as many
+    characters), cut at the schema's length `cut_at`, or (one chunk) copying COPIED_SHARE of
+    its chunk's content words."""
+    limit = ANSWER_WORDS.get(kind, ANSWER_WORDS["single"])
+    size = len(answer.split()) if answer.isascii() else len("".join(answer.split())) / 2
+    if size > limit or len(answer) >= cut_at:
+        return True
+    if len(chunks) == 1:
+        mine = content_words(chunks[0])
+        return bool(mine) and len(content_words(answer) & mine) >= COPIED_SHARE * len(mine)
+    return False
 
 
 def is_question(text: str) -> bool:
@@ -78,3 +169,34 @@ def content_share(answer: str, texts: list[str]) -> float:
         return 1.0
     found = set().union(*(content_words(t) for t in texts)) if texts else set()
     return len(words & found) / len(words)
+
+
+def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],
+                 terms: set[str], cut_at: int) -> tuple[str, object] | None:
+    """The first cheap filter (no judge) a candidate fails, with its detail, or None.
+    `answer` None: an unanswerable question (its answer is fixed); `terms`: the subject terms
+    of its documents (`subject_terms`)."""
+    if kind != "colloquial" and not is_question(question):
+        return "not_a_question", None
+    if not self_contained(question):
+        return "self_contained", None
+    if two_things(question):
+        return "two_things", None
+    if not names_subject(question, terms):
+        return "unnamed_subject", None
+    if outside := names_outside(question, chunks):
+        return "names_outside", outside
+    if copied := (content_words(question) & EXAMPLE_NAMES) - content_words(" ".join(chunks)):
+        return "names_outside", sorted(copied)
+    if answer is not None and answer_in_question(question, answer):
+        return "answer_in_question", None
+    if answer is not None and long_answer(answer, chunks, kind, cut_at):
+        return "long_answer", len(answer)
+    return None
+
+
+EXAMPLE_NAMES = frozenset().union(*(content_words(t) for t in (
+    "Eiffel Tower Paris World's Fair", "埃菲尔铁塔 巴黎 世界博览会",
+    "Heat Michael Mann Chicago Al Pacino Robert De Niro", "英雄 张艺谋 陕西西安 李连杰 梁朝伟")))
+"""The names of the generation prompts' examples (prompts/*/generate_*.j2): a question naming
+one its chunks lack copies the example (names_outside)."""

@@ -3,7 +3,6 @@ pairs of chunks linked by a shared rare term (an entity) or, failing that, by th
 
 from __future__ import annotations
 
-import math
 import random
 import re
 from collections import Counter
@@ -14,8 +13,6 @@ from pydantic import BaseModel
 
 from localeval.generate.chunking import Chunk
 
-OVERDRAW = 1.3
-"""Candidates planned per wanted question: the filters drop some."""
 _CAPITAL = re.compile(r"\b[A-Z][A-Za-z]{2,}(?:[ -][A-Z][A-Za-z]+)*")
 _EN_COMMON = {"The", "This", "That", "These", "Those", "There", "Their", "They", "When", "What",
               "Which", "While", "With", "After", "Before", "During", "From", "Since", "Many",
@@ -32,11 +29,6 @@ class Pair(BaseModel):
     second: str
     link: str
     """"entity: TERM" (a rare term both chunks use) or "embedder: COSINE"."""
-
-
-def wanted(n: int) -> int:
-    """Candidates to plan for n kept questions."""
-    return math.ceil(n * OVERDRAW) + 1
 
 
 def seeded_order(chunks: Sequence[Chunk], seed: int) -> list[Chunk]:
@@ -57,44 +49,50 @@ def terms(chunk: Chunk) -> set[str]:
 
 
 def pick_pairs(chunks: Sequence[Chunk], vectors: np.ndarray, seed: int, count: int,
-               *, min_cosine: float = 0.3) -> list[Pair]:
-    """Up to `count` pairs of distinct chunks of one language, each chunk in one pair at most,
-    taken in seeded order: a chunk's partner is the chunk sharing its rarest entity (a term at
-    most three chunks use; ties by cosine), else its nearest chunk by cosine (plus
-    SAME_SOURCE_BONUS within a document), if ≥ min_cosine.
+               *, min_cosine: float = 0.3, per_chunk: int = 1) -> list[Pair]:
+    """Up to `count` pairs of distinct chunks of one language, each chunk in `per_chunk` pairs
+    at most, taken in rounds over the seeded order (a chunk's first pair in the first round):
+    a chunk's partner is the chunk sharing its rarest entity (a term at most three chunks use;
+    ties by cosine), else its nearest chunk by cosine (plus SAME_SOURCE_BONUS within a
+    document), if ≥ min_cosine; never a pair already taken.
     `vectors` are the chunks' unit embeddings, in the order of `chunks`."""
     index = {c.id: i for i, c in enumerate(chunks)}
     chunk_terms = [terms(c) for c in chunks]
     df = Counter(t for ts in chunk_terms for t in ts)
-    used: set[str] = set()
+    uses: Counter[str] = Counter()
+    taken: set[tuple[str, str]] = set()
     pairs: list[Pair] = []
     sims = vectors @ vectors.T if len(chunks) else np.zeros((0, 0))
-    for chunk in seeded_order(chunks, seed):
-        if len(pairs) >= count:
-            break
-        if chunk.id in used:
-            continue
-        i = index[chunk.id]
-        best: tuple[float, float, int, str] | None = None  # (rarity, cosine, j, link)
-        for j, other in enumerate(chunks):
-            if j == i or other.id in used or other.language != chunk.language:
+    order = seeded_order(chunks, seed)
+    for _ in range(per_chunk):
+        for chunk in order:
+            if len(pairs) >= count:
+                return pairs
+            if uses[chunk.id] >= per_chunk:
                 continue
-            shared = [t for t in chunk_terms[i] & chunk_terms[j] if df[t] <= 3]
-            raw = float(sims[i, j])
-            cos = raw + (SAME_SOURCE_BONUS if other.source == chunk.source else 0.0)
-            if shared:
-                term = min(shared, key=lambda t: (df[t], -len(t), t))
-                key = (-float(df[term]), cos, -j, f"entity: {term}")
-            elif cos >= min_cosine:
-                key = (-1e9, cos, -j, f"embedder: {raw:.2f}")
-            else:
+            i = index[chunk.id]
+            best: tuple[float, float, int, str] | None = None  # (rarity, cosine, j, link)
+            for j, other in enumerate(chunks):
+                if j == i or uses[other.id] >= per_chunk or other.language != chunk.language \
+                        or tuple(sorted((chunk.id, other.id))) in taken:
+                    continue
+                shared = [t for t in chunk_terms[i] & chunk_terms[j] if df[t] <= 3]
+                raw = float(sims[i, j])
+                cos = raw + (SAME_SOURCE_BONUS if other.source == chunk.source else 0.0)
+                if shared:
+                    term = min(shared, key=lambda t: (df[t], -len(t), t))
+                    key = (-float(df[term]), cos, -j, f"entity: {term}")
+                elif cos >= min_cosine:
+                    key = (-1e9, cos, -j, f"embedder: {raw:.2f}")
+                else:
+                    continue
+                if best is None or key[:3] > best[:3]:
+                    best = key
+            if best is None:
                 continue
-            if best is None or key[:3] > best[:3]:
-                best = key
-        if best is None:
-            continue
-        other = chunks[-best[2]]
-        used.update((chunk.id, other.id))
-        first, second = sorted((chunk, other), key=lambda c: c.id)
-        pairs.append(Pair(first=first.id, second=second.id, link=best[3]))
+            other = chunks[-best[2]]
+            uses.update((chunk.id, other.id))
+            first, second = sorted((chunk, other), key=lambda c: c.id)
+            taken.add((first.id, second.id))
+            pairs.append(Pair(first=first.id, second=second.id, link=best[3]))
     return pairs

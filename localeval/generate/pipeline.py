@@ -10,6 +10,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any
 
@@ -22,14 +23,18 @@ from localeval.generate import KINDS
 from localeval.generate.assemble import Candidate, assemble, from_pair, from_single
 from localeval.generate.chunking import Chunk, chunk_document
 from localeval.generate.documents import read_documents
-from localeval.generate.drafting import STEPS
-from localeval.generate.filters import content_share
-from localeval.generate.picking import Pair, pick_pairs, seeded_order, wanted
+from localeval.generate.drafting import STEPS, focus_sentences
+from localeval.generate.filters import content_share, subject_terms
+from localeval.generate.picking import Pair, pick_pairs, seeded_order
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
 from localeval.generate.tasks import Env, pair_task, single_task
 
 Log = Callable[[str], None]
 _NOT_IN_FINGERPRINT = {"cache", "no_cache", "parallel", "n_threads", "metrics", "n_gpu_layers"}
+BATCH = 8
+"""Candidates drafted between two looks at what is kept: a generation stops drafting a list
+(single-chunk drafts, pairs) once every kind it feeds has --n kept. Fixed, so what is drafted
+depends on the inputs only, never on --parallel or timing."""
 
 
 class GenerateOptions(BaseModel):
@@ -41,6 +46,10 @@ class GenerateOptions(BaseModel):
     chunk_tokens: int = Field(256, ge=32, description="largest chunk, in judge tokens")
     min_tokens: int = Field(24, ge=1, description="smallest chunk asked about")
     duplicate_cosine: float = Field(0.92, gt=0, le=1, description="near-duplicate from here")
+    max_drafts: int | None = Field(None, ge=1, description="stop drafting past this many "
+                                   "drafts (in batches of BATCH): a generation sized to a budget")
+    per_chunk: int = Field(2, ge=1, description="single-chunk drafts per chunk at most (one per "
+                           "sentence asked about); a chunk is in twice as many pairs at most")
 
     @field_validator("kinds", mode="before")
     @classmethod
@@ -104,23 +113,35 @@ def build_corpus(docs: Iterable[str | Path], settings: Settings, options: Genera
     return corpus, problems
 
 
+Job = tuple[str, Any]
+"""(task, what it drafts from): ("single:ID[@k]", (chunk, sentence)) or ("pair:A+B", Pair)."""
+
+
 def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
-         options: GenerateOptions) -> tuple[list[Chunk], list[Pair]]:
-    """The chunks drafted from alone and the pairs, both in seeded order."""
+         options: GenerateOptions) -> tuple[list[Job], list[Job]]:
+    """Everything that may be drafted, in seeded order: each chunk's first sentence (then, in
+    later rounds, its next ones, up to per_chunk), and the pairs (2 × per_chunk per chunk at
+    most: a pair is drafted once, the languages taking turns). Drafting follows this order
+    and stops when enough is kept."""
     eligible = [c for c in corpus if c.tokens >= options.min_tokens]
-    count = wanted(options.n)
-    singles = (seeded_order(eligible, options.seed)[:count]
-               if set(options.kinds) - {"pair"} else [])
-    pairs: list[Pair] = []
+    singles: list[Job] = []
+    if set(options.kinds) - {"pair"}:
+        order = seeded_order(eligible, options.seed)
+        focus = {c.id: focus_sentences(c.text) or [c.text] for c in order}
+        for k in range(options.per_chunk):
+            singles += [(f"single:{c.id}" + (f"@{k + 1}" if k else ""), (c, focus[c.id][k]))
+                        for c in order if k < len(focus[c.id])]
+    by_lang: list[list[Pair]] = []
     if "pair" in options.kinds:
-        rank = {c.id: i for i, c in enumerate(seeded_order(eligible, options.seed))}
         for lang, vecs in vectors.items():
             mine = [i for i, c in enumerate(corpus) if c.language == lang]
             keep = [i for i in mine if corpus[i].tokens >= options.min_tokens]
             rows = [mine.index(i) for i in keep]
-            pairs += pick_pairs([corpus[i] for i in keep], vecs[rows], options.seed, count)
-        pairs = sorted(pairs, key=lambda p: min(rank[p.first], rank[p.second]))[:count]
-    return singles, pairs
+            by_lang.append(pick_pairs([corpus[i] for i in keep], vecs[rows], options.seed,
+                                      len(keep) * options.per_chunk,
+                                      per_chunk=2 * options.per_chunk))
+    turns = [p for group in zip_longest(*by_lang) for p in group if p is not None]
+    return singles, [(f"pair:{p.first}+{p.second}", p) for p in turns]
 
 
 def fingerprint(corpus: Sequence[Chunk], settings: Settings, options: GenerateOptions,
@@ -183,9 +204,8 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         by_lang[lang] = (chunks, await store.vectors([c.text for c in chunks]))
     singles, pairs = plan(corpus, {k: v[1] for k, v in by_lang.items()}, options)
     by_id = {c.id: c for c in corpus}
-    env = Env(settings, judge, embeddings, by_lang)
-    jobs: list[tuple[str, Any]] = [(f"single:{c.id}", c) for c in singles]
-    jobs += [(f"pair:{p.first}+{p.second}", p) for p in pairs]
+    terms = subject_terms(_documents(corpus))
+    env = Env(settings, judge, embeddings, by_lang, terms)
     paths = paths_for(out) if out is not None else None
     if paths is not None:
         write_lines(paths["corpus"], corpus)
@@ -193,43 +213,81 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
         if paths is not None else None
     done: dict[str, dict[str, Any]] = dict(work.done) if work else {}
-    todo = iter([j for j in jobs if j[0] not in done])
-    bar = Progress(len(jobs), done=len(jobs) - sum(1 for j in jobs if j[0] not in done),
-                   enabled=progress, stats=lambda: judge.stats)
+    lists = {"single": singles, "pair": pairs}
+    feeds = {"single": {"single", "colloquial", "unanswerable"}, "pair": {"pair"}}
+    cut = dict.fromkeys(lists, 0)
+    bar = Progress(len(singles) + len(pairs), done=0, enabled=progress,
+                   stats=lambda: judge.stats)
 
-    async def worker() -> None:
-        for task, item in todo:
+    def candidates(jobs: list[Job]) -> list[Candidate]:
+        found: list[Candidate] = []
+        for task, item in jobs:
             if isinstance(item, Pair):
-                result = await pair_task(env, task, by_id[item.first], by_id[item.second])
+                first, second = by_id[item.first], by_id[item.second]
+                found.append(from_pair(done[task], first, second, item.link,
+                                       env.terms_of(first, second)))
             else:
-                result = await single_task(env, task, item)
-            done[task] = result
-            if work is not None:
-                work.add(result)
-            bar.advance()
+                found += from_single(done[task], item[0], env.terms_of(item[0]))
+        return [c for c in found if c.kind in options.kinds]
+
+    async def run_one(task: str, item: Any) -> None:
+        if isinstance(item, Pair):
+            result = await pair_task(env, task, by_id[item.first], by_id[item.second])
+        else:
+            result = await single_task(env, task, *item)
+        done[task] = result
+        if work is not None:
+            work.add(result)
+        bar.advance()
 
     try:
-        n_workers = max(1, min(len(jobs), sample_concurrency(settings, backends)))
-        await asyncio.gather(*(worker() for _ in range(n_workers)))
+        limit = asyncio.Semaphore(max(1, sample_concurrency(settings, backends)))
+
+        async def bounded(task: str, item: Any) -> None:
+            async with limit:
+                await run_one(task, item)
+
+        while True:
+            batch: list[Job] = []
+            for name, jobs in lists.items():
+                wanted_kinds = feeds[name] & set(options.kinds)
+                over = options.max_drafts is not None and sum(
+                    min(c, len(lists[k])) for k, c in cut.items()) >= options.max_drafts
+                if cut[name] >= len(jobs) or not wanted_kinds or over:
+                    continue
+                made = await assemble(candidates(jobs[:cut[name]]), embeddings, options.n,
+                                      options.duplicate_cosine)
+                if cut[name] and all(made.counts.get(k, {}).get("kept", 0) >= options.n
+                                     for k in wanted_kinds):
+                    continue
+                batch += jobs[cut[name]:cut[name] + BATCH]
+                cut[name] += BATCH
+            if not batch:
+                break
+            bar.advance(sum(1 for task, _ in batch if task in done))
+            await asyncio.gather(*(bounded(task, item) for task, item in batch
+                                   if task not in done))
     finally:
         bar.close()
         if work is not None:
             work.close()
-    candidates: list[Candidate] = []
-    for task, item in jobs:
-        if isinstance(item, Pair):
-            candidates.append(from_pair(done[task], by_id[item.first], by_id[item.second],
-                                        item.link))
-        else:
-            candidates += from_single(done[task], item)
-    made = await assemble([c for c in candidates if c.kind in options.kinds], embeddings,
-                          options.n, options.duplicate_cosine)
-    report = _report(made.counts, made.rows, corpus, options, len(jobs), judge)
+    drafted = [j for name, jobs in lists.items() for j in jobs[:cut[name]]]
+    made = await assemble(candidates(drafted), embeddings, options.n, options.duplicate_cosine)
+    report = _report(made.counts, made.rows, corpus, options, len(drafted), judge)
     if paths is not None and out is not None:
         write_lines(paths["dropped"], made.dropped)
         write_lines(out, made.rows)
         paths["work"].unlink(missing_ok=True)  # everything it held is in the files above
     return Generated(made.rows, corpus, report)
+
+
+def _documents(corpus: Sequence[Chunk]) -> dict[str, str]:
+    """Each document's text, its chunks joined in corpus order (a user's JSONL chunks: each
+    its own document)."""
+    texts: dict[str, list[str]] = {}
+    for c in corpus:
+        texts.setdefault(c.source, []).append(c.text)
+    return {src: "\n\n".join(parts) for src, parts in texts.items()}
 
 
 def _report(counts: dict[str, dict[str, int]], rows: list[Row], corpus: list[Chunk],

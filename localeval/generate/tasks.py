@@ -14,8 +14,15 @@ from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.generate.chunking import Chunk
-from localeval.generate.drafting import context, draft_pair, draft_single
-from localeval.generate.filters import answer_in_question, self_contained
+from localeval.generate.drafting import (
+    ANSWER_CHARS,
+    PAIR_ANSWER_CHARS,
+    context,
+    draft_pair,
+    draft_single,
+    focus_sentences,
+)
+from localeval.generate.filters import first_failed, restates
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
 
@@ -26,12 +33,17 @@ NEAREST = 2
 @dataclass
 class Env:
     """What every task uses: the settings, the judge client, the embedder, the corpus (by
-    language: chunks and their unit vectors, in the same order)."""
+    language: chunks and their unit vectors, in the same order), each document's subject
+    terms (filters.subject_terms)."""
 
     settings: Settings
     judge: JudgeClient
     embeddings: EmbeddingStore
     corpus: dict[str, tuple[list[Chunk], np.ndarray]]
+    terms: dict[str, set[str]]
+
+    def terms_of(self, *chunks: Chunk) -> set[str]:
+        return set().union(*(self.terms.get(c.source, set()) for c in chunks))
 
 
 async def supported(env: Env, sid: str, language: str, question: str, answer: str,
@@ -71,23 +83,27 @@ async def nearest_chunks(env: Env, text: str, language: str, k: int = NEAREST) -
     return [chunks[i] for i in order[:k]]
 
 
-async def single_task(env: Env, task: str, chunk: Chunk) -> dict[str, Any]:
-    """Draft from one chunk (question, answer, casual form, unanswerable question), then check
-    the answer against the chunk and whether the nearest chunks answer the unanswerable one."""
+async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+    """Draft from one sentence of a chunk (question, answer, casual form, unanswerable
+    question), then check the answer against the chunk and whether the nearest chunks answer
+    the unanswerable question; a check whose candidates a cheap filter drops is skipped."""
     lang = chunk.language
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
-        draft = await draft_single(ctx, chunk.text)
+        draft = await draft_single(ctx, chunk.text, focus)
     except LocalevalError as exc:
         return out | {"error": str(exc)}
     out["draft"] = draft.model_dump()
+    terms = env.terms_of(chunk)
     try:
-        if any(self_contained(q) and not answer_in_question(q, draft.answer)
-               for q in (draft.question, draft.casual)):
+        if any(first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS) is None
+               for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
             out["support"] = await supported(env, task, lang, draft.question, draft.answer,
                                              [chunk.text])
-        if self_contained(draft.unanswerable):
+        if first_failed("unanswerable", draft.unanswerable, None, [chunk.text], terms,
+                        ANSWER_CHARS) is None and not restates(draft.unanswerable,
+                                                               draft.question):
             near = await nearest_chunks(env, draft.unanswerable, lang)
             check = await answered(env, f"{task}:unanswerable", lang, draft.unanswerable,
                                    [c.text for c in near])
@@ -97,18 +113,41 @@ async def single_task(env: Env, task: str, chunk: Chunk) -> dict[str, Any]:
     return out
 
 
+async def linked_facts(env: Env, first: Chunk, second: Chunk) -> tuple[str, str]:
+    """A sentence of each chunk, the two closest by the embedder (ties: the earlier ones)."""
+    a = focus_sentences(first.text) or [first.text]
+    b = focus_sentences(second.text) or [second.text]
+    store = await store_for(env.embeddings, first.language)
+    sims = (await store.vectors(a)) @ (await store.vectors(b)).T
+    i, j = max(((i, j) for i in range(len(a)) for j in range(len(b))),
+               key=lambda ij: (round(float(sims[ij]), 6), -ij[0], -ij[1]))
+    return a[i], b[j]
+
+
 async def pair_task(env: Env, task: str, first: Chunk, second: Chunk) -> dict[str, Any]:
-    """Draft a question needing both chunks, then check its answer against both."""
+    """Draft a question needing a sentence of each chunk (its answer: the two sentences), check
+    the answer against both chunks together, then against each alone (the same verdict path):
+    a pair is kept only when neither suffices."""
     lang = first.language
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
-        draft = await draft_pair(ctx, first.text, second.text)
+        fact_1, fact_2 = await linked_facts(env, first, second)
+        draft = await draft_pair(ctx, first.text, second.text, fact_1, fact_2)
         out["draft"] = draft.model_dump()
-        if self_contained(draft.question) and not answer_in_question(draft.question,
-                                                                     draft.answer):
-            out["support"] = await supported(env, task, lang, draft.question, draft.answer,
-                                             [first.text, second.text])
+        if first_failed("pair", draft.question, draft.answer, [first.text, second.text],
+                        env.terms_of(first, second), PAIR_ANSWER_CHARS) is None:
+            both = await supported(env, task, lang, draft.question, draft.answer,
+                                   [first.text, second.text])
+            out["support"] = both
+            if both["score"] == 1.0:
+                out["alone"] = []
+                for chunk in (first, second):
+                    one = await supported(env, task, lang, draft.question, draft.answer,
+                                          [chunk.text])
+                    out["alone"].append(one["score"])
+                    if one["score"] == 1.0:
+                        break
     except LocalevalError as exc:
         out["error"] = str(exc)
     return out

@@ -1,7 +1,8 @@
 """Measure a generated test set (issue 30): for each kind, the share of kept questions whose
 reference chunk a plain BM25 over the whole corpus ranks in the top 3 from the question alone,
 and the share of reference answers whose content words all stand in their reference chunks
-(and the mean share of such words); prints JSON, and with --rows N, N kept rows per language.
+(and the mean share of such words); prints JSON, the report's drops per filter as a table and
+its seconds per kept question, and with --rows N, N kept rows per language (the kinds in turn).
 
     python scripts/bench/bench_generate.py runs/gen/testset.jsonl [--rows 20]
 """
@@ -91,13 +92,27 @@ def main() -> None:
             entry["answers_mean_content_word_share"] = round(sum(shares) / len(shares), 3)
         out[kind] = entry
     print(json.dumps(out, indent=2))
+    report_path = paths_for(args.testset)["report"]
+    if report_path.is_file():
+        report = json.loads(report_path.read_text("utf-8"))
+        from localeval.generate.filters import FILTERS
+
+        head = ["kind", "candidates", *FILTERS, "kept"]
+        print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+        for kind, counts in report["by_kind"].items():
+            print("| " + " | ".join(str(counts.get(h, 0)) if h != "kind" else kind
+                                    for h in head) + " |")
+        print(f"seconds: {report.get('seconds')}, per kept question: "
+              f"{report.get('seconds_per_kept_question')}, judge calls: "
+              f"{report['judge']['calls']} (cached {report['judge']['cached']})")
     if args.rows:
         for lang in ("en", "zh"):
-            mine = [r for r in rows if r["language"] == lang]
-            step = max(1, len(mine) // args.rows)  # spread over the kinds, in file order
-            for r in mine[::step][:args.rows]:
-                print(json.dumps({k: r[k] for k in ("id", "kind", "question", "ground_truth")},
-                                 ensure_ascii=False))
+            by_kind = {k: [r for r in rows if r["language"] == lang and r["kind"] == k]
+                       for k in ("single", "pair", "unanswerable", "colloquial")}
+            picked = [r for i in range(args.rows) for k in by_kind
+                      for r in by_kind[k][i:i + 1]][:args.rows]
+            for r in picked:
+                print(f"{r['kind']} — {r['question']} — {r['ground_truth']}")
 
 
 if __name__ == "__main__":
