@@ -224,8 +224,8 @@ def test_the_same_keys_are_computed_after_the_move(variant: str, tmp_path: Path)
 
 
 def test_the_engines_part_of_every_key_did_not_move_with_its_module() -> None:
-    """The llama.cpp judge's sampling key enters every cache key; it moved from judge/backend.py
-    to judge/engine.py (issue 31) and is the same string."""
+    """The llama.cpp judge's sampling key enters every cache key; it moved from the retired
+    judge backend module to judge/engine.py (issue 31) and is the same string."""
     from localeval.judge.engine import sampling_key
     from localeval.judge.lazy import LazyJudge
 

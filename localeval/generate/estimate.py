@@ -26,8 +26,8 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     from localeval.estimate.simulate import replay
     from localeval.estimate.sizing import open_judge
     from localeval.estimate.workload import build
-    from localeval.judge.backend import resolve_parallel
     from localeval.judge.client import JudgeClient
+    from localeval.judge.lazy import resolve_parallel
     from localeval.judge.llama import default_threads
     from localeval.models.backends import Backends
     from localeval.models.embed import EmbeddingStore, HashEmbedder
