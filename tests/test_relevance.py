@@ -186,9 +186,26 @@ def test_candidates_share_a_content_term_with_the_answer() -> None:
     assert candidates(["长城全长两万公里。", "北京是首都。"], "长城很长。") == [True, False]
 
 
+def test_each_answer_sentence_judges_its_k_best_candidates_only() -> None:
+    sentences = ["Acme sells tea.", "Acme was founded in 1990 by Ada.", "Acme is old.",
+                 "Acme was founded in Paris in 1990.", "Tea grows in Assam.", "Rain fell."]
+    answer = "Acme was founded in 1990. Tea grows in Assam."
+    assert candidates(sentences, answer) == [True, True, True, True, True, False]
+    # "Acme was founded in 1990.": the two sentences sharing the most terms (3 each), not the
+    # ones sharing only "Acme"; "Tea grows in Assam.": itself, then "Acme sells tea." (1 term)
+    assert candidates(sentences, answer, 2) == [True, True, False, True, True, False]
+    assert candidates(sentences, answer, 1) == [False, True, False, False, True, False]
+    # a long context: the sentences judged grow with the answer, not with the context
+    long = [f"Acme opened shop {i} in a town." for i in range(40)]
+    assert sum(candidates(long, "Acme opened a shop.", 3)) == 3
+
+
 def test_a_fragment_answer_is_shown_with_its_question() -> None:
     assert answer_material("1990.", Q1, "en") == f"Q: {Q1} A: 1990."
     assert answer_material(ROW["answer"], Q1, "en") == ROW["answer"]
+
+
+BOTH_WAYS = {"context_relevance": {"answer_supported": True}}
 
 
 def cr_answers(context: dict[str, Any], faith: dict[str, Any]) -> dict[str, list[Any]]:
@@ -199,7 +216,7 @@ def test_context_relevance_headline_is_the_mean_probability_over_every_context_s
     # four context sentences; "Coffee is sold in Brazil." shares nothing with the answer
     rec, judge = run("context_relevance", ROW,
                      cr_answers(V(1, 0, 1, p=(0.9, 0.2, 0.7)), V(1, 0, p=(0.8, 0.1))),
-                     claims="sentences")
+                     claims="sentences", metric_options=BOTH_WAYS)
     s = rec.scores
     assert s["context_relevance"] == s["context_relevance.context_supported_precision.soft"]
     assert s["context_relevance"] == pytest.approx((0.9 + 0.2 + 0.7 + 0.0) / 4)
@@ -214,7 +231,7 @@ def test_context_relevance_headline_is_the_mean_probability_over_every_context_s
     assert d["judged"] == 3
     coffee = d["context_sentences"][3]
     assert coffee["sentence"] == "Coffee is sold in Brazil."
-    assert coffee["rule"] == "no shared term" and coffee["p_supported"] == 0.0
+    assert coffee["rule"] == "not a candidate" and coffee["p_supported"] == 0.0
     prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
     assert "Coffee" not in prompts["context_relevance_context"]
     assert "3. Tea grows in Assam." in prompts["context_relevance_context"]
@@ -238,9 +255,19 @@ def test_context_relevance_shares_its_answer_direction_with_faithfulness() -> No
     backends = Backends(judge=JudgeClient(judge), embeddings=EmbeddingStore(HashEmbedder()))
     rec = asyncio.run(evaluate_sample(to_sample(ROW, 1), resolve(["faithfulness",
                                                                   "context_relevance"]),
-                                      Settings(judge="fake", claims="sentences"), backends))
+                                      Settings(judge="fake", claims="sentences",
+                                               metric_options=BOTH_WAYS), backends))
     assert [r.step for r in judge.requests].count("faithfulness_verdicts") == 1
     assert rec.scores["faithfulness"] == rec.scores["context_relevance.answer_supported_precision"]
+
+
+def test_context_relevance_by_default_asks_only_about_the_context() -> None:
+    rec, judge = run("context_relevance", ROW,
+                     {"context_relevance_context": [V(1, 0, 1, p=(0.9, 0.2, 0.7))]},
+                     claims="sentences")
+    assert [r.step for r in judge.requests] == ["context_relevance_context"]
+    assert rec.scores["context_relevance"] == pytest.approx((0.9 + 0.2 + 0.7) / 4)
+    assert not any("answer_supported" in k for k in rec.scores)
 
 
 def test_context_relevance_options() -> None:
