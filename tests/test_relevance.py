@@ -80,37 +80,66 @@ def ar_answers(clear: tuple[int, int], parts: list[str], answered: dict[str, Any
 # ---- answer_relevance -------------------------------------------------------------------------
 
 
-def test_answer_relevance_is_rescaled_similarity_times_completeness_times_focus() -> None:
+FOCUS = {"answer_relevance": {"focus": True}}
+
+
+def test_answer_relevance_is_the_related_share_times_the_mean_part_probability() -> None:
     rec, judge = run("answer_relevance", ROW,
                      ar_answers((1, 1), [Q1, Q2], V(1, 0, p=(0.9, 0.2)), V(1, 0, p=(0.8, 0.3))),
                      answer_relevance_n=2)
     q = ROW["question"]
     b = baseline(q)
-    sim = (rescale(cosine(q, Q1), b) + rescale(cosine(q, "What grows in Assam?"), b)) / 2
-    assert sim > 0
+    rescaled = [rescale(cosine(q, Q1), b), rescale(cosine(q, "What grows in Assam?"), b)]
+    assert rescaled[0] > 0
+    related = sum(r > 0 for r in rescaled) / 2
     s = rec.scores
-    assert s["answer_relevance.similarity"] == pytest.approx(sim)
+    assert s["answer_relevance.related"] == related
+    assert s["answer_relevance.similarity"] == pytest.approx(sum(rescaled) / 2)
     assert s["answer_relevance.completeness"] == 0.5  # one of the two parts given (P ≥ ½)
-    assert s["answer_relevance.focus"] == 0.5  # the Assam sentence answers nothing asked
-    # the score multiplies the probabilities, not the ½-cut shares
-    assert s["answer_relevance"] == pytest.approx(sim * (0.9 + 0.2) / 2 * (0.8 + 0.3) / 2)
-    assert "answer_relevance.soft" not in s
+    # the score multiplies the mean probability, not the ½-cut share; focus is off by default
+    assert s["answer_relevance"] == pytest.approx(related * (0.9 + 0.2) / 2)
+    assert "answer_relevance.focus" not in s and "answer_relevance.soft" not in s
     d = rec.details["answer_relevance"]
     assert [p["part"] for p in d["parts"]] == [Q1, Q2]
     assert [p["answered"] for p in d["parts"]] == [1, 0]
-    assert d["sentences"][1] == {"sentence": "Tea grows in Assam.", "asked": 0, "p_asked": 0.3}
-    assert d["baseline"] == pytest.approx(b)
-    assert d["generated_questions"][0]["rescaled"] == pytest.approx(rescale(cosine(q, Q1), b))
+    assert d["baseline"] == pytest.approx(b) and d["related"] == related
+    assert d["generated_questions"][0]["rescaled"] == pytest.approx(rescaled[0])
     prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
     assert ROW["answer"] not in prompts["answer_relevance_parts"]  # the parts: question only
     assert f"1. {Q1}\n2. {Q2}" in prompts["answer_relevance_coverage"]
+    assert "answer_relevance_sentences" not in prompts  # focus off: its request is not sent
+
+
+def test_a_question_unrelated_to_the_one_asked_does_not_count() -> None:
+    far = "Qx zz?"
+    q = ROW["question"]
+    assert rescale(cosine(q, far), baseline(q)) == 0.0  # no closer than unrelated text
+    answers = ar_answers((1, 1), [Q1], V(1, p=(0.8,)), V(1))
+    answers["answer_relevance_questions"] = [{"questions": [{"question": Q1, "clear": 1},
+                                                            {"question": far, "clear": 1}]}]
+    rec, _ = run("answer_relevance", ROW, answers, answer_relevance_n=2)
+    assert rec.scores["answer_relevance.related"] == 0.5
+    assert rec.scores["answer_relevance"] == pytest.approx(0.5 * 0.8)
+
+
+def test_the_focus_option_multiplies_the_sentence_probabilities_in() -> None:
+    rec, judge = run("answer_relevance", ROW,
+                     ar_answers((1, 1), [Q1, Q2], V(1, 0, p=(0.9, 0.2)), V(1, 0, p=(0.8, 0.3))),
+                     answer_relevance_n=2, metric_options=FOCUS)
+    s = rec.scores
+    assert s["answer_relevance.focus"] == 0.5  # the Assam sentence answers nothing asked
+    assert s["answer_relevance"] == pytest.approx(
+        s["answer_relevance.related"] * (0.9 + 0.2) / 2 * (0.8 + 0.3) / 2)
+    d = rec.details["answer_relevance"]
+    assert d["sentences"][1] == {"sentence": "Tea grows in Assam.", "asked": 0, "p_asked": 0.3}
+    prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
     assert "2. Tea grows in Assam." in prompts["answer_relevance_sentences"]
 
 
 def test_answer_relevance_the_probability_decides_each_verdict_not_the_written_digit() -> None:
     rec, _ = run("answer_relevance", ROW,
                  ar_answers((1, 1), [Q1, Q2], V(1, 1, p=(0.9, 0.4)), V(1, 1, p=(0.6, 0.45))),
-                 answer_relevance_n=2)
+                 answer_relevance_n=2, metric_options=FOCUS)
     assert rec.scores["answer_relevance.completeness"] == 0.5
     assert rec.scores["answer_relevance.focus"] == 0.5
     parts = rec.details["answer_relevance"]["parts"]
@@ -118,16 +147,17 @@ def test_answer_relevance_the_probability_decides_each_verdict_not_the_written_d
 
 
 def test_without_probabilities_the_written_digits_are_the_factors() -> None:
-    rec, _ = run("answer_relevance", ROW, ar_answers((1, 1), [Q1, Q2], V(1, 0), V(1, 1)),
-                 answer_relevance_n=2)
+    rec, _ = run("answer_relevance", ROW, ar_answers((1, 1), [Q1, Q2], V(1, 0), V(1, 0)),
+                 answer_relevance_n=2, metric_options=FOCUS)
     s = rec.scores
-    assert s["answer_relevance"] == pytest.approx(s["answer_relevance.similarity"] * 0.5 * 1.0)
+    assert s["answer_relevance"] == pytest.approx(s["answer_relevance.related"] * 0.5 * 0.5)
 
 
 def test_an_evasive_answer_scores_zero_whatever_its_parts() -> None:
     rec, _ = run("answer_relevance", ROW,
                  ar_answers((0, 0), [Q1, Q2], V(1, 1), V(1, 1)), answer_relevance_n=2)
     assert rec.scores["answer_relevance"] == 0.0
+    assert rec.scores["answer_relevance.related"] == 0.0
     assert rec.scores["answer_relevance.similarity"] == 0.0
     assert rec.scores["answer_relevance.completeness"] == 1.0  # visible as its own sub-score
 
@@ -148,11 +178,10 @@ def test_answer_relevance_options_leave_factors_and_their_requests_out() -> None
     del answers["answer_relevance_parts"], answers["answer_relevance_coverage"]
     del answers["answer_relevance_sentences"]
     rec, judge = run("answer_relevance", ROW, answers, answer_relevance_n=2,
-                     metric_options={"answer_relevance": {"completeness": False,
-                                                          "focus": False}})
+                     metric_options={"answer_relevance": {"completeness": False}})
     assert [r.step for r in judge.requests] == ["answer_relevance_questions"]
     s = rec.scores
-    assert s["answer_relevance"] == s["answer_relevance.similarity"]
+    assert s["answer_relevance"] == s["answer_relevance.related"]
     assert "answer_relevance.completeness" not in s and "answer_relevance.focus" not in s
 
 
@@ -161,7 +190,7 @@ def test_long_answers_are_judged_in_groups_of_sixteen_sentences() -> None:
     rec, judge = run("answer_relevance", {**ROW, "answer": answer},
                      {**ar_answers((1, 1), [Q1], V(1), V(*[1] * 16)),
                       "answer_relevance_sentences": [V(*[1] * 16), V(0, 0, 0, 0)]},
-                     answer_relevance_n=2)
+                     answer_relevance_n=2, metric_options=FOCUS)
     assert [r.step for r in judge.requests].count("answer_relevance_sentences") == 2
     assert rec.scores["answer_relevance.focus"] == pytest.approx(16 / 20)
 
