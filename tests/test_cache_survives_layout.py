@@ -154,7 +154,10 @@ class NoCallJudge(SchemaJudge):
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "statements": {"claims": "statements", "explain": False},
+    # answer_relevance's sentence step is off by default since issue 32 round 10: this variant
+    # still asks it, with the keys it had
+    "statements": {"claims": "statements", "explain": False,
+                   "metric_options": {"answer_relevance": {"focus": True}}},
     "whole-contexts": {"evidence_passages": False, "support_threshold": 0.5},
 }
 
