@@ -323,3 +323,49 @@ def test_rank_weights_fall_with_rank() -> None:
     weights = [rank_weight(i) for i in range(1, 6)]
     assert weights[0] == 1.0 and all(a > b for a, b in itertools.pairwise(weights))
     assert weights[1] == pytest.approx(1 / math.log2(3))
+
+
+# ---- the relevance dev sets (scripts/provenance) ------------------------------------------------
+
+
+def _script(name: str) -> Any:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "provenance" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_related_padding_shares_terms_with_the_answer_but_never_holds_it() -> None:
+    from localeval.metrics.support.claims import content
+
+    dev = _script("dev_sets")
+    pool = [(s, content(s)) for s in ["Paris hosts the Louvre museum.", "Rain fell on Oslo.",
+                                      "The Louvre opened in Paris in 1793.",
+                                      "Paris is the capital of France."]]
+    got = dev.related(pool, "Which museum is in Paris? The Louvre.", "Louvre", 2)
+    # the sentences sharing most terms, leaving out those that hold the answer itself
+    assert got == ["Paris is the capital of France."]
+    assert dev.related(pool, "Oslo weather", "sun", 1) == ["Rain fell on Oslo."]
+
+
+def test_relevance_variants_recompute_the_score_from_details() -> None:
+    variants = _script("relevance_variants")
+
+    def row(pid: str, related: list[int], p: float) -> dict[str, Any]:
+        gen = [{"question": f"q{i}", "clear": 1, "rescaled": 0.3 * r, "cosine": 0.8}
+               for i, r in enumerate(related)]
+        return {"id": pid, "details": {"answer_relevance": {
+            "generated_questions": gen, "similarity": 0.1, "raw": 0.8,
+            "parts": [{"part": "x", "answered": int(p >= 0.5), "p_answered": p}]}}}
+
+    rows = {r["id"]: r for r in [row("k/a", [1, 1], 0.9), row("k/b", [1, 0], 0.9),
+                                 row("m/a", [1, 1], 0.4), row("m/b", [1, 1], 0.6)]}
+    get = variants._ar("related × P completeness (the score)")
+    assert get(rows["k/b"]) == pytest.approx(0.5 * 0.9)
+    figures = variants.figures(rows, get)
+    assert figures["pairwise"] == 0.5 and figures["pairs"] == 2 and figures["ties"] == 0
