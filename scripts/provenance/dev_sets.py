@@ -6,7 +6,8 @@ For each of halueval, halueval_summarization, halluqa and uhgeval: `<set>-fit.js
 rows paired), `adversarial-report.jsonl` the injection pairs, `swaps-report.jsonl` the swaps
 (swaps.jsonl in data/) and `evasive-report.jsonl` answer_relevance's direct-vs-evasive pairs;
 none is fitted on. The relevance sets (`partial-<lang>.jsonl`: complete vs partial answers for
-answer_relevance; `padded-<lang>.jsonl`: focused vs padded contexts for context_relevance; each
+answer_relevance; `padded-<lang>.jsonl`: focused vs padded contexts for context_relevance, padded
+from one unrelated document or with related sentences of ../shared/data/train; each
 also as labelled rows, `-rows.jsonl`, for Cohen's κ) are built by relevance_pairs below.
 
     python scripts/provenance/dev_sets.py --out runs/dev --n 20
@@ -202,8 +203,10 @@ def answer_sentence(row: dict) -> str | None:
 def relevance_pairs(src: Path, n: int = 5) -> dict[str, list[dict]]:
     """The relevance dev sets, en (HaluEval QA dev rows from RELEVANCE_START; partial: the
     knowledge sentence with the right answer as the answer) and zh (HalluQA rows whose best
-    answer states a fact; UHGEval articles): `partial-<lang>` 2n pairs,
-    `padded-<lang>` 2n pairs. Deterministic; never from WikiEval."""
+    answer states a fact; UHGEval articles): `partial-<lang>` 2n pairs, `padded-<lang>` 4n
+    pairs (2n padded with an unrelated document's sentences, then 2n with the train sentences
+    that share the most terms with the answer: related()). Deterministic; never from
+    WikiEval."""
     hal = [r for r in dev_rows("halueval", src)
            if r["right_answer"].strip().lower() not in _YES_NO]
     start = RELEVANCE_START["partial"]
