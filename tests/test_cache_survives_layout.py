@@ -154,7 +154,11 @@ class NoCallJudge(SchemaJudge):
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default": {},
-    "statements": {"claims": "statements", "explain": False},
+    # answer_relevance's sentence step and context_relevance's answer direction are off by
+    # default since issue 32 round 10: this variant still asks them, with the keys they had
+    "statements": {"claims": "statements", "explain": False,
+                   "metric_options": {"answer_relevance": {"focus": True},
+                                      "context_relevance": {"answer_supported": True}}},
     "whole-contexts": {"evidence_passages": False, "support_threshold": 0.5},
 }
 

@@ -80,37 +80,66 @@ def ar_answers(clear: tuple[int, int], parts: list[str], answered: dict[str, Any
 # ---- answer_relevance -------------------------------------------------------------------------
 
 
-def test_answer_relevance_is_rescaled_similarity_times_completeness_times_focus() -> None:
+FOCUS = {"answer_relevance": {"focus": True}}
+
+
+def test_answer_relevance_is_the_related_share_times_the_mean_part_probability() -> None:
     rec, judge = run("answer_relevance", ROW,
                      ar_answers((1, 1), [Q1, Q2], V(1, 0, p=(0.9, 0.2)), V(1, 0, p=(0.8, 0.3))),
                      answer_relevance_n=2)
     q = ROW["question"]
     b = baseline(q)
-    sim = (rescale(cosine(q, Q1), b) + rescale(cosine(q, "What grows in Assam?"), b)) / 2
-    assert sim > 0
+    rescaled = [rescale(cosine(q, Q1), b), rescale(cosine(q, "What grows in Assam?"), b)]
+    assert rescaled[0] > 0
+    related = sum(r > 0 for r in rescaled) / 2
     s = rec.scores
-    assert s["answer_relevance.similarity"] == pytest.approx(sim)
+    assert s["answer_relevance.related"] == related
+    assert s["answer_relevance.similarity"] == pytest.approx(sum(rescaled) / 2)
     assert s["answer_relevance.completeness"] == 0.5  # one of the two parts given (P ≥ ½)
-    assert s["answer_relevance.focus"] == 0.5  # the Assam sentence answers nothing asked
-    # the score multiplies the probabilities, not the ½-cut shares
-    assert s["answer_relevance"] == pytest.approx(sim * (0.9 + 0.2) / 2 * (0.8 + 0.3) / 2)
-    assert "answer_relevance.soft" not in s
+    # the score multiplies the mean probability, not the ½-cut share; focus is off by default
+    assert s["answer_relevance"] == pytest.approx(related * (0.9 + 0.2) / 2)
+    assert "answer_relevance.focus" not in s and "answer_relevance.soft" not in s
     d = rec.details["answer_relevance"]
     assert [p["part"] for p in d["parts"]] == [Q1, Q2]
     assert [p["answered"] for p in d["parts"]] == [1, 0]
-    assert d["sentences"][1] == {"sentence": "Tea grows in Assam.", "asked": 0, "p_asked": 0.3}
-    assert d["baseline"] == pytest.approx(b)
-    assert d["generated_questions"][0]["rescaled"] == pytest.approx(rescale(cosine(q, Q1), b))
+    assert d["baseline"] == pytest.approx(b) and d["related"] == related
+    assert d["generated_questions"][0]["rescaled"] == pytest.approx(rescaled[0])
     prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
     assert ROW["answer"] not in prompts["answer_relevance_parts"]  # the parts: question only
     assert f"1. {Q1}\n2. {Q2}" in prompts["answer_relevance_coverage"]
+    assert "answer_relevance_sentences" not in prompts  # focus off: its request is not sent
+
+
+def test_a_question_unrelated_to_the_one_asked_does_not_count() -> None:
+    far = "Qx zz?"
+    q = ROW["question"]
+    assert rescale(cosine(q, far), baseline(q)) == 0.0  # no closer than unrelated text
+    answers = ar_answers((1, 1), [Q1], V(1, p=(0.8,)), V(1))
+    answers["answer_relevance_questions"] = [{"questions": [{"question": Q1, "clear": 1},
+                                                            {"question": far, "clear": 1}]}]
+    rec, _ = run("answer_relevance", ROW, answers, answer_relevance_n=2)
+    assert rec.scores["answer_relevance.related"] == 0.5
+    assert rec.scores["answer_relevance"] == pytest.approx(0.5 * 0.8)
+
+
+def test_the_focus_option_multiplies_the_sentence_probabilities_in() -> None:
+    rec, judge = run("answer_relevance", ROW,
+                     ar_answers((1, 1), [Q1, Q2], V(1, 0, p=(0.9, 0.2)), V(1, 0, p=(0.8, 0.3))),
+                     answer_relevance_n=2, metric_options=FOCUS)
+    s = rec.scores
+    assert s["answer_relevance.focus"] == 0.5  # the Assam sentence answers nothing asked
+    assert s["answer_relevance"] == pytest.approx(
+        s["answer_relevance.related"] * (0.9 + 0.2) / 2 * (0.8 + 0.3) / 2)
+    d = rec.details["answer_relevance"]
+    assert d["sentences"][1] == {"sentence": "Tea grows in Assam.", "asked": 0, "p_asked": 0.3}
+    prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
     assert "2. Tea grows in Assam." in prompts["answer_relevance_sentences"]
 
 
 def test_answer_relevance_the_probability_decides_each_verdict_not_the_written_digit() -> None:
     rec, _ = run("answer_relevance", ROW,
                  ar_answers((1, 1), [Q1, Q2], V(1, 1, p=(0.9, 0.4)), V(1, 1, p=(0.6, 0.45))),
-                 answer_relevance_n=2)
+                 answer_relevance_n=2, metric_options=FOCUS)
     assert rec.scores["answer_relevance.completeness"] == 0.5
     assert rec.scores["answer_relevance.focus"] == 0.5
     parts = rec.details["answer_relevance"]["parts"]
@@ -118,16 +147,17 @@ def test_answer_relevance_the_probability_decides_each_verdict_not_the_written_d
 
 
 def test_without_probabilities_the_written_digits_are_the_factors() -> None:
-    rec, _ = run("answer_relevance", ROW, ar_answers((1, 1), [Q1, Q2], V(1, 0), V(1, 1)),
-                 answer_relevance_n=2)
+    rec, _ = run("answer_relevance", ROW, ar_answers((1, 1), [Q1, Q2], V(1, 0), V(1, 0)),
+                 answer_relevance_n=2, metric_options=FOCUS)
     s = rec.scores
-    assert s["answer_relevance"] == pytest.approx(s["answer_relevance.similarity"] * 0.5 * 1.0)
+    assert s["answer_relevance"] == pytest.approx(s["answer_relevance.related"] * 0.5 * 0.5)
 
 
 def test_an_evasive_answer_scores_zero_whatever_its_parts() -> None:
     rec, _ = run("answer_relevance", ROW,
                  ar_answers((0, 0), [Q1, Q2], V(1, 1), V(1, 1)), answer_relevance_n=2)
     assert rec.scores["answer_relevance"] == 0.0
+    assert rec.scores["answer_relevance.related"] == 0.0
     assert rec.scores["answer_relevance.similarity"] == 0.0
     assert rec.scores["answer_relevance.completeness"] == 1.0  # visible as its own sub-score
 
@@ -148,11 +178,10 @@ def test_answer_relevance_options_leave_factors_and_their_requests_out() -> None
     del answers["answer_relevance_parts"], answers["answer_relevance_coverage"]
     del answers["answer_relevance_sentences"]
     rec, judge = run("answer_relevance", ROW, answers, answer_relevance_n=2,
-                     metric_options={"answer_relevance": {"completeness": False,
-                                                          "focus": False}})
+                     metric_options={"answer_relevance": {"completeness": False}})
     assert [r.step for r in judge.requests] == ["answer_relevance_questions"]
     s = rec.scores
-    assert s["answer_relevance"] == s["answer_relevance.similarity"]
+    assert s["answer_relevance"] == s["answer_relevance.related"]
     assert "answer_relevance.completeness" not in s and "answer_relevance.focus" not in s
 
 
@@ -161,7 +190,7 @@ def test_long_answers_are_judged_in_groups_of_sixteen_sentences() -> None:
     rec, judge = run("answer_relevance", {**ROW, "answer": answer},
                      {**ar_answers((1, 1), [Q1], V(1), V(*[1] * 16)),
                       "answer_relevance_sentences": [V(*[1] * 16), V(0, 0, 0, 0)]},
-                     answer_relevance_n=2)
+                     answer_relevance_n=2, metric_options=FOCUS)
     assert [r.step for r in judge.requests].count("answer_relevance_sentences") == 2
     assert rec.scores["answer_relevance.focus"] == pytest.approx(16 / 20)
 
@@ -186,9 +215,26 @@ def test_candidates_share_a_content_term_with_the_answer() -> None:
     assert candidates(["长城全长两万公里。", "北京是首都。"], "长城很长。") == [True, False]
 
 
+def test_each_answer_sentence_judges_its_k_best_candidates_only() -> None:
+    sentences = ["Acme sells tea.", "Acme was founded in 1990 by Ada.", "Acme is old.",
+                 "Acme was founded in Paris in 1990.", "Tea grows in Assam.", "Rain fell."]
+    answer = "Acme was founded in 1990. Tea grows in Assam."
+    assert candidates(sentences, answer) == [True, True, True, True, True, False]
+    # "Acme was founded in 1990.": the two sentences sharing the most terms (3 each), not the
+    # ones sharing only "Acme"; "Tea grows in Assam.": itself, then "Acme sells tea." (1 term)
+    assert candidates(sentences, answer, 2) == [True, True, False, True, True, False]
+    assert candidates(sentences, answer, 1) == [False, True, False, False, True, False]
+    # a long context: the sentences judged grow with the answer, not with the context
+    long = [f"Acme opened shop {i} in a town." for i in range(40)]
+    assert sum(candidates(long, "Acme opened a shop.", 3)) == 3
+
+
 def test_a_fragment_answer_is_shown_with_its_question() -> None:
     assert answer_material("1990.", Q1, "en") == f"Q: {Q1} A: 1990."
     assert answer_material(ROW["answer"], Q1, "en") == ROW["answer"]
+
+
+BOTH_WAYS = {"context_relevance": {"answer_supported": True}}
 
 
 def cr_answers(context: dict[str, Any], faith: dict[str, Any]) -> dict[str, list[Any]]:
@@ -199,7 +245,7 @@ def test_context_relevance_headline_is_the_mean_probability_over_every_context_s
     # four context sentences; "Coffee is sold in Brazil." shares nothing with the answer
     rec, judge = run("context_relevance", ROW,
                      cr_answers(V(1, 0, 1, p=(0.9, 0.2, 0.7)), V(1, 0, p=(0.8, 0.1))),
-                     claims="sentences")
+                     claims="sentences", metric_options=BOTH_WAYS)
     s = rec.scores
     assert s["context_relevance"] == s["context_relevance.context_supported_precision.soft"]
     assert s["context_relevance"] == pytest.approx((0.9 + 0.2 + 0.7 + 0.0) / 4)
@@ -214,7 +260,7 @@ def test_context_relevance_headline_is_the_mean_probability_over_every_context_s
     assert d["judged"] == 3
     coffee = d["context_sentences"][3]
     assert coffee["sentence"] == "Coffee is sold in Brazil."
-    assert coffee["rule"] == "no shared term" and coffee["p_supported"] == 0.0
+    assert coffee["rule"] == "not a candidate" and coffee["p_supported"] == 0.0
     prompts = {r.step: r.messages[1]["content"] for r in judge.requests}
     assert "Coffee" not in prompts["context_relevance_context"]
     assert "3. Tea grows in Assam." in prompts["context_relevance_context"]
@@ -238,9 +284,19 @@ def test_context_relevance_shares_its_answer_direction_with_faithfulness() -> No
     backends = Backends(judge=JudgeClient(judge), embeddings=EmbeddingStore(HashEmbedder()))
     rec = asyncio.run(evaluate_sample(to_sample(ROW, 1), resolve(["faithfulness",
                                                                   "context_relevance"]),
-                                      Settings(judge="fake", claims="sentences"), backends))
+                                      Settings(judge="fake", claims="sentences",
+                                               metric_options=BOTH_WAYS), backends))
     assert [r.step for r in judge.requests].count("faithfulness_verdicts") == 1
     assert rec.scores["faithfulness"] == rec.scores["context_relevance.answer_supported_precision"]
+
+
+def test_context_relevance_by_default_asks_only_about_the_context() -> None:
+    rec, judge = run("context_relevance", ROW,
+                     {"context_relevance_context": [V(1, 0, 1, p=(0.9, 0.2, 0.7))]},
+                     claims="sentences")
+    assert [r.step for r in judge.requests] == ["context_relevance_context"]
+    assert rec.scores["context_relevance"] == pytest.approx((0.9 + 0.2 + 0.7) / 4)
+    assert not any("answer_supported" in k for k in rec.scores)
 
 
 def test_context_relevance_options() -> None:
@@ -267,3 +323,49 @@ def test_rank_weights_fall_with_rank() -> None:
     weights = [rank_weight(i) for i in range(1, 6)]
     assert weights[0] == 1.0 and all(a > b for a, b in itertools.pairwise(weights))
     assert weights[1] == pytest.approx(1 / math.log2(3))
+
+
+# ---- the relevance dev sets (scripts/provenance) ------------------------------------------------
+
+
+def _script(name: str) -> Any:
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "provenance" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_related_padding_shares_terms_with_the_answer_but_never_holds_it() -> None:
+    from localeval.metrics.support.claims import content
+
+    dev = _script("dev_sets")
+    pool = [(s, content(s)) for s in ["Paris hosts the Louvre museum.", "Rain fell on Oslo.",
+                                      "The Louvre opened in Paris in 1793.",
+                                      "Paris is the capital of France."]]
+    got = dev.related(pool, "Which museum is in Paris? The Louvre.", "Louvre", 2)
+    # the sentences sharing most terms, leaving out those that hold the answer itself
+    assert got == ["Paris is the capital of France."]
+    assert dev.related(pool, "Oslo weather", "sun", 1) == ["Rain fell on Oslo."]
+
+
+def test_relevance_variants_recompute_the_score_from_details() -> None:
+    variants = _script("relevance_variants")
+
+    def row(pid: str, related: list[int], p: float) -> dict[str, Any]:
+        gen = [{"question": f"q{i}", "clear": 1, "rescaled": 0.3 * r, "cosine": 0.8}
+               for i, r in enumerate(related)]
+        return {"id": pid, "details": {"answer_relevance": {
+            "generated_questions": gen, "similarity": 0.1, "raw": 0.8,
+            "parts": [{"part": "x", "answered": int(p >= 0.5), "p_answered": p}]}}}
+
+    rows = {r["id"]: r for r in [row("k/a", [1, 1], 0.9), row("k/b", [1, 0], 0.9),
+                                 row("m/a", [1, 1], 0.4), row("m/b", [1, 1], 0.6)]}
+    get = variants._ar("related × P completeness (the score)")
+    assert get(rows["k/b"]) == pytest.approx(0.5 * 0.9)
+    figures = variants.figures(rows, get)
+    assert figures["pairwise"] == 0.5 and figures["pairs"] == 2 and figures["ties"] == 0

@@ -1,32 +1,40 @@
-"""answer_relevance(q, a): how well the answer responds to the question asked, all of it and
-nothing else: similarity × completeness × focus, each a probability-weighted part.
+"""answer_relevance(q, a): how well the answer responds to the question asked, all of it:
+related × completeness, the design documents' generated questions deciding whether the answer
+responds at all, the judge's per-part probabilities how much of the question it answers.
 
-- **similarity** (the design documents' method): the judge writes n distinct questions that the
+- **related** (the design documents' method): the judge writes n distinct questions that the
   answer responds to, each flagged clear = 1 if the answer answers it clearly and directly (0:
-  evasive, vague, non-committal); similarity = mean over the distinct questions of
-  clear_i · max(0, (cos_i − b_q) / (1 − b_q)), cos_i = cos(E(q), E(q_i)) and b_q the mean
+  evasive, vague, non-committal); each is compared with the real question by
+  rescaled_i = max(0, (cos_i − b_q) / (1 − b_q)), cos_i = cos(E(q), E(q_i)) and b_q the mean
   cosine of E(q) and the 40 bundled unrelated sentences of the language
-  (metrics/baseline_text.py): BERTScore's rescaling with a baseline of this question's own, since
-  any two questions on one topic get 0.8–0.97 from m3e-small. n = settings.answer_relevance_n
-  (default 3), asked for in one call; repeats (after normalising case, width and spaces) count
-  once. A noncommittal answer has every flag 0: similarity 0, so the score is 0.
+  (metrics/baseline_text.py). related = the share of the distinct questions that are clear and
+  closer to the real question than that baseline (rescaled_i > 0). n =
+  settings.answer_relevance_n (default 3), asked for in one call; repeats (after normalising
+  case, width and spaces) count once. A noncommittal answer has every flag 0: the score is 0.
 - **completeness**: the judge lists the parts of the question (what it asks for: usually one;
   "how long, and what was the outcome?" two), from the question alone, so every answer to a
   question is measured against the same parts; then gives, for each part, P(the answer gives
-  it). The factor is the mean P; `.completeness` = parts with P ≥ ½ / parts.
-- **focus**: for each sentence of the answer (text.split_sentences) the judge gives P(it gives
-  something the question asks for). The factor is the mean P; `.focus` = sentences with P ≥ ½ /
-  sentences. A sentence that answers nothing asked (an unrelated fact) lowers it.
+  it). The factor is the mean P; `.completeness` = parts with P ≥ ½ / parts. An answer that
+  leaves a part out, or buries what was asked among unrelated sentences, gets a lower P.
+- `.similarity` (sub-score): the graded form, mean over the distinct questions of
+  clear_i · rescaled_i. It is not in the score: on the relevance dev pairs it ranked a partial
+  answer above the complete one (a partial answer's questions all match one part of the
+  question well; a complete answer's spread over its parts), and every product with it ranked
+  worse in English than related × completeness (docs/metrics.md, *answer_relevance: round
+  10*).
+- `.focus` (option `focus`): for each sentence of the answer (text.split_sentences) the judge
+  gives P(it gives something the question asks for); the factor is the mean P, `.focus` =
+  sentences with P ≥ ½ / sentences. Off by default: near chance with the 1.5B judge, and it
+  cost pairs in both languages when multiplied in.
 
-A judge without probabilities gives its written digits (P = 0 or 1). The product of the
-probabilities, not of the ½-cut shares, is the score: on the relevance dev pairs the cut shares
-flipped on P near ½ and ranked worse (docs/metrics.md, *answer_relevance and context_relevance:
-measured*). Sub-scores: `.similarity`, `.completeness`, `.focus`.
+A judge without probabilities gives its written digits (P = 0 or 1). The mean probability, not
+the ½-cut share, is the factor: the cut shares flipped on P near ½ and ranked worse. Sub-scores:
+`.related`, `.similarity`, `.completeness` (and `.focus`).
 
 Options (`--metric-option answer_relevance.<option>=<value>`): `reasons` (a short reason before
 each clear flag, off by default: docs/metrics.md, *answer_relevance without reasons*);
-`completeness` and `focus` (true by default; false leaves that factor out of the product and
-its requests unsent).
+`completeness` (true; false leaves that factor out and its requests unsent); `focus` (false;
+true multiplies the focus factor in and sends its requests).
 """
 
 from __future__ import annotations
@@ -55,8 +63,8 @@ class AnswerRelevanceOptions(BaseModel):
     reasons: bool = Field(False, description="a short reason before each clear flag")
     completeness: bool = Field(True, description="multiply by the share of the question's "
                                                  "parts the answer gives")
-    focus: bool = Field(True, description="multiply by the share of the answer's sentences "
-                                          "that give something the question asks for")
+    focus: bool = Field(False, description="multiply by the share of the answer's sentences "
+                                           "that give something the question asks for")
 
 
 class QuestionParts(BaseModel):
@@ -169,9 +177,9 @@ async def asked(ctx: MetricContext, question: str, sentences: list[str]) -> list
                   "answer_relevance_sentences": lambda ex: {
                       "question": ex.question, "sentences": ex.statements}},
         verdict_keys=("clear", "answered", "asked"),
-        description="questions generated from the answer against the real one (rescaled "
-                    "cosine, 0 when evasive) × parts of the question answered × answer "
-                    "sentences that answer something asked")
+        description="share of the questions generated from the answer that it answers "
+                    "clearly and that are closer to the real one than unrelated text (0 when "
+                    "evasive) × mean P(each part of the question is answered)")
 async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     options: AnswerRelevanceOptions = ctx.options
     question, answer = sample.question or "", sample.answer or ""
@@ -183,10 +191,12 @@ async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         return MetricResult.unscored(NAME, "the judge wrote no usable question")
     sim = sum(g["clear"] * g["rescaled"] for g in generated) / len(generated)
     raw = sum(g["clear"] * max(0.0, g["cosine"]) for g in generated) / len(generated)
+    related = sum(bool(g["clear"] and g["rescaled"] > 0) for g in generated) / len(generated)
     details: dict[str, Any] = {"generated_questions": generated, "distinct": len(generated),
-                               "baseline": base, "similarity": sim, "raw": raw}
-    scores: dict[str, float | None] = {f"{NAME}.similarity": sim}
-    score = sim
+                               "baseline": base, "related": related, "similarity": sim,
+                               "raw": raw}
+    scores: dict[str, float | None] = {f"{NAME}.related": related, f"{NAME}.similarity": sim}
+    score = related
     if options.completeness:
         parts = await coverage(ctx, question, answer, await parts_of(ctx, question))
         details["parts"] = parts

@@ -10,18 +10,24 @@ lowers it.
   P ≥ τ (metrics/support/threshold.py);
 - rank_weighted: each context's own context-supported precision, averaged with weights
   w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG);
-- answer_supported_precision (+ `.soft`): the share of the answer's sentences the contexts
-  support. This is faithfulness's figure with sentences as claims, asked with faithfulness's own
-  requests (step faithfulness_verdicts), so a run of both metrics judges them once.
+- answer_supported_precision (+ `.soft`), with the option `answer_supported`: the share of the
+  answer's sentences the contexts support. This is faithfulness's figure with sentences as
+  claims, asked with faithfulness's own requests (step faithfulness_verdicts), so a run of both
+  metrics judges them once. Off by default: it cannot see padding, and on a long context it
+  cost more than the context direction (docs/metrics.md).
 
 Candidates: a context sentence with no content term (number, English 5-letter stem of a content
 word, Chinese character bigram: claims.content) in common with the answer is not stated by it;
-it gets P = 0 without a request (`rule: "no shared term"`). Only the others are judged, in
-numbered lists (support/verdicts.py). A one-sentence answer of a few words is shown to the judge
-with its question ("Q: … A: …", claims.claim_text), whose terms then count as the answer's.
+nor is one that, for every answer sentence, has `per_answer_sentence` (3) context sentences
+sharing more terms with it ranked above it (ties: the earlier first). These get P = 0 without a
+request (`rule: "not a candidate"`); only the others are judged, in numbered lists
+(support/verdicts.py), so the requests grow with the answer, not with the context. A
+one-sentence answer of a few words is shown to the judge with its question ("Q: … A: …",
+claims.claim_text), whose terms then count as the answer's.
 
 Options (`--metric-option context_relevance.<option>=<value>`): `narrow` (true: judge only the
-candidates; false: every sentence), `answer_supported` (true: also the answer direction).
+candidates; false: every sentence), `per_answer_sentence` (3; 0: every sentence sharing a
+term), `answer_supported` (false; true: also the answer direction).
 """
 
 from __future__ import annotations
@@ -41,16 +47,22 @@ from localeval.metrics.support.verdicts import support_verdicts
 NAME = "context_relevance"
 HEADLINE = "context_supported_precision.soft"
 """The sub-score the main score equals (chosen on the dev pairs, docs/metrics.md)."""
-NO_SHARED_TERM = "shares no word, number or name with the answer: not stated by it"
+NOT_CANDIDATE = "not a candidate"
+NO_SHARED_TERM = ("shares no word, number or name with the answer, or fewer than the context "
+                  "sentences ranked above it for each answer sentence: not stated by it")
 
 
 class ContextRelevanceOptions(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    narrow: bool = Field(True, description="judge only the context sentences that share a "
-                                           "content term with the answer (the others: 0)")
-    answer_supported: bool = Field(True, description="also the share of the answer's sentences "
-                                                     "the contexts support")
+    narrow: bool = Field(True, description="judge only the candidates: context sentences that "
+                                           "share a content term with the answer (the others: 0)")
+    per_answer_sentence: int = Field(
+        3, ge=0, description="with narrow: judge, for each answer sentence, the k candidates "
+                             "sharing the most terms with it (0: every candidate)")
+    answer_supported: bool = Field(False, description="also the share of the answer's sentences "
+                                                      "the contexts support (faithfulness's "
+                                                      "requests)")
 
 
 def rank_weight(rank: int) -> float:
@@ -66,18 +78,33 @@ def answer_material(answer: str, question: str | None, language: str) -> str:
     return answer
 
 
-def candidates(sentences: list[str], material: str) -> list[bool]:
-    """Per context sentence: does it share a content term with the answer (as shown)?"""
+def candidates(sentences: list[str], material: str, per_sentence: int = 0) -> list[bool]:
+    """Per context sentence: is it judged? It must share a content term with the answer (as
+    shown); with `per_sentence` k > 0, it must also be among the k context sentences sharing the
+    most terms with some answer sentence (ties: the earlier one), so the sentences judged grow
+    with the answer, not with the context."""
     terms = content(material)
-    return [bool(content(s) & terms) for s in sentences]
+    own = [content(s) for s in sentences]
+    shared = [bool(t & terms) for t in own]
+    if per_sentence <= 0:
+        return shared
+    keep = [False] * len(sentences)
+    for piece in split(material).items or [material]:
+        mine = content(piece)
+        ranked = sorted((-len(t & mine), i) for i, t in enumerate(own) if t & mine)
+        for _, i in ranked[:per_sentence]:
+            keep[i] = True
+    return [k and s for k, s in zip(keep, shared, strict=True)]
 
 
 async def context_verdicts(ctx: MetricContext, sentences: list[str], material: str,
-                           question: str | None, narrow: bool) -> tuple[list[dict[str, Any]], int]:
+                           question: str | None, options: ContextRelevanceOptions
+                           ) -> tuple[list[dict[str, Any]], int]:
     """One entry per context sentence: verdict, p_supported (absent from a judge without
     probabilities), rule and reason; only the candidates are asked about when `narrow`. And the
     requests retried split smaller."""
-    asked = candidates(sentences, material) if narrow else [True] * len(sentences)
+    asked = (candidates(sentences, material, options.per_answer_sentence) if options.narrow
+             else [True] * len(sentences))
     judged = [s for s, a in zip(sentences, asked, strict=True) if a]
     support = None
     if judged:
@@ -89,7 +116,7 @@ async def context_verdicts(ctx: MetricContext, sentences: list[str], material: s
     out = []
     for sentence, was_asked in zip(sentences, asked, strict=True):
         entry = (dict(next(found)) if was_asked else
-                 {"verdict": 0, "p_supported": 0.0, "rule": "no shared term",
+                 {"verdict": 0, "p_supported": 0.0, "rule": NOT_CANDIDATE,
                   "reason": NO_SHARED_TERM})
         out.append({"sentence": sentence, **entry})
     return out, support.retries if support else 0
@@ -137,7 +164,7 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         return MetricResult.unscored(NAME, "the contexts have no sentences")
     material = answer_material(answer, sample.question, ctx.language)
     verdicts, retries = await context_verdicts(ctx, sentences, material, sample.question,
-                                               options.narrow)
+                                               options)
     precisions = per_context(groups, verdicts)
     weighted = [(rank_weight(i), p) for i, p in enumerate(precisions, start=1) if p is not None]
     scores: dict[str, float | None] = {
@@ -150,7 +177,7 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         scores[f"{NAME}.context_supported_precision.soft"] = soft
     details: dict[str, Any] = {
         "context_sentences": verdicts,
-        "judged": sum(v.get("rule") != "no shared term" for v in verdicts),
+        "judged": sum(v.get("rule") != NOT_CANDIDATE for v in verdicts),
         "per_context_precision": precisions,
         "rank_weights": [round(rank_weight(i), 4) for i in range(1, len(contexts) + 1)],
     }

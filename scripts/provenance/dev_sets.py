@@ -6,7 +6,8 @@ For each of halueval, halueval_summarization, halluqa and uhgeval: `<set>-fit.js
 rows paired), `adversarial-report.jsonl` the injection pairs, `swaps-report.jsonl` the swaps
 (swaps.jsonl in data/) and `evasive-report.jsonl` answer_relevance's direct-vs-evasive pairs;
 none is fitted on. The relevance sets (`partial-<lang>.jsonl`: complete vs partial answers for
-answer_relevance; `padded-<lang>.jsonl`: focused vs padded contexts for context_relevance; each
+answer_relevance; `padded-<lang>.jsonl`: focused vs padded contexts for context_relevance, padded
+from one unrelated document or with related sentences of ../shared/data/train; each
 also as labelled rows, `-rows.jsonl`, for Cohen's κ) are built by relevance_pairs below.
 
     python scripts/provenance/dev_sets.py --out runs/dev --n 20
@@ -22,6 +23,7 @@ import sys
 from pathlib import Path
 
 from localeval.meta_eval.convert import CONVERTERS, UHGEVAL_QUESTION, default_src, dev_rows
+from localeval.metrics.support.claims import content
 from localeval.text import split_sentences
 
 SETS = ("halueval", "halueval_summarization", "halluqa", "uhgeval")
@@ -143,6 +145,53 @@ def _padded(language: str, items: list[tuple[str, str, str]], others: list[str],
     return out
 
 
+TRAIN_POOL = {"en": ("halueval_qa_train.jsonl", 2000), "zh": ("uhgeval_train.jsonl", 1000)}
+"""The train rows whose sentences pad the related pairs (file in ../shared/data/train, rows)."""
+
+
+def train_pool(train: Path, language: str) -> list[tuple[str, set[str]]]:
+    """Every sentence of the first train rows of the language (HaluEval QA knowledge; UHGEval
+    articles' remainders), with its content terms."""
+    name, rows = TRAIN_POOL[language]
+    out = []
+    for line in (train / name).read_text(encoding="utf-8").splitlines()[:rows]:
+        row = json.loads(line)
+        text = row["knowledge"] if language == "en" else row["newsRemainder"]
+        out += [(s, content(s)) for s in split_sentences(text) if 15 <= len(s) <= 300]
+    return out
+
+
+def related(pool: list[tuple[str, set[str]]], about: str, avoid: str, k: int) -> list[str]:
+    """The k pool sentences sharing the most content terms with `about` (at least one; ties in
+    pool order), leaving out those that hold `avoid` or share over half their terms with it:
+    padding a reader would call related, which the candidates rule cannot settle by itself."""
+    terms, near = content(about), content(avoid)
+    scored = []
+    for i, (s, own) in enumerate(pool):
+        shared = len(own & terms)
+        if shared and avoid.lower() not in s.lower() and len(own & near) * 2 <= len(own):
+            scored.append((-shared, i, s))
+    return [s for _, _, s in sorted(scored)[:k]]
+
+
+def _padded_related(language: str, items: list[tuple[str, str, str]],
+                    pool: list[tuple[str, set[str]]], n: int, avoid: list[str]) -> list[dict]:
+    """n pairs as _padded, the spliced sentences taken from the train pool by shared terms with
+    the question and answer (related()), not from one unrelated document."""
+    out = []
+    for k in range(n):
+        q, a, c = items[k]
+        own = split_sentences(c)
+        about = a if language == "zh" else q + " " + a
+        foreign = related(pool, about, avoid[k], max(2, (len(own) + 1) // 2))
+        row = {"question": q, "answer": a}
+        out.append(_pair(f"padded-{language}-related-{k}", language,
+                         {**row, "contexts": [_splice(own, [], language)]},
+                         {**row, "contexts": [_splice(own, foreign, language)]},
+                         "context padded with related sentences"))
+    return out
+
+
 def answer_sentence(row: dict) -> str | None:
     """The sentence of a HaluEval QA row's knowledge that holds its right answer (a full-sentence
     answer to its question), or None."""
@@ -154,8 +203,10 @@ def answer_sentence(row: dict) -> str | None:
 def relevance_pairs(src: Path, n: int = 5) -> dict[str, list[dict]]:
     """The relevance dev sets, en (HaluEval QA dev rows from RELEVANCE_START; partial: the
     knowledge sentence with the right answer as the answer) and zh (HalluQA rows whose best
-    answer states a fact; UHGEval articles): `partial-<lang>` 2n pairs,
-    `padded-<lang>` 2n pairs. Deterministic; never from WikiEval."""
+    answer states a fact; UHGEval articles): `partial-<lang>` 2n pairs, `padded-<lang>` 4n
+    pairs (2n padded with an unrelated document's sentences, then 2n with the train sentences
+    that share the most terms with the answer: related()). Deterministic; never from
+    WikiEval."""
     hal = [r for r in dev_rows("halueval", src)
            if r["right_answer"].strip().lower() not in _YES_NO]
     start = RELEVANCE_START["partial"]
@@ -177,10 +228,15 @@ def relevance_pairs(src: Path, n: int = 5) -> dict[str, list[dict]]:
     zh_items = [(UHGEVAL_QUESTION, r["realContinuation"].strip(),
                  (r["newsBeginning"] + r["newsRemainder"]).strip()) for r in uhg[: 2 * n]]
     zh_others = [r["newsRemainder"] for r in uhg[100:100 + 2 * n]]
+    train = src.parent / "train"
+    en_avoid = [r["right_answer"].strip() for r in hal[start:start + 2 * n]]
     return {"partial-en": _partial("en", en_qa, en_extra, n),
             "partial-zh": _partial("zh", zh_qa, zh_extra, n),
-            "padded-en": _padded("en", en_items, en_others, 2 * n),
-            "padded-zh": _padded("zh", zh_items, zh_others, 2 * n)}
+            "padded-en": _padded("en", en_items, en_others, 2 * n)
+            + _padded_related("en", en_items, train_pool(train, "en"), 2 * n, en_avoid),
+            "padded-zh": _padded("zh", zh_items, zh_others, 2 * n)
+            + _padded_related("zh", zh_items, train_pool(train, "zh"), 2 * n,
+                              [a for _, a, _ in zh_items])}
 
 
 def as_rows(pairs: list[dict]) -> list[dict]:

@@ -41,11 +41,19 @@ def _ar(key: str) -> Callable[[Row], float | None]:
         sim = d.get("similarity")
         comp, focus = _mean(parts, "answered"), _mean(sents, "asked")
         soft_c, soft_f = _mean(parts, "p_answered"), _mean(sents, "p_asked")
+        related = (sum(bool(g["clear"] and g["rescaled"] > 0) for g in gen) / len(gen)
+                   if gen else None)
+        best = max((g["clear"] * g["rescaled"] for g in gen), default=None)
         return {
             "old (raw cosine × clear)": d.get("raw"),
             "similarity (rescaled)": sim,
+            "related × P completeness (the score)": _prod(related, soft_c),
+            "related × P completeness × P focus": _prod(related, soft_c, soft_f),
+            "best question's similarity × P completeness": _prod(best, soft_c),
+            "P completeness": soft_c,
+            "similarity × P completeness": _prod(sim, soft_c),
             "similarity × completeness × focus (½-cut shares)": _prod(sim, comp, focus),
-            "similarity × P completeness × P focus (the score)": _prod(sim, soft_c, soft_f),
+            "similarity × P completeness × P focus (round 9's score)": _prod(sim, soft_c, soft_f),
             "similarity × completeness": _prod(sim, comp),
             "similarity × focus": _prod(sim, focus),
             "clear share × completeness × focus": _prod(clear, comp, focus),
@@ -57,8 +65,12 @@ def _ar(key: str) -> Callable[[Row], float | None]:
 
 
 AR_VARIANTS = ["old (raw cosine × clear)", "similarity (rescaled)",
+               "related × P completeness (the score)", "related × P completeness × P focus",
+               "best question's similarity × P completeness", "P completeness",
+               "similarity × P completeness",
                "similarity × completeness × focus (½-cut shares)",
-               "similarity × P completeness × P focus (the score)", "similarity × completeness",
+               "similarity × P completeness × P focus (round 9's score)",
+               "similarity × completeness",
                "similarity × focus", "clear share × completeness × focus",
                "clear share × P completeness × P focus", "completeness", "focus"]
 CR_KEYS = ["context_relevance.answer_supported_precision",
