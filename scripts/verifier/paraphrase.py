@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from localeval.text import split_sentences
+from localeval.text import CJK_RANGES, split_sentences
 
 TRAIN = Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
 WINDOW = 2  # sentences either side of the source sentence kept as its context
@@ -53,7 +53,7 @@ EMBELLISH = {
           "name or a place), keeping everything else. Output only the new sentence.\n\n"
           "Sentence: {s}",
 }
-_CJK = re.compile(r"[\u4e00-\u9fff]{2}")
+_CJK_PAIR = re.compile(f"[{CJK_RANGES}]{{2}}")
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -121,8 +121,8 @@ def embellished(base: str, context: str, rewrite: str, language: str) -> bool:
         seen = set(re.findall(r"[a-z]+", known.lower()))
         new = {w for w in re.findall(r"[A-Za-z]{4,}", rewrite) if w.lower() not in seen}
         return len(new) >= 2 or any(w[0].isupper() for w in new)  # two new words, or a name
-    grams = {rewrite[i:i + 2] for i in range(len(rewrite) - 1)} & set(_CJK.findall(rewrite))
-    return len([g for g in grams if g not in known]) >= 3
+    pairs = set(_CJK_PAIR.findall(rewrite))  # non-overlapping pairs of Chinese characters
+    return len([g for g in pairs if g not in known]) >= 3
 
 
 def _clean(text: str) -> str:
