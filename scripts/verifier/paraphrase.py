@@ -61,7 +61,7 @@ def _jsonl(path: Path) -> list[dict[str, Any]]:
 
 
 def _fits(sentence: str, language: str) -> bool:
-    size = len(sentence) if language == "zh" else len(sentence.split())
+    size = _size(sentence, language)
     low, high = (15, 70) if language == "zh" else (8, 35)
     return low <= size <= high and not sentence.startswith(("（", "(", "“", '"'))
 
@@ -93,14 +93,18 @@ def candidates(language: str, n: int, seed: int) -> list[dict[str, Any]]:
     return negated[: n // 2] + plain[: n - n // 2]
 
 
+def _size(text: str, language: str) -> int:
+    """Characters of Chinese, words of English."""
+    return len(text) if language == "zh" else len(text.split())
+
+
 def acceptable(sentence: str, rewrite: str, language: str) -> bool:
     """A rewrite that keeps every number, is not a near-copy and keeps about the length."""
     if not rewrite or rewrite == sentence or "\n" in rewrite:
         return False
     if sorted(NUMBER.findall(sentence)) != sorted(NUMBER.findall(rewrite)):
         return False
-    size = (len if language == "zh" else lambda s: len(s.split()))
-    if not 0.6 <= size(rewrite) / max(1, size(sentence)) <= 1.5:
+    if not 0.6 <= _size(rewrite, language) / max(1, _size(sentence, language)) <= 1.5:
         return False
     return difflib.SequenceMatcher(None, sentence, rewrite).ratio() < 0.85
 
@@ -111,8 +115,7 @@ def embellished(base: str, context: str, rewrite: str, language: str) -> bool:
         return False
     if any(n not in rewrite for n in NUMBER.findall(base)):
         return False
-    size = (len if language == "zh" else lambda s: len(s.split()))
-    if not 1.1 <= size(rewrite) / max(1, size(base)) <= 2.2:
+    if not 1.1 <= _size(rewrite, language) / max(1, _size(base, language)) <= 2.2:
         return False
     known = context + base
     if any(n not in known for n in NUMBER.findall(rewrite)):

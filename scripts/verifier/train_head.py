@@ -35,6 +35,7 @@ import numpy as np
 
 from localeval.config import Settings
 from localeval.meta_eval.stats import auroc
+from localeval.metrics.support.threshold import FITTED
 from localeval.verifier.extract import STEP, extract
 from localeval.verifier.fit import Pair, fit, out_of_fold, pair_accuracy, taus_for
 from localeval.verifier.head import Head, save_head
@@ -42,7 +43,7 @@ from localeval.verifier.table import Table, build_table
 
 SWEEP = [8, 14, 17, 20, 23, 26, -1]  # the layers extract_rows.py reads, in this order
 N_EMBD = 1536
-RAW_TAU = {"en": 0.6, "zh": 0.45}  # metrics/support/threshold.FITTED
+RAW_TAU = FITTED  # the τ the raw path uses
 SOURCES = {"halueval_qa": "halueval", "halueval_summarization": "halueval_summarization",
            "uhgeval": "uhgeval"}
 
