@@ -14,7 +14,9 @@ any key) were then taken from the code after that step, whose templates lost the
 branches but render the same bytes. The `statements` variant was then made again from the
 code of issue 29 item 4 (a statement that leaves out part of its sentence is replaced by the
 sentence): its 11 statement requests kept their keys and answers, 78 of its 89 keys are those
-of 22c0345, and the verdict requests of the replaced statements are new. The judge is
+of 22c0345, and the verdict requests of the replaced statements are new. answer_relevance's
+questions request probes its clear flags since issue 32 round 11 (their P breaks ties): those
+6 keys per variant were written again, every other key and every score stayed. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""

@@ -162,6 +162,48 @@ def test_an_evasive_answer_scores_zero_whatever_its_parts() -> None:
     assert rec.scores["answer_relevance.completeness"] == 1.0  # visible as its own sub-score
 
 
+def test_the_clear_probabilities_break_the_tie_of_answers_whose_flags_are_all_zero() -> None:
+    def clear_probs(*ps: float) -> dict[str, Any]:
+        return {"questions": [{"question": Q1, "clear": 0},
+                              {"question": "What grows in Assam?", "clear": 0}],
+                "_probs": [["clear", {"1": p, "0": 1 - p}] for p in ps]}
+
+    q = ROW["question"]
+    closer = [rescale(cosine(q, Q1), baseline(q)) > 0,
+              rescale(cosine(q, "What grows in Assam?"), baseline(q)) > 0]
+    assert closer[0]
+    scores = {}
+    for name, ps in (("terse", (0.45, 0.4)), ("evasive", (0.1, 0.2))):
+        answers = ar_answers((0, 0), [Q1], V(1, p=(0.8,)), V(1))
+        answers["answer_relevance_questions"] = [clear_probs(*ps)]
+        rec, _ = run("answer_relevance", ROW, answers, answer_relevance_n=2)
+        expected = sum(p * c for p, c in zip(ps, closer, strict=True)) / 2
+        assert rec.scores["answer_relevance.related"] == pytest.approx(0.1 * expected)
+        assert rec.scores["answer_relevance"] == pytest.approx(0.1 * expected * 0.8)
+        d = rec.details["answer_relevance"]
+        assert d["clear_share"] == 0 and d["expected_clear_share"] == pytest.approx(expected)
+        assert [(g["clear"], g["p_clear"]) for g in d["generated_questions"]] == [
+            (0, ps[0]), (0, ps[1])]
+        scores[name] = rec.scores["answer_relevance"]
+    assert scores["terse"] > scores["evasive"] > 0  # no tie at 0 between the two
+    assert scores["terse"] < 0.05  # an answer the judge calls unclear stays near 0
+
+
+def test_a_flag_decides_by_its_probability_and_the_share_outweighs_the_doubt() -> None:
+    answers = ar_answers((0, 1), [Q1], V(1, p=(1.0,)), V(1))
+    answers["answer_relevance_questions"] = [{
+        "questions": [{"question": Q1, "clear": 0}, {"question": Q2, "clear": 1}],
+        "_probs": [["clear", {"1": 0.7, "0": 0.3}], ["clear", {"1": 0.2, "0": 0.8}]]}]
+    rec, _ = run("answer_relevance", ROW, answers, answer_relevance_n=2)
+    d = rec.details["answer_relevance"]
+    assert [g["clear"] for g in d["generated_questions"]] == [1, 0]  # P, not the digit
+    closer = rescale(cosine(ROW["question"], Q2), baseline(ROW["question"])) > 0
+    share = 1 / 2  # Q1: clear by P and closer than unrelated text
+    expected = (0.7 + 0.2 * closer) / 2
+    assert d["clear_share"] == share
+    assert rec.scores["answer_relevance.related"] == pytest.approx(0.9 * share + 0.1 * expected)
+
+
 def test_repeated_parts_count_once_and_no_usable_part_means_the_whole_question() -> None:
     rec, _ = run("answer_relevance", ROW,
                      ar_answers((1, 1), [Q1, " when was ACME founded? ", "?"], V(1), V(1, 1)),

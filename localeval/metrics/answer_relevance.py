@@ -7,10 +7,15 @@ responds at all, the judge's per-part probabilities how much of the question it 
   evasive, vague, non-committal); each is compared with the real question by
   rescaled_i = max(0, (cos_i − b_q) / (1 − b_q)), cos_i = cos(E(q), E(q_i)) and b_q the mean
   cosine of E(q) and the 40 bundled unrelated sentences of the language
-  (metrics/baseline_text.py). related = the share of the distinct questions that are clear and
-  closer to the real question than that baseline (rescaled_i > 0). n =
-  settings.answer_relevance_n (default 3), asked for in one call; repeats (after normalising
-  case, width and spaces) count once. A noncommittal answer has every flag 0: the score is 0.
+  (metrics/baseline_text.py). related = 0.9 · share + 0.1 · expected share: share is the
+  share of the distinct questions that are clear (P(clear) ≥ ½) and closer to the real question
+  than that baseline (rescaled_i > 0), expected share the mean of P(clear_i) · [rescaled_i > 0]
+  with P(clear_i) the judge's probability of its flag (its written digit when it gives none).
+  The share decides; the judge's doubt only breaks what would tie: a terse direct answer ("no",
+  "不一定…") whose every flag the judge writes 0 still ranks above an evasive one, which scores
+  at most 0.1 · its mean P(clear) (docs/research.md, *answer_relevance: P(clear) as the
+  tie-break*). n = settings.answer_relevance_n (default 3), asked for in one call; repeats
+  (after normalising case, width and spaces) count once.
 - **completeness**: the judge lists the parts of the question (what it asks for: usually one;
   "how long, and what was the outcome?" two), from the question alone, so every answer to a
   question is measured against the same parts; then gives, for each part, P(the answer gives
@@ -55,6 +60,8 @@ NAME = "answer_relevance"
 MAX_PARTS = 4
 """Most parts a question is split into."""
 PART_CHARS = 200
+DOUBT_WEIGHT = 0.1
+"""The weight of the expected share in `related` (the written share has the rest)."""
 
 
 class AnswerRelevanceOptions(BaseModel):
@@ -74,10 +81,9 @@ class QuestionParts(BaseModel):
         min_length=1, max_length=MAX_PARTS, description="one short question per thing asked")
 
 
-def verdicts(answer: BaseModel, probs: list[Any]) -> list[dict[str, Any]]:
-    """Each verdict of a bare verdict list with P(1): the judge's probability when it gave one
-    for every item (the hard verdict is then P ≥ ½), else its written digit."""
-    written = [int(v.verdict) for v in answer.verdicts]  # type: ignore[attr-defined]
+def with_p(written: list[int], probs: list[Any]) -> list[dict[str, Any]]:
+    """Each written 0/1 flag with P(1): the judge's probability when it gave one for every flag
+    (the hard flag is then P ≥ ½), else the written digit."""
     found = [p_yes(f) for f in probs] if len(probs) == len(written) else [None] * len(written)
     out = []
     for digit, p in zip(written, found, strict=True):
@@ -86,6 +92,11 @@ def verdicts(answer: BaseModel, probs: list[Any]) -> list[dict[str, Any]]:
         else:
             out.append({"verdict": int(p >= 0.5), "p": round(p, 4)})
     return out
+
+
+def verdicts(answer: BaseModel, probs: list[Any]) -> list[dict[str, Any]]:
+    """Each verdict of a bare verdict list with P(1) (`with_p`)."""
+    return with_p([int(v.verdict) for v in answer.verdicts], probs)  # type: ignore[attr-defined]
 
 
 def share(items: list[dict[str, Any]], key: str) -> float:
@@ -108,15 +119,18 @@ async def similarity(sample: Sample, ctx: MetricContext, options: AnswerRelevanc
     """The distinct generated questions, each with its flag, cosine and rescaled cosine, and
     the question's baseline b_q."""
     n = ctx.settings.answer_relevance_n
-    found = await ctx.ask("answer_relevance_questions", question_list(n, options.reasons),
-                          answer=sample.answer, n=n, explain=options.reasons)
+    found, probs = await ctx.ask_probs(
+        "answer_relevance_questions", question_list(n, options.reasons), ["clear"],
+        answer=sample.answer, n=n, explain=options.reasons)
+    items = found.questions  # type: ignore[attr-defined]
+    flags = with_p([int(item.clear) for item in items], probs)
     generated = []
     seen: set[str] = set()
-    for item in found.questions:  # type: ignore[attr-defined]
+    for item, flag in zip(items, flags, strict=True):
         key = normalize(item.question)
         if key and key not in seen:
             seen.add(key)
-            generated.append(item.model_dump())
+            generated.append({**item.model_dump(), "clear": flag["verdict"], "p_clear": flag["p"]})
     question = sample.question or ""
     base = await question_baseline(ctx, question) if generated else 0.0
     for g in generated:
@@ -178,8 +192,9 @@ async def asked(ctx: MetricContext, question: str, sentences: list[str]) -> list
                       "question": ex.question, "sentences": ex.statements}},
         verdict_keys=("clear", "answered", "asked"),
         description="share of the questions generated from the answer that it answers "
-                    "clearly and that are closer to the real one than unrelated text (0 when "
-                    "evasive) × mean P(each part of the question is answered)")
+                    "clearly and that are closer to the real one than unrelated text (near 0 "
+                    "when evasive; the judge's P(clear) breaks ties) × mean P(each part of the "
+                    "question is answered)")
 async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     options: AnswerRelevanceOptions = ctx.options
     question, answer = sample.question or "", sample.answer or ""
@@ -191,9 +206,12 @@ async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         return MetricResult.unscored(NAME, "the judge wrote no usable question")
     sim = sum(g["clear"] * g["rescaled"] for g in generated) / len(generated)
     raw = sum(g["clear"] * max(0.0, g["cosine"]) for g in generated) / len(generated)
-    related = sum(bool(g["clear"] and g["rescaled"] > 0) for g in generated) / len(generated)
+    clear = sum(bool(g["clear"] and g["rescaled"] > 0) for g in generated) / len(generated)
+    expected = sum(g["p_clear"] * (g["rescaled"] > 0) for g in generated) / len(generated)
+    related = (1 - DOUBT_WEIGHT) * clear + DOUBT_WEIGHT * expected
     details: dict[str, Any] = {"generated_questions": generated, "distinct": len(generated),
-                               "baseline": base, "related": related, "similarity": sim,
+                               "baseline": base, "related": related, "clear_share": clear,
+                               "expected_clear_share": expected, "similarity": sim,
                                "raw": raw}
     scores: dict[str, float | None] = {f"{NAME}.related": related, f"{NAME}.similarity": sim}
     score = related
