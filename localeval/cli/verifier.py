@@ -12,7 +12,7 @@ from typing import Any
 
 def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser("verifier", help="learn a verifier head from your own labels, or "
-                                               "show one (localeval/docs/metrics.md, *Verifier*)")
+                                               "show one (localeval/docs/verifier.md)")
     sub = p.add_subparsers(dest="verifier_command", required=True)
     f = sub.add_parser("fit", help="fit a head on labelled rows or pairs (meta-eval formats), "
                                    "with k-fold figures before and after")

@@ -25,8 +25,8 @@ responds at all, the judge's per-part probabilities how much of the question it 
   clear_i · rescaled_i. It is not in the score: on the relevance dev pairs it ranked a partial
   answer above the complete one (a partial answer's questions all match one part of the
   question well; a complete answer's spread over its parts), and every product with it ranked
-  worse in English than related × completeness (docs/metrics.md, *answer_relevance: round
-  10*).
+  worse in English than related × completeness (docs/research.md, *answer_relevance and
+  context_relevance: round 10*).
 - `.focus` (option `focus`): for each sentence of the answer (text.split_sentences) the judge
   gives P(it gives something the question asks for); the factor is the mean P, `.focus` =
   sentences with P ≥ ½ / sentences. Off by default: near chance with the 1.5B judge, and it
@@ -37,7 +37,7 @@ the ½-cut share, is the factor: the cut shares flipped on P near ½ and ranked 
 `.related`, `.similarity`, `.completeness` (and `.focus`).
 
 Options (`--metric-option answer_relevance.<option>=<value>`): `reasons` (a short reason before
-each clear flag, off by default: docs/metrics.md, *answer_relevance without reasons*);
+each clear flag, off by default: docs/research.md, *answer_relevance without reasons*);
 `completeness` (true; false leaves that factor out and its requests unsent); `focus` (false;
 true multiplies the focus factor in and sends its requests).
 """
