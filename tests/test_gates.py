@@ -216,3 +216,37 @@ def test_advisory_gates_warn_until_a_meta_eval_checked_the_metric_with_this_judg
     assert len(gates.check_fail_under(fail_under, summary, advisory_until_checked=True)) == 2
     other_judge = summary | {"models": {"judge": {"name": "q", "sha256": "zzz"}}}
     assert len(gates.check_fail_under(fail_under, other_judge, advisory_until_checked=True)) == 1
+
+
+def test_a_gate_on_a_lower_is_better_score_fails_when_it_gets_worse() -> None:
+    metrics = {"refusal": {"mean": 0.3, "count": 10, "errors": 0, "skipped": 0},
+               "faithfulness": {"mean": 0.3, "count": 10, "errors": 0, "skipped": 0}}
+    (failure,) = gates.check_fail_under(gates.parse_gates(["refusal=0.2"], "--fail-under"),
+                                        {"metrics": metrics})
+    assert "refusal mean 0.3000 > 0.2, and lower is better" in failure
+    assert gates.check_fail_under(gates.parse_gates(["refusal=0.4"], "--fail-under"),
+                                  {"metrics": metrics}) == []
+    # the same mean on a higher-is-better score passes at 0.2 and fails at 0.4
+    assert gates.check_fail_under(gates.parse_gates(["faithfulness=0.2"], "--fail-under"),
+                                  {"metrics": metrics}) == []
+    assert len(gates.check_fail_under(gates.parse_gates(["faithfulness=0.4"], "--fail-under"),
+                                      {"metrics": metrics})) == 1
+
+
+def test_max_drop_on_a_lower_is_better_score_fails_when_it_rises() -> None:
+    from types import SimpleNamespace
+
+    from localeval.report.compare import ScoreDiff
+
+    def comparison(key: str, a: float, b: float, higher: bool) -> SimpleNamespace:
+        return SimpleNamespace(rows=[ScoreDiff(key=key, n=10, mean_a=a, mean_b=b, diff=b - a,
+                                               ci95=None, higher_is_better=higher)])
+
+    gate = gates.parse_gates(["refusal=0.05"], "--max-drop")
+    (failure,) = gates.check_max_drop(gate, comparison("refusal", 0.1, 0.3, False))
+    assert "refusal rose, and lower is better, by 0.2000 > 0.05" in failure
+    assert gates.check_max_drop(gate, comparison("refusal", 0.3, 0.1, False)) == []  # fewer
+    gate = gates.parse_gates(["faithfulness=0.05"], "--max-drop")
+    assert gates.check_max_drop(gate, comparison("faithfulness", 0.1, 0.3, True)) == []
+    (failure,) = gates.check_max_drop(gate, comparison("faithfulness", 0.3, 0.1, True))
+    assert "faithfulness dropped by 0.2000 > 0.05" in failure

@@ -185,7 +185,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="METRIC=VALUE",
-        help="exit 1 if B's mean fell more than VALUE below A's (repeatable)",
+        help="exit 1 if B's mean got worse than A's by more than VALUE (fell; rose, for a "
+        "lower-is-better score such as refusal) (repeatable)",
     )
     cmp.add_argument(
         "--max-unpaired", type=_count, default=0, metavar="N",
@@ -270,7 +271,8 @@ def _add_fail_under(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="METRIC=VALUE",
-        help="exit 1 if the metric's mean is below VALUE (repeatable), "
+        help="exit 1 if the metric's mean is below VALUE (above it, for a lower-is-better "
+        "score such as refusal) (repeatable), "
         "e.g. --fail-under faithfulness=0.8",
     )
     parser.add_argument(

@@ -3,6 +3,9 @@ comparison.
 
 A gate names a score key as it appears in summary.json: a metric (`faithfulness`), a sub-score
 (`context_relevance.answer_supported_precision`) or a retrieval figure (`mrr`, `mrr@10`).
+A gate reads its score in the metric's declared direction (`@metric(higher_is_better=…)`): on
+a lower-is-better score (`refusal`) `--fail-under refusal=0.2` fails when the mean is above 0.2,
+and `--max-drop refusal=0.05` when B's mean rose more than 0.05 — the score got worse either way.
 A failed gate → exit status 1; a gate that names no known score → usage error (exit 2).
 """
 
@@ -102,6 +105,13 @@ def _unknown_key(gate: Gate, keys: list[str]) -> UsageError:
     )
 
 
+def higher_is_better(key: str) -> bool:
+    """The direction its metric declares for a score key (higher, for a key of no metric)."""
+    from localeval.report.compare import higher_is_better as declared
+
+    return declared(key)
+
+
 def is_fake(summary: Mapping[str, Any]) -> bool:
     """Whether the run's judge was the fake one (by setting, or a FakeJudge object)."""
     judge = (summary.get("models") or {}).get("judge")
@@ -149,7 +159,10 @@ def _fail_under(gate: Gate, m: Mapping[str, Any], unreadable: int, max_unscored:
     if mean is None:
         return (f"gate failed: {gate.key}: no sample was scored ({m.get('errors', 0)} errors, "
                 f"{m.get('skipped', 0)} skipped) ({gate})")
-    if mean < gate.value - EPS:
+    if not higher_is_better(gate.key) and mean > gate.value + EPS:
+        return (f"gate failed: {gate.key} mean {mean:.4f} > {gate.value:g}, and lower is "
+                f"better (n={m.get('count', 0)}) ({gate})")
+    if higher_is_better(gate.key) and mean < gate.value - EPS:
         return (f"gate failed: {gate.key} mean {mean:.4f} < {gate.value:g} "
                 f"(n={m.get('count', 0)}) ({gate})")
     if total > max_unscored:
@@ -172,9 +185,10 @@ def check_max_drop(gates: Iterable[Gate], comparison: Any, *, max_unpaired: int 
         unpaired = row.only_a + row.only_b
         if row.n == 0:
             failures.append(f"gate failed: {gate.key}: no sample scored in both runs ({gate})")
-        elif row.diff < -gate.value - EPS:
+        elif (row.diff if row.higher_is_better else -row.diff) < -gate.value - EPS:
+            moved = "dropped" if row.higher_is_better else "rose, and lower is better,"
             failures.append(
-                f"gate failed: {gate.key} dropped by {-row.diff:.4f} > {gate.value:g} "
+                f"gate failed: {gate.key} {moved} by {abs(row.diff):.4f} > {gate.value:g} "
                 f"on {row.n} paired samples ({row.mean_a:.4f} → {row.mean_b:.4f}) ({gate})"
             )
         elif unpaired > max_unpaired:
