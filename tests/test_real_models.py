@@ -144,3 +144,17 @@ def test_answer_similarity_with_the_real_embedder(small_embedder) -> None:  # ty
     # the reordered sentence keeps 5 of its 7 character bigrams (0.71); the unrelated one
     # shares none and gets at most a quarter of its rescaled cosine
     assert 0.0 <= other <= 0.25 and 0.7 < same <= 1.0
+
+
+def test_loading_the_embedder_prints_no_progress_bar_of_its_own(capfd) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("sentence_transformers")
+    from localeval import models
+    from localeval.models.embed import SentenceTransformerEmbedder
+    from localeval.models.manifest import load_manifest
+
+    manifest = load_manifest()
+    spec = manifest.get(manifest.profile("small")["embedder"])
+    if not spec.path().exists():
+        pytest.skip("the small profile's embedder is not fetched")
+    SentenceTransformerEmbedder(spec.path(), models.expected_sha256(spec))
+    assert "Loading weights" not in capfd.readouterr().err  # --quiet means quiet

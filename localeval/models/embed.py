@@ -80,11 +80,18 @@ class SentenceTransformerEmbedder:
                              "run scripts/setup.sh") from None
         import logging
 
+        from transformers.utils import logging as hf_logging
+
         logging.getLogger("sentence_transformers").setLevel(logging.ERROR)
+        shown = hf_logging.is_progress_bar_enabled()
+        hf_logging.disable_progress_bar()  # its "Loading weights" bar is not ours to show
         try:
             self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
         except Exception as exc:  # torch/transformers raise many kinds
             raise ModelError(f"could not load the embedder at {path}: {exc}") from None
+        finally:
+            if shown:
+                hf_logging.enable_progress_bar()
         self.name = Path(path).name
         self.fingerprint = fingerprint
         self.batch_size = batch_size
