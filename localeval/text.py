@@ -131,6 +131,11 @@ def _bigrams(run: str) -> list[str]:
     return [run[i:i + 2] for i in range(len(run) - 1)]
 
 
+# Two content tokenizers, kept apart on purpose (merging them moves narrowing, verdicts and cache
+# keys): `terms` is a bag of 6-letter stems and per-run CJK bigrams that BM25 weighs by count and
+# that picks the evidence passages shown to the judge (so its output is part of the prompt);
+# `content` is a set of numbers, 5-letter stems and whole-text CJK bigrams compared by overlap
+# (statements true to their sentence, context relevance, similarity); a number is its own term.
 _TERM_STOP = STOPWORDS | {"q"}
 _TERM_WORD = re.compile(r"[a-z0-9]+")
 

@@ -13,7 +13,7 @@ import pytest
 
 from localeval.errors import ConfigError, DatasetError
 from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
-from localeval.judge.cache import AnswerCache, cache_key
+from localeval.judge.cache import AnswerCache, cache_key, probe_key
 from localeval.judge.client import JudgeClient
 from localeval.verifier.apply import Verifier, raw_p
 from localeval.verifier.fit import Pair, fit, out_of_fold, pair_accuracy
@@ -113,7 +113,7 @@ def test_the_client_scores_verdicts_with_the_head_and_caches_the_score_not_the_s
     plain = JudgeClient(_StatesJudge(hidden), None)
     _, raw = asyncio.run(plain.ask_reply(_request(), Any_))
     assert raw.field_probs[0].score is None
-    assert _request().probe_key() == [["verdict"], []]
+    assert probe_key(_request()) == [["verdict"], []]
     assert cache_key("judge-sha", "greedy", sent) != cache_key("judge-sha", "greedy", _request())
 
 

@@ -31,13 +31,6 @@ class JudgeRequest(BaseModel):
     verifier: str = Field("", description="the learned verifier head (its id) that scores the "
                                           "probed verdicts (FieldProbs.score)")
 
-    def probe_key(self) -> list[Any]:
-        """What the probes add to the cache key (empty for a plain request; the verifier only
-        when one is used, so keys without one are as before)."""
-        key: list[Any] = [self.probe_fields, self.continuations] if (
-            self.probe_fields or self.continuations) else []
-        return [*key, self.verifier] if self.verifier else key
-
 
 class FieldProbs(BaseModel):
     """The probabilities of the first token of one JSON value, over what the grammar allows;

@@ -17,6 +17,7 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from localeval.errors import ConfigError
 from localeval.judge.base import JudgeReply, JudgeRequest
@@ -31,10 +32,18 @@ TABLE = (
 def cache_key(fingerprint: str, sampling: str, request: JudgeRequest) -> str:
     payload = json.dumps(
         [fingerprint, sampling, request.answer_schema, request.max_tokens, request.messages,
-         *request.probe_key()],
+         *probe_key(request)],
         ensure_ascii=False, sort_keys=True,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def probe_key(request: JudgeRequest) -> list[Any]:
+    """What the probes add to the cache key (empty for a plain request; the verifier only
+    when one is used, so keys without one are as before)."""
+    key: list[Any] = [request.probe_fields, request.continuations] if (
+        request.probe_fields or request.continuations) else []
+    return [*key, request.verifier] if request.verifier else key
 
 
 def _stamp_v1(db: sqlite3.Connection) -> None:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Sequence
 from typing import Any
 
 from localeval.metrics.support.closest import closest_sentence
+from localeval.metrics.support.sentences import Sentences, split_all
 from localeval.text import numbers
 
 _NAME = re.compile(r"\b[A-Z][A-Za-z0-9'’-]*[A-Za-z0-9]|\b[A-Z]\b")
@@ -125,17 +127,18 @@ def _known(texts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
 
 def decide(item: str, judged: dict[str, Any], material: list[str], question: str | None,
            *, material_name: str = "context", details: bool = True,
-           known: list[str] | None = None) -> dict[str, Any]:
+           known: list[str] | None = None,
+           cut: Sequence[Sentences] | None = None) -> dict[str, Any]:
     """The final verdict of one item: the judge's verdict (`judged`, already decided by τ)
     overruled when (with `details`) one of the item's numbers or names is in neither the
     material nor the question (`known`: the whole material, when `material` is the passages
-    the item was judged against)."""
+    the item was judged against; `cut`: `material` already split)."""
     out: dict[str, Any] = dict(judged)
     if "reason" in out:
         out["judge_reason"] = out.pop("reason")
     said = int(judged["verdict"])
     out["judge_verdict"] = said
-    closest = closest_sentence(item, material)
+    closest = closest_sentence(item, cut if cut is not None else split_all(material))
     if closest:
         out["closest_sentence"] = closest  # for the reader: no tokens spent on it
     novel = novel_details(item, [*(known or material), question or ""]) if details else []

@@ -1,7 +1,7 @@
 """A text's claims: its sentences, each judged, or settled by a rule that cannot let a false
 answer pass.
 
-The text is split into sentences once (support/sentences.py). Before any request:
+The text and its material come split into sentences (support/sentences.py). Before any request:
 - a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
   verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
   own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localeval.metrics.support.sentences import split
+from localeval.metrics.support.sentences import Sentences, split
 from localeval.text import (
     CJK,
     content,  # noqa: F401  (metrics/context_relevance.py imports it here)
@@ -163,11 +164,7 @@ def asserts_nothing(sentence: str, question: str | None = None) -> bool:
                                           or word_count(body) > WH_WORDS)
 
 
-def _sentence_keys(text: str) -> list[str]:
-    return [k for k in split(text).keys if k]
-
-
-def quoted_in(sentence: str, material: list[str]) -> bool:
+def quoted_in(sentence: str, material: Sequence[Sentences]) -> bool:
     """The sentence equals (punctuation and spaces aside) a whole sentence, or a run of whole
     consecutive sentences, of one of the material's texts."""
     if word_count(sentence) < MIN_QUOTE_WORDS or not _STATEMENT_END.search(sentence.strip()):
@@ -176,9 +173,9 @@ def quoted_in(sentence: str, material: list[str]) -> bool:
     if not key:
         return False
     for text in material:
-        if key not in match_key(text):
+        if key not in match_key(text.text):
             continue  # cheap test first: most sentences are not quotes
-        keys = _sentence_keys(text)
+        keys = [k for k in text.keys if k]
         for i in range(len(keys)):
             run = ""
             for k in keys[i:]:
@@ -291,8 +288,8 @@ class SentenceRules:
                         "repeated": len(self.repeated)})
 
 
-def sentence_rules(sentences: list[str], question: str | None,
-                   material: list[str]) -> SentenceRules:
+def sentence_rules(sentences: Sequence[str], question: str | None,
+                   material: Sequence[Sentences]) -> SentenceRules:
     """Apply the module doc's rules to each sentence, in order."""
     found = SentenceRules()
     seen: set[str] = set()
@@ -318,36 +315,39 @@ def sentence_claims(sentences: list[str], question: str | None, language: str,
             if i not in skip]
 
 
-def without_instructions(material: list[str]) -> tuple[list[str], int]:
-    """The material with its sentences aimed at the evaluator removed, and how many were."""
+def without_instructions(material: Sequence[Sentences]) -> tuple[tuple[Sentences, ...], int]:
+    """The material with its sentences aimed at the evaluator removed (a text that lost one is
+    joined and split again), and how many were."""
     out, removed = [], 0
     for text in material:
-        sentences = split(text).items
-        kept = [s for s in sentences if not addresses_judge(s)]
-        if len(kept) == len(sentences):
+        kept = [s for s in text.items if not addresses_judge(s)]
+        if len(kept) == len(text.items):
             out.append(text)
             continue
-        removed += len(sentences) - len(kept)
-        joiner = "" if CJK.search(text) else " "
-        out.append(joiner.join(kept))
-    return [t for t in out if t.strip()], removed
+        removed += len(text.items) - len(kept)
+        joiner = "" if CJK.search(text.text) else " "
+        out.append(split(joiner.join(kept)))
+    return tuple(t for t in out if t.text.strip()), removed
 
 
 @dataclass
 class Ruled:
-    """What the rules settle before any request: the material without its sentences aimed at
-    the evaluator, each sentence's rule (`found`), the verdict entries of the sentences settled
-    without the judge (sentence number, entry) and the count of each rule that fired."""
+    """What the rules settle before any request: the text's sentences, the material without
+    its sentences aimed at the evaluator, each sentence's rule (`found`), the verdict entries of
+    the sentences settled without the judge (sentence number, entry) and the count of each rule
+    that fired."""
 
-    material: list[str]
+    sentences: list[str]
+    material: tuple[Sentences, ...]
     found: SentenceRules
     entries: list[tuple[int, dict[str, Any]]]
     rules: Counter[str]
 
 
-def rule_out(sentences: list[str], question: str | None, material: list[str],
+def rule_out(text: Sentences, question: str | None, material: Sequence[Sentences],
              material_name: str = "context") -> Ruled:
     """Apply the rules (module doc) to a text's sentences and its material."""
+    sentences = list(text.items)
     material, removed = without_instructions(material)
     found = sentence_rules(sentences, question, material)
     rules = Counter({"context instruction removed": removed})
@@ -356,19 +356,19 @@ def rule_out(sentences: list[str], question: str | None, material: list[str],
                         "rule": "check", "p_supported": 0.0,
                         "reason": "addressed to the evaluator: not a claim the "
                                   f"{material_name} could support"}) for i in found.aimed]
-    return Ruled(material, found, entries, rules)
+    return Ruled(sentences, material, found, entries, rules)
 
 
-def sentence_items(ruled: Ruled, sentences: list[str], question: str | None, language: str,
+def sentence_items(ruled: Ruled, question: str | None, language: str,
                    material_name: str = "context") -> list[Claim]:
     """The claims of `claims = "sentences"` left for the judge: `sentence_claims`, less each
     fragment answer that names only what the material and the question never mention
     (`unfounded`), whose unsupported entry joins `ruled.entries`."""
-    kept = []
+    kept, sentences = [], ruled.sentences
     for a in sentence_claims(sentences, question, language, ruled.found.skip):
         sentence = sentences[a.sentence - 1]
-        novel = is_fragment(a.statement, sentence) and unfounded(sentence, ruled.material,
-                                                                 question)
+        novel = is_fragment(a.statement, sentence) and unfounded(
+            sentence, [m.text for m in ruled.material], question)
         if not novel:
             kept.append(a)
             continue

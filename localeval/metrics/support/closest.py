@@ -11,10 +11,11 @@ Same results as the set comparison (tests/test_closest_sentence.py keeps it as r
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 
 import numpy as np
 
-from localeval.metrics.support.sentences import split
+from localeval.metrics.support.sentences import Sentences
 from localeval.text import match_key
 
 _BITS = 21  # every code point (up to U+10FFFF) fits in 21 bits
@@ -55,13 +56,12 @@ def item_codes(item: str) -> np.ndarray:
 class SentenceIndex:
     """Every (trigram, sentence) pair of a material once, sorted by trigram code."""
 
-    def __init__(self, material: tuple[str, ...]) -> None:
+    def __init__(self, material: Sequence[Sentences]) -> None:
         self.sentences: list[str] = []
         keys: list[str] = []
-        for text in material:  # each text split once (support/sentences.py)
-            cut = split(text)
-            self.sentences += cut.or_whole
-            keys += cut.keys if cut.items else (match_key(text),)
+        for text in material:
+            self.sentences += text.or_whole
+            keys += text.keys if text.items else (match_key(text.text),)
         lengths = np.array([len(k) for k in keys], dtype=np.int64)
         ends = np.cumsum(lengths)
         codes = _codes("".join(keys))
@@ -94,12 +94,12 @@ class SentenceIndex:
         return self.sentences[int(shared.argmax())]  # the first of the best, as before
 
 
-def closest_sentence(item: str, material: list[str]) -> str | None:
+def closest_sentence(item: str, material: Sequence[Sentences]) -> str | None:
     """The material's sentence sharing the most character trigrams with the item. The index of
     the last few materials is kept, so a sample's items share one."""
     return _index(tuple(material)).closest(item)
 
 
 @functools.lru_cache(maxsize=8)
-def _index(material: tuple[str, ...]) -> SentenceIndex:
+def _index(material: tuple[Sentences, ...]) -> SentenceIndex:
     return SentenceIndex(material)

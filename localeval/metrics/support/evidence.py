@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from localeval.metrics.support.sentences import split
+from localeval.metrics.support.sentences import Sentences
 from localeval.text import terms, word_count
 
 LONG_WORDS = 350.0
@@ -37,10 +38,9 @@ class Index:
     avg_len: float
 
     @classmethod
-    def build(cls, material: list[str]) -> Index:
-        sentences = [(i, s) for i, text in enumerate(material)
-                     for s in split(text).or_whole]
-        counts = [Counter(terms(s)) for _, s in sentences]
+    def build(cls, material: Sequence[Sentences]) -> Index:
+        sentences = [(i, s) for i, text in enumerate(material) for s in text.or_whole]
+        counts = [Counter(t) for text in material for t in text.terms]
         df: Counter[str] = Counter()
         for c in counts:
             df.update(c.keys())

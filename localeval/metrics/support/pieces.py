@@ -26,7 +26,7 @@ from localeval.errors import PromptTooLong
 from localeval.judge.base import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.closest import grams
-from localeval.metrics.support.sentences import split
+from localeval.metrics.support.sentences import Sentences, split, split_all
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -42,11 +42,11 @@ class Piece:
     sources: list[int]
 
 
-def _units(material: list[str]) -> list[tuple[int, str]]:
+def _units(material: Sequence[Sentences]) -> list[tuple[int, str]]:
     """(source index, sentence) for every sentence of every text, in order."""
     out: list[tuple[int, str]] = []
     for i, text in enumerate(material):
-        sentences = split(text).items or ((text,) if text.strip() else ())
+        sentences = text.items or ((text.text,) if text.text.strip() else ())
         out.extend((i, s) for s in sentences)
     return out
 
@@ -143,11 +143,12 @@ async def ask_pieces(ctx: MetricContext, step: str, schema: type[T], *, split: s
 
 
 def split_material(ctx: MetricContext, step: str, split: str, variables: dict[str, Any],
-                   exc: PromptTooLong) -> list[Piece]:
-    """The pieces of `variables[split]` whose prompts fit (raises `exc` when none can)."""
+                   exc: PromptTooLong, cut: Sequence[Sentences] | None = None) -> list[Piece]:
+    """The pieces of `variables[split]` (`cut`: already split) whose prompts fit (raises `exc`
+    when none can)."""
     fits = _fitter(ctx, step, split, variables, exc)
     try:
-        return pack(_units(variables[split]), fits)
+        return pack(_units(cut if cut is not None else split_all(variables[split])), fits)
     except ValueError:
         raise exc from None  # the rest of the prompt alone is too long: nothing to split
 
@@ -159,20 +160,30 @@ async def _ask_piece(ctx: MetricContext, step: str, schema: type[T], split: str,
     try:
         return [Asked(piece, *await ctx.ask_probs(step, schema, list(probe),
                                                   **{**variables, split: piece.texts}))]
-    except PromptTooLong:
-        units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
-                 for s in split(text).or_whole]
-        if len(units) < 2:
-            if len(piece.texts) != 1 or len(piece.texts[0]) < 2:
-                raise
-            text, src = piece.texts[0], piece.sources[0]
-            units = [(src, text[: len(text) // 2]), (src, text[len(text) // 2:])]
+    except PromptTooLong as exc:
+        try:
+            units = _halvable(piece)
+        except ValueError:
+            raise exc from None
         half = len(units) // 2
         out: list[Asked[T]] = []
         for part in (units[:half], units[half:]):
             out.extend(await _ask_piece(ctx, step, schema, split, variables, _piece(part),
                                         probe))
         return out
+
+
+def _halvable(piece: Piece) -> list[tuple[int, str]]:
+    """A piece as units to cut in halves: its sentences, or its one sentence cut in two by
+    characters. Raises ValueError for a single character."""
+    units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
+             for s in split(text).or_whole]
+    if len(units) >= 2:
+        return units
+    if len(piece.texts) != 1 or len(piece.texts[0]) < 2:
+        raise ValueError("a single character does not fit")
+    text, src = piece.texts[0], piece.sources[0]
+    return [(src, text[: len(text) // 2]), (src, text[len(text) // 2:])]
 
 
 def route(items: list[str], pieces: list[Piece]) -> list[int]:
@@ -189,12 +200,6 @@ def route(items: list[str], pieces: list[Piece]) -> list[int]:
 def narrow(piece: Piece, items: list[str]) -> Piece:
     """The half of a piece (by sentences, or by characters for one long sentence) that shares
     the most with the items: used when a piece with these items does not fit after all."""
-    units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
-             for s in split(text).or_whole]
-    if len(units) < 2:
-        text, src = piece.texts[0], piece.sources[0]
-        if len(text) < 2:
-            raise ValueError("a single character does not fit")
-        units = [(src, text[: len(text) // 2]), (src, text[len(text) // 2:])]
+    units = _halvable(piece)
     halves = [_piece(units[: len(units) // 2]), _piece(units[len(units) // 2:])]
     return halves[route([" ".join(items)], halves)[0]]

@@ -21,7 +21,7 @@ from localeval.metrics.support.claims import (
     sentence_claims,
     sentence_items,
 )
-from localeval.metrics.support.sentences import split
+from localeval.metrics.support.sentences import split, split_all
 from localeval.metrics.support.statements import anchored_statements, true_to_sentence
 from localeval.metrics.support.verdicts import support_verdicts
 
@@ -43,10 +43,11 @@ async def claims_of(ctx: MetricContext, text: str, question: str | None) -> Text
     """The claims of every sentence of `text` (answer_correctness's both sides): the sentences
     themselves (a fragment with its question), or with `claims = "statements"` the anchored
     statements the judge writes."""
+    cut = split(text)
     if ctx.settings.claims == "sentences":
-        sentences = list(split(text).items)
+        sentences = list(cut.items)
         return TextClaims(sentences, sentence_claims(sentences, question, ctx.language, set()))
-    return await anchored_statements(ctx, text, question)
+    return await anchored_statements(ctx, cut, question)
 
 
 @dataclass
@@ -80,21 +81,24 @@ class Claims:
 
 async def judge_claims(ctx: MetricContext, step: str, text: str, question: str | None,
                        material: list[str], material_name: str = "context") -> Claims:
-    """The claims of `text`, each with its verdict against `material` (the contexts)."""
-    sentences = list(split(text).items)
-    ruled = rule_out(sentences, question, material, material_name)
+    """The claims of `text`, each with its verdict against `material` (the contexts). Each
+    text is split into sentences here, once (support/sentences.py), and handed to every step."""
+    cut, contexts = split(text), split_all(material)
+    ruled = rule_out(cut, question, contexts, material_name)
+    sentences = ruled.sentences
     claims = Claims(sentences, no_claim=[i + 1 for i in ruled.found.no_claim], rules=ruled.rules)
     skip = ruled.found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
     if ctx.settings.claims == "statements":
-        written = await anchored_statements(ctx, text, question, skip=skip)
+        written = await anchored_statements(ctx, cut, question, skip=skip)
         items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
         claims.retries = written.retries
     else:
-        items = sentence_items(ruled, sentences, question, ctx.language, material_name)
+        items = sentence_items(ruled, question, ctx.language, material_name)
     entries = ruled.entries
     if items:
         support = await support_verdicts(ctx, step, [a.statement for a in items],
-                                         split="contexts", contexts=ruled.material,
+                                         split="contexts", cut=ruled.material,
+                                         contexts=[m.text for m in ruled.material],
                                          question=question, material_name=material_name)
         quoted = {i + 1 for i in ruled.found.quoted}  # judged too: its frame may deny it
         entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,

@@ -1,6 +1,6 @@
 """`claims = "statements"`: the judge writes the statements of each sentence, kept true to it.
 
-The text (an answer or a ground truth) is split deterministically (text.split_sentences); the
+The text (an answer or a ground truth) comes split into sentences (support/sentences.py); the
 prompt shows every sentence numbered, and each request asks for the statements of a group of
 consecutive sentences with an exact-length schema: one list per sentence (1..3 statements, each
 at most a few characters longer than its sentence). So no sentence is dropped, no statement is
@@ -29,7 +29,7 @@ from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.claims import Claim, TextClaims
 from localeval.metrics.support.retry import degenerate, retry_split
-from localeval.metrics.support.sentences import split
+from localeval.metrics.support.sentences import Sentences
 from localeval.text import CJK, content, json_safe, match_key, word_count
 
 STEP = "faithfulness_statements"
@@ -85,14 +85,14 @@ def _numbers(indices: list[int]) -> list[int] | None:
     return None if consecutive else [i + 1 for i in indices]
 
 
-async def anchored_statements(ctx: MetricContext, text: str, question: str | None,
+async def anchored_statements(ctx: MetricContext, text: Sentences, question: str | None,
                               skip: Collection[int] = ()) -> TextClaims:
     """The statements of every sentence of `text` but those (0-based) in `skip`, in order. The
     prompt still shows every sentence, for the names that pronouns stand for; a group of the
     others may skip numbers ("sentences 2, 4 and 6"), so skipped sentences cost no extra request.
     Shared by faithfulness, context_recall and answer_correctness (identical requests are asked
     once)."""
-    sentences = list(split(text).items)
+    sentences = list(text.items)
     result = TextClaims(sentences)
     max_tokens = ctx.settings.max_tokens
 

@@ -12,6 +12,7 @@ verdict of support. The work grows linearly with the material.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from localeval.metrics.support.checks import decide
 from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
+from localeval.metrics.support.sentences import Sentences, split_all
 from localeval.metrics.support.threshold import p_yes, threshold
 from localeval.text import json_safe
 from localeval.verifier.apply import raw_p
@@ -55,8 +57,10 @@ class Support:
 async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, split: str,
                            items_var: str = "statements", question: str | None = None,
                            material_name: str = "context", details: bool = True,
-                           focus: bool = True, **variables: Any) -> Support:
-    """One verdict per item against the material `variables[split]` (module doc).
+                           focus: bool = True, cut: Sequence[Sentences] | None = None,
+                           **variables: Any) -> Support:
+    """One verdict per item against the material `variables[split]` (module doc), split into
+    sentences once (`cut`, when the caller has it: support/sentences.py) for every step.
     `details=False` skips the novel-detail check (when the material is an answer that may say
     "it" where the item names the subject). With `focus`, material longer than
     evidence.LONG_WORDS is narrowed per item to the passages that bear on it; items with the
@@ -64,6 +68,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     schema_chars = SCHEMA_CHARS.get(ctx.language, 160)
     size = items_per_request(ctx)
     material: list[str] = variables[split]
+    cut = cut if cut is not None else split_all(material)
     result: list[dict[str, Any] | None] = [None] * len(items)
     retries = 0
     tau = threshold(ctx, step)
@@ -90,7 +95,8 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             if p is not None:  # the judge's probability decides, not its greedy digit
                 judged["verdict"] = int(p >= tau)
             entry = decide(items[i], judged, texts, question, material_name=material_name,
-                           details=details, known=material if focused else None)
+                           details=details, known=material if focused else None,
+                           cut=cut if texts is material else None)
             entry["rule"] = "judge" if entry["verdict"] == entry["judge_verdict"] else "check"
             if p is not None:  # overruled by a mechanical check: no support, whatever the judge
                 overruled = entry["judge_verdict"] == 1 and entry["verdict"] == 0
@@ -114,7 +120,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     # each item against the passages that bear on it
     remaining = list(range(len(items)))
     if focus and ctx.settings.evidence_passages and is_long(material):
-        index = Index.build(material)
+        index = Index.build(cut)
         by_passages: dict[tuple[str, ...], list[int]] = {}
         for i, item in enumerate(items):
             by_passages.setdefault(tuple(index.passages(item)), []).append(i)
@@ -146,7 +152,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             except PromptTooLong as exc:
                 sub = [items[i] for i in batch]
                 pieces = split_material(ctx, step, split, {
-                    **variables, "question": question or "", items_var: sub}, exc)
+                    **variables, "question": question or "", items_var: sub}, exc, cut)
         routed = route([items[i] for i in batch], pieces)
         for p_index, piece in enumerate(pieces):
             mine = [i for i, r in zip(batch, routed, strict=True) if r == p_index]
