@@ -10,7 +10,7 @@ import os
 import signal
 from pathlib import Path
 
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.interface import JudgeReply, JudgeRequest
 
 
 class ContentJudge:

@@ -13,9 +13,9 @@ from test_resume_kill import SleepyJudge
 
 from localeval.config import Settings, default_cache_path
 from localeval.errors import ConfigError
-from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache, cache_key
 from localeval.judge.client import JudgeClient
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.judge.schemas import Statements
 from localeval.runner import run
 

@@ -118,7 +118,7 @@ class SchemaJudge:
         return "schema"
 
     async def complete(self, request: Any) -> Any:
-        from localeval.judge.base import FieldProbs, JudgeReply
+        from localeval.judge.interface import FieldProbs, JudgeReply
 
         self.calls += 1
         if request.continuations:
@@ -201,8 +201,8 @@ def _answers(cache: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize("variant", list(VARIANTS))
 def test_cache_filled_before_the_move_serves_the_run_after_it(variant: str, tmp_path: Path) -> None:
-    from localeval.judge.base import JudgeReply
     from localeval.judge.cache import AnswerCache
+    from localeval.judge.interface import JudgeReply
 
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))[variant]
     cache_file = tmp_path / "answers.sqlite"

@@ -24,7 +24,7 @@ import pytest
 
 from localeval.cli import main
 from localeval.errors import OutputError
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.results import records
 from localeval.results.loadrun import load_run
 from localeval.results.outfolder import OutputFolder

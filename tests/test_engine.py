@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.judge.schemas import Statements, schema_json, verdict_list
 
 SYSTEM = "You are a careful evaluator. You answer with JSON only."

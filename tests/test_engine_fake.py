@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.engine import Engine
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.judge.llama import Chunk
 from localeval.judge.prefix_pool import common_prefix
 from localeval.judge.schedule import MAX_INVARIANT_STEP

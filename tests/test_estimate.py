@@ -15,8 +15,8 @@ from localeval.estimate.dryrun import placeholder
 from localeval.estimate.simulate import Speed, replay
 from localeval.estimate.sizing import count_kind, estimate_run
 from localeval.estimate.workload import CharVocab, answer_work, build
-from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.judge.schemas import ALL_SCHEMAS, checked_verdicts, question_list, schema_json
 from localeval.models.embed import HashEmbedder
 from localeval.runner import run

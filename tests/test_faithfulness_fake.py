@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from localeval.config import Settings
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.models.embed import HashEmbedder
 from localeval.runner import run
 from tests.conftest import run_fake

@@ -17,7 +17,7 @@ from localeval.config import Settings
 from localeval.data import dataset
 from localeval.generate.pipeline import GenerateOptions, GenerationInterrupted, generate
 from localeval.generate.store import paths_for
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.models.embed import HashEmbedder
 from localeval.text import split_sentences
 

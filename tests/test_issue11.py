@@ -15,10 +15,10 @@ import pytest
 from localeval.cli import main
 from localeval.config import Settings
 from localeval.errors import ConfigError, RunInterrupted, UsageError
-from localeval.judge.base import JudgeRequest
 from localeval.judge.cache import MIGRATIONS, SCHEMA_VERSION, AnswerCache, forget_answers
 from localeval.judge.client import JudgeClient
 from localeval.judge.fake import FakeJudge
+from localeval.judge.interface import JudgeRequest
 from localeval.judge.schemas import statements_up_to
 from localeval.models.embed import HashEmbedder
 from localeval.runner import run
@@ -367,7 +367,7 @@ def test_run_and_retrieval_subcommand_agree_on_graded_ndcg(
 
 
 def _row(cache: AnswerCache) -> None:
-    from localeval.judge.base import JudgeReply
+    from localeval.judge.interface import JudgeReply
 
     cache.put("k", JudgeReply(text="{}", finish_reason="stop"))
 

@@ -14,8 +14,8 @@ import pytest
 from localeval.cli import main
 from localeval.config import Settings
 from localeval.errors import DatasetError, UsageError
-from localeval.judge.base import JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.judge.interface import JudgeRequest
 from localeval.meta_eval import convert, formats, stats
 from localeval.meta_eval.run import evaluate
 from tests.conftest import SHARED

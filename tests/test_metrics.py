@@ -13,9 +13,9 @@ from localeval.config import Settings
 from localeval.data.dataset import to_sample
 from localeval.errors import PromptTooLong
 from localeval.execute import evaluate_sample
-from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.client import JudgeClient
 from localeval.judge.fake import FakeJudge
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.metrics import REGISTRY, resolve
 from localeval.metrics.answer_correctness import correctness_scores
 from localeval.metrics.context_entities import entity_key, matches

@@ -49,7 +49,7 @@ PROMPT = (
 @pytest.mark.model
 @pytest.mark.parametrize("schema", ALL_SCHEMAS, ids=lambda s: s.__name__)
 def test_schema_grammar_compiles_and_generates(tiny_judge, schema: type[BaseModel]) -> None:  # type: ignore[no-untyped-def]
-    from localeval.judge.base import JudgeRequest
+    from localeval.judge.interface import JudgeRequest
 
     request = JudgeRequest(
         step="grammar-check",

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.metrics.support.claims import asserts_nothing
 
 

@@ -131,8 +131,8 @@ def test_planned_answers_do_not_depend_on_what_runs_beside_them() -> None:
 
 
 def test_every_token_is_accounted_per_step() -> None:
-    from localeval.judge.base import JudgeReply
     from localeval.judge.client import JudgeStats
+    from localeval.judge.interface import JudgeReply
 
     stats = JudgeStats()
     read = JudgeReply(text="{}", finish_reason="stop", prompt_tokens=90,
@@ -198,8 +198,8 @@ def test_free_strings_are_generated_and_the_text_around_them_read() -> None:
 def test_the_floor_is_each_judged_samples_own_tokens_once_plus_its_decisions() -> None:
     """summary.json → judge.floor: own tokens of the samples the judge worked on (a sample served
     from the cache alone adds none), one token per chosen slot, every generated token."""
-    from localeval.judge.base import FieldProbs, JudgeReply
     from localeval.judge.client import JudgeClient
+    from localeval.judge.interface import FieldProbs, JudgeReply
 
     class Words:  # a judge that counts a text's tokens as its words
         def sampling_key(self) -> str:

@@ -12,8 +12,8 @@ from pydantic import BaseModel
 
 from localeval.config import Settings
 from localeval.judge import schemas
-from localeval.judge.base import JudgeRequest
 from localeval.judge.client import JudgeClient
+from localeval.judge.interface import JudgeRequest
 from localeval.runner import run
 
 

@@ -18,8 +18,8 @@ import pytest
 from localeval.cli import main
 from localeval.config import Settings
 from localeval.errors import UsageError
-from localeval.judge.base import JudgeRequest
 from localeval.judge.fake import FakeJudge
+from localeval.judge.interface import JudgeRequest
 from localeval.models.embed import HashEmbedder
 from localeval.results import RunInterrupted, read_results
 from localeval.runner import run

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.interface import JudgeReply, JudgeRequest
 
 HERE = Path(__file__).resolve().parent
 

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 
 from localeval.estimate.simulate import Speed, replay
 from localeval.estimate.workload import RequestLoad
-from localeval.judge.base import JudgeReply
 from localeval.judge.chunks import cuts
+from localeval.judge.interface import JudgeReply
 from localeval.judge.prefix_pool import NoMemory, PrefixPool, Slot
 from localeval.judge.schedule import MAX_INVARIANT_STEP, admit, step
 from tests.test_engine_fake import FakeBackend, FakeTokenizer, engine, request

@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from localeval.errors import ConfigError, DatasetError
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache, cache_key, probe_key
 from localeval.judge.client import JudgeClient
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.verifier.apply import Verifier, raw_p
 from localeval.verifier.fit import Pair, fit, out_of_fold, pair_accuracy
 from localeval.verifier.head import Head, load_head, save_head

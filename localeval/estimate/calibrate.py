@@ -189,7 +189,7 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
     """Load the judge, run both workloads, return the cache entry (the speed and what it
     was measured on)."""
     from localeval import prompts
-    from localeval.judge.base import JudgeRequest
+    from localeval.judge.interface import JudgeRequest
     from localeval.judge.lazy import open_engine
     from localeval.judge.schemas import checked_verdicts, question_list, schema_json
 

@@ -15,9 +15,9 @@ from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import PromptTooLong
 from localeval.execute import evaluate_all
-from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache
 from localeval.judge.client import JudgeClient
+from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.metrics import Metric
 from localeval.models.backends import Backends
 from localeval.models.embed import EmbeddingStore, HashEmbedder

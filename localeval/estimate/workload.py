@@ -11,8 +11,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from localeval.judge.base import JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts
+from localeval.judge.interface import JudgeRequest
 from localeval.judge.plan import Choice, Free, Reading, plan_for
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import ConfigError
-from localeval.judge.base import JudgeReply, JudgeRequest
+from localeval.judge.interface import JudgeReply, JudgeRequest
 
 SCHEMA_VERSION = 1
 TABLE = (

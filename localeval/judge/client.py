@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from localeval.errors import JudgeError, first_error
-from localeval.judge.base import Judge, JudgeReply, JudgeRequest
 from localeval.judge.cache import AnswerCache, cache_key
+from localeval.judge.interface import Judge, JudgeReply, JudgeRequest
 
 if TYPE_CHECKING:
     from localeval.verifier.apply import Verifier

@@ -27,8 +27,8 @@ from collections.abc import Callable
 import numpy as np
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK, cuts, next_cut
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.jobs import Active, Job
 from localeval.judge.llama import Backend, Chunk
 from localeval.judge.plan import Reading, plan_for

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from localeval.errors import ConfigError, JudgeError
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 
 Queued = tuple[str, list[FieldProbs]]
 

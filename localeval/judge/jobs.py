@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.plan import Reading
 from localeval.judge.prefix_pool import Slot
 

@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.judge.base import JudgeReply, JudgeRequest
 from localeval.judge.chunks import MIN_CHUNK
 from localeval.judge.engine import Engine, sampling_key
+from localeval.judge.interface import JudgeReply, JudgeRequest
 
 
 def default_parallel(gpu_offload: bool = False) -> int:

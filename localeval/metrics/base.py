@@ -30,8 +30,8 @@ from localeval import prompts
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import ConfigError, UsageError, first_error
-from localeval.judge.base import FieldProbs, JudgeRequest
 from localeval.judge.client import JudgeClient
+from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
 from localeval.metrics.examples import Example
 from localeval.models.embed import EmbeddingStore, store_for

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from localeval.data.dataset import Sample
-from localeval.judge.base import FieldProbs
+from localeval.judge.interface import FieldProbs
 from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.checks import decide

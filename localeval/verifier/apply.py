@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localeval.judge.base import FieldProbs, JudgeReply, JudgeRequest
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.verifier.head import Head, load_head
 
 if TYPE_CHECKING:

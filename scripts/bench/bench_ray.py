@@ -27,7 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from localeval.judge.base import JudgeReply, JudgeRequest  # noqa: E402
+from localeval.judge.interface import JudgeReply, JudgeRequest  # noqa: E402
 
 
 class DelayJudge:

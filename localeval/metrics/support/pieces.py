@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from localeval import prompts
 from localeval.errors import PromptTooLong
-from localeval.judge.base import FieldProbs
+from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.closest import grams
 from localeval.metrics.support.sentences import Sentences, split, split_all

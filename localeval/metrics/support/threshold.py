@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from localeval.config import Settings
-    from localeval.judge.base import FieldProbs
+    from localeval.judge.interface import FieldProbs
     from localeval.metrics.base import MetricContext
 
 FITTED = {"en": 0.6, "zh": 0.45}
