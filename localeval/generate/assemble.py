@@ -14,7 +14,14 @@ import numpy as np
 from localeval.generate import KINDS
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
-from localeval.generate.filters import FILTERS, first_failed, restates
+from localeval.generate.filters import (
+    ANSWERABLE_RATING,
+    ANSWERED_P,
+    FILTERS,
+    adds_answer,
+    first_failed,
+    restates,
+)
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
@@ -91,12 +98,17 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     support = result.get("support")
     single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
                                            draft["answer"], [chunk]), support, terms)
+    if single.dropped is None and not _answers(result.get("answered")):
+        single.dropped, single.detail = "unanswered", _parts(result.get("answered"))
     casual = casual_form(draft["casual"], key, lang)
     colloquial = _checked("colloquial", task, _row(  # checked before its typo
         "colloquial", f"colloquial:{key}", draft["casual"], draft["answer"], [chunk],
         parent=f"single:{key}"), support, terms)
     if colloquial.row is not None:
         colloquial.row.question = casual
+    if colloquial.dropped is None and (told := adds_answer(draft["casual"], draft["question"],
+                                                           draft["answer"])):
+        colloquial.dropped, colloquial.detail = "answer_in_question", told
     if colloquial.dropped is None and single.dropped is not None:
         colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):
@@ -112,7 +124,7 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               "restates the question its chunk answers")
-    elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
+    elif unans is None or unans.get("score") is None or unans["score"] >= ANSWERABLE_RATING:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),
                                "nearest": (unans or {}).get("nearest")})
@@ -133,7 +145,18 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
     alone = result.get("alone")
     if checked.dropped is None and (alone is None or 1.0 in alone):
         return Candidate("pair", task, row, "one_chunk_suffices", alone)
+    if checked.dropped is None and not _answers(result.get("answered")):
+        return Candidate("pair", task, row, "unanswered", _parts(result.get("answered")))
     return checked
+
+
+def _answers(answered: dict[str, Any] | None) -> bool:
+    """The reference answer gives every part of its question (P ≥ ANSWERED_P for each)."""
+    return answered is not None and answered.get("p", 0.0) >= ANSWERED_P
+
+
+def _parts(answered: dict[str, Any] | None) -> Any:
+    return [[p["part"], p["p_answered"]] for p in answered["parts"]] if answered else None
 
 
 async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, n: int,
