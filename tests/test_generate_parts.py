@@ -196,3 +196,18 @@ def test_bm25_finds_the_chunk_that_shares_the_question_s_words() -> None:
     assert index.top("大熊猫每天吃多少竹子？", 1) == [1]
     assert index.top("When does the library open?", 1) == [2]
     assert index.top("无关", 2) == []
+
+
+def test_a_pair_question_about_one_fact_only_is_caught() -> None:
+    from localeval.generate.filters import one_fact_asked
+
+    facts = ["三号线采用六节编组的B型列车，最高运行速度为每小时八十公里。",
+             "全线首班车时间为早上六点，末班车从终点站发出的时间为晚上十一点。"]
+    terms = {"三号", "号线"}
+    assert one_fact_asked("三号线的首班车时间是什么时候？", facts, terms)
+    assert not one_fact_asked("三号线六节编组的列车首班车几点发车？", facts, terms)
+    en = ["The library opened in 1889 with money given by Henry Ashdown.",
+          "Its first collection held 3,500 books donated by local families."]
+    assert not one_fact_asked("How many books did the library Henry Ashdown paid for first "
+                              "hold?", en, {"library"})
+    assert one_fact_asked("Who gave the money for the library?", en, {"library"})

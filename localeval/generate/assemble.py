@@ -20,6 +20,7 @@ from localeval.generate.filters import (
     FILTERS,
     adds_answer,
     first_failed,
+    one_fact_asked,
     restates,
 )
 from localeval.generate.store import Row
@@ -142,6 +143,9 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
     row = _row("pair", f"pair:{first.id}+{second.id}", draft["question"], draft["answer"],
                [first, second], link=link)
     checked = _checked("pair", task, row, result.get("support"), terms)
+    if checked.dropped is None and one_fact_asked(draft["question"], [draft["fact_1"],
+                                                                      draft["fact_2"]], terms):
+        return Candidate("pair", task, row, "one_chunk_suffices", "asks about one fact only")
     alone = result.get("alone")
     if checked.dropped is None and (alone is None or 1.0 in alone):
         return Candidate("pair", task, row, "one_chunk_suffices", alone)

@@ -24,7 +24,8 @@ does not; a colloquial row: it holds words of the answer its single question lac
 long_answer (the reference answer is longer than an answer needs, copies most of its chunk,
 or was cut at the schema's length),
 unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
-pair's answer is supported by one of its chunks alone), unanswered (the reference answer does
+pair's answer is supported by one of its chunks alone, or its question's own words stand in one
+of its two facts only), unanswered (the reference answer does
 not give every part of what the question asks: answer_relevance's parts and coverage verdicts,
 P below ANSWERED_P), answerable (an "unanswerable" question that one of the chunks of the
 whole corpus nearest to it, by BM25 and by the embedder, answers in part or whole:
@@ -173,6 +174,13 @@ def asks(text: str) -> bool:
     if words[0] in _EN_PREPOSITIONS and not _EN_ASKING.search(text):
         return False
     return len(words) < DUMP_WORDS or any(w in STOPWORDS for w in words[1:])
+
+
+def one_fact_asked(question: str, facts: list[str], terms: set[str]) -> bool:
+    """A pair's question whose own words (less its documents' subject terms) stand in one of
+    its facts only: one sentence answers it ("三号线的首班车时间是什么时候？")."""
+    words = content_words(question) - terms
+    return sum(bool(words & content_words(f)) for f in facts) < len(facts)
 
 
 def adds_answer(casual: str, question: str, answer: str) -> list[str]:
