@@ -203,7 +203,7 @@ def test_a_pair_question_about_one_fact_only_is_caught() -> None:
 
     facts = ["三号线采用六节编组的B型列车，最高运行速度为每小时八十公里。",
              "全线首班车时间为早上六点，末班车从终点站发出的时间为晚上十一点。"]
-    terms = {"三号", "号线"}
+    terms = {"号线"}  # subject_terms leaves out words with a numeral: "三号"
     assert one_fact_asked("三号线的首班车时间是什么时候？", facts, terms)
     assert not one_fact_asked("三号线六节编组的列车首班车几点发车？", facts, terms)
     en = ["The library opened in 1889 with money given by Henry Ashdown.",

@@ -179,7 +179,8 @@ def asks(text: str) -> bool:
 def one_fact_asked(question: str, facts: list[str], terms: set[str]) -> bool:
     """A pair's question whose own words (less its documents' subject terms) stand in one of
     its facts only: one sentence answers it ("三号线的首班车时间是什么时候？")."""
-    words = content_words(question) - terms
+    words = {w for w in content_words(question) - terms
+             if w.isascii() or not any(ch in _ZH_NUMBER for ch in w)}  # "三号": a name's part
     return sum(bool(words & content_words(f)) for f in facts) < len(facts)
 
 
