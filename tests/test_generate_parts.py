@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from localeval.generate.assemble import casual_form
+from localeval.generate.assemble import casual_form, retype
 from localeval.generate.chunking import chunk_document, estimate_tokens
 from localeval.generate.documents import Document, html_text
 from localeval.generate.drafting import first_clause, first_question, without_questions
@@ -211,3 +211,12 @@ def test_a_pair_question_about_one_fact_only_is_caught() -> None:
     assert not one_fact_asked("How many books did the library Henry Ashdown paid for first "
                               "hold?", en, {"library"})
     assert one_fact_asked("Who gave the money for the library?", en, {"library"})
+
+
+def test_retype_types_a_question_as_a_user_would() -> None:
+    en = retype("When was the Lighthouse automated?", "light.md#3", "en")
+    assert en == casual_form("When was the Lighthouse automated?", "light.md#3", "en")
+    assert en.islower() and not en.endswith("?")
+    assert retype("三号线的控制中心在哪里？", "m#1", "zh") == "三号线控制中心在哪儿"
+    assert retype("茶园主要产什么茶？", "t#1", "zh") == "茶园主要产啥茶"
+    assert retype("咖啡馆的招牌饮品是什么？", "c#1", "zh") == "咖啡馆招牌饮品是啥"

@@ -66,6 +66,20 @@ def casual_form(text: str, key: str, language: str) -> str:
     return " ".join(words)
 
 
+ZH_SPOKEN = (("是什么", "是啥"), ("什么", "啥"), ("哪里", "哪儿"), ("的", ""))
+"""How a Chinese question is typed in speech: 啥 for 什么, 哪儿 for 哪里, no 的."""
+
+
+def retype(question: str, key: str, language: str) -> str:
+    """A single question as a user would type it, by rule: `casual_form` (no end punctuation;
+    in English lower case and one typo), and in Chinese the spoken words of ZH_SPOKEN."""
+    text = casual_form(question, key, language)
+    if language == "zh":
+        for written, spoken in ZH_SPOKEN:
+            text = text.replace(written, spoken)
+    return text
+
+
 def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
          **extra: Any) -> Row:
     sources = list(dict.fromkeys(c.source for c in chunks))
@@ -114,6 +128,14 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
         colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):
         colloquial.dropped, colloquial.detail = "duplicate", "the same as its single question"
+    if colloquial.dropped is not None and single.dropped is None and single.row is not None:
+        # the small judge often writes a statement or a keyword string: the kept single
+        # question, retyped by rule, is the same question as a user would type it
+        retyped = retype(single.row.question, key, lang)
+        if match_key(retyped) != match_key(single.row.question):
+            colloquial = Candidate("colloquial", task, single.row.model_copy(update={
+                "id": f"colloquial:{key}", "kind": "colloquial", "question": retyped,
+                "parent": single.row.id, "retyped": colloquial.dropped}))
     unans = result.get("unanswerable")
     row = Row(id=f"unanswerable:{key}", question=draft["unanswerable"].strip(),
               ground_truth=NO_ANSWER.get(lang, NO_ANSWER["en"]), reference_contexts=[],
@@ -173,7 +195,7 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
         if not mine:
             continue
         counts = out.counts[kind] = {"candidates": len(mine), **dict.fromkeys(FILTERS, 0),
-                                     "kept": 0}
+                                     "kept": 0, "retyped": 0}
         kept: dict[str, list[np.ndarray]] = {}
         for c in mine:
             if c.dropped is None and c.row is not None:
@@ -190,6 +212,7 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
                         same.append(vec)
                         out.rows.append(c.row)
                         counts["kept"] += 1
+                        counts["retyped"] += bool(c.row.retyped)
                         continue
             counts[c.dropped or "judge_error"] += 1
             out.dropped.append({"kind": kind, "task": c.task, "dropped": c.dropped,
