@@ -15,6 +15,7 @@ import pytest
 
 from localeval.config import Settings
 from localeval.data import dataset
+from localeval.generate.assemble import retype
 from localeval.generate.pipeline import GenerateOptions, GenerationInterrupted, generate
 from localeval.generate.store import paths_for
 from localeval.judge.interface import JudgeReply, JudgeRequest
@@ -42,10 +43,14 @@ class RuleJudge:
 
     def __init__(self, *, verdict: int = 1, rating: int = 1, jitter: bool = False,
                  stop_after: int | None = None, question: str | None = None,
-                 invent: bool = False) -> None:
+                 invent: bool = False, prefix: str = "", covered: int = 1,
+                 stated: bool = False) -> None:
         self.verdict, self.rating, self.jitter, self.invent = verdict, rating, jitter, invent
-        self.stop_after, self.question = stop_after, question
-        self.fingerprint = f"rule-{verdict}-{rating}-{invent}-{question}"  # the cache's key
+        self.stop_after, self.question, self.prefix = stop_after, question, prefix
+        self.covered = covered  # the verdict on each part of a question the answer gives
+        self.stated = stated  # the casual form states the fact (as the 1.5B judge often does)
+        self.fingerprint = (f"rule-{verdict}-{rating}-{invent}-{question}-{prefix}-"
+                            f"{covered}-{stated}")  # the cache's key
         self.requests: list[JudgeRequest] = []
 
     def sampling_key(self) -> str:
@@ -65,15 +70,22 @@ class RuleJudge:
             asked = f"Which fact is stated about {words}?" if fact.isascii() else \
                 f"关于{words}说了什么？"
             answer: dict[str, Any] = {
-                "subject": words, "question": self.question or asked,
+                "subject": words, "question": self.question or self.prefix + asked,
                 "answer": fact.rstrip(".。") + " in 1700." if self.invent else fact,
-                "casual": f"What about {words}?" if fact.isascii() else f"{words}是什么",
+                "casual": fact if self.stated else
+                f"What about {words}?" if fact.isascii() else f"{words}是什么",
                 "missing": "who paid", "unanswerable": f"Who paid for {words}?"}
         elif request.step == "generate_pair":
             facts = re.findall(r"^(?:Fact [12] \(from Text [12]\): |事实[12]（出自文字[12]）：)"
                                r"(.+)$", text, re.MULTILINE)[-2:]
             named = [" ".join(f.split()[:4]) if f.isascii() else f[:6] for f in facts]
             answer = {"question": f"How is {named[0]} linked to {named[1]}?"}
+        elif "parts" in schema.get("properties", {}):  # what the question asks: one part
+            answer = {"parts": ["what is asked"]}
+        elif "verdicts" in schema.get("properties", {}) and re.search(r"\n(?:Parts:|各项：)\n",
+                                                                      text):
+            n = schema["properties"]["verdicts"]["minItems"]
+            answer = {"verdicts": [{"verdict": self.covered}] * n}
         elif "verdicts" in schema.get("properties", {}):
             n = schema["properties"]["verdicts"]["minItems"]
             context = text.split("Context:")[-1].split("Statements:")[0]
@@ -286,7 +298,7 @@ def test_an_unanswerable_question_equal_to_the_answered_one_is_dropped(docs: Pat
 
 
 def test_a_colloquial_row_goes_with_its_single_question(docs: Path) -> None:
-    result = run_gen([docs], None, RuleJudge(question="What does the passage say?"),
+    result = run_gen([docs], None, RuleJudge(prefix="According to the passage, "),
                      kinds="single,colloquial")
     colloquial = result.report["by_kind"]["colloquial"]
     assert colloquial["kept"] == 0 and colloquial["self_contained"] > 0
@@ -306,3 +318,42 @@ def test_drafting_stops_at_n_kept_or_at_max_drafts(docs: Path) -> None:
                      settings={"no_cache": True})
     assert everything.report["candidates_drafted"] > 8
     assert capped.report["candidates_drafted"] == 8  # one batch of eight: past 5 it stops
+
+
+def test_an_answer_that_misses_part_of_its_question_is_dropped(docs: Path) -> None:
+    result = run_gen([docs], None, RuleJudge(covered=0))
+    counts = result.report["by_kind"]
+    for kind in ("single", "pair", "colloquial"):
+        mine = counts[kind]
+        assert mine["kept"] == 0 and mine["unanswered"] > 0, kind
+    single = counts["single"]
+    assert single["unanswered"] == single["candidates"] - cheap(single) - single["unsupported"]
+    assert counts["unanswerable"]["kept"] > 0  # its check is another one
+
+
+def test_an_unanswerable_question_a_chunk_answers_in_part_is_dropped(docs: Path) -> None:
+    kept = run_gen([docs], None, RuleJudge(rating=1), kinds="unanswerable")
+    assert kept.report["by_kind"]["unanswerable"]["kept"] > 0
+    part = run_gen([docs], None, RuleJudge(rating=2), kinds="unanswerable")
+    unans = part.report["by_kind"]["unanswerable"]
+    assert unans["kept"] == 0 and unans["answerable"] == unans["candidates"] - cheap(unans)
+
+
+def test_a_colloquial_draft_that_states_its_answer_gives_way_to_its_question_retyped(
+        docs: Path) -> None:
+    result = run_gen([docs], None, RuleJudge(stated=True), n=8, kinds="single,colloquial")
+    counts = result.report["by_kind"]["colloquial"]
+    singles = {r.id: r for r in result.rows if r.kind == "single"}
+    colloquial = [r for r in result.rows if r.kind == "colloquial"]
+    assert colloquial and counts["retyped"] == counts["kept"] == len(colloquial)
+    for row in colloquial:
+        single = singles[row.parent]
+        assert row.retyped in ("not_a_question", "answer_in_question", "long_answer")
+        assert row.question == retype(single.question, row.id.split(":", 1)[1], row.language)
+        assert row.ground_truth == single.ground_truth
+        assert row.expected_ids == single.expected_ids
+        assert row.ground_truth not in row.question  # it asks; it never states its answer
+    # with a casual form that asks, nothing is retyped
+    plain = run_gen([docs], None, RuleJudge(), n=8, kinds="single,colloquial")
+    assert plain.report["by_kind"]["colloquial"]["retyped"] == 0
+    assert not any(r.retyped for r in plain.rows)

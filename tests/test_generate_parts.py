@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from localeval.generate.assemble import casual_form
+from localeval.generate.assemble import casual_form, retype
 from localeval.generate.chunking import chunk_document, estimate_tokens
 from localeval.generate.documents import Document, html_text
 from localeval.generate.drafting import first_clause, first_question, without_questions
@@ -151,3 +151,72 @@ def test_long_or_copied_or_cut_answers_and_example_names_are_caught() -> None:
                         [chunk], terms, 240) == ("names_outside", ["Eiffel", "Tower"])
     assert first_failed("single", "When was the Bell Rock Lighthouse built?",
                         "It was built between 1807 and 1810.", [chunk], terms, 240) is None
+
+
+def test_questions_must_be_worded_as_questions_and_colloquial_ones_not_state_the_answer() -> None:
+    from localeval.generate.filters import adds_answer, asks, first_failed
+
+    assert asks("How tall is the Eiffel Tower?") and asks("how tall eiffel tower")
+    assert asks("In which year did the bridge open?") and asks("Is the library open on Sundays")
+    assert asks("石鼓书院门票多少钱") and asks("大熊猫吃竹子吗") and asks("三号线几点开")
+    assert not asks("Who paid tolls westbound direction car 2018?")  # a keyword string
+    assert not asks("holm island harbour rebuild 2015 storm imogen old stone slipway")
+    assert not asks("eiffel tower height") and not asks("In 1990 the bridge opened?")
+    assert not asks("茶园主要产武夷岩茶") and not asks("石鼓书院门票四十元")
+    assert first_failed("unanswerable", "Who paid tolls westbound direction car 2018?", None,
+                        ["Tolls on the Severn bridge were abolished in 2018."], {"tolls"},
+                        240) == ("not_a_question", "not worded as a question")
+    assert adds_answer("石鼓书院门票四十元吗", "石鼓书院的门票是多少钱？", "石鼓书院门票四十元。")
+    assert not adds_answer("石鼓书院门票多少钱", "石鼓书院的门票是多少钱？", "石鼓书院门票四十元。")
+    assert adds_answer("how tall is eiffel tower 330", "How tall is the Eiffel Tower?",
+                       "It is 330 metres tall.") == ["330"]
+
+
+def test_pairs_link_only_chunks_that_share_a_subject() -> None:
+    docs = [Document("a.md", "Robert Stevenson built the Bell Rock Lighthouse in 1810 at sea. "
+                             "Its light was first lit on a Sunday in February."),
+            Document("b.md", "Bees make honey in hives kept by beekeepers in many countries. "
+                             "Hives are opened on a Sunday in February."),
+            Document("c.md", "Robert Stevenson was a Scottish engineer born in Glasgow in 1772.")]
+    chunks = [c for d in docs for c in chunk_document(d, max_tokens=64, language="en")]
+    vectors = HashEmbedder().encode([c.text for c in chunks])
+    pairs = pick_pairs(chunks, vectors, seed=0, count=6, per_chunk=2)
+    assert pairs and all(p.link.startswith("entity: Robert") or p.first.split("#")[0] ==
+                         p.second.split("#")[0] for p in pairs)
+    assert not any("b.md" in (p.first + p.second) for p in pairs)  # "Sunday" links nothing
+
+
+def test_bm25_finds_the_chunk_that_shares_the_question_s_words() -> None:
+    from localeval.generate.lexical import BM25
+
+    texts = ["围棋起源于中国，已有四千多年历史。", "大熊猫每天吃十二到三十八公斤竹子。",
+             "The library opens at nine."]
+    index = BM25(texts)
+    assert index.top("围棋的起源地点是什么？", 2)[0] == 0
+    assert index.top("大熊猫每天吃多少竹子？", 1) == [1]
+    assert index.top("When does the library open?", 1) == [2]
+    assert index.top("无关", 2) == []
+
+
+def test_a_pair_question_about_one_fact_only_is_caught() -> None:
+    from localeval.generate.filters import one_fact_asked
+
+    facts = ["三号线采用六节编组的B型列车，最高运行速度为每小时八十公里。",
+             "全线首班车时间为早上六点，末班车从终点站发出的时间为晚上十一点。"]
+    terms = {"号线"}  # subject_terms leaves out words with a numeral: "三号"
+    assert one_fact_asked("三号线的首班车时间是什么时候？", facts, terms)
+    assert not one_fact_asked("三号线六节编组的列车首班车几点发车？", facts, terms)
+    en = ["The library opened in 1889 with money given by Henry Ashdown.",
+          "Its first collection held 3,500 books donated by local families."]
+    assert not one_fact_asked("How many books did the library Henry Ashdown paid for first "
+                              "hold?", en, {"library"})
+    assert one_fact_asked("Who gave the money for the library?", en, {"library"})
+
+
+def test_retype_types_a_question_as_a_user_would() -> None:
+    en = retype("When was the Lighthouse automated?", "light.md#3", "en")
+    assert en == casual_form("When was the Lighthouse automated?", "light.md#3", "en")
+    assert en.islower() and not en.endswith("?")
+    assert retype("三号线的控制中心在哪里？", "m#1", "zh") == "三号线控制中心在哪儿"
+    assert retype("茶园主要产什么茶？", "t#1", "zh") == "茶园主要产啥茶"
+    assert retype("咖啡馆的招牌饮品是什么？", "c#1", "zh") == "咖啡馆招牌饮品是啥"

@@ -99,7 +99,7 @@ def report_table(report: dict) -> str:
     """Kept and dropped per kind and filter, one line per kind."""
     from localeval.generate.filters import FILTERS
 
-    head = ["kind", "candidates", *FILTERS, "kept"]
+    head = ["kind", "candidates", *FILTERS, "kept", "retyped"]
     lines = ["  ".join(f"{h:>12}" for h in head)]
     for kind, counts in report["by_kind"].items():
         lines.append("  ".join(f"{v:>12}" for v in

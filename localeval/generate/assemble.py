@@ -14,7 +14,15 @@ import numpy as np
 from localeval.generate import KINDS
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
-from localeval.generate.filters import FILTERS, first_failed, restates
+from localeval.generate.filters import (
+    ANSWERABLE_RATING,
+    ANSWERED_P,
+    FILTERS,
+    adds_answer,
+    first_failed,
+    one_fact_asked,
+    restates,
+)
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
@@ -58,6 +66,20 @@ def casual_form(text: str, key: str, language: str) -> str:
     return " ".join(words)
 
 
+ZH_SPOKEN = (("是什么", "是啥"), ("什么", "啥"), ("哪里", "哪儿"), ("的", ""))
+"""How a Chinese question is typed in speech: 啥 for 什么, 哪儿 for 哪里, no 的."""
+
+
+def retype(question: str, key: str, language: str) -> str:
+    """A single question as a user would type it, by rule: `casual_form` (no end punctuation;
+    in English lower case and one typo), and in Chinese the spoken words of ZH_SPOKEN."""
+    text = casual_form(question, key, language)
+    if language == "zh":
+        for written, spoken in ZH_SPOKEN:
+            text = text.replace(written, spoken)
+    return text
+
+
 def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
          **extra: Any) -> Row:
     sources = list(dict.fromkeys(c.source for c in chunks))
@@ -91,16 +113,29 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     support = result.get("support")
     single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
                                            draft["answer"], [chunk]), support, terms)
+    if single.dropped is None and not _answers(result.get("answered")):
+        single.dropped, single.detail = "unanswered", _parts(result.get("answered"))
     casual = casual_form(draft["casual"], key, lang)
     colloquial = _checked("colloquial", task, _row(  # checked before its typo
         "colloquial", f"colloquial:{key}", draft["casual"], draft["answer"], [chunk],
         parent=f"single:{key}"), support, terms)
     if colloquial.row is not None:
         colloquial.row.question = casual
+    if colloquial.dropped is None and (told := adds_answer(draft["casual"], draft["question"],
+                                                           draft["answer"])):
+        colloquial.dropped, colloquial.detail = "answer_in_question", told
     if colloquial.dropped is None and single.dropped is not None:
         colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):
         colloquial.dropped, colloquial.detail = "duplicate", "the same as its single question"
+    if colloquial.dropped is not None and single.dropped is None and single.row is not None:
+        # the small judge often writes a statement or a keyword string: the kept single
+        # question, retyped by rule, is the same question as a user would type it
+        retyped = retype(single.row.question, key, lang)
+        if match_key(retyped) != match_key(single.row.question):
+            colloquial = Candidate("colloquial", task, single.row.model_copy(update={
+                "id": f"colloquial:{key}", "kind": "colloquial", "question": retyped,
+                "parent": single.row.id, "retyped": colloquial.dropped}))
     unans = result.get("unanswerable")
     row = Row(id=f"unanswerable:{key}", question=draft["unanswerable"].strip(),
               ground_truth=NO_ANSWER.get(lang, NO_ANSWER["en"]), reference_contexts=[],
@@ -112,7 +147,7 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               "restates the question its chunk answers")
-    elif unans is None or unans.get("score") is None or unans["score"] >= 1.0:
+    elif unans is None or unans.get("score") is None or unans["score"] >= ANSWERABLE_RATING:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),
                                "nearest": (unans or {}).get("nearest")})
@@ -130,10 +165,24 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
     row = _row("pair", f"pair:{first.id}+{second.id}", draft["question"], draft["answer"],
                [first, second], link=link)
     checked = _checked("pair", task, row, result.get("support"), terms)
+    if checked.dropped is None and one_fact_asked(draft["question"], [draft["fact_1"],
+                                                                      draft["fact_2"]], terms):
+        return Candidate("pair", task, row, "one_chunk_suffices", "asks about one fact only")
     alone = result.get("alone")
     if checked.dropped is None and (alone is None or 1.0 in alone):
         return Candidate("pair", task, row, "one_chunk_suffices", alone)
+    if checked.dropped is None and not _answers(result.get("answered")):
+        return Candidate("pair", task, row, "unanswered", _parts(result.get("answered")))
     return checked
+
+
+def _answers(answered: dict[str, Any] | None) -> bool:
+    """The reference answer gives every part of its question (P ≥ ANSWERED_P for each)."""
+    return answered is not None and answered.get("p", 0.0) >= ANSWERED_P
+
+
+def _parts(answered: dict[str, Any] | None) -> Any:
+    return [[p["part"], p["p_answered"]] for p in answered["parts"]] if answered else None
 
 
 async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, n: int,
@@ -146,7 +195,7 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
         if not mine:
             continue
         counts = out.counts[kind] = {"candidates": len(mine), **dict.fromkeys(FILTERS, 0),
-                                     "kept": 0}
+                                     "kept": 0, "retyped": 0}
         kept: dict[str, list[np.ndarray]] = {}
         for c in mine:
             if c.dropped is None and c.row is not None:
@@ -163,6 +212,7 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
                         same.append(vec)
                         out.rows.append(c.row)
                         counts["kept"] += 1
+                        counts["retyped"] += bool(c.row.retyped)
                         continue
             counts[c.dropped or "judge_error"] += 1
             out.dropped.append({"kind": kind, "task": c.task, "dropped": c.dropped,

@@ -37,7 +37,8 @@ class SingleDraft(BaseModel):
     subject: str = Field(max_length=SHORT_CHARS, description="the name it is about")
     question: str = Field(max_length=QUESTION_CHARS, description="specific, names its subject")
     answer: str = Field(max_length=ANSWER_CHARS, description="one short sentence")
-    casual: str = Field(max_length=SHORT_CHARS, description="the question as typed in a hurry")
+    casual: str = Field(max_length=SHORT_CHARS, description="the same question, typed in a "
+                        "hurry")
     missing: str = Field(max_length=SHORT_CHARS, description="a detail the text never gives")
     unanswerable: str = Field(max_length=QUESTION_CHARS, description="asks for that detail")
 

@@ -7,21 +7,29 @@ from __future__ import annotations
 
 import re
 
-from localeval.text import STOPWORDS, normalize, split_sentences
+from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "unnamed_subject",
            "names_outside", "answer_in_question", "long_answer", "unsupported",
-           "one_chunk_suffices", "answerable", "duplicate", "surplus")
+           "one_chunk_suffices", "unanswered", "answerable", "duplicate", "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
-judge_error (the judge gave no usable draft), not_a_question (no question mark at its end),
+judge_error (the judge gave no usable draft), not_a_question (no question mark at its end; not
+worded as a question: no question word or auxiliary, or an English keyword string with no
+function word; a colloquial row must still ask),
 self_contained (the question points at "the passage"), two_things (it asks two things: two
 question words, or a list), unnamed_subject (it names none of its document's subject terms:
 "Who won?"), names_outside (the question names something its chunks never mention: a small
-judge copies the prompt's example), answer_in_question, long_answer (the reference answer is
-longer than an answer needs, copies most of its chunk, or was cut at the schema's length),
+judge copies the prompt's example), answer_in_question (the answer says nothing the question
+does not; a colloquial row: it holds words of the answer its single question lacks),
+long_answer (the reference answer is longer than an answer needs, copies most of its chunk,
+or was cut at the schema's length),
 unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
-pair's answer is supported by one of its chunks alone), answerable (an "unanswerable" question
-one of its nearest chunks answers directly: rerank_relevancy rates it 3), duplicate (a
+pair's answer is supported by one of its chunks alone, or its question's own words stand in one
+of its two facts only), unanswered (the reference answer does
+not give every part of what the question asks: answer_relevance's parts and coverage verdicts,
+P below ANSWERED_P), answerable (an "unanswerable" question that one of the chunks of the
+whole corpus nearest to it, by BM25 and by the embedder, answers in part or whole:
+rerank_relevancy rates it 2 or 3), duplicate (a
 near-duplicate of a kept question), surplus (more than --n passed)."""
 
 _EN_POINTERS = re.compile(
@@ -31,7 +39,6 @@ _EN_POINTERS = re.compile(
     r"earlier)|described above|the author)\b", re.IGNORECASE)
 _ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|此段|段落中|文本中|原文|上述|"
                           r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字")
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
 _ZH_FUNCTION = set("的了是在和与及或等也都就而被把从对为于以之其这那个些吗呢吧啊")
 _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
@@ -42,6 +49,11 @@ _SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)([A-Z][A-Za-z'’-]*)")
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
 _ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
+ANSWERED_P = 0.5
+"""The least P(the reference answer gives it) of every part of its question (unanswered)."""
+ANSWERABLE_RATING = 2 / 3
+"""An "unanswerable" question is dropped when a nearby chunk's rerank_relevancy rating reaches
+this (2 of 3: it answers part of the question) — the reference answer would be wrong."""
 ANSWER_WORDS = {"single": 25, "pair": 50}
 """Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
 COPIED_SHARE = 0.75
@@ -133,6 +145,52 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
+_EN_OPENERS = frozenset({
+    "what", "when", "where", "who", "whom", "whose", "which", "why", "how", "is", "are", "was",
+    "were", "do", "does", "did", "can", "could", "will", "would", "should", "has", "have", "had",
+    "may", "might", "must", "shall", "in", "on", "at", "for", "from", "by", "to", "with",
+    "during", "since", "after", "before", "under", "of", "about", "through", "between", "into",
+    "tell", "name", "list"})
+_EN_PREPOSITIONS = frozenset({"in", "on", "at", "for", "from", "by", "to", "with", "during",
+                              "since", "after", "before", "under", "of", "about", "through",
+                              "between", "into"})
+_ZH_ASKS = re.compile(_ZH_ASKING.pattern + r"|[吗呢么嘛]\s*[?？]?\s*$|几|咋|啥|有没有|是不是|"
+                      r"能不能|可不可以|会不会|要不要")
+_EN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+DUMP_WORDS = 5
+"""An English question of this many words or more with no function word after its first is a
+keyword string ("Who paid tolls westbound direction car 2018?"), not a question."""
+
+
+def asks(text: str) -> bool:
+    """Worded as a question (question mark or not): English opens with a question word, an
+    auxiliary or a preposition before one ("In which year ...") and is no keyword string;
+    Chinese holds a question word (什么, 哪, 多少, 几, 谁, 如何 ...) or ends in 吗/呢."""
+    if not text.isascii():
+        return bool(_ZH_ASKS.search(text))
+    words = _EN_WORD.findall(text.lower())
+    if not words or words[0] not in _EN_OPENERS:
+        return False
+    if words[0] in _EN_PREPOSITIONS and not _EN_ASKING.search(text):
+        return False
+    return len(words) < DUMP_WORDS or any(w in STOPWORDS for w in words[1:])
+
+
+def one_fact_asked(question: str, facts: list[str], terms: set[str]) -> bool:
+    """A pair's question whose own words (less its documents' subject terms) stand in one of
+    its facts only: one sentence answers it ("三号线的首班车时间是什么时候？")."""
+    words = {w for w in content_words(question) - terms
+             if w.isascii() or not any(ch in _ZH_NUMBER for ch in w)}  # "三号": a name's part
+    return sum(bool(words & content_words(f)) for f in facts) < len(facts)
+
+
+def adds_answer(casual: str, question: str, answer: str) -> list[str]:
+    """The answer's content words that the colloquial form holds and its single question does
+    not: a "question" that states its answer ("石鼓书院门票四十元")."""
+    extra = content_words(answer) - content_words(question)
+    return sorted(extra & content_words(casual))
+
+
 def names_outside(question: str, texts: list[str]) -> list[str]:
     """Capitalised words of the question (not its first word) and Latin words of a Chinese
     question that no text mentions (case-insensitive)."""
@@ -148,7 +206,7 @@ def content_words(text: str) -> set[str]:
     lone character of a run, when it is not a function word): what a text says, to compare."""
     norm = normalize(text)
     words = {w for w in _LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
-    for run in _CJK_RUN.findall(norm):
+    for run in CJK_RUN.findall(norm):
         run = "".join(ch for ch in run if ch not in _ZH_FUNCTION) or run
         if len(run) == 1:
             words.add(run)
@@ -178,6 +236,8 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
     of its documents (`subject_terms`)."""
     if kind != "colloquial" and not is_question(question):
         return "not_a_question", None
+    if not asks(question):
+        return "not_a_question", "not worded as a question"
     if not self_contained(question):
         return "self_contained", None
     if two_things(question):

@@ -1,5 +1,7 @@
 """Pick what to ask about: chunks for single-chunk drafts, in an order fixed by the seed, and
-pairs of chunks linked by a shared rare term (an entity) or, failing that, by the embedder."""
+pairs of chunks that share a subject: two chunks of one document (linked by a rare term both
+use, else by the embedder), or of two documents that both name one rare English name. The
+embedder alone never links two documents: m3e rates unrelated texts close."""
 
 from __future__ import annotations
 
@@ -12,23 +14,30 @@ import numpy as np
 from pydantic import BaseModel
 
 from localeval.generate.chunking import Chunk
+from localeval.text import CJK_RANGES
 
 _CAPITAL = re.compile(r"\b[A-Z][A-Za-z]{2,}(?:[ -][A-Z][A-Za-z]+)*")
 _EN_COMMON = {"The", "This", "That", "These", "Those", "There", "Their", "They", "When", "What",
               "Which", "While", "With", "After", "Before", "During", "From", "Since", "Many",
               "Most", "Some", "Each", "Every", "Its", "His", "Her", "For", "But", "And", "Today",
               "Unlike", "Although", "Because", "However", "Other", "One", "Two", "Three"}
+_CALENDAR = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
+             "January", "February", "March", "April", "May", "June", "July", "August",
+             "September", "October", "November", "December", "Mondays", "Tuesdays",
+             "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays"}
+"""Capitalised words that name no subject: two documents that both say "Sunday" are unlinked."""
 _ZH_NUMERALS = set("零〇一二三四五六七八九十百千万亿两年月日个")
 SAME_SOURCE_BONUS = 0.1
 """Added to the cosine of two chunks of one document: they share a subject."""
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{3,}")
+_CJK_RUN3 = re.compile(f"[{CJK_RANGES}]{{3,}}")
 
 
 class Pair(BaseModel):
     first: str
     second: str
     link: str
-    """"entity: TERM" (a rare term both chunks use) or "embedder: COSINE"."""
+    """"entity: TERM" (a rare term both chunks use) or "document: COSINE" (two chunks of one
+    document, the closest by the embedder)."""
 
 
 def seeded_order(chunks: Sequence[Chunk], seed: int) -> list[Chunk]:
@@ -42,20 +51,27 @@ def terms(chunk: Chunk) -> set[str]:
     """Candidate entities of a chunk: capitalised names (English), runs of three Chinese
     characters (Chinese), and Latin names inside Chinese text."""
     found = {m.group(0) for m in _CAPITAL.finditer(chunk.text)} - _EN_COMMON
-    for run in _CJK_RUN.findall(chunk.text):
+    for run in _CJK_RUN3.findall(chunk.text):
         found.update(g for g in (run[i:i + 3] for i in range(len(run) - 2))
                      if not any(ch in _ZH_NUMERALS for ch in g))
     return found
 
 
+def linking_name(term: str) -> bool:
+    """A term that names one thing wherever it stands: an English name (capitalised, not a
+    common sentence opener). A Chinese run of three characters may be any phrase ("的主要")."""
+    return term.isascii() and term[:1].isupper() and term not in _CALENDAR
+
+
 def pick_pairs(chunks: Sequence[Chunk], vectors: np.ndarray, seed: int, count: int,
-               *, min_cosine: float = 0.3, per_chunk: int = 1) -> list[Pair]:
+               *, per_chunk: int = 1) -> list[Pair]:
     """Up to `count` pairs of distinct chunks of one language, each chunk in `per_chunk` pairs
     at most, taken in rounds over the seeded order (a chunk's first pair in the first round):
     a chunk's partner is the chunk sharing its rarest entity (a term at most three chunks use;
-    ties by cosine), else its nearest chunk by cosine (plus SAME_SOURCE_BONUS within a
-    document), if ≥ min_cosine; never a pair already taken.
-    `vectors` are the chunks' unit embeddings, in the order of `chunks`."""
+    ties by cosine, plus SAME_SOURCE_BONUS within a document) — across documents only an
+    English name (`linking_name`) —, else the chunk of its own document nearest by cosine;
+    never a pair already taken. `vectors` are the chunks' unit embeddings, in the order of
+    `chunks`."""
     index = {c.id: i for i, c in enumerate(chunks)}
     chunk_terms = [terms(c) for c in chunks]
     df = Counter(t for ts in chunk_terms for t in ts)
@@ -76,14 +92,16 @@ def pick_pairs(chunks: Sequence[Chunk], vectors: np.ndarray, seed: int, count: i
                 if j == i or uses[other.id] >= per_chunk or other.language != chunk.language \
                         or tuple(sorted((chunk.id, other.id))) in taken:
                     continue
-                shared = [t for t in chunk_terms[i] & chunk_terms[j] if df[t] <= 3]
+                same = other.source == chunk.source
+                shared = [t for t in chunk_terms[i] & chunk_terms[j]
+                          if df[t] <= 3 and (same or linking_name(t))]
                 raw = float(sims[i, j])
-                cos = raw + (SAME_SOURCE_BONUS if other.source == chunk.source else 0.0)
+                cos = raw + (SAME_SOURCE_BONUS if same else 0.0)
                 if shared:
                     term = min(shared, key=lambda t: (df[t], -len(t), t))
                     key = (-float(df[term]), cos, -j, f"entity: {term}")
-                elif cos >= min_cosine:
-                    key = (-1e9, cos, -j, f"embedder: {raw:.2f}")
+                elif same:
+                    key = (-1e9, cos, -j, f"document: {raw:.2f}")
                 else:
                     continue
                 if best is None or key[:3] > best[:3]:

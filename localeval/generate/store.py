@@ -28,6 +28,9 @@ class Row(BaseModel):
     source: str
     link: str | None = Field(None, description="pairs: how the two chunks are linked")
     parent: str | None = Field(None, description="colloquial: the row it rewrites")
+    retyped: str | None = Field(None, description="colloquial: the filter the judge's own "
+                                "casual form failed, when the row is its single question "
+                                "retyped by rule instead (assemble.retype)")
     topic_ids: list[str] | None = Field(None, description="unanswerable: the chunk it is about")
 
 

@@ -1,11 +1,13 @@
 """One candidate's judge work: draft the question(s) from its chunk(s), then check the
 reference answer against its chunks with faithfulness itself (the verdict path at τ, the same
-requests and cache as a run's), and an "unanswerable" question against its nearest chunks with
-rerank_relevancy's ratings; the checks a cheap filter already fails are skipped."""
+requests and cache as a run's), that it answers every part of its question (answer_relevance's
+parts and coverage verdicts), and an "unanswerable" question against the chunks of the whole
+corpus nearest to it (BM25 and the embedder) with rerank_relevancy's ratings; the checks a
+cheap filter or an earlier check already fails are skipped."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -23,11 +25,13 @@ from localeval.generate.drafting import (
     focus_sentences,
 )
 from localeval.generate.filters import first_failed, restates
+from localeval.generate.lexical import BM25
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
 
 NEAREST = 2
-"""Chunks an "unanswerable" question is checked against: its nearest by the embedder."""
+"""Chunks an "unanswerable" question is checked against: its nearest by the embedder, and as
+many by BM25 over the whole corpus of its language (each chunk once)."""
 
 
 @dataclass
@@ -41,6 +45,12 @@ class Env:
     embeddings: EmbeddingStore
     corpus: dict[str, tuple[list[Chunk], np.ndarray]]
     terms: dict[str, set[str]]
+    lexical: dict[str, BM25] = field(default_factory=dict)
+
+    def bm25(self, language: str) -> BM25:
+        if language not in self.lexical:
+            self.lexical[language] = BM25([c.text for c in self.corpus[language][0]])
+        return self.lexical[language]
 
     def terms_of(self, *chunks: Chunk) -> set[str]:
         return set().union(*(self.terms.get(c.source, set()) for c in chunks))
@@ -73,14 +83,29 @@ async def answered(env: Env, sid: str, language: str, question: str,
             "details": result.details}
 
 
+async def answers_every_part(env: Env, sid: str, language: str, question: str,
+                             answer: str) -> dict[str, Any]:
+    """answer_relevance's completeness for the reference answer: the parts of the question
+    (from the question alone) and P(the answer gives it) for each; `p` the smallest."""
+    from localeval.metrics.answer_relevance import coverage, parts_of
+
+    sample = Sample(id=sid, question=question, answer=answer)
+    ctx = context(env.settings, env.judge, env.embeddings, sample, language)
+    parts = await parts_of(ctx, question)
+    got = await coverage(ctx, question, answer, parts)
+    return {"p": min(g["p_answered"] for g in got), "parts": got}
+
+
 async def nearest_chunks(env: Env, text: str, language: str, k: int = NEAREST) -> list[Chunk]:
-    """The k chunks of the language closest to `text` by cosine (ties by id)."""
+    """The k chunks of the language BM25 ranks first for `text`, then the k closest by cosine
+    (ties by id), each once: the whole corpus of the language, not only `text`'s document."""
     chunks, vectors = env.corpus[language]
     store = await store_for(env.embeddings, language)
     query = (await store.vectors([text]))[0]
     sims = vectors @ query
     order = sorted(range(len(chunks)), key=lambda i: (-float(sims[i]), chunks[i].id))
-    return [chunks[i] for i in order[:k]]
+    picked = list(dict.fromkeys(env.bm25(language).top(text, k) + order[:k]))
+    return [chunks[i] for i in picked]
 
 
 async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
@@ -101,6 +126,9 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
                for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
             out["support"] = await supported(env, task, lang, draft.question, draft.answer,
                                              [chunk.text])
+            if out["support"]["score"] == 1.0:
+                out["answered"] = await answers_every_part(env, task, lang, draft.question,
+                                                           draft.answer)
         if first_failed("unanswerable", draft.unanswerable, None, [chunk.text], terms,
                         ANSWER_CHARS) is None and not restates(draft.unanswerable,
                                                                draft.question):
@@ -148,6 +176,9 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk) -> dict[st
                     out["alone"].append(one["score"])
                     if one["score"] == 1.0:
                         break
+                if 1.0 not in out["alone"]:
+                    out["answered"] = await answers_every_part(env, task, lang, draft.question,
+                                                               draft.answer)
     except LocalevalError as exc:
         out["error"] = str(exc)
     return out

@@ -97,7 +97,7 @@ def main() -> None:
         report = json.loads(report_path.read_text("utf-8"))
         from localeval.generate.filters import FILTERS
 
-        head = ["kind", "candidates", *FILTERS, "kept"]
+        head = ["kind", "candidates", *FILTERS, "kept", "retyped"]
         print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
         for kind, counts in report["by_kind"].items():
             print("| " + " | ".join(str(counts.get(h, 0)) if h != "kind" else kind
