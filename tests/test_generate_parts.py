@@ -186,18 +186,6 @@ def test_pairs_link_only_chunks_that_share_a_subject() -> None:
     assert not any("b.md" in (p.first + p.second) for p in pairs)  # "Sunday" links nothing
 
 
-def test_bm25_finds_the_chunk_that_shares_the_question_s_words() -> None:
-    from localeval.generate.lexical import BM25
-
-    texts = ["围棋起源于中国，已有四千多年历史。", "大熊猫每天吃十二到三十八公斤竹子。",
-             "The library opens at nine."]
-    index = BM25(texts)
-    assert index.top("围棋的起源地点是什么？", 2)[0] == 0
-    assert index.top("大熊猫每天吃多少竹子？", 1) == [1]
-    assert index.top("When does the library open?", 1) == [2]
-    assert index.top("无关", 2) == []
-
-
 def test_a_pair_question_about_one_fact_only_is_caught() -> None:
     from localeval.generate.filters import one_fact_asked
 

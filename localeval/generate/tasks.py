@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from localeval.bm25 import BM25
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
@@ -25,11 +26,13 @@ from localeval.generate.drafting import (
     focus_sentences,
 )
 from localeval.generate.filters import first_failed, restates
-from localeval.generate.lexical import BM25
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
+from localeval.text import terms as term_bag
 
 NEAREST = 2
+LEXICAL_K1 = 1.5
+"""BM25's k1 for the corpus lookup (chunks are longer than the evidence step's sentences)."""
 """Chunks an "unanswerable" question is checked against: its nearest by the embedder, and as
 many by BM25 over the whole corpus of its language (each chunk once)."""
 
@@ -49,7 +52,8 @@ class Env:
 
     def bm25(self, language: str) -> BM25:
         if language not in self.lexical:
-            self.lexical[language] = BM25([c.text for c in self.corpus[language][0]])
+            self.lexical[language] = BM25([term_bag(c.text) for c in self.corpus[language][0]],
+                                          k1=LEXICAL_K1)
         return self.lexical[language]
 
     def terms_of(self, *chunks: Chunk) -> set[str]:
@@ -104,7 +108,7 @@ async def nearest_chunks(env: Env, text: str, language: str, k: int = NEAREST) -
     query = (await store.vectors([text]))[0]
     sims = vectors @ query
     order = sorted(range(len(chunks)), key=lambda i: (-float(sims[i]), chunks[i].id))
-    picked = list(dict.fromkeys(env.bm25(language).top(text, k) + order[:k]))
+    picked = list(dict.fromkeys(env.bm25(language).top(set(term_bag(text)), k) + order[:k]))
     return [chunks[i] for i in picked]
 
 

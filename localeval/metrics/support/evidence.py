@@ -13,11 +13,10 @@ for the judge's window is split into pieces (support/pieces.py).
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from localeval.bm25 import BM25
 from localeval.metrics.support.sentences import Sentences
 from localeval.text import terms, word_count
 
@@ -30,42 +29,19 @@ _K1, _B = 1.2, 0.75
 
 @dataclass
 class Index:
-    """The sentences of the material (with the text each came from) and their BM25 statistics."""
+    """The sentences of the material (with the text each came from) and their BM25 ranking."""
 
     sentences: list[tuple[int, str]]
-    counts: list[Counter[str]]
-    idf: dict[str, float]
-    avg_len: float
+    bm25: BM25
 
     @classmethod
     def build(cls, material: Sequence[Sentences]) -> Index:
         sentences = [(i, s) for i, text in enumerate(material) for s in text.or_whole]
-        counts = [Counter(t) for text in material for t in text.terms]
-        df: Counter[str] = Counter()
-        for c in counts:
-            df.update(c.keys())
-        n = max(1, len(counts))
-        idf = {t: math.log(1 + (n - d + 0.5) / (d + 0.5)) for t, d in df.items()}
-        avg = sum(sum(c.values()) for c in counts) / n or 1.0
-        return cls(sentences, counts, idf, avg)
-
-    def scores(self, query: str) -> list[float]:
-        q = set(terms(query))
-        out = []
-        for c in self.counts:
-            length = sum(c.values())
-            s = 0.0
-            for t in q & c.keys():
-                tf = c[t]
-                norm = _K1 * (1 - _B + _B * length / self.avg_len)
-                s += self.idf[t] * tf * (_K1 + 1) / (tf + norm)
-            out.append(s)
-        return out
+        return cls(sentences, BM25([t for text in material for t in text.terms], k1=_K1, b=_B))
 
     def passages(self, claim: str) -> list[str]:
         """The passages (runs of consecutive sentences of one text) that bear on the claim."""
-        scores = self.scores(claim)
-        ranked = sorted(range(len(scores)), key=lambda i: (-scores[i], i))[:TOP]
+        ranked = self.bm25.ranked(set(terms(claim)))[:TOP]
         keep: set[int] = set()
         words = 0.0
         for i in ranked:
