@@ -73,7 +73,7 @@ class RuleJudge:
                 "subject": words, "question": self.question or self.prefix + asked,
                 "answer": fact.rstrip(".。") + " in 1700." if self.invent else fact,
                 "casual": fact if self.stated else
-                f"What about {words}?" if fact.isascii() else f"{words}是什么",
+                f"Which fact about {words}?" if fact.isascii() else f"{words}是什么",
                 "missing": "who paid", "unanswerable": f"Who paid for {words}?"}
         elif request.step == "generate_pair":
             facts = re.findall(r"^(?:Fact [12] \(from Text [12]\): |事实[12]（出自文字[12]）：)"

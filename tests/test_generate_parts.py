@@ -208,3 +208,38 @@ def test_retype_types_a_question_as_a_user_would() -> None:
     assert retype("三号线的控制中心在哪里？", "m#1", "zh") == "三号线控制中心在哪儿"
     assert retype("茶园主要产什么茶？", "t#1", "zh") == "茶园主要产啥茶"
     assert retype("咖啡馆的招牌饮品是什么？", "c#1", "zh") == "咖啡馆招牌饮品是啥"
+
+
+def test_a_colloquial_form_must_ask_with_its_single_question_s_words() -> None:
+    from localeval.generate.filters import asks_otherwise, question_words
+
+    # measured: the 1.5B judge turned "When was … rebuilt?" into "how long did it take …"
+    assert asks_otherwise("how long did it take to rebuild the harbour at holm island",
+                          "When was the harbour at Holm Island rebuilt?")
+    assert asks_otherwise("how long does it take to get from marrowick to holm island",
+                          "How far is it from Marrowick to Holm Island?")
+    assert not asks_otherwise("how hot is tea maker's drum", "How hot is the tea maker's drum?")
+    assert not asks_otherwise("is the museum free", "Is the museum free on Sundays?")
+    assert question_words("茶园主要产啥茶") == question_words("茶园主要产什么茶？") == {"什么"}
+    assert not asks_otherwise("石鼓书院门票多少钱", "石鼓书院的门票是多少元？")
+    assert asks_otherwise("石鼓书院在哪儿", "石鼓书院的门票是多少元？")
+
+
+def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped() -> None:
+    from localeval.generate.assemble import from_single
+    from localeval.generate.chunking import Chunk
+
+    chunk = Chunk(id="h.md#0", source="h.md", language="en", tokens=20, text=(
+        "The harbour at Holm Island was rebuilt in 2015 after storm Imogen destroyed it."))
+    draft = {"subject": "Holm Island", "question": "When was the harbour at Holm Island rebuilt?",
+             "answer": "It was rebuilt in 2015.",
+             "casual": "how long did it take to rebuild the harbour at holm island",
+             "missing": "", "unanswerable": "Who designed the harbour at Holm Island?"}
+    result = {"task": "single:h.md#0", "draft": draft, "support": {"score": 1.0},
+              "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
+              "unanswerable": {"score": 0.0}}
+    single, colloquial, _ = from_single(result, chunk, {"holm", "island", "harbour"})
+    assert single.dropped is None
+    assert colloquial.dropped is None and colloquial.row is not None
+    assert colloquial.row.retyped == "asks_otherwise"
+    assert colloquial.row.question.startswith("when was the")

@@ -19,8 +19,10 @@ from localeval.generate.filters import (
     ANSWERED_P,
     FILTERS,
     adds_answer,
+    asks_otherwise,
     first_failed,
     one_fact_asked,
+    question_words,
     restates,
 )
 from localeval.generate.store import Row
@@ -124,6 +126,9 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     if colloquial.dropped is None and (told := adds_answer(draft["casual"], draft["question"],
                                                            draft["answer"])):
         colloquial.dropped, colloquial.detail = "answer_in_question", told
+    if colloquial.dropped is None and asks_otherwise(draft["casual"], draft["question"]):
+        colloquial.dropped, colloquial.detail = "asks_otherwise", sorted(
+            question_words(draft["casual"]) ^ question_words(draft["question"]))
     if colloquial.dropped is None and single.dropped is not None:
         colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft["question"]):

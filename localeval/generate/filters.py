@@ -10,7 +10,7 @@ import re
 from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "unnamed_subject",
-           "names_outside", "answer_in_question", "long_answer", "unsupported",
+           "names_outside", "answer_in_question", "asks_otherwise", "long_answer", "unsupported",
            "one_chunk_suffices", "unanswered", "answerable", "duplicate", "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
 judge_error (the judge gave no usable draft), not_a_question (no question mark at its end; not
@@ -21,8 +21,9 @@ question words, or a list), unnamed_subject (it names none of its document's sub
 "Who won?"), names_outside (the question names something its chunks never mention: a small
 judge copies the prompt's example), answer_in_question (the answer says nothing the question
 does not; a colloquial row: it holds words of the answer its single question lacks),
-long_answer (the reference answer is longer than an answer needs, copies most of its chunk,
-or was cut at the schema's length),
+asks_otherwise (a colloquial row asks with another question word than its single question:
+"how long" for "when"), long_answer (the reference answer is longer than an answer needs,
+copies most of its chunk, or was cut at the schema's length),
 unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
 pair's answer is supported by one of its chunks alone, or its question's own words stand in one
 of its two facts only), unanswered (the reference answer does
@@ -182,6 +183,30 @@ def one_fact_asked(question: str, facts: list[str], terms: set[str]) -> bool:
     words = {w for w in content_words(question) - terms
              if w.isascii() or not any(ch in _ZH_NUMBER for ch in w)}  # "三号": a name's part
     return sum(bool(words & content_words(f)) for f in facts) < len(facts)
+
+
+_ZH_ASKED = re.compile(r"为什么|为何|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
+                       r"多[长大高远久重宽深]|吗|呢")
+_ZH_SAME = {"啥": "什么", "为何": "为什么", "怎样": "怎么", "如何": "怎么", "呢": "吗"}
+
+
+def question_words(text: str) -> set[str]:
+    """What a question asks with: English its question word ("how" with the word after it:
+    "how long", "how many"), or its first word when it opens with an auxiliary; Chinese its
+    question words (啥 as 什么, 如何 as 怎么, 呢 as 吗)."""
+    if not text.isascii():
+        return {_ZH_SAME.get(w, w) for w in _ZH_ASKED.findall(text)}
+    words = _EN_WORD.findall(text.lower())
+    for i, w in enumerate(words):
+        if _EN_ASKING.fullmatch(w):
+            return {f"how {words[i + 1]}" if w == "how" and i + 1 < len(words) else w}
+    return set(words[:1])
+
+
+def asks_otherwise(casual: str, question: str) -> bool:
+    """A colloquial form that asks with other question words than its single question: it
+    asks another thing ("how long did it take …" for "When was … rebuilt?")."""
+    return question_words(casual) != question_words(question)
 
 
 def adds_answer(casual: str, question: str, answer: str) -> list[str]:
