@@ -268,3 +268,18 @@ def test_an_unwritable_calibration_cache_warns_and_the_estimate_goes_on(
     got, _ = sizing._calibration(Settings(), judge, True, False, said.append)  # type: ignore[arg-type]
     assert got is entry
     assert len(said) == 2 and said[1].startswith("warning: could not keep the calibration")
+
+
+def test_an_unusable_answer_cache_is_a_note_and_the_estimate_goes_on(tmp_path: Path) -> None:
+    """As a run does (models/backends.py): the cache only makes a run cheaper."""
+    bad = tmp_path / "cache.sqlite"
+    bad.write_text("not a database", encoding="utf-8")
+    settings = _settings(tmp_path, no_cache=False, cache=bad)
+    said: list[str] = []
+    estimate = estimate_run(ROWS, settings, parallel=1, calibrate_now=False, log=said.append)
+    expected = _real_calls(_settings(tmp_path), ROWS)
+    assert {s: e["requests"] for s, e in estimate["steps"].items()} == expected
+    assert estimate["total"]["cached"] == 0
+    assert any("cannot be used" in n and "assumes no cached answer" in n
+               for n in estimate["notes"])
+    assert any(s.startswith("warning: answer cache") for s in said)

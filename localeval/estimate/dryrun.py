@@ -13,7 +13,7 @@ from typing import Any
 
 from localeval.config import Settings
 from localeval.data.dataset import Sample
-from localeval.errors import PromptTooLong
+from localeval.errors import ConfigError, PromptTooLong
 from localeval.execute import evaluate_all
 from localeval.judge.cache import AnswerCache
 from localeval.judge.client import JudgeClient
@@ -32,7 +32,13 @@ class DryCache:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._disk = AnswerCache(path) if path.is_file() else None
+        self.unusable: str | None = None
+        self._disk: AnswerCache | None = None
+        if path.is_file():
+            try:
+                self._disk = AnswerCache(path)
+            except ConfigError as exc:  # as a run does: go on without it, and say so
+                self.unusable = f"{exc}; the estimate assumes no cached answer"
         self._memo: dict[str, JudgeReply] = {}
 
     def get(self, key: str) -> JudgeReply | None:
@@ -134,6 +140,7 @@ class DryRun:
     recorded: list[Recorded]
     cached_by_step: dict[str, int] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    cache_unusable: str | None = None  # why the answer cache could not be read
 
 
 def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, judge: DryJudge,
@@ -154,4 +161,4 @@ def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, ju
     finally:
         client.close()
     cached = {step: int(n) for step, f in stats.steps.items() if (n := f["cached"])}
-    return DryRun(judge.recorded, cached, errors)
+    return DryRun(judge.recorded, cached, errors, cache.unusable if cache else None)

@@ -109,6 +109,9 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         dry = DryJudge(judge.fingerprint, judge.sampling, judge.vocab.prompt_tokens,
                        judge.n_ctx, order)
         found = dry_run(samples, judged, settings, dry, settings.cache_path(), parallel)
+        if found.cache_unusable:
+            log(f"warning: {found.cache_unusable}")
+            out["notes"].append(found.cache_unusable)
         entry, key = _calibration(settings, judge, calibrate_now and bool(found.recorded),
                                   recalibrate, log)
         free_tokens = float(entry["free_tokens"]) if entry else DEFAULT_FREE_TOKENS
