@@ -68,7 +68,7 @@ def casual_form(text: str, key: str, language: str) -> str:
     return " ".join(words)
 
 
-ZH_SPOKEN = (("是什么", "是啥"), ("什么", "啥"), ("哪里", "哪儿"), ("的", ""))
+ZH_SPOKEN = (("什么", "啥"), ("哪里", "哪儿"), ("的", ""))
 """How a Chinese question is typed in speech: 啥 for 什么, 哪儿 for 哪里, no 的."""
 
 

@@ -31,10 +31,10 @@ from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import terms as term_bag
 
 NEAREST = 2
-LEXICAL_K1 = 1.5
-"""BM25's k1 for the corpus lookup (chunks are longer than the evidence step's sentences)."""
 """Chunks an "unanswerable" question is checked against: its nearest by the embedder, and as
 many by BM25 over the whole corpus of its language (each chunk once)."""
+LEXICAL_K1 = 1.5
+"""BM25's k1 for the corpus lookup (chunks are longer than the evidence step's sentences)."""
 
 
 @dataclass

@@ -30,6 +30,12 @@ ACCOUNT = STEP_FIGURES[3:]
 """What `summary.json` → `judge.tokens_by_step` shows of each step."""
 
 
+def _total(figure: str, kind: type) -> property:
+    """A run total of JudgeStats: the step figure summed over the steps."""
+    return property(lambda self: kind(self.total(figure)),
+                    doc=f"{figure} over every step ({kind.__name__})")
+
+
 @dataclass
 class JudgeStats:
     """What the judge did in a run. The figures of its answers are kept once, per step
@@ -61,33 +67,13 @@ class JudgeStats:
     def total(self, figure: str) -> float:
         return sum(step[figure] for step in self.steps.values())
 
-    @property
-    def calls(self) -> int:
-        return int(self.total("calls"))
-
-    @property
-    def cached(self) -> int:
-        return int(self.total("cached"))
-
-    @property
-    def prompt_tokens(self) -> int:
-        return int(self.total("prompt_tokens"))
-
-    @property
-    def prompt_tokens_processed(self) -> int:
-        return int(self.total("prompt_tokens_processed"))
-
-    @property
-    def completion_tokens(self) -> int:
-        return int(self.total("generated_tokens"))
-
-    @property
-    def forced_tokens(self) -> int:
-        return int(self.total("forced_tokens"))
-
-    @property
-    def decode_s(self) -> float:
-        return self.total("decode_s")
+    calls = _total("calls", int)
+    cached = _total("cached", int)
+    prompt_tokens = _total("prompt_tokens", int)
+    prompt_tokens_processed = _total("prompt_tokens_processed", int)
+    completion_tokens = _total("generated_tokens", int)
+    forced_tokens = _total("forced_tokens", int)
+    decode_s = _total("decode_s", float)
 
     @property
     def by_step(self) -> dict[str, int]:
