@@ -127,6 +127,11 @@ def test_questions_asking_two_things_or_naming_no_subject_are_caught() -> None:
     assert not names_subject("Who won?", terms["light.md"])
     assert not names_subject("谁获奖了？", terms["panda.txt"])
     assert not names_subject("When was it built in 1810?", terms["light.md"])  # numbers: no
+    assert not names_subject("When were the keepers replaced?", terms["light.md"])  # a common
+    # noun of an English document names no subject, even one it repeats ("the course")
+    plain = subject_terms({"note.txt": "the ferry leaves at noon. the ferry is slow."})
+    assert names_subject("When does the ferry leave?", plain["note.txt"])  # no title, no name:
+    # its first sentence's words
 
 
 def test_an_unanswerable_question_restating_the_answered_one_is_caught() -> None:
@@ -186,19 +191,49 @@ def test_pairs_link_only_chunks_that_share_a_subject() -> None:
     assert not any("b.md" in (p.first + p.second) for p in pairs)  # "Sunday" links nothing
 
 
-def test_a_pair_question_about_one_fact_only_is_caught() -> None:
-    from localeval.generate.filters import one_fact_asked
+def _part(task: str, question: str, answer: str) -> dict:
+    return {"task": task, "draft": {"question": question, "answer": answer},
+            "support": {"score": 1.0}, "answered": {"p": 0.9, "parts": []}}
 
-    facts = ["三号线采用六节编组的B型列车，最高运行速度为每小时八十公里。",
-             "全线首班车时间为早上六点，末班车从终点站发出的时间为晚上十一点。"]
-    terms = {"号线"}  # subject_terms leaves out words with a numeral: "三号"
-    assert one_fact_asked("三号线的首班车时间是什么时候？", facts, terms)
-    assert not one_fact_asked("三号线六节编组的列车首班车几点发车？", facts, terms)
-    en = ["The library opened in 1889 with money given by Henry Ashdown.",
-          "Its first collection held 3,500 books donated by local families."]
-    assert not one_fact_asked("How many books did the library Henry Ashdown paid for first "
-                              "hold?", en, {"library"})
-    assert one_fact_asked("Who gave the money for the library?", en, {"library"})
+
+def test_a_pair_joins_two_questions_each_checked_and_needing_both_chunks() -> None:
+    from localeval.generate.assemble import from_pair
+    from localeval.generate.chunking import Chunk
+
+    light = Chunk(id="light.md#1", text="The Bell Rock Lighthouse was built in 1810 by Robert "
+                  "Stevenson.", source="light.md", language="en", tokens=20)
+    keepers = Chunk(id="light.md#2", text="The Bell Rock Lighthouse was automated in 1988.",
+                    source="light.md", language="en", tokens=12)
+    terms = ({"bell", "rock", "lighthouse"}, {"bell", "rock", "lighthouse"})
+    built = _part("single:light.md#1", "When was the Bell Rock Lighthouse built?",
+                  "It was built in 1810.")
+    auto = _part("single:light.md#2", "When was the Bell Rock Lighthouse automated?",
+                 "It was automated in 1988.")
+    result = {"task": "pair:x", "parts": [built, auto], "other_chunk": [0.0, 0.0]}
+    kept = from_pair(result, light, keepers, "document: 0.80", terms)
+    assert kept.dropped is None and kept.row is not None
+    assert kept.row.question == ("When was the Bell Rock Lighthouse built, and when was the "
+                                 "Bell Rock Lighthouse automated?")
+    assert kept.row.ground_truth == "It was built in 1810. It was automated in 1988."
+    assert kept.row.expected_ids == ["light.md#1", "light.md#2"]
+    suffices = from_pair(result | {"other_chunk": [1.0]}, light, keepers, "document", terms)
+    assert suffices.dropped == "one_chunk_suffices"  # the first chunk supports both answers
+    same = from_pair(result | {"parts": [built, built]}, light, keepers, "document", terms)
+    assert same.dropped == "one_chunk_suffices" and "the same" in same.detail
+    bad = from_pair(result | {"parts": [built, auto | {"support": {"score": 0.5}}]}, light,
+                    keepers, "document", terms)
+    assert bad.dropped == "unsupported" and bad.detail["part"] == 2
+
+
+def test_two_chinese_questions_join_into_one() -> None:
+    from localeval.generate.assemble import joined
+
+    assert joined("石鼓书院的门票是多少？", "朱熹为石鼓书院写了什么？", "zh", question=True) == \
+        "石鼓书院的门票是多少，以及朱熹为石鼓书院写了什么？"
+    assert joined("门票为四十元", "朱熹撰写了记文。", "zh", question=False) == \
+        "门票为四十元。朱熹撰写了记文。"
+    assert joined("Who built it?", "Nadia Okafor won what?", "en", question=True) == \
+        "Who built it, and Nadia Okafor won what?"  # a name keeps its capital
 
 
 def test_retype_types_a_question_as_a_user_would() -> None:
@@ -233,7 +268,7 @@ def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped()
         "The harbour at Holm Island was rebuilt in 2015 after storm Imogen destroyed it."))
     draft = {"subject": "Holm Island", "question": "When was the harbour at Holm Island rebuilt?",
              "answer": "It was rebuilt in 2015.",
-             "casual": "how long did it take to rebuild the harbour at holm island",
+             "casual": "how old is the rebuilt harbour at holm island",
              "missing": "", "unanswerable": "Who designed the harbour at Holm Island?"}
     result = {"task": "single:h.md#0", "draft": draft, "support": {"score": 1.0},
               "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
@@ -243,3 +278,45 @@ def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped()
     assert colloquial.dropped is None and colloquial.row is not None
     assert colloquial.row.retyped == "asks_otherwise"
     assert colloquial.row.question.startswith("when was the")
+
+
+def test_an_answer_of_another_kind_than_its_question_is_caught() -> None:
+    from localeval.generate.filters import answer_lacks, first_failed
+
+    assert answer_lacks("How long does it take to get from Marrowick to Holm Island by ferry?",
+                        "It is a crossing of 11 kilometres.") == "a duration"
+    assert answer_lacks("How long does the crossing take?", "About 40 minutes.") is None
+    assert answer_lacks("How long is the Severn Gate Bridge?", "It is 1,420 metres long.") is None
+    assert answer_lacks("How many players did the club start with?", "Six players.") is None
+    assert answer_lacks("How many players did the club start with?", "Walter Pryce.") == \
+        "a number"
+    assert answer_lacks("When did the library open?", "It opened in 1889.") is None
+    assert answer_lacks("When did the library open?", "Henry Ashdown paid for it.") == "a time"
+    assert answer_lacks("Who designed the bridge?", "Margaret Lowe.") is None  # no rule: kept
+    assert answer_lacks("雌性每年有多少次发情期？", "每年只有两到三天的发情期。") == "the unit 次"
+    assert answer_lacks("蔚县有从事剪纸的企业和作坊多少家？", "四百多家。") is None
+    assert answer_lacks("京沪高铁的设计时速是多少？", "设计时速为三百五十公里。") is None
+    assert answer_lacks("石鼓书院的门票多少钱？", "门票为四十元。") is None
+    assert answer_lacks("江州博物馆建于哪一年？", "建于一九五八年。") is None
+    assert answer_lacks("江州博物馆建于哪一年？", "由市政府建造。") == "a time"
+    assert first_failed("single", "How many items may a member borrow at Wexcombe Library?",
+                        "Members may borrow books.",
+                        ["Wexcombe Library members may borrow 12 items."],
+                        {"wexcombe"}, 240) == ("unanswered", "a number")
+
+
+def test_a_question_asking_for_no_one_fact_is_vague() -> None:
+    from localeval.generate.filters import vague
+
+    assert vague("What is Vatnfell Glacier about?")
+    assert vague("Describe the Severn Gate Bridge.")
+    assert vague("请介绍一下石鼓书院。") and vague("云岭茶园的环境怎么样？")
+    assert not vague("What is the most serious pest of honeybees?")
+
+
+def test_a_pronoun_links_no_two_documents() -> None:
+    docs = [Document("a.md", "Nadia Okafor is the club's best player. She won in 2019."),
+            Document("b.md", "The MV Corra Lin entered service in 2009. She carries cars.")]
+    chunks = [c for d in docs for c in chunk_document(d, max_tokens=64, language="en")]
+    vectors = HashEmbedder().encode([c.text for c in chunks])
+    assert pick_pairs(chunks, vectors, seed=0, count=4) == []

@@ -17,11 +17,11 @@ from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
 from localeval.generate.filters import (
     ANSWERABLE_RATING,
     ANSWERED_P,
+    EN_OPENERS,
     FILTERS,
     adds_answer,
     asks_otherwise,
     first_failed,
-    one_fact_asked,
     question_words,
     restates,
 )
@@ -102,21 +102,40 @@ def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None,
     return Candidate(kind, task, row)
 
 
+def _single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> Candidate:
+    """The single-chunk question of a draft (`terms`: its document's subject terms)."""
+    task = result["task"]
+    draft = result.get("draft")
+    if draft is None or result.get("error"):
+        return Candidate("single", task, None, "judge_error", result.get("error", "no draft"))
+    key = task.split(":", 1)[-1]  # the chunk id, and the sentence asked about past the first
+    single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
+                                           draft["answer"], [chunk]), result.get("support"),
+                      terms)
+    if single.dropped is None and not _answers(result.get("answered")):
+        single.dropped, single.detail = "unanswered", _parts(result.get("answered"))
+    return single
+
+
+def usable_part(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> tuple[str, Any] | None:
+    """Why a single-chunk draft cannot be a part of a pair (the filter its question fails and
+    the detail), or None: it passes every single-chunk filter."""
+    single = _single(result, chunk, terms)
+    return None if single.dropped is None else (single.dropped, single.detail)
+
+
 def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[Candidate]:
     """The single, colloquial and unanswerable candidates of one single-chunk draft (`terms`:
     its document's subject terms)."""
     task, lang = result["task"], chunk.language
-    key = task.split(":", 1)[-1]  # the chunk id, and the sentence asked about past the first
+    key = task.split(":", 1)[-1]
     draft = result.get("draft")
     if draft is None or result.get("error"):
         why = result.get("error", "no draft")
         return [Candidate(k, task, None, "judge_error", why)
                 for k in ("single", "colloquial", "unanswerable")]
     support = result.get("support")
-    single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
-                                           draft["answer"], [chunk]), support, terms)
-    if single.dropped is None and not _answers(result.get("answered")):
-        single.dropped, single.detail = "unanswered", _parts(result.get("answered"))
+    single = _single(result, chunk, terms)
     casual = casual_form(draft["casual"], key, lang)
     colloquial = _checked("colloquial", task, _row(  # checked before its typo
         "colloquial", f"colloquial:{key}", draft["casual"], draft["answer"], [chunk],
@@ -161,24 +180,51 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     return [single, colloquial, no_answer]
 
 
+def joined(first: str, second: str, language: str, *, question: bool) -> str:
+    """Two questions as one ("When did X open, and who designed it?"; "……是多少，以及……？"),
+    or two answers one after the other."""
+    first, second = first.strip(), second.strip()
+    if question:
+        head = first.rstrip("?？ ")
+        if language == "zh" or not second.isascii():
+            return f"{head}，以及{second}"
+        opener = second.split(" ", 1)[0].lower()
+        return f"{head}, and {second[:1].lower() + second[1:] if opener in EN_OPENERS else second}"
+    if language == "zh" or not first.isascii():
+        return (first if first.endswith(("。", "！", "？")) else first + "。") + second
+    return (first if first.endswith((".", "!", "?")) else first + ".") + " " + second
+
+
 def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
-              terms: set[str]) -> Candidate:
+              terms: tuple[set[str], set[str]]) -> Candidate:
+    """A pair's candidate: the questions of its two chunks (each passing the single-chunk
+    filters with its own document's subject terms) joined, their answers one after the other;
+    dropped when the two ask the same or one chunk supports both answers."""
     task = result["task"]
-    draft = result.get("draft")
-    if draft is None or result.get("error"):
-        return Candidate("pair", task, None, "judge_error", result.get("error", "no draft"))
-    row = _row("pair", f"pair:{first.id}+{second.id}", draft["question"], draft["answer"],
-               [first, second], link=link)
-    checked = _checked("pair", task, row, result.get("support"), terms)
-    if checked.dropped is None and one_fact_asked(draft["question"], [draft["fact_1"],
-                                                                      draft["fact_2"]], terms):
-        return Candidate("pair", task, row, "one_chunk_suffices", "asks about one fact only")
-    alone = result.get("alone")
-    if checked.dropped is None and (alone is None or 1.0 in alone):
-        return Candidate("pair", task, row, "one_chunk_suffices", alone)
-    if checked.dropped is None and not _answers(result.get("answered")):
-        return Candidate("pair", task, row, "unanswered", _parts(result.get("answered")))
-    return checked
+    parts = result.get("parts") or []
+    if result.get("error"):
+        return Candidate("pair", task, None, "judge_error", result["error"])
+    for i, (part, chunk, mine) in enumerate(zip(parts, (first, second), terms, strict=False)):
+        if why := usable_part(part, chunk, mine):
+            asked = (part.get("draft") or {}).get("question")
+            return Candidate("pair", task, None, why[0],
+                             {"part": i + 1, "question": asked, "detail": why[1]})
+    if len(parts) < 2:
+        return Candidate("pair", task, None, "judge_error", "no draft")
+    (q1, a1), (q2, a2) = ((p["draft"]["question"], p["draft"]["answer"]) for p in parts)
+    lang = first.language
+    row = _row("pair", f"pair:{first.id}+{second.id}", joined(q1, q2, lang, question=True),
+               joined(a1, a2, lang, question=False), [first, second], link=link)
+    if restates(q1, q2) or restates(q2, q1):
+        return Candidate("pair", task, row, "one_chunk_suffices", "its two questions ask "
+                         "the same")
+    if failed := first_failed("pair", row.question, row.ground_truth, row.reference_contexts,
+                              terms[0] | terms[1], PAIR_ANSWER_CHARS):
+        return Candidate("pair", task, row, *failed)
+    other = result.get("other_chunk")
+    if other is None or 1.0 in other:
+        return Candidate("pair", task, row, "one_chunk_suffices", other)
+    return Candidate("pair", task, row)
 
 
 def _answers(answered: dict[str, Any] | None) -> bool:

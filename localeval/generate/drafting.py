@@ -16,8 +16,7 @@ from localeval.models.embed import EmbeddingStore
 from localeval.text import split_sentences
 
 SINGLE_STEP = "generate_single"
-PAIR_STEP = "generate_pair"
-STEPS = (SINGLE_STEP, PAIR_STEP)
+STEPS = (SINGLE_STEP,)
 ANSWER_CHARS = 240
 """The schema's longest answer: longer than the long_answer filter lets through, so an answer
 the grammar cut is always dropped, never kept cut."""
@@ -43,22 +42,6 @@ class SingleDraft(BaseModel):
     unanswerable: str = Field(max_length=QUESTION_CHARS, description="asks for that detail")
 
 
-class PairDraft(BaseModel):
-    """From two linked chunks and a sentence of each (its facts): a question needing both."""
-
-    question: str = Field(max_length=QUESTION_CHARS, description="needs both facts")
-
-
-class PairDrafted(BaseModel):
-    """A pair's draft with its reference answer: its two facts, sentences of its chunks as
-    written (each a claim the verdict path checks; neither chunk alone holds both)."""
-
-    fact_1: str
-    fact_2: str
-    question: str
-    answer: str
-
-
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     SINGLE_STEP: {
         "en": {"text": "Heat is a 1995 crime film written and directed by Michael Mann. It "
@@ -67,16 +50,6 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
         "zh": {"text": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。"
                        "这部电影由李连杰、梁朝伟主演。",
                "focus": "这部电影由李连杰、梁朝伟主演。"},
-    },
-    PAIR_STEP: {
-        "en": {"first": "Heat is a 1995 crime film directed by Michael Mann.",
-               "second": "Michael Mann was born in Chicago in 1943.",
-               "fact_1": "Heat is a 1995 crime film directed by Michael Mann.",
-               "fact_2": "Michael Mann was born in Chicago in 1943."},
-        "zh": {"first": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
-               "second": "张艺谋1950年出生于陕西西安。",
-               "fact_1": "《英雄》是张艺谋执导的武侠电影，于2002年上映。",
-               "fact_2": "张艺谋1950年出生于陕西西安。"},
     },
 }
 """Step → language → the variables its golden prompt is rendered with
@@ -132,14 +105,3 @@ async def draft_single(ctx: MetricContext, text: str, focus: str) -> SingleDraft
         "question": first_question(raw.question), "answer": without_questions(raw.answer),
         "casual": first_clause(first_question(raw.casual)),
         "unanswerable": first_question(raw.unanswerable)})
-
-
-async def draft_pair(ctx: MetricContext, first: str, second: str, fact_1: str,
-                     fact_2: str) -> PairDrafted:
-    """The question of a pair about its facts (one question, as `draft_single`'s); its answer
-    is the two facts."""
-    raw = await ctx.ask(PAIR_STEP, PairDraft, first=first, second=second, fact_1=fact_1,
-                        fact_2=fact_2)
-    sep = " " if fact_1.isascii() and fact_2.isascii() else ""
-    return PairDrafted(fact_1=fact_1, fact_2=fact_2, question=first_question(raw.question),
-                       answer=sep.join((fact_1.strip(), fact_2.strip())))

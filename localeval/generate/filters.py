@@ -9,7 +9,8 @@ import re
 
 from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
-FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "unnamed_subject",
+FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
+           "unnamed_subject",
            "names_outside", "answer_in_question", "asks_otherwise", "long_answer", "unsupported",
            "one_chunk_suffices", "unanswered", "answerable", "duplicate", "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
@@ -17,7 +18,8 @@ judge_error (the judge gave no usable draft), not_a_question (no question mark a
 worded as a question: no question word or auxiliary, or an English keyword string with no
 function word; a colloquial row must still ask),
 self_contained (the question points at "the passage"), two_things (it asks two things: two
-question words, or a list), unnamed_subject (it names none of its document's subject terms:
+question words, or a list), vague (it asks what something is about, or to describe it: no
+one fact), unnamed_subject (it names none of its document's subject terms:
 "Who won?"), names_outside (the question names something its chunks never mention: a small
 judge copies the prompt's example), answer_in_question (the answer says nothing the question
 does not; a colloquial row: it holds words of the answer its single question lacks),
@@ -77,13 +79,25 @@ def two_things(question: str) -> bool:
     return len(asking_zh) >= 2 or bool(_ZH_LIST.search(question))
 
 
+_VAGUE = re.compile(r"\babout\s*\?$|^(?:tell me about|describe|explain)\b|介绍|"
+                    r"(?:怎么样|是怎样的|是什么样的?)[？?]?$", re.IGNORECASE)
+
+
+def vague(question: str) -> bool:
+    """It asks for no one fact: "What is Vatnfell Glacier about?", "Describe …", "介绍一下…",
+    "……怎么样？"."""
+    return bool(_VAGUE.search(question.strip()))
+
+
 def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
     """Per document (source → text) the terms that name its subject, as content words: those
-    of its title (a heading opening it) and of its first sentence (where a document names what
-    it is about), its names (English capitalised words not opening a sentence, or never
-    written in lower case), and its own
-    recurring terms (in two sentences or more of it and in no other document). Numbers and
-    dates never name a subject."""
+    of its title (a heading opening it) and its names (capitalised words not opening a
+    sentence or a heading, or never written in lower case). An English document's common
+    nouns name no subject ("Where does the course end?"); its first sentence's words count
+    only when it has neither title nor name. A Chinese document (no capitals) adds its first
+    sentence's terms and its own recurring terms (in two sentences or more of it and in no
+    other document).
+    Numbers and dates never name a subject."""
     counts = {src: _counts(text) for src, text in documents.items()}
     df: dict[str, int] = {}
     for mine in counts.values():
@@ -91,18 +105,23 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
             df[w] = df.get(w, 0) + 1
     out: dict[str, set[str]] = {}
     for src, text in documents.items():
-        terms = {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
+        terms: set[str] = set()
         body = text.lstrip()
         if title := _HEADING.match(body):
             terms |= content_words(title.group(1))
             body = body[title.end():]
-        first = split_sentences(body.strip())[:1]
-        terms |= content_words(first[0]) if first else set()
-        starts = {m.group(1) for m in _SENTENCE_START.finditer(text)}
+        starts = {m.group(1) for m in _SENTENCE_START.finditer(text)} | {
+            w for h in _HEADING.findall(text) for w in _NAME.findall(h)}  # "# Keepers"
         lower = set(re.findall(r"\b[a-z][a-z'’-]*", text))
         names = [m.group(0) for m in _NAME.finditer(text)]
         terms |= content_words(" ".join(n for n in names
                                         if n not in starts or n.lower() not in lower))
+        first = split_sentences(body.strip())[:1]
+        chinese = bool(CJK_RUN.search(text))
+        if chinese or not terms:
+            terms |= content_words(first[0]) if first else set()
+        if chinese:
+            terms |= {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
         out[src] = {w for w in terms if not w.isdigit() and len(w) > 1
                     and not any(ch in _ZH_NUMBER for ch in w)}
     return out
@@ -146,7 +165,7 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
-_EN_OPENERS = frozenset({
+EN_OPENERS = frozenset({
     "what", "when", "where", "who", "whom", "whose", "which", "why", "how", "is", "are", "was",
     "were", "do", "does", "did", "can", "could", "will", "would", "should", "has", "have", "had",
     "may", "might", "must", "shall", "in", "on", "at", "for", "from", "by", "to", "with",
@@ -170,19 +189,11 @@ def asks(text: str) -> bool:
     if not text.isascii():
         return bool(_ZH_ASKS.search(text))
     words = _EN_WORD.findall(text.lower())
-    if not words or words[0] not in _EN_OPENERS:
+    if not words or words[0] not in EN_OPENERS:
         return False
     if words[0] in _EN_PREPOSITIONS and not _EN_ASKING.search(text):
         return False
     return len(words) < DUMP_WORDS or any(w in STOPWORDS for w in words[1:])
-
-
-def one_fact_asked(question: str, facts: list[str], terms: set[str]) -> bool:
-    """A pair's question whose own words (less its documents' subject terms) stand in one of
-    its facts only: one sentence answers it ("三号线的首班车时间是什么时候？")."""
-    words = {w for w in content_words(question) - terms
-             if w.isascii() or not any(ch in _ZH_NUMBER for ch in w)}  # "三号": a name's part
-    return sum(bool(words & content_words(f)) for f in facts) < len(facts)
 
 
 _ZH_ASKED = re.compile(r"为什么|为何|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
@@ -239,6 +250,62 @@ def content_words(text: str) -> set[str]:
     return words
 
 
+_DURATION = (r"second|minute|hour|day|night|week|fortnight|month|year|decade|century|"
+             r"centuries")
+_LENGTH = (r"metres?|meters?|m|km|kilometres?|kilometers?|miles?|feet|foot|ft|yards?|cm|mm|"
+           r"inch(?:es)?")
+_EN_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
+              r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|dozen|"
+              r"half|a few|several|free|none|no)\b")
+_EN_TIME = (_EN_NUMBER + r"|\b(?:january|february|march|april|may|june|july|august|september|"
+            r"october|november|december|spring|summer|autumn|winter|morning|afternoon|evening|"
+            r"night|century|ago|after|before|during|since|until|when|every|each|daily|weekly|"
+            r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|first|last|once)\b")
+_EN_KINDS = (  # (the question's words, what its answer must hold, its name)
+    (r"\bhow long\b.*\b(?:take|takes|took|last|lasts|lasted|wait|stay|spend|run for)\b",
+     rf"\b(?:{_DURATION})s?\b", "a duration"),
+    (r"\bhow (?:long|far|tall|high|deep|wide)\b", rf"\d|\b(?:{_DURATION}|{_LENGTH})s?\b",
+     "a measure"),
+    (r"\bhow (?:many|much|old)\b", _EN_NUMBER, "a number"),
+    (r"^(?:when|what year|which year|in (?:what|which) year)\b|\bwhen (?:was|were|did|does|is)\b",
+     _EN_TIME, "a time"),
+)
+_ZH_DIGITS = "0-9零〇一二三四五六七八九十百千万亿两半几数多"
+_ZH_UNITS = ("人次", "平方米", "公里", "公顷", "小时", "分钟", "公斤", "千克", "次", "年",
+             "天", "岁", "米", "元", "家", "人", "个", "种", "座", "条", "位", "名", "辆", "列",
+             "层", "吨", "亩", "届", "场", "项", "件", "本", "所", "只", "头", "棵",
+             "班", "部", "张", "间")
+"""Units a Chinese question names after 多少/几 that its answer must hold (longest first)."""
+_ZH_MONEY = re.compile(r"元|块|钱|免费")
+_ZH_TIME = re.compile(rf"[{_ZH_DIGITS}]|年|月|日|世纪|朝|代|时期|初|末|前|后|期间|季|周|星期|"
+                      r"早|晚|上午|下午|凌晨|夜")
+
+
+def answer_lacks(question: str, answer: str) -> str | None:
+    """What the kind of question asks for and its answer does not hold, by rule: a duration
+    for "how long does it take" (not "11 kilometres"), a number for "how many", a time for
+    "when"; Chinese: a number for 多少/几, with its unit when the question names one ("多少次"
+    answered "两到三天"), a time for 什么时候/哪一年. None: nothing missing, or a question of
+    another kind."""
+    if question.isascii():
+        q, a = question.lower(), answer.lower()
+        for asked, needed, name in _EN_KINDS:
+            if re.search(asked, q):
+                return None if re.search(needed, a) else name
+        return None
+    if m := re.search(r"(?:多少|几)(钱)?", question):
+        if m.group(1):
+            return None if _ZH_MONEY.search(answer) else "a price"
+        if not re.search(rf"[{_ZH_DIGITS}]|免费|没有", answer):
+            return "a number"
+        rest = question[m.end():]
+        unit = next((u for u in _ZH_UNITS if rest.startswith(u)), None)
+        return None if unit is None or unit[0] in answer else f"the unit {unit}"
+    if re.search(r"什么时候|何时|哪一?年|哪天|几月", question):
+        return None if _ZH_TIME.search(answer) else "a time"
+    return None
+
+
 def answer_in_question(question: str, answer: str) -> bool:
     """The answer says nothing the question does not: every content word of it is there."""
     words = content_words(answer)
@@ -265,8 +332,10 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
         return "not_a_question", "not worded as a question"
     if not self_contained(question):
         return "self_contained", None
-    if two_things(question):
+    if kind != "pair" and two_things(question):  # a pair joins two questions
         return "two_things", None
+    if vague(question):
+        return "vague", None
     if not names_subject(question, terms):
         return "unnamed_subject", None
     if outside := names_outside(question, chunks):
@@ -275,6 +344,8 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
         return "names_outside", sorted(copied)
     if answer is not None and answer_in_question(question, answer):
         return "answer_in_question", None
+    if answer is not None and (lacks := answer_lacks(question, answer)):
+        return "unanswered", lacks
     if answer is not None and long_answer(answer, chunks, kind, cut_at):
         return "long_answer", len(answer)
     return None

@@ -20,7 +20,10 @@ _CAPITAL = re.compile(r"\b[A-Z][A-Za-z]{2,}(?:[ -][A-Z][A-Za-z]+)*")
 _EN_COMMON = {"The", "This", "That", "These", "Those", "There", "Their", "They", "When", "What",
               "Which", "While", "With", "After", "Before", "During", "From", "Since", "Many",
               "Most", "Some", "Each", "Every", "Its", "His", "Her", "For", "But", "And", "Today",
-              "Unlike", "Although", "Because", "However", "Other", "One", "Two", "Three"}
+              "Unlike", "Although", "Because", "However", "Other", "One", "Two", "Three",
+              "She", "He", "It", "We", "You", "Our", "Your", "Him", "Them", "Then", "Now",
+              "Here", "Both", "All", "Only", "Also", "About", "Around", "Over", "Under", "Into",
+              "Until", "Once", "Later", "Yesterday"}
 _CALENDAR = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
              "January", "February", "March", "April", "May", "June", "July", "August",
              "September", "October", "November", "December", "Mondays", "Tuesdays",

@@ -225,14 +225,15 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
             if isinstance(item, Pair):
                 first, second = by_id[item.first], by_id[item.second]
                 found.append(from_pair(done[task], first, second, item.link,
-                                       env.terms_of(first, second)))
+                                       (env.terms_of(first), env.terms_of(second))))
             else:
                 found += from_single(done[task], item[0], env.terms_of(item[0]))
         return [c for c in found if c.kind in options.kinds]
 
     async def run_one(task: str, item: Any) -> None:
         if isinstance(item, Pair):
-            result = await pair_task(env, task, by_id[item.first], by_id[item.second])
+            result = await pair_task(env, task, by_id[item.first], by_id[item.second], item.link,
+                                     options.per_chunk)
         else:
             result = await single_task(env, task, *item)
         done[task] = result

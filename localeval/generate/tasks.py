@@ -17,15 +17,8 @@ from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.generate.chunking import Chunk
-from localeval.generate.drafting import (
-    ANSWER_CHARS,
-    PAIR_ANSWER_CHARS,
-    context,
-    draft_pair,
-    draft_single,
-    focus_sentences,
-)
-from localeval.generate.filters import first_failed, restates
+from localeval.generate.drafting import ANSWER_CHARS, context, draft_single, focus_sentences
+from localeval.generate.filters import FILTERS, first_failed, restates
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import terms as term_bag
@@ -112,10 +105,11 @@ async def nearest_chunks(env: Env, text: str, language: str, k: int = NEAREST) -
     return [chunks[i] for i in picked]
 
 
-async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
     """Draft from one sentence of a chunk (question, answer, casual form, unanswerable
-    question), then check the answer against the chunk and whether the nearest chunks answer
-    the unanswerable question; a check whose candidates a cheap filter drops is skipped."""
+    question), then check the answer against the chunk (faithfulness) and that it gives every
+    part of its question; skipped when a cheap filter already drops both the question and its
+    casual form."""
     lang = chunk.language
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
@@ -133,56 +127,71 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
             if out["support"]["score"] == 1.0:
                 out["answered"] = await answers_every_part(env, task, lang, draft.question,
                                                            draft.answer)
-        if first_failed("unanswerable", draft.unanswerable, None, [chunk.text], terms,
-                        ANSWER_CHARS) is None and not restates(draft.unanswerable,
-                                                               draft.question):
-            near = await nearest_chunks(env, draft.unanswerable, lang)
-            check = await answered(env, f"{task}:unanswerable", lang, draft.unanswerable,
-                                   [c.text for c in near])
-            out["unanswerable"] = check | {"nearest": [c.id for c in near]}
     except LocalevalError as exc:
         out["error"] = str(exc)
     return out
 
 
-async def linked_facts(env: Env, first: Chunk, second: Chunk) -> tuple[str, str]:
-    """A sentence of each chunk, the two closest by the embedder (ties: the earlier ones)."""
-    a = focus_sentences(first.text) or [first.text]
-    b = focus_sentences(second.text) or [second.text]
-    store = await store_for(env.embeddings, first.language)
-    sims = (await store.vectors(a)) @ (await store.vectors(b)).T
-    i, j = max(((i, j) for i in range(len(a)) for j in range(len(b))),
-               key=lambda ij: (round(float(sims[ij]), 6), -ij[0], -ij[1]))
-    return a[i], b[j]
+async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+    """`asked`, then whether the chunks of the corpus nearest to the unanswerable question
+    answer it."""
+    out = await asked(env, task, chunk, focus)
+    if "draft" not in out or out.get("error"):
+        return out
+    draft = out["draft"]
+    if first_failed("unanswerable", draft["unanswerable"], None, [chunk.text],
+                    env.terms_of(chunk), ANSWER_CHARS) is None and not restates(
+                        draft["unanswerable"], draft["question"]):
+        try:
+            near = await nearest_chunks(env, draft["unanswerable"], chunk.language)
+            check = await answered(env, f"{task}:unanswerable", chunk.language,
+                                   draft["unanswerable"], [c.text for c in near])
+        except LocalevalError as exc:
+            return out | {"error": str(exc)}
+        out["unanswerable"] = check | {"nearest": [c.id for c in near]}
+    return out
 
 
-async def pair_task(env: Env, task: str, first: Chunk, second: Chunk) -> dict[str, Any]:
-    """Draft a question needing a sentence of each chunk (its answer: the two sentences), check
-    the answer against both chunks together, then against each alone (the same verdict path):
-    a pair is kept only when neither suffices."""
-    lang = first.language
-    out: dict[str, Any] = {"task": task}
-    ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
+def part_order(chunk: Chunk, link: str) -> list[tuple[str, str]]:
+    """The sentences a pair may ask of one of its chunks, as single-chunk tasks (the same task
+    names, so the same judge requests as the single feed's): the chunk's focus sentences, those
+    holding the pair's linking term first."""
+    focus = focus_sentences(chunk.text) or [chunk.text]
+    tasks = [(f"single:{chunk.id}" + (f"@{k + 1}" if k else ""), s) for k, s in enumerate(focus)]
+    term = link.split(": ", 1)[1] if link.startswith("entity: ") else None
+    return sorted(tasks, key=lambda t: term is None or term not in t[1])
+
+
+async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
+                    tries: int) -> dict[str, Any]:
+    """A question of each chunk, asked as a single-chunk draft is (`asked`): the first of up
+    to `tries` sentences whose question passes the single-chunk filters. When both pass, each
+    answer is checked against the other chunk (the same verdict path): a pair is kept only when
+    neither chunk supports both answers. The question is the two questions joined
+    (assemble.from_pair)."""
+    from localeval.generate.assemble import usable_part
+
+    out: dict[str, Any] = {"task": task, "parts": []}
     try:
-        fact_1, fact_2 = await linked_facts(env, first, second)
-        draft = await draft_pair(ctx, first.text, second.text, fact_1, fact_2)
-        out["draft"] = draft.model_dump()
-        if first_failed("pair", draft.question, draft.answer, [first.text, second.text],
-                        env.terms_of(first, second), PAIR_ANSWER_CHARS) is None:
-            both = await supported(env, task, lang, draft.question, draft.answer,
-                                   [first.text, second.text])
-            out["support"] = both
-            if both["score"] == 1.0:
-                out["alone"] = []
-                for chunk in (first, second):
-                    one = await supported(env, task, lang, draft.question, draft.answer,
-                                          [chunk.text])
-                    out["alone"].append(one["score"])
-                    if one["score"] == 1.0:
-                        break
-                if 1.0 not in out["alone"]:
-                    out["answered"] = await answers_every_part(env, task, lang, draft.question,
-                                                               draft.answer)
+        for chunk in (first, second):
+            tried = []
+            for name, focus in part_order(chunk, link)[:tries]:
+                part = await asked(env, name, chunk, focus)
+                unusable = usable_part(part, chunk, env.terms_of(chunk))
+                tried.append((FILTERS.index(unusable[0]) if unusable else len(FILTERS), part))
+                if unusable is None:
+                    break
+            out["parts"].append(max(tried, key=lambda t: t[0])[1])  # else the one got furthest
+            if unusable is not None:
+                return out
+        out["other_chunk"] = []
+        for part, other in zip(out["parts"], (second, first), strict=True):
+            draft = part["draft"]
+            check = await supported(env, task, other.language, draft["question"],
+                                    draft["answer"], [other.text])
+            out["other_chunk"].append(check["score"])
+            if check["score"] == 1.0:
+                break
     except LocalevalError as exc:
         out["error"] = str(exc)
     return out
