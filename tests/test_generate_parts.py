@@ -68,6 +68,10 @@ def test_self_contained_and_answer_in_question() -> None:
     assert answer_in_question("大熊猫的食物是竹子吗？", "竹子")
     assert content_share("It opened in 1998 in Ashcombe.", ["Opened 1998, Ashcombe."]) == 1.0
     assert content_share("It opened in 1999.", ["It opened in 1998."]) == 0.5
+    assert content_share("The club runs it.", ["It is run by the club."]) == 1.0  # a stem
+    assert content_share("京沪高速铁路全长一千三百一十八公里。",  # no word break in Chinese
+                         ["京沪高速铁路连接北京和上海，全长一千三百一十八公里。"]) == 1.0
+    assert content_share("京沪高速铁路全长九百公里。", ["京沪高速铁路，全长一千三百公里。"]) < 1.0
 
 
 def test_drafts_are_tidied_to_one_question() -> None:
@@ -216,6 +220,7 @@ def test_a_pair_joins_two_questions_each_checked_and_needing_both_chunks() -> No
                                  "Bell Rock Lighthouse automated?")
     assert kept.row.ground_truth == "It was built in 1810. It was automated in 1988."
     assert kept.row.expected_ids == ["light.md#1", "light.md#2"]
+    assert kept.row.parts == ["single:light.md#1", "single:light.md#2"]
     suffices = from_pair(result | {"other_chunk": [1.0]}, light, keepers, "document", terms)
     assert suffices.dropped == "one_chunk_suffices"  # the first chunk supports both answers
     same = from_pair(result | {"parts": [built, built]}, light, keepers, "document", terms)
@@ -320,3 +325,24 @@ def test_a_pronoun_links_no_two_documents() -> None:
     chunks = [c for d in docs for c in chunk_document(d, max_tokens=64, language="en")]
     vectors = HashEmbedder().encode([c.text for c in chunks])
     assert pick_pairs(chunks, vectors, seed=0, count=4) == []
+
+
+def test_a_question_is_joined_into_one_kept_pair_only() -> None:
+    import asyncio
+
+    from localeval.generate.assemble import Candidate, assemble
+    from localeval.generate.store import Row
+    from localeval.models.embed import EmbeddingStore
+
+    def pair(rid: str, question: str, parts: list[str]) -> Candidate:
+        row = Row(id=rid, question=question, ground_truth="x", reference_contexts=["a", "b"],
+                  expected_ids=["a", "b"], kind="pair", language="en", source="s", parts=parts)
+        return Candidate("pair", rid, row)
+
+    made = asyncio.run(assemble([
+        pair("p1", "When was the Bell Rock built, and who kept it?", ["s:1", "s:2"]),
+        pair("p2", "When was the Bell Rock built, and how tall is it?", ["s:1", "s:3"]),
+        pair("p3", "Who kept the Bell Rock, and how tall is its tower?", ["s:4", "s:3"])],
+        EmbeddingStore(HashEmbedder()), n=10, duplicate_cosine=0.999))
+    assert [r.id for r in made.rows] == ["p1", "p3"]
+    assert made.dropped[0]["dropped"] == "duplicate" and "s:1" in made.dropped[0]["detail"]

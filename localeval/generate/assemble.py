@@ -214,7 +214,8 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
     (q1, a1), (q2, a2) = ((p["draft"]["question"], p["draft"]["answer"]) for p in parts)
     lang = first.language
     row = _row("pair", f"pair:{first.id}+{second.id}", joined(q1, q2, lang, question=True),
-               joined(a1, a2, lang, question=False), [first, second], link=link)
+               joined(a1, a2, lang, question=False), [first, second], link=link,
+               parts=[p["task"] for p in parts])
     if restates(q1, q2) or restates(q2, q1):
         return Candidate("pair", task, row, "one_chunk_suffices", "its two questions ask "
                          "the same")
@@ -239,7 +240,8 @@ def _parts(answered: dict[str, Any] | None) -> Any:
 async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, n: int,
                    duplicate_cosine: float) -> Assembled:
     """Rows in kind order, then plan order; near-duplicates (cosine ≥ duplicate_cosine to a
-    kept question of the same kind and language) and those past n per kind dropped."""
+    kept question of the same kind and language, or a pair joining a question a kept pair
+    joins) and those past n per kind dropped."""
     out = Assembled()
     for kind in KINDS:
         mine = [c for c in candidates if c.kind == kind]
@@ -248,10 +250,13 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
         counts = out.counts[kind] = {"candidates": len(mine), **dict.fromkeys(FILTERS, 0),
                                      "kept": 0, "retyped": 0}
         kept: dict[str, list[np.ndarray]] = {}
+        asked: set[str] = set()  # the single drafts a kept pair joins: each in one pair only
         for c in mine:
             if c.dropped is None and c.row is not None:
                 if counts["kept"] >= n:
                     c.dropped = "surplus"
+                elif used := asked & set(c.row.parts or ()):
+                    c.dropped, c.detail = "duplicate", f"a kept pair asks {sorted(used)[0]}"
                 else:
                     store = await store_for(embeddings, c.row.language)
                     vec = (await store.vectors([c.row.question]))[0]
@@ -261,6 +266,7 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
                         c.dropped, c.detail = "duplicate", round(best, 3)
                     else:
                         same.append(vec)
+                        asked.update(c.row.parts or ())
                         out.rows.append(c.row)
                         counts["kept"] += 1
                         counts["retyped"] += bool(c.row.retyped)

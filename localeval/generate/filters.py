@@ -312,13 +312,34 @@ def answer_in_question(question: str, answer: str) -> bool:
     return not words or words <= content_words(question)
 
 
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
 def content_share(answer: str, texts: list[str]) -> float:
-    """The share of the answer's content words that stand in the texts (1.0: no word)."""
-    words = content_words(answer)
-    if not words:
-        return 1.0
-    found = set().union(*(content_words(t) for t in texts)) if texts else set()
-    return len(words & found) / len(words)
+    """The share of the answer's content words that stand in the texts (1.0: no word): an
+    English word or number when its stem does ("runs" for "run"); a Chinese character (not a
+    function character) when a bigram of the answer holding it does — Chinese has no word
+    breaks, so "京沪高速铁路全长" stands in "京沪高速铁路，全长" though "路全" does not."""
+    norm = normalize(answer)
+    words = {w for w in _LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    material = [normalize(t) for t in texts]
+    stems = {_stem(w) for t in material for w in _LATIN.findall(t)}
+    pairs = {run[i:i + 2] for t in material for run in CJK_RUN.findall(t)
+             for i in range(len(run) - 1)}
+    found = sum(_stem(w) in stems for w in words)
+    total = len(words)
+    for run in CJK_RUN.findall(norm):
+        for i, ch in enumerate(run):
+            if ch in _ZH_FUNCTION and len(run) > 1:
+                continue
+            total += 1
+            found += run[max(0, i - 1):i + 1] in pairs or run[i:i + 2] in pairs or (
+                len(run) == 1 and any(ch in t for t in material))
+    return found / total if total else 1.0
 
 
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],

@@ -32,6 +32,8 @@ class Row(BaseModel):
                                 "casual form failed, when the row is its single question "
                                 "retyped by rule instead (assemble.retype)")
     topic_ids: list[str] | None = Field(None, description="unanswerable: the chunk it is about")
+    parts: list[str] | None = Field(None, description="pairs: the single-chunk drafts whose "
+                                    "questions it joins (their tasks)")
 
 
 def paths_for(out: Path) -> dict[str, Path]:
