@@ -12,15 +12,14 @@ from typing import Any
 from localeval import __version__, prompts
 from localeval.config import Settings
 from localeval.data import dataset
-from localeval.data.dataset import Dataset, Sample
-from localeval.data.pickled import PickledList
+from localeval.data.dataset import Dataset, PickledList, Sample
 from localeval.errors import OutputError, RunInterrupted
 from localeval.execute import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
 from localeval.results.ordered import OrderedResults
 from localeval.results.outfolder import OutputFolder, previous_models
-from localeval.results.records import SampleRecord, input_hash
+from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary
 from localeval.results.tally import ScoreTally
@@ -83,10 +82,6 @@ def run(
             log(f"skipped input {problem}")
     applicable = [m for m in metrics if any(not m.missing(s) for s in data.samples)]
     check_before_loading(settings, applicable, judge=judge, embedder=embedder)
-    hashes: dict[str, str] = {}  # id → input hash and line, in input order
-    lines: dict[str, int] = {}
-    for s in data.samples:
-        hashes[s.id], lines[s.id] = input_hash(s), s.line
     folder: OutputFolder | None = None
     if out_dir is not None:
         inputs = fingerprint_inputs(
@@ -97,13 +92,13 @@ def run(
         )
         source_path = Path(source) if isinstance(source, str | Path) else None
         folder = OutputFolder.open(
-            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log,
+            out_dir, inputs, data.hashes, resume=resume, overwrite=overwrite, log=log,
             dataset=source_path,
         )
     try:
         with on_stop_signals(raise_stopped):
             return _run_open(
-                _Run(data, metrics, settings, folder, hashes, lines, log, started), executor,
+                _Run(data, metrics, settings, folder, log, started), executor,
                 progress=progress,
             )
     finally:
@@ -125,22 +120,20 @@ def make_executor(ray: Any = None, *, judge: Any = None, embedder: Any = None) -
 
 @dataclass
 class _Run:
-    """A run once its --out folder (if any) is open and locked: the rows, the metrics, the
-    folder, each row's input hash and line, the log and when the run started."""
+    """A run once its --out folder (if any) is open and locked: the rows (with each one's
+    input hash and line), the metrics, the folder, the log and when the run started."""
 
     data: Dataset
     metrics: list[Metric]
     settings: Settings
     folder: OutputFolder | None
-    hashes: dict[str, str]
-    lines: dict[str, int]
     log: Callable[[str], None] | None
     started: float
 
 
 def _run_open(run: _Run, executor: Executor, *, progress: bool) -> RunOutcome:
     """Evaluate the unfinished rows with the executor, then write the summary and reports."""
-    data, folder, hashes = run.data, run.folder, run.hashes
+    data, folder, hashes = run.data, run.folder, run.data.hashes
     previous = folder.previous if folder is not None else set()
     todo: list[Sample] | PickledList[Sample]
     if isinstance(data.samples, PickledList):  # hashes holds the samples' ids, in their order
@@ -206,20 +199,20 @@ def _finish(
     records: list[SampleRecord] | OrderedResults
     if folder is not None:
         previous.clear()
-        records = folder.finish(run.lines, run.log)
+        records = folder.finish(run.data.lines, run.log)
     else:
         records = sorted(new, key=lambda r: r.line)
     tally = ScoreTally({m.name: m.name for m in metrics}, discover=True)
     redone = 0  # records of the dataset's rows as they are now
     for r in records:
         tally.add(r)
-        redone += r.input_hash == run.hashes.get(r.id)
+        redone += r.input_hash == run.data.hashes.get(r.id)
     summary = build_summary(
         run.data, n_samples, tally, metrics, run.settings, executor.judge_stats(),
         executor.usage(), time.perf_counter() - run.started,
     )
     summary.update(executor.summary())
-    summary["complete"] = not interrupted and redone >= len(run.hashes)
+    summary["complete"] = not interrupted and redone >= len(run.data.hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if n_previous and folder is not None:  # keep what the earlier sessions loaded
         summary["resumed"] = {"samples_from_earlier_sessions": n_previous}

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
-import json
 import math
 import os
 import threading
@@ -268,14 +266,3 @@ def prepare_append(path: Path, read: ReadResults) -> None:
             os.fsync(f.fileno())
     except OSError as exc:
         raise write_error(path, exc) from None
-
-
-def input_hash(sample: BaseModel) -> str:
-    """A short, stable hash of a row's content (its line number excluded)."""
-    payload = json.dumps(
-        sample.model_dump(mode="json", exclude={"line"}),
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
