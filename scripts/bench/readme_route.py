@@ -19,7 +19,10 @@ module to read a function not read before):
   it and must go back to it for new code. Reading a callee and coming back to the caller (whose
   module is on the stack) is not a re-entry. A worker thread's stack continues the stack of the
   code that started it. `reader_reentered` lists each such step: the module, the function read
-  there and the position of the step in `route`.
+  there, the position of the step in `route`, and whether the function is a method of a class
+  the reader met before (`class_met_before`: the object's class was read at its creation or at
+  another method; a person who read the class whole would not go back for it).
+  `reader_reentries_class_met_before` counts those steps.
 
     .venv/bin/python scripts/bench/readme_route.py [--stop _finish] [-- extra run flags]
 """
@@ -56,6 +59,7 @@ def follow(argv: list[str], stop: str) -> tuple[int, list[str], list[str], list[
     orders: tuple[list[str], list[str]] = ([], [])
     seen: tuple[set[Any], set[Any]] = (set(), set())
     reentered: list[dict[str, Any]] = []
+    classes: set[tuple[str, str]] = set()  # (module, class) of every method read
     started: dict[Any, set[str]] = {}  # a worker thread's id, or an asyncio task: the modules
     # on the stack of the code that started it
     stopped = False
@@ -111,10 +115,14 @@ def follow(argv: list[str], stop: str) -> tuple[int, list[str], list[str], list[
             if code in known or (known is seen[0] and importing(frame.f_back)):
                 continue
             known.add(code)
+            owner = _class_of(code.co_qualname)
+            met = (module, owner) in classes
+            if owner and order is orders[0]:
+                classes.add((module, owner))
             if not order or order[-1] != module:
                 if order is orders[0] and module in order and module not in on_stack(frame.f_back):
                     reentered.append({"step": len(order), "module": module,
-                                      "function": code.co_qualname})
+                                      "function": code.co_qualname, "class_met_before": met})
                 order.append(module)
         stopped = code.co_name == stop and not importing(frame.f_back)
 
@@ -132,6 +140,12 @@ def follow(argv: list[str], stop: str) -> tuple[int, list[str], list[str], list[
         threading.Thread.start = start  # type: ignore[method-assign]
         BaseEventLoop.create_task = create_task  # type: ignore[method-assign]
     return rc, *orders, reentered
+
+
+def _class_of(qualname: str) -> str | None:
+    """The class a method belongs to ("Class.method", "Class.method.<locals>.f"), else None."""
+    head, _, rest = qualname.partition(".")
+    return head if rest and not rest.startswith("<locals>") and head != "<locals>" else None
 
 
 def main() -> int:
@@ -154,6 +168,8 @@ def main() -> int:
         return {"modules": len(modules), "reentries": len(route) - len(modules)}
 
     print(json.dumps({"exit_status": rc, **counts(order), "reader_reentries": len(reentered),
+                      "reader_reentries_class_met_before": sum(r["class_met_before"]
+                                                               for r in reentered),
                       "with_import_time": counts(with_imports), "reader_reentered": reentered,
                       "route": order}, indent=1))
     return rc
