@@ -1,10 +1,19 @@
 """Drive a run: load rows, build the backends the chosen metrics need, evaluate every sample's
-metrics concurrently (their judge requests meet in the judge), write results and the summary."""
+metrics concurrently (their judge requests meet in the judge), write results and the summary.
+
+Ctrl-C, SIGTERM and SIGHUP stop a run alike: the event loop's main task is cancelled (at an
+await, never in the middle of writing a record), what is done is saved, the summary and report
+are written, and the command says how to resume. A signal set to be ignored (nohup) stays
+ignored."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +32,6 @@ from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary
 from localeval.results.tally import ScoreTally
-from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 
 
 @dataclass
@@ -231,3 +239,76 @@ def _finish(
                 "(finished samples are not judged again)"
             ) from None
     return RunOutcome(records, summary=summary, dataset=run.data)
+
+
+# ---- how a run stops: SIGTERM and SIGHUP as Ctrl-C ------------------------------------------
+
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: a run stops as on Ctrl-C (what is done is saved, with the summary)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class RunStopped(RunInterrupted):
+    """RunInterrupted by SIGTERM or SIGHUP; exits 128 + the signal's number."""
+
+    def __init__(self, signum: int, *args: Any) -> None:
+        super().__init__(*args)
+        self.signum, self.exit_code = signum, 128 + signum
+        self.args = (str(self).replace("interrupted", f"stopped by {signal.Signals(signum).name}",
+                                       1),)
+
+
+@contextlib.contextmanager
+def on_stop_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """Handle SIGTERM and SIGHUP with `handler` inside the block (main thread only; a signal
+    set to be ignored, as nohup does, stays ignored); the previous handlers after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {}
+    for sig in STOP_SIGNALS:
+        current = signal.getsignal(sig)
+        if current is not signal.SIG_IGN and current is not None:
+            before[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+def raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def run_loop(coro: Coroutine[Any, Any, Any]) -> None:
+    """asyncio.run(coro), where SIGTERM and SIGHUP cancel the run as Ctrl-C does (at an await,
+    never in the middle of writing a record) and then raise Stopped; a second one raises at
+    once."""
+    got: list[int] = []
+
+    async def main() -> None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def stop(signum: int, frame: Any) -> None:
+            if got:
+                raise Stopped(signum)
+            got.append(signum)
+            loop.call_soon_threadsafe(task.cancel)  # type: ignore[union-attr]
+
+        with on_stop_signals(stop):
+            try:
+                await coro
+            except asyncio.CancelledError:
+                if not got:
+                    raise
+
+    asyncio.run(main())
+    if got:
+        raise Stopped(got[0])
