@@ -24,6 +24,10 @@ module to read a function not read before):
   another method; a person who read the class whole would not go back for it).
   `reader_reentries_class_met_before` counts those steps.
 
+A generator's body is counted where it is first iterated, not where it is made (the profiler
+sees no call there): data/readers.py's `_jsonl_rows`, returned by `_read_jsonl` and iterated by
+data/dataset.py, counts as one reader re-entry that a person reading `_read_jsonl` would not make.
+
     .venv/bin/python scripts/bench/readme_route.py [--stop _finish] [-- extra run flags]
 """
 
