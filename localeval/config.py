@@ -98,7 +98,7 @@ class Settings(BaseModel):
         default_factory=dict,
         description="metric name → its options ([metric_options.<name>] tables in the config, "
                     "--metric-option name.key=value); checked against each metric's options "
-                    "model at run start (metrics/base.check_options)")
+                    "model at run start (models/preflight.check_metric_options)")
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

@@ -1,10 +1,19 @@
 """Drive a run: load rows, build the backends the chosen metrics need, evaluate every sample's
-metrics concurrently (their judge requests meet in the judge), write results and the summary."""
+metrics concurrently (their judge requests meet in the judge), write results and the summary.
+
+Ctrl-C, SIGTERM and SIGHUP stop a run alike: the event loop's main task is cancelled (at an
+await, never in the middle of writing a record), what is done is saved, the summary and report
+are written, and the command says how to resume. A signal set to be ignored (nohup) stays
+ignored."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,19 +21,17 @@ from typing import Any
 from localeval import __version__, prompts
 from localeval.config import Settings
 from localeval.data import dataset
-from localeval.data.dataset import Dataset, Sample
-from localeval.data.pickled import PickledList
+from localeval.data.dataset import Dataset, PickledList, Sample
 from localeval.errors import OutputError, RunInterrupted
 from localeval.execute import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
 from localeval.results.ordered import OrderedResults
 from localeval.results.outfolder import OutputFolder, previous_models
-from localeval.results.records import SampleRecord, input_hash
+from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary
 from localeval.results.tally import ScoreTally
-from localeval.stopping import RunStopped, on_stop_signals, raise_stopped, run_loop
 
 
 @dataclass
@@ -83,10 +90,6 @@ def run(
             log(f"skipped input {problem}")
     applicable = [m for m in metrics if any(not m.missing(s) for s in data.samples)]
     check_before_loading(settings, applicable, judge=judge, embedder=embedder)
-    hashes: dict[str, str] = {}  # id → input hash and line, in input order
-    lines: dict[str, int] = {}
-    for s in data.samples:
-        hashes[s.id], lines[s.id] = input_hash(s), s.line
     folder: OutputFolder | None = None
     if out_dir is not None:
         inputs = fingerprint_inputs(
@@ -97,13 +100,13 @@ def run(
         )
         source_path = Path(source) if isinstance(source, str | Path) else None
         folder = OutputFolder.open(
-            out_dir, inputs, hashes, resume=resume, overwrite=overwrite, log=log,
+            out_dir, inputs, data.hashes, resume=resume, overwrite=overwrite, log=log,
             dataset=source_path,
         )
     try:
         with on_stop_signals(raise_stopped):
             return _run_open(
-                _Run(data, metrics, settings, folder, hashes, lines, log, started), executor,
+                _Run(data, metrics, settings, folder, log, started), executor,
                 progress=progress,
             )
     finally:
@@ -125,22 +128,20 @@ def make_executor(ray: Any = None, *, judge: Any = None, embedder: Any = None) -
 
 @dataclass
 class _Run:
-    """A run once its --out folder (if any) is open and locked: the rows, the metrics, the
-    folder, each row's input hash and line, the log and when the run started."""
+    """A run once its --out folder (if any) is open and locked: the rows (with each one's
+    input hash and line), the metrics, the folder, the log and when the run started."""
 
     data: Dataset
     metrics: list[Metric]
     settings: Settings
     folder: OutputFolder | None
-    hashes: dict[str, str]
-    lines: dict[str, int]
     log: Callable[[str], None] | None
     started: float
 
 
 def _run_open(run: _Run, executor: Executor, *, progress: bool) -> RunOutcome:
     """Evaluate the unfinished rows with the executor, then write the summary and reports."""
-    data, folder, hashes = run.data, run.folder, run.hashes
+    data, folder, hashes = run.data, run.folder, run.data.hashes
     previous = folder.previous if folder is not None else set()
     todo: list[Sample] | PickledList[Sample]
     if isinstance(data.samples, PickledList):  # hashes holds the samples' ids, in their order
@@ -206,20 +207,20 @@ def _finish(
     records: list[SampleRecord] | OrderedResults
     if folder is not None:
         previous.clear()
-        records = folder.finish(run.lines, run.log)
+        records = folder.finish(run.data.lines, run.log)
     else:
         records = sorted(new, key=lambda r: r.line)
     tally = ScoreTally({m.name: m.name for m in metrics}, discover=True)
     redone = 0  # records of the dataset's rows as they are now
     for r in records:
         tally.add(r)
-        redone += r.input_hash == run.hashes.get(r.id)
+        redone += r.input_hash == run.data.hashes.get(r.id)
     summary = build_summary(
         run.data, n_samples, tally, metrics, run.settings, executor.judge_stats(),
         executor.usage(), time.perf_counter() - run.started,
     )
     summary.update(executor.summary())
-    summary["complete"] = not interrupted and redone >= len(run.hashes)
+    summary["complete"] = not interrupted and redone >= len(run.data.hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     if n_previous and folder is not None:  # keep what the earlier sessions loaded
         summary["resumed"] = {"samples_from_earlier_sessions": n_previous}
@@ -238,3 +239,76 @@ def _finish(
                 "(finished samples are not judged again)"
             ) from None
     return RunOutcome(records, summary=summary, dataset=run.data)
+
+
+# ---- how a run stops: SIGTERM and SIGHUP as Ctrl-C ------------------------------------------
+
+STOP_SIGNALS = tuple(getattr(signal, n) for n in ("SIGTERM", "SIGHUP") if hasattr(signal, n))
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP: a run stops as on Ctrl-C (what is done is saved, with the summary)."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        super().__init__(signal.Signals(signum).name)
+
+
+class RunStopped(RunInterrupted):
+    """RunInterrupted by SIGTERM or SIGHUP; exits 128 + the signal's number."""
+
+    def __init__(self, signum: int, *args: Any) -> None:
+        super().__init__(*args)
+        self.signum, self.exit_code = signum, 128 + signum
+        self.args = (str(self).replace("interrupted", f"stopped by {signal.Signals(signum).name}",
+                                       1),)
+
+
+@contextlib.contextmanager
+def on_stop_signals(handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """Handle SIGTERM and SIGHUP with `handler` inside the block (main thread only; a signal
+    set to be ignored, as nohup does, stays ignored); the previous handlers after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    before = {}
+    for sig in STOP_SIGNALS:
+        current = signal.getsignal(sig)
+        if current is not signal.SIG_IGN and current is not None:
+            before[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in before.items():
+            signal.signal(sig, old)
+
+
+def raise_stopped(signum: int, frame: Any) -> None:
+    raise Stopped(signum)
+
+
+def run_loop(coro: Coroutine[Any, Any, Any]) -> None:
+    """asyncio.run(coro), where SIGTERM and SIGHUP cancel the run as Ctrl-C does (at an await,
+    never in the middle of writing a record) and then raise Stopped; a second one raises at
+    once."""
+    got: list[int] = []
+
+    async def main() -> None:
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def stop(signum: int, frame: Any) -> None:
+            if got:
+                raise Stopped(signum)
+            got.append(signum)
+            loop.call_soon_threadsafe(task.cancel)  # type: ignore[union-attr]
+
+        with on_stop_signals(stop):
+            try:
+                await coro
+            except asyncio.CancelledError:
+                if not got:
+                    raise
+
+    asyncio.run(main())
+    if got:
+        raise Stopped(got[0])

@@ -92,6 +92,19 @@ def test_numeric_ids_become_strings(tmp_path: Path) -> None:
     assert (s.id, s.retrieved_ids, s.expected_ids) == ("7", ["1", "3", "4"], ["1", "2"])
 
 
+def test_each_row_is_hashed_and_numbered_as_it_loads(tmp_path: Path) -> None:
+    """Dataset.hashes: what --resume matches a finished result by; the values are those of
+    earlier versions (pinned), compact or not; a row rejected is in neither."""
+    path = tmp_path / "d.jsonl"
+    path.write_text('{"id": "a", "question": "Q?", "answer": "A.", "contexts": ["c1", "c2"]}\n'
+                    '{"id": "a"}\n\n{"id": 7, "answer": "六十", "extra": {"k": [1]}}\n',
+                    encoding="utf-8")
+    for compact in (False, True):
+        data = load(path, compact=compact)
+        assert data.hashes == {"a": "6750637798520547", "7": "2a60554c0e629c02"}
+        assert data.lines == {"a": 1, "7": 4} and [p.line for p in data.problems] == [2]
+
+
 def test_csv_with_json_list_cells_and_quoting(tmp_path: Path) -> None:
     path = tmp_path / "d.csv"
     path.write_text(

@@ -15,8 +15,9 @@ from localeval.cli import build_parser
 from localeval.config import Settings, load_config
 from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
-from localeval.metrics import REGISTRY, MetricContext, MetricResult, check_options
+from localeval.metrics import REGISTRY, MetricContext, MetricResult
 from localeval.metrics.base import metric
+from localeval.models.preflight import check_metric_options
 from tests.conftest import run_fake
 
 NAME = "probe_options"
@@ -74,7 +75,7 @@ def test_the_metric_reads_its_typed_options(probe: str) -> None:
 def test_a_wrong_option_is_one_line_naming_metric_and_option(
         probe: str, options: dict[str, dict[str, object]], message: str) -> None:
     with pytest.raises(ConfigError) as caught:
-        check_options(Settings(metric_options=options))
+        check_metric_options(Settings(metric_options=options))
     assert str(caught.value) == message
     with pytest.raises(ConfigError, match="metric_options"):  # at run start, before any sample
         run_fake([{"id": "a", "answer": "yes"}], [], metrics=[probe], metric_options=options)

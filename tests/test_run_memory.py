@@ -15,7 +15,7 @@ import pytest
 
 from localeval.config import load_config
 from localeval.data import dataset
-from localeval.data.pickled import PickledList
+from localeval.data.dataset import PickledList
 from localeval.results.ordered import rewrite_in_order
 from localeval.results.records import SampleRecord
 from localeval.results.tally import ScoreTally, metric_summary, score_keys

@@ -15,7 +15,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
     from localeval.results import gates
-    from localeval.runner import make_executor, run
+    from localeval.runner import run
 
     overrides = {
         k: getattr(args, k, None)
@@ -51,7 +51,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     check_estimate_flags(args)
     if args.estimate:
         return cmd_estimate(args, settings)
-    executor = make_executor(ray_options.from_args(args))  # this process, or Ray workers
     outcome = run(
         args.data,
         args.out,
@@ -60,7 +59,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=say,
-        executor=executor,
+        ray=ray_options.from_args(args),  # None: this process; else Ray workers
     )
     if not args.quiet:
         print(summary_table(outcome.summary))

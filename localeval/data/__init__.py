@@ -1,8 +1,7 @@
 """Reading and validating input rows: file formats and column aliases (`readers`), rows into
-validated Samples with their problems (`dataset`), and a compact list of them (`pickled`)."""
+validated Samples with their problems, kept compact for a large file (`dataset`)."""
 
-from localeval.data.dataset import Dataset, Sample, load, to_sample
-from localeval.data.pickled import PickledList
+from localeval.data.dataset import Dataset, PickledList, Sample, input_hash, load, to_sample
 from localeval.data.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
 
 __all__ = [
@@ -14,6 +13,7 @@ __all__ = [
     "RowProblem",
     "Sample",
     "clip",
+    "input_hash",
     "load",
     "to_sample",
 ]

@@ -12,7 +12,6 @@ from localeval.metrics.base import (
     Metric,
     MetricContext,
     MetricResult,
-    check_options,
     resolve,
 )
 
@@ -22,5 +21,4 @@ for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
 for _metric in sorted(REGISTRY.values(), key=lambda m: m.order):  # stable: ties keep their place
     REGISTRY[_metric.name] = REGISTRY.pop(_metric.name)
 
-__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "check_options",
-           "resolve"]
+__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "resolve"]

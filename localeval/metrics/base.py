@@ -24,12 +24,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from localeval import prompts
 from localeval.config import Settings
 from localeval.data.dataset import Sample
-from localeval.errors import ConfigError, UsageError, first_error
+from localeval.errors import ConfigError, UsageError
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
@@ -202,31 +202,6 @@ def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:
         return await fn(sample, dataclasses.replace(ctx, options=validated[key]))
 
     return run
-
-
-def check_options(settings: Settings) -> None:
-    """Raise a ConfigError (one line naming the metric and the option) for options of an
-    unknown metric, of one without options, or that its options model refuses."""
-    for name, values in settings.metric_options.items():
-        m = REGISTRY.get(name)
-        where = f"[metric_options.{name}]"
-        if m is None:
-            raise ConfigError(f"{where}: unknown metric {name!r}"
-                              f"{did_you_mean(name, list(REGISTRY))}")
-        if m.options is None:
-            raise ConfigError(f"{where}: metric {name} takes no options (given: "
-                              f"{', '.join(sorted(values))})")
-        fields = m.options.model_fields
-        for key in values:
-            if key not in fields:
-                raise ConfigError(f"{where}: metric {name} has no option {key!r}"
-                                  f"{did_you_mean(key, list(fields))} (its options: "
-                                  f"{', '.join(fields)})")
-        try:
-            m.options.model_validate(values)
-        except ValidationError as exc:
-            key, msg = first_error(exc)
-            raise ConfigError(f"{where}: metric {name} option {key!r}: {msg}") from None
 
 
 def resolve(names: Iterable[str] | None) -> list[Metric]:

@@ -1,10 +1,11 @@
 """Checks made before any model loads, so that a wrong path or setting costs a second, not a
 model load followed by an error (or worse, one error per sample).
 
-The settings' own values (ranges, cutoffs, weights) are validated by `config.Settings`, the
-metrics' options by their own models (metrics/base.check_options, first); here are the checks
-that need the file system: the model files (a manifest model whose size or sha256 no longer
-matches is refused here), the fake judge's answers, the embedder folder, the answer cache.
+The settings' own values (ranges, cutoffs, weights) are validated by `config.Settings`; here
+are the metrics' options, checked first against each metric's options model
+(`check_metric_options`), then the checks that need the file system: the model files (a manifest
+model whose size or sha256 no longer matches is refused here), the fake judge's answers, the
+embedder folder.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from localeval.config import Settings
-from localeval.errors import ConfigError, ModelError
+from localeval.errors import ConfigError, ModelError, first_error
+from localeval.names import did_you_mean
 
 GGUF_MAGIC = b"GGUF"
 
@@ -28,9 +32,7 @@ def check_before_loading(
     (they need no file). Paths given by the user are checked first, then the manifest's models. (An unusable answer cache is no error: the run warns and goes
     on without it.)
     """
-    from localeval.metrics import check_options
-
-    check_options(settings)  # the metrics' options first: no file is needed to check them
+    check_metric_options(settings)  # first: no file is needed to check them
     needs_judge = any(m.uses_judge for m in metrics) and judge is None
     needs_embedder = any(m.needs_embedder(settings) for m in metrics) and embedder is None
     if needs_judge:
@@ -45,6 +47,33 @@ def check_before_loading(
         models.require(manifest.get(manifest.profile(settings.profile)["judge"]))
     if needs_embedder and settings.embedder is None and settings.judge != "fake":
         _check_profile_embedder(settings)  # (the fake judge runs with the hash embedder)
+
+
+def check_metric_options(settings: Settings) -> None:
+    """Raise a ConfigError (one line naming the metric and the option) for options of an
+    unknown metric, of one without options, or that its options model refuses."""
+    from localeval.metrics import REGISTRY
+
+    for name, values in settings.metric_options.items():
+        m = REGISTRY.get(name)
+        where = f"[metric_options.{name}]"
+        if m is None:
+            raise ConfigError(f"{where}: unknown metric {name!r}"
+                              f"{did_you_mean(name, list(REGISTRY))}")
+        if m.options is None:
+            raise ConfigError(f"{where}: metric {name} takes no options (given: "
+                              f"{', '.join(sorted(values))})")
+        fields = m.options.model_fields
+        for key in values:
+            if key not in fields:
+                raise ConfigError(f"{where}: metric {name} has no option {key!r}"
+                                  f"{did_you_mean(key, list(fields))} (its options: "
+                                  f"{', '.join(fields)})")
+        try:
+            m.options.model_validate(values)
+        except ValidationError as exc:
+            key, msg = first_error(exc)
+            raise ConfigError(f"{where}: metric {name} option {key!r}: {msg}") from None
 
 
 def check_fake_judge(settings: Settings) -> None:

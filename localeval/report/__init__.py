@@ -40,8 +40,9 @@ from localeval.report.kit import (
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, histogram, lowest_keys, view_of
 from localeval.results.loadrun import RunFolder, load_run
+from localeval.results.outfolder import check_run_folder
 from localeval.results.records import SampleRecord
-from localeval.results.runfiles import check_run_folder, write_text
+from localeval.results.runfiles import write_text
 
 __all__ = [
     "CSS", "Comparison", "ReportView", "ScoreDiff", "build_view", "clip_text", "compare",

@@ -12,7 +12,6 @@ from localeval.results.records import (
     ReadResults,
     ResultsWriter,
     SampleRecord,
-    input_hash,
     read_results,
 )
 from localeval.results.runfiles import (
@@ -39,7 +38,6 @@ __all__ = [
     "bootstrap_ci",
     "check_resumable",
     "fingerprint_inputs",
-    "input_hash",
     "load_run",
     "metric_summary",
     "read_results",

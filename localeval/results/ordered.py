@@ -17,11 +17,10 @@ from localeval.results.records import (
     ReadResults,
     SampleRecord,
     has_nonfinite,
-    open_nofollow,
     read_results,
-    write_atomic,
     write_error,
 )
+from localeval.results.runfiles import open_nofollow, write_atomic
 
 
 class Entry(NamedTuple):

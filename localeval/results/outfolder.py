@@ -1,12 +1,14 @@
-"""The folder a run writes (--out): its lock, opening it fresh, resumed or overwritten, the
-records appended, the finish. run.json and the other files: `runfiles`; reading a run folder
-back: `loadrun`."""
+"""The folder a run writes (--out): what it is (new, a localeval run, or someone else's), its
+lock, opening it fresh, resumed or overwritten, the records appended, the finish. run.json and
+how files are written: `runfiles`; reading a run folder back: `loadrun`."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
+import re
 import stat
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -16,25 +18,112 @@ from typing import Any
 from localeval.errors import OutputError, UsageError
 from localeval.results.ordered import Entry, OrderedResults, index_results, rewrite_in_order
 from localeval.results.records import (
+    REJECTED_FILE,
     RESULTS_FILE,
     ResultsWriter,
     SampleRecord,
-    link_error,
-    open_nofollow,
     prepare_append,
 )
 from localeval.results.runfiles import (
-    LOCK_FILE,
     RUN_FILE,
     SUMMARY_FILE,
     check_resumable,
-    classify,
     fingerprint_of,
+    link_error,
+    open_nofollow,
+    open_regular,
+    read_inputs,
     read_json,
     recover_run_file,
     unrecoverable,
     write_run_file,
 )
+
+LOCK_FILE = ".localeval.lock"
+# the files a run writes (or replaces) in its folder
+OWN_FILES = (RESULTS_FILE, SUMMARY_FILE, RUN_FILE, "report.md", "report.html", REJECTED_FILE)
+
+# ---- what an --out folder is: new, a localeval run, or someone else's -------------------------
+
+_TMP = re.compile(r"\.(" + "|".join(re.escape(n) for n in OWN_FILES) + r")\.[0-9a-f]+\.tmp")
+
+
+def _entries(out_dir: Path) -> list[str]:
+    """The folder's entries other than the lock and localeval's temporary files."""
+    try:
+        names = sorted(os.listdir(out_dir))
+    except (FileNotFoundError, NotADirectoryError):  # to be created (or refused when it cannot)
+        return []
+    except OSError as exc:
+        raise OutputError(f"cannot read --out {out_dir}: {exc.strerror or exc}") from None
+    return [n for n in names if n != LOCK_FILE and not _TMP.fullmatch(n)]
+
+
+def _looks_like_results(path: Path) -> bool:
+    """Whether results.jsonl's first line is a record localeval wrote (not, say, a dataset)."""
+    try:
+        with open_regular(path) as f:
+            first = json.loads(f.readline())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return (
+        isinstance(first, dict)
+        and {"id", "input_hash", "scores"} <= set(first)
+        and set(first) <= set(SampleRecord.model_fields)
+    )
+
+
+def classify(out_dir: Path, dataset: Path | None = None) -> str:
+    """"new" (missing or empty), "run" (its run.json is one localeval wrote), "damaged" (only
+    localeval's files, its results.jsonl localeval's, run.json missing or unreadable); anything
+    else is refused with one line saying what to do."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise UsageError(f"--out {out_dir} is a file, not a folder; choose a folder")
+    for name in (*OWN_FILES, LOCK_FILE):
+        if (out_dir / name).is_symlink():
+            raise link_error(out_dir / name)
+        with contextlib.suppress(OSError):
+            if not stat.S_ISREG((out_dir / name).lstat().st_mode):
+                raise UsageError(
+                    f"{out_dir / name} is not a regular file (a folder, FIFO or device) where "
+                    "localeval keeps a file of its own; remove it or choose another --out"
+                )
+    if dataset is not None:
+        for name in OWN_FILES:
+            with contextlib.suppress(OSError):
+                if os.path.samefile(dataset, out_dir / name):
+                    raise UsageError(
+                        f"the dataset {dataset} is {out_dir / name}, a file localeval writes "
+                        "in its --out folder; choose another --out"
+                    )
+    entries = _entries(out_dir)
+    if not entries:
+        return "new"
+    if read_inputs(out_dir) is not None:
+        return "run"
+    if set(entries) <= set(OWN_FILES) and _looks_like_results(out_dir / RESULTS_FILE):
+        return "damaged"
+    shown = ", ".join(entries[:4]) + (f" and {len(entries) - 4} more" if len(entries) > 4 else "")
+    raise UsageError(
+        f"--out {out_dir} is not empty and is not a localeval run folder (it holds {shown}); "
+        "localeval writes only into a new or empty folder or one of its own runs — choose "
+        "another --out"
+    )
+
+
+def check_run_folder(path: Path) -> None:
+    """`localeval report DIR` rewrites report.md and report.html only in a localeval run folder
+    (its run.json, or localeval's results.jsonl), never through a link."""
+    for name in ("report.md", "report.html"):
+        if (path / name).is_symlink():
+            raise link_error(path / name)
+    if read_inputs(path) is None and not _looks_like_results(path / RESULTS_FILE):
+        raise UsageError(
+            f"{path} is not a localeval run folder (no run.json or results.jsonl written by "
+            "localeval), so its report files are left alone; give the --out folder of "
+            "`localeval run`"
+        )
+
 
 # ---- an open --out folder ----------------------------------------------------------------------
 

@@ -1,20 +1,16 @@
 """Per-sample records and results.jsonl: appended as samples finish (fsynced at most once a
 second), read back tolerantly, one line at a time (a line cut short by a crash, a hand-edited
-duplicate); ordering it is `ordered`'s job. Every file in a run folder is opened without
-following links."""
+duplicate); ordering it is `ordered`'s job. Opened without following links (`runfiles`)."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
-import json
 import math
 import os
-import secrets
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,11 +19,11 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from localeval.errors import DatasetError, OutputError
 from localeval.names import owner_of
+from localeval.results.runfiles import link_error, open_nofollow
 
 RESULTS_FILE = "results.jsonl"
 REJECTED_FILE = "results.rejected.jsonl"  # unreadable lines moved aside by a rewrite, never lost
 SYNC_INTERVAL_S = 1.0  # results.jsonl is fsynced at most this long after a record is written
-NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 NONFINITE = "the score is not a finite number; run this sample again (--resume redoes it)"
 OUT_OF_RANGE = "the score is outside [0, 1]; run this sample again (--resume redoes it)"
 SCORE_SLACK = 1e-6  # float rounding (a cosine of 1.0000001) is no out-of-range score
@@ -82,56 +78,6 @@ def write_error(path: Path, exc: OSError) -> OutputError:
         f"cannot write {path}: {exc.strerror or exc}; the samples finished so far are saved — "
         "free some space (or fix the folder's permissions) and run again with --resume"
     )
-
-
-def link_error(path: Path) -> OutputError:
-    return OutputError(
-        f"{path} is a symbolic link; localeval never writes through a link in a run folder — "
-        "remove the link or choose another --out"
-    )
-
-
-def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
-    """os.open that refuses a symbolic link as the last component (OSError ELOOP)."""
-    return os.open(path, flags | NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
-
-
-def fsync_dir(folder: Path) -> None:
-    """Make a rename or a new file in `folder` durable (no-op where a folder cannot be fsynced)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
-            raise
-    finally:
-        os.close(fd)
-
-
-def write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
-    """Replace `path` by `chunks` durably: a new temporary file (random name, O_EXCL, no link
-    followed) written and fsynced, renamed over `path`, then the folder fsynced. On any failure
-    the temporary file is removed and `path` is as it was; OSError is raised."""
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
-    try:
-        try:
-            for chunk in chunks:
-                data = memoryview(chunk)
-                while data:
-                    data = data[os.write(fd, data) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-    fsync_dir(path.parent)
 
 
 class ResultsWriter:
@@ -320,14 +266,3 @@ def prepare_append(path: Path, read: ReadResults) -> None:
             os.fsync(f.fileno())
     except OSError as exc:
         raise write_error(path, exc) from None
-
-
-def input_hash(sample: BaseModel) -> str:
-    """A short, stable hash of a row's content (its line number excluded)."""
-    payload = json.dumps(
-        sample.model_dump(mode="json", exclude={"line"}),
-        sort_keys=True,
-        ensure_ascii=False,
-        default=str,
-    )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]

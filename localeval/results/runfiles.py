@@ -1,6 +1,7 @@
-"""The files of a run folder other than results.jsonl: run.json (the run's fingerprint, how a
-folder is known as a localeval run, checked by --resume), summary.json and the reports, written
-durably; and what an --out folder is (new, a localeval run, or someone else's)."""
+"""The files of a run folder and how they are written: every one opened without following a
+link, replaced durably (an fsynced temporary file renamed); run.json, the run's fingerprint (how
+a folder is known as a localeval run, checked by --resume). results.jsonl's records: `records`;
+what an --out folder is and opening it: `outfolder`."""
 
 from __future__ import annotations
 
@@ -9,30 +10,20 @@ import errno
 import hashlib
 import json
 import os
-import re
+import secrets
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from pydantic import BaseModel
 
 from localeval.errors import OutputError, UsageError
-from localeval.results.records import (
-    REJECTED_FILE,
-    RESULTS_FILE,
-    SampleRecord,
-    link_error,
-    open_nofollow,
-    write_atomic,
-)
 
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
-LOCK_FILE = ".localeval.lock"
 WRITTEN_BY = "localeval"  # run.json's "written_by": how a folder is known as a localeval run
-# the files a run writes (or replaces) in its folder
-OWN_FILES = (RESULTS_FILE, SUMMARY_FILE, RUN_FILE, "report.md", "report.html", REJECTED_FILE)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 # Settings that change speed or where things are stored, never a score: a run may be resumed
 # with other values of these. Every other setting is part of the run's fingerprint.
@@ -50,6 +41,56 @@ NOT_IN_FINGERPRINT = frozenset(
 )
 
 
+def link_error(path: Path) -> OutputError:
+    return OutputError(
+        f"{path} is a symbolic link; localeval never writes through a link in a run folder — "
+        "remove the link or choose another --out"
+    )
+
+
+def open_nofollow(path: Path, flags: int, mode: int = 0o644) -> int:
+    """os.open that refuses a symbolic link as the last component (OSError ELOOP)."""
+    return os.open(path, flags | NOFOLLOW | getattr(os, "O_CLOEXEC", 0), mode)
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename or a new file in `folder` durable (no-op where a folder cannot be fsynced)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
+    """Replace `path` by `chunks` durably: a new temporary file (random name, O_EXCL, no link
+    followed) written and fsynced, renamed over `path`, then the folder fsynced. On any failure
+    the temporary file is removed and `path` is as it was; OSError is raised."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
+    fd = open_nofollow(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+    try:
+        try:
+            for chunk in chunks:
+                data = memoryview(chunk)
+                while data:
+                    data = data[os.write(fd, data) :]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    fsync_dir(path.parent)
+
+
 def write_text(path: Path, text: str) -> None:
     """Replace a file durably and atomically (fsynced temporary file with a random name, renamed,
     folder fsynced; no link followed); OutputError when it cannot, the old file left intact."""
@@ -62,6 +103,26 @@ def write_text(path: Path, text: str) -> None:
 def write_json(path: Path, data: Any) -> None:
     """Write JSON as write_text does."""
     write_text(path, json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """`path` opened for reading: no link followed, and only a regular file (a FIFO or a device
+    is OSError at once, never a read that waits)."""
+    fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
+def read_json(path: Path) -> Any:
+    """A JSON file's content (no link followed, regular files only); None when absent,
+    unreadable, malformed or nested too deeply."""
+    try:
+        with open_regular(path) as f:
+            return json.loads(f.read())
+    except (OSError, ValueError, RecursionError):
+        return None
 
 
 # ---- the run's fingerprint (run.json) ----------------------------------------------------------
@@ -110,35 +171,11 @@ def fingerprint_of(inputs: Mapping[str, Any]) -> str:
 
 def read_inputs(out_dir: Path) -> dict[str, Any] | None:
     """run.json's inputs when it is one localeval wrote (its fingerprint is its inputs' hash)."""
-    data = _read_json(out_dir / RUN_FILE)
+    data = read_json(out_dir / RUN_FILE)
     inputs = data.get("inputs") if isinstance(data, dict) else None
     if isinstance(inputs, dict) and data.get("fingerprint") == fingerprint_of(inputs):
         return inputs
     return None
-
-
-def _read_json(path: Path) -> Any:
-    return read_json(path)
-
-
-def open_regular(path: Path) -> BinaryIO:
-    """`path` opened for reading: no link followed, and only a regular file (a FIFO or a device
-    is OSError at once, never a read that waits)."""
-    fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return os.fdopen(fd, "rb")
-
-
-def read_json(path: Path) -> Any:
-    """A JSON file's content (no link followed, regular files only); None when absent,
-    unreadable, malformed or nested too deeply."""
-    try:
-        with open_regular(path) as f:
-            return json.loads(f.read())
-    except (OSError, ValueError, RecursionError):
-        return None
 
 
 def check_resumable(out_dir: Path, inputs: Mapping[str, Any]) -> None:
@@ -172,93 +209,10 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-
-# ---- what an --out folder is: new, a localeval run, or someone else's -------------------------
-
-_TMP = re.compile(r"\.(" + "|".join(re.escape(n) for n in OWN_FILES) + r")\.[0-9a-f]+\.tmp")
-
-
-def _entries(out_dir: Path) -> list[str]:
-    """The folder's entries other than the lock and localeval's temporary files."""
-    try:
-        names = sorted(os.listdir(out_dir))
-    except (FileNotFoundError, NotADirectoryError):  # to be created (or refused when it cannot)
-        return []
-    except OSError as exc:
-        raise OutputError(f"cannot read --out {out_dir}: {exc.strerror or exc}") from None
-    return [n for n in names if n != LOCK_FILE and not _TMP.fullmatch(n)]
-
-
-def _looks_like_results(path: Path) -> bool:
-    """Whether results.jsonl's first line is a record localeval wrote (not, say, a dataset)."""
-    try:
-        with open_regular(path) as f:
-            first = json.loads(f.readline())
-    except (OSError, ValueError, RecursionError):
-        return False
-    return (
-        isinstance(first, dict)
-        and {"id", "input_hash", "scores"} <= set(first)
-        and set(first) <= set(SampleRecord.model_fields)
-    )
-
-
-def classify(out_dir: Path, dataset: Path | None = None) -> str:
-    """"new" (missing or empty), "run" (its run.json is one localeval wrote), "damaged" (only
-    localeval's files, its results.jsonl localeval's, run.json missing or unreadable); anything
-    else is refused with one line saying what to do."""
-    if out_dir.exists() and not out_dir.is_dir():
-        raise UsageError(f"--out {out_dir} is a file, not a folder; choose a folder")
-    for name in (*OWN_FILES, LOCK_FILE):
-        if (out_dir / name).is_symlink():
-            raise link_error(out_dir / name)
-        with contextlib.suppress(OSError):
-            if not stat.S_ISREG((out_dir / name).lstat().st_mode):
-                raise UsageError(
-                    f"{out_dir / name} is not a regular file (a folder, FIFO or device) where "
-                    "localeval keeps a file of its own; remove it or choose another --out"
-                )
-    if dataset is not None:
-        for name in OWN_FILES:
-            with contextlib.suppress(OSError):
-                if os.path.samefile(dataset, out_dir / name):
-                    raise UsageError(
-                        f"the dataset {dataset} is {out_dir / name}, a file localeval writes "
-                        "in its --out folder; choose another --out"
-                    )
-    entries = _entries(out_dir)
-    if not entries:
-        return "new"
-    if read_inputs(out_dir) is not None:
-        return "run"
-    if set(entries) <= set(OWN_FILES) and _looks_like_results(out_dir / RESULTS_FILE):
-        return "damaged"
-    shown = ", ".join(entries[:4]) + (f" and {len(entries) - 4} more" if len(entries) > 4 else "")
-    raise UsageError(
-        f"--out {out_dir} is not empty and is not a localeval run folder (it holds {shown}); "
-        "localeval writes only into a new or empty folder or one of its own runs — choose "
-        "another --out"
-    )
-
-
-def check_run_folder(path: Path) -> None:
-    """`localeval report DIR` rewrites report.md and report.html only in a localeval run folder
-    (its run.json, or localeval's results.jsonl), never through a link."""
-    for name in ("report.md", "report.html"):
-        if (path / name).is_symlink():
-            raise link_error(path / name)
-    if read_inputs(path) is None and not _looks_like_results(path / RESULTS_FILE):
-        raise UsageError(
-            f"{path} is not a localeval run folder (no run.json or results.jsonl written by "
-            "localeval), so its report files are left alone; give the --out folder of "
-            "`localeval run`"
-        )
-
-
 def recover_run_file(out_dir: Path, inputs: Mapping[str, Any]) -> bool:
     """Rebuild a missing or unreadable run.json when summary.json (written by an earlier session)
     carries the same fingerprint: the results there were made with these settings."""
-    summary = _read_json(out_dir / SUMMARY_FILE)
+    summary = read_json(out_dir / SUMMARY_FILE)
     if isinstance(summary, dict) and summary.get("run_fingerprint") == fingerprint_of(inputs):
         write_run_file(out_dir, inputs)
         return True
@@ -274,7 +228,7 @@ def unrecoverable(out_dir: Path, n: int) -> UsageError:
     """Why a resume cannot check the settings of a run whose run.json is lost: one line."""
     what = f"has no {RUN_FILE}" if not (out_dir / RUN_FILE).exists() else (
         f"has a {RUN_FILE} that is unreadable")
-    summary = _read_json(out_dir / SUMMARY_FILE)
+    summary = read_json(out_dir / SUMMARY_FILE)
     why = (
         f"its {SUMMARY_FILE} shows other settings"
         if isinstance(summary, dict) and summary.get("run_fingerprint")
