@@ -304,6 +304,10 @@ def test_an_answer_of_another_kind_than_its_question_is_caught() -> None:
     assert answer_lacks("石鼓书院的门票多少钱？", "门票为四十元。") is None
     assert answer_lacks("江州博物馆建于哪一年？", "建于一九五八年。") is None
     assert answer_lacks("江州博物馆建于哪一年？", "由市政府建造。") == "a time"
+    assert answer_lacks("云岭茶园的海拔是多少？", "云岭茶园面积约三百二十亩。") == "the 海拔"
+    assert answer_lacks("青琅湖的海拔是多少？", "湖面海拔两千一百米。") is None
+    assert answer_lacks("书院的藏书量是多少？", "藏书达一万余卷。") is None
+    assert answer_lacks("围棋在民间流行多久了？", "出现了黄龙士等著名棋手。") == "a duration"
     assert first_failed("single", "How many items may a member borrow at Wexcombe Library?",
                         "Members may borrow books.",
                         ["Wexcombe Library members may borrow 12 items."],
@@ -346,3 +350,17 @@ def test_a_question_is_joined_into_one_kept_pair_only() -> None:
         EmbeddingStore(HashEmbedder()), n=10, duplicate_cosine=0.999))
     assert [r.id for r in made.rows] == ["p1", "p3"]
     assert made.dropped[0]["dropped"] == "duplicate" and "s:1" in made.dropped[0]["detail"]
+
+
+def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() -> None:
+    from localeval.generate.filters import STATED_SHARE, stated_in
+
+    said = ["新馆由建筑师周望设计，建筑面积三万二千平方米。", "博物馆每周一闭馆。",
+            "The comet passed closest to the Sun in March 1997.",
+            "Hallam Hill Observatory sits at 1,140 metres above sea level."]
+    share, where = stated_in("新馆的建筑面积是多少平方米？", said)
+    assert share >= STATED_SHARE and where == said[0]
+    assert stated_in("What was the name of the comet?", said)[0] >= STATED_SHARE
+    assert stated_in("江州博物馆的开放时间是什么时候？", said)[0] < STATED_SHARE
+    assert stated_in("How many people visit Hallam Hill Observatory each year?",
+                     said)[0] < STATED_SHARE

@@ -171,6 +171,9 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               "restates the question its chunk answers")
+    elif unans is not None and unans.get("stated"):
+        no_answer = Candidate("unanswerable", task, row, "answerable",
+                              {"stated in": unans["stated"]})
     elif unans is None or unans.get("score") is None or unans["score"] >= ANSWERABLE_RATING:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),

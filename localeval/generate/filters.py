@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
+from localeval.text import CJK_RANGES, CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -27,12 +27,12 @@ asks_otherwise (a colloquial row asks with another question word than its single
 "how long" for "when"), long_answer (the reference answer is longer than an answer needs,
 copies most of its chunk, or was cut at the schema's length),
 unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
-pair's answer is supported by one of its chunks alone, or its question's own words stand in one
-of its two facts only), unanswered (the reference answer does
-not give every part of what the question asks: answer_relevance's parts and coverage verdicts,
-P below ANSWERED_P), answerable (an "unanswerable" question that one of the chunks of the
-whole corpus nearest to it, by BM25 and by the embedder, answers in part or whole:
-rerank_relevancy rates it 2 or 3), duplicate (a
+pair joins two questions that ask the same, or one of its chunks supports both answers),
+unanswered (the answer is of another kind than the question asks, `answer_lacks`, or does not
+give every part of it: answer_relevance's parts and coverage verdicts, P below ANSWERED_P),
+answerable (an "unanswerable" question whose own words stand in one sentence of the corpus,
+STATED_SHARE, or that one of the chunks of the whole corpus nearest to it, by BM25 and by the
+embedder, answers in part or whole: rerank_relevancy rates it 2 or 3), duplicate (a
 near-duplicate of a kept question), surplus (more than --n passed)."""
 
 _EN_POINTERS = re.compile(
@@ -300,7 +300,17 @@ def answer_lacks(question: str, answer: str) -> str | None:
             return "a number"
         rest = question[m.end():]
         unit = next((u for u in _ZH_UNITS if rest.startswith(u)), None)
-        return None if unit is None or unit[0] in answer else f"the unit {unit}"
+        if unit is not None:
+            return None if unit[0] in answer else f"the unit {unit}"
+        if (what := re.search(rf"([{CJK_RANGES}]{{2,3}})(?:是|为|有)?(?:多少|几)[？?]?$",
+                              question)) and not any(what.group(1)[i:i + 2] in answer
+                                                     for i in range(len(what.group(1)) - 1)):
+            # "云岭茶园的海拔是多少？" answered with its area
+            return "the " + what.group(1).lstrip("".join(_ZH_FUNCTION))
+        return None
+    if re.search(r"多久|多长时间", question):
+        return None if re.search(r"年|月|天|日|小时|分钟|秒|周|星期|世纪|代", answer) \
+            else "a duration"
     if re.search(r"什么时候|何时|哪一?年|哪天|几月", question):
         return None if _ZH_TIME.search(answer) else "a time"
     return None
@@ -340,6 +350,22 @@ def content_share(answer: str, texts: list[str]) -> float:
             found += run[max(0, i - 1):i + 1] in pairs or run[i:i + 2] in pairs or (
                 len(run) == 1 and any(ch in t for t in material))
     return found / total if total else 1.0
+
+
+_EN_ASKED_WORDS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how|many|much|"
+                             r"name|named|called)\b", re.IGNORECASE)
+STATED_SHARE = 0.8
+"""An "unanswerable" question whose own words (less its question words) stand this much in one
+sentence of the corpus is answered there (answerable): "新馆的建筑面积是多少平方米？" beside
+"新馆……建筑面积三万二千平方米"."""
+
+
+def stated_in(question: str, sentences: list[str]) -> tuple[float, str]:
+    """The share of the question's own words (`content_share`, its question words left out)
+    that stand in the sentence holding most of them, and that sentence."""
+    asked = _EN_ASKED_WORDS.sub(" ", question) if question.isascii() else \
+        _ZH_ASKS.sub(" ", question)
+    return max(((content_share(asked, [s]), s) for s in sentences), default=(0.0, ""))
 
 
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],

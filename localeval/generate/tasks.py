@@ -18,9 +18,16 @@ from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, context, draft_single, focus_sentences
-from localeval.generate.filters import FILTERS, first_failed, restates
+from localeval.generate.filters import (
+    FILTERS,
+    STATED_SHARE,
+    first_failed,
+    restates,
+    stated_in,
+)
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
+from localeval.text import split_sentences
 from localeval.text import terms as term_bag
 
 NEAREST = 2
@@ -42,12 +49,20 @@ class Env:
     corpus: dict[str, tuple[list[Chunk], np.ndarray]]
     terms: dict[str, set[str]]
     lexical: dict[str, BM25] = field(default_factory=dict)
+    said: dict[str, list[str]] = field(default_factory=dict)
 
     def bm25(self, language: str) -> BM25:
         if language not in self.lexical:
             self.lexical[language] = BM25([term_bag(c.text) for c in self.corpus[language][0]],
                                           k1=LEXICAL_K1)
         return self.lexical[language]
+
+    def sentences(self, language: str) -> list[str]:
+        """Every sentence of the corpus of the language."""
+        if language not in self.said:
+            self.said[language] = [x for c in self.corpus[language][0]
+                                   for x in split_sentences(c.text)]
+        return self.said[language]
 
     def terms_of(self, *chunks: Chunk) -> set[str]:
         return set().union(*(self.terms.get(c.source, set()) for c in chunks))
@@ -133,8 +148,9 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
 
 
 async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
-    """`asked`, then whether the chunks of the corpus nearest to the unanswerable question
-    answer it."""
+    """`asked`, then whether the corpus answers the unanswerable question: a sentence holding
+    its words (filters.stated_in), else the chunks nearest to it as rerank_relevancy rates
+    them."""
     out = await asked(env, task, chunk, focus)
     if "draft" not in out or out.get("error"):
         return out
@@ -142,6 +158,9 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
     if first_failed("unanswerable", draft["unanswerable"], None, [chunk.text],
                     env.terms_of(chunk), ANSWER_CHARS) is None and not restates(
                         draft["unanswerable"], draft["question"]):
+        share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language))
+        if share >= STATED_SHARE:  # a sentence of the corpus says it: no judge needed
+            return out | {"unanswerable": {"score": None, "stated": sentence}}
         try:
             near = await nearest_chunks(env, draft["unanswerable"], chunk.language)
             check = await answered(env, f"{task}:unanswerable", chunk.language,
