@@ -286,7 +286,8 @@ def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped()
 
 
 def test_an_answer_of_another_kind_than_its_question_is_caught() -> None:
-    from localeval.generate.filters import answer_lacks, first_failed
+    from localeval.generate.answer_kind import answer_lacks
+    from localeval.generate.filters import first_failed
 
     assert answer_lacks("How long does it take to get from Marrowick to Holm Island by ferry?",
                         "It is a crossing of 11 kilometres.") == "a duration"

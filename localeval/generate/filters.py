@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import re
 
-from localeval.text import CJK_RANGES, CJK_RUN, STOPWORDS, normalize, split_sentences
+from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
+from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -43,7 +44,7 @@ _EN_POINTERS = re.compile(
 _ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|此段|段落中|文本中|原文|上述|"
                           r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字")
 _LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
-_ZH_FUNCTION = set("的了是在和与及或等也都就而被把从对为于以之其这那个些吗呢吧啊")
+_ZH_FUNCTION = set(ZH_FUNCTION)
 _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
 _ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁]|谁|怎么|怎样|如何|是否|"
                         r"多[长大高远久重宽深]")
@@ -248,72 +249,6 @@ def content_words(text: str) -> set[str]:
             words.add(run)
         words.update(run[i:i + 2] for i in range(len(run) - 1))
     return words
-
-
-_DURATION = (r"second|minute|hour|day|night|week|fortnight|month|year|decade|century|"
-             r"centuries")
-_LENGTH = (r"metres?|meters?|m|km|kilometres?|kilometers?|miles?|feet|foot|ft|yards?|cm|mm|"
-           r"inch(?:es)?")
-_EN_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-              r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|dozen|"
-              r"half|a few|several|free|none|no)\b")
-_EN_TIME = (_EN_NUMBER + r"|\b(?:january|february|march|april|may|june|july|august|september|"
-            r"october|november|december|spring|summer|autumn|winter|morning|afternoon|evening|"
-            r"night|century|ago|after|before|during|since|until|when|every|each|daily|weekly|"
-            r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|first|last|once)\b")
-_EN_KINDS = (  # (the question's words, what its answer must hold, its name)
-    (r"\bhow long\b.*\b(?:take|takes|took|last|lasts|lasted|wait|stay|spend|run for)\b",
-     rf"\b(?:{_DURATION})s?\b", "a duration"),
-    (r"\bhow (?:long|far|tall|high|deep|wide)\b", rf"\d|\b(?:{_DURATION}|{_LENGTH})s?\b",
-     "a measure"),
-    (r"\bhow (?:many|much|old)\b", _EN_NUMBER, "a number"),
-    (r"^(?:when|what year|which year|in (?:what|which) year)\b|\bwhen (?:was|were|did|does|is)\b",
-     _EN_TIME, "a time"),
-)
-_ZH_DIGITS = "0-9零〇一二三四五六七八九十百千万亿两半几数多"
-_ZH_UNITS = ("人次", "平方米", "公里", "公顷", "小时", "分钟", "公斤", "千克", "次", "年",
-             "天", "岁", "米", "元", "家", "人", "个", "种", "座", "条", "位", "名", "辆", "列",
-             "层", "吨", "亩", "届", "场", "项", "件", "本", "所", "只", "头", "棵",
-             "班", "部", "张", "间")
-"""Units a Chinese question names after 多少/几 that its answer must hold (longest first)."""
-_ZH_MONEY = re.compile(r"元|块|钱|免费")
-_ZH_TIME = re.compile(rf"[{_ZH_DIGITS}]|年|月|日|世纪|朝|代|时期|初|末|前|后|期间|季|周|星期|"
-                      r"早|晚|上午|下午|凌晨|夜")
-
-
-def answer_lacks(question: str, answer: str) -> str | None:
-    """What the kind of question asks for and its answer does not hold, by rule: a duration
-    for "how long does it take" (not "11 kilometres"), a number for "how many", a time for
-    "when"; Chinese: a number for 多少/几, with its unit when the question names one ("多少次"
-    answered "两到三天"), a time for 什么时候/哪一年. None: nothing missing, or a question of
-    another kind."""
-    if question.isascii():
-        q, a = question.lower(), answer.lower()
-        for asked, needed, name in _EN_KINDS:
-            if re.search(asked, q):
-                return None if re.search(needed, a) else name
-        return None
-    if m := re.search(r"(?:多少|几)(钱)?", question):
-        if m.group(1):
-            return None if _ZH_MONEY.search(answer) else "a price"
-        if not re.search(rf"[{_ZH_DIGITS}]|免费|没有", answer):
-            return "a number"
-        rest = question[m.end():]
-        unit = next((u for u in _ZH_UNITS if rest.startswith(u)), None)
-        if unit is not None:
-            return None if unit[0] in answer else f"the unit {unit}"
-        if (what := re.search(rf"([{CJK_RANGES}]{{2,3}})(?:是|为|有)?(?:多少|几)[？?]?$",
-                              question)) and not any(what.group(1)[i:i + 2] in answer
-                                                     for i in range(len(what.group(1)) - 1)):
-            # "云岭茶园的海拔是多少？" answered with its area
-            return "the " + what.group(1).lstrip("".join(_ZH_FUNCTION))
-        return None
-    if re.search(r"多久|多长时间", question):
-        return None if re.search(r"年|月|天|日|小时|分钟|秒|周|星期|世纪|代", answer) \
-            else "a duration"
-    if re.search(r"什么时候|何时|哪一?年|哪天|几月", question):
-        return None if _ZH_TIME.search(answer) else "a time"
-    return None
 
 
 def answer_in_question(question: str, answer: str) -> bool:
