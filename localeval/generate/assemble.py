@@ -128,7 +128,7 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
     """The single, colloquial and unanswerable candidates of one single-chunk draft (`terms`:
     its document's subject terms)."""
     task, lang = result["task"], chunk.language
-    key = task.split(":", 1)[-1]
+    key = task.split(":", 1)[-1]  # the chunk id, and the sentence asked about past the first
     draft = result.get("draft")
     if draft is None or result.get("error"):
         why = result.get("error", "no draft")

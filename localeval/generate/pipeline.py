@@ -27,7 +27,7 @@ from localeval.generate.drafting import STEPS, focus_sentences
 from localeval.generate.filters import content_share, subject_terms
 from localeval.generate.picking import Pair, pick_pairs, seeded_order
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
-from localeval.generate.tasks import Env, pair_task, single_task
+from localeval.generate.tasks import Env, pair_task, single_name, single_task
 
 Log = Callable[[str], None]
 _NOT_IN_FINGERPRINT = {"cache", "no_cache", "parallel", "n_threads", "metrics", "n_gpu_layers"}
@@ -129,7 +129,7 @@ def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
         order = seeded_order(eligible, options.seed)
         focus = {c.id: focus_sentences(c.text) or [c.text] for c in order}
         for k in range(options.per_chunk):
-            singles += [(f"single:{c.id}" + (f"@{k + 1}" if k else ""), (c, focus[c.id][k]))
+            singles += [(single_name(c.id, k), (c, focus[c.id][k]))
                         for c in order if k < len(focus[c.id])]
     by_lang: list[list[Pair]] = []
     if "pair" in options.kinds:
@@ -213,6 +213,9 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
         if paths is not None else None
     done: dict[str, dict[str, Any]] = dict(work.done) if work else {}
+    for task, result in done.items():  # a resumed run's pairs reuse the finished drafts
+        if task.startswith("single:"):
+            env.known(task, result)
     lists = {"single": singles, "pair": pairs}
     feeds = {"single": {"single", "colloquial", "unanswerable"}, "pair": {"pair"}}
     cut = dict.fromkeys(lists, 0)

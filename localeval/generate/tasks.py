@@ -7,6 +7,7 @@ cheap filter or an earlier check already fails are skipped."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,6 +17,7 @@ from localeval.bm25 import BM25
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
+from localeval.generate.assemble import usable_part
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, context, draft_single, focus_sentences
 from localeval.generate.filters import (
@@ -50,6 +52,7 @@ class Env:
     terms: dict[str, set[str]]
     lexical: dict[str, BM25] = field(default_factory=dict)
     said: dict[str, list[str]] = field(default_factory=dict)
+    drafts: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
 
     def bm25(self, language: str) -> BM25:
         if language not in self.lexical:
@@ -63,6 +66,18 @@ class Env:
             self.said[language] = [x for c in self.corpus[language][0]
                                    for x in split_sentences(c.text)]
         return self.said[language]
+
+    async def asked(self, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+        """`asked` once per task name: the single feed and every pair asking the same sentence
+        share one draft and its checks (with --no-cache too)."""
+        if task not in self.drafts:
+            self.drafts[task] = asyncio.ensure_future(asked(self, task, chunk, focus))
+        return await self.drafts[task]
+
+    def known(self, task: str, result: dict[str, Any]) -> None:
+        """A draft finished before (a resumed run's work file): `asked` returns it."""
+        self.drafts[task] = asyncio.get_running_loop().create_future()
+        self.drafts[task].set_result(result)
 
     def terms_of(self, *chunks: Chunk) -> set[str]:
         return set().union(*(self.terms.get(c.source, set()) for c in chunks))
@@ -151,7 +166,7 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
     """`asked`, then whether the corpus answers the unanswerable question: a sentence holding
     its words (filters.stated_in), else the chunks nearest to it as rerank_relevancy rates
     them."""
-    out = await asked(env, task, chunk, focus)
+    out = await env.asked(task, chunk, focus)
     if "draft" not in out or out.get("error"):
         return out
     draft = out["draft"]
@@ -171,12 +186,17 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
     return out
 
 
+def single_name(chunk_id: str, k: int) -> str:
+    """The task of a chunk's k-th focus sentence (from 0): "single:ID", then "single:ID@2"..."""
+    return f"single:{chunk_id}" + (f"@{k + 1}" if k else "")
+
+
 def part_order(chunk: Chunk, link: str) -> list[tuple[str, str]]:
     """The sentences a pair may ask of one of its chunks, as single-chunk tasks (the same task
     names, so the same judge requests as the single feed's): the chunk's focus sentences, those
     holding the pair's linking term first."""
     focus = focus_sentences(chunk.text) or [chunk.text]
-    tasks = [(f"single:{chunk.id}" + (f"@{k + 1}" if k else ""), s) for k, s in enumerate(focus)]
+    tasks = [(single_name(chunk.id, k), s) for k, s in enumerate(focus)]
     term = link.split(": ", 1)[1] if link.startswith("entity: ") else None
     return sorted(tasks, key=lambda t: term is None or term not in t[1])
 
@@ -188,14 +208,12 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
     answer is checked against the other chunk (the same verdict path): a pair is kept only when
     neither chunk supports both answers. The question is the two questions joined
     (assemble.from_pair)."""
-    from localeval.generate.assemble import usable_part
-
     out: dict[str, Any] = {"task": task, "parts": []}
     try:
         for chunk in (first, second):
             tried = []
             for name, focus in part_order(chunk, link)[:tries]:
-                part = await asked(env, name, chunk, focus)
+                part = await env.asked(name, chunk, focus)
                 unusable = usable_part(part, chunk, env.terms_of(chunk))
                 tried.append((FILTERS.index(unusable[0]) if unusable else len(FILTERS), part))
                 if unusable is None:
