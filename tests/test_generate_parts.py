@@ -114,7 +114,8 @@ def test_questions_naming_what_their_chunk_lacks_or_not_asking_are_caught() -> N
 
 
 def test_questions_asking_two_things_or_naming_no_subject_are_caught() -> None:
-    from localeval.generate.filters import names_subject, subject_terms, two_things
+    from localeval.generate.filters import two_things
+    from localeval.generate.subjects import names_subject, subject_terms
 
     assert two_things("When and where are club nights held?")
     assert two_things("How long did it take to build the towers and how much did it cost?")

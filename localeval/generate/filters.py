@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
-from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
+from localeval.generate.subjects import names_subject
+from localeval.text import CJK_RUN, STOPWORDS, normalize
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -88,58 +89,6 @@ def vague(question: str) -> bool:
     """It asks for no one fact: "What is Vatnfell Glacier about?", "Describe …", "介绍一下…",
     "……怎么样？"."""
     return bool(_VAGUE.search(question.strip()))
-
-
-def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
-    """Per document (source → text) the terms that name its subject, as content words: those
-    of its title (a heading opening it) and its names (capitalised words not opening a
-    sentence or a heading, or never written in lower case). An English document's common
-    nouns name no subject ("Where does the course end?"); its first sentence's words count
-    only when it has neither title nor name. A Chinese document (no capitals) adds its first
-    sentence's terms and its own recurring terms (in two sentences or more of it and in no
-    other document).
-    Numbers and dates never name a subject."""
-    counts = {src: _counts(text) for src, text in documents.items()}
-    df: dict[str, int] = {}
-    for mine in counts.values():
-        for w in mine:
-            df[w] = df.get(w, 0) + 1
-    out: dict[str, set[str]] = {}
-    for src, text in documents.items():
-        terms: set[str] = set()
-        body = text.lstrip()
-        if title := _HEADING.match(body):
-            terms |= content_words(title.group(1))
-            body = body[title.end():]
-        starts = {m.group(1) for m in _SENTENCE_START.finditer(text)} | {
-            w for h in _HEADING.findall(text) for w in _NAME.findall(h)}  # "# Keepers"
-        lower = set(re.findall(r"\b[a-z][a-z'’-]*", text))
-        names = [m.group(0) for m in _NAME.finditer(text)]
-        terms |= content_words(" ".join(n for n in names
-                                        if n not in starts or n.lower() not in lower))
-        first = split_sentences(body.strip())[:1]
-        chinese = bool(CJK_RUN.search(text))
-        if chinese or not terms:
-            terms |= content_words(first[0]) if first else set()
-        if chinese:
-            terms |= {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
-        out[src] = {w for w in terms if not w.isdigit() and len(w) > 1
-                    and not any(ch in _ZH_NUMBER for ch in w)}
-    return out
-
-
-def _counts(text: str) -> dict[str, int]:
-    """Content word → the number of the text's sentences holding it."""
-    counts: dict[str, int] = {}
-    for line in split_sentences(text):
-        for w in content_words(line):
-            counts[w] = counts.get(w, 0) + 1
-    return counts
-
-
-def names_subject(question: str, terms: set[str]) -> bool:
-    """The question holds one of its document's subject terms (`subject_terms`)."""
-    return bool(content_words(question) & terms)
 
 
 def restates(question: str, asked: str) -> bool:

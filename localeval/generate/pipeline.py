@@ -24,9 +24,10 @@ from localeval.generate.assemble import Candidate, assemble, from_pair, from_sin
 from localeval.generate.chunking import Chunk, chunk_document
 from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS, focus_sentences
-from localeval.generate.filters import content_share, subject_terms
+from localeval.generate.filters import content_share
 from localeval.generate.picking import Pair, pick_pairs, seeded_order
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
+from localeval.generate.subjects import subject_terms
 from localeval.generate.tasks import Env, pair_task, single_name, single_task
 
 Log = Callable[[str], None]

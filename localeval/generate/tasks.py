@@ -43,7 +43,7 @@ LEXICAL_K1 = 1.5
 class Env:
     """What every task uses: the settings, the judge client, the embedder, the corpus (by
     language: chunks and their unit vectors, in the same order), each document's subject
-    terms (filters.subject_terms)."""
+    terms (subjects.subject_terms)."""
 
     settings: Settings
     judge: JudgeClient

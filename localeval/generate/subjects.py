@@ -1,0 +1,125 @@
+"""What names a document's subject, so that a question can be checked to name it (filters'
+`unnamed_subject`): a title's distinctive words and a document's names. A short form of the
+document's name that the document itself uses ("the ferry" of "The Kestrel Bay Ferry",
+咖啡馆 of 半岛咖啡馆) names no subject alone: a reader of the question does not know which."""
+
+from __future__ import annotations
+
+import re
+
+from localeval.generate.answer_kind import ZH_FUNCTION
+from localeval.text import CJK_RUN, normalize, split_sentences
+
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
+_NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
+_OPENS = re.compile(r"(?:^|[.!?:;\n][\"'“‘(\s]*|^[\"'“‘(\s]+)$")
+_DATES = frozenset((
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
+    "saturday", "sunday", "sundays"))
+_ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
+ZH_NAME_CHARS = 3
+"""The shortest name a Chinese document without a title is found by: the longest opening of
+its first sentence (this many characters or more) that the document writes again."""
+
+
+def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
+    """Per document (source → text) the terms that name its subject, as content words.
+
+    English: its title's words (a heading opening it) and its names (capitalised words of its
+    body, not its headings, that it never writes in lower case). A title word it also writes
+    in lower case ("the ferry" of "The Kestrel Bay Ferry") is a common noun: it counts only in
+    a title of common nouns ("Sourdough Baking at Home"). Its first sentence's words count
+    only when it has neither title nor name.
+
+    Chinese (no capitals): its name, the title or else the longest opening of its first
+    sentence that it writes again ("半岛咖啡馆"); a short form of the name the document uses
+    alone (茶园 of 云岭茶园, 保护区 of 卧龙大熊猫保护区) does not count, the name's opening
+    always does. Without such a name: its first sentence's terms and its own recurring terms
+    (in two sentences or more of it and in no other document).
+    Numbers, months and weekdays never name a subject."""
+    from localeval.generate.filters import content_words
+
+    counts = {src: _counts(text) for src, text in documents.items()}
+    df: dict[str, int] = {}
+    for mine in counts.values():
+        for w in mine:
+            df[w] = df.get(w, 0) + 1
+    out: dict[str, set[str]] = {}
+    for src, text in documents.items():
+        body = text.lstrip()
+        title = _HEADING.match(body)
+        if title:
+            body = body[title.end():]
+        first = split_sentences(body.strip())[:1]
+        if CJK_RUN.search(text):
+            name = title.group(1).strip() if title else _zh_name(first[0] if first else "",
+                                                                  text)
+            terms = _zh_name_terms(name, text) if name else set()
+            if not terms:
+                terms = content_words(first[0]) if first else set()
+                terms |= {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
+        else:
+            terms = content_words(" ".join(_names(_HEADING.sub("", text))))
+            if title:
+                words = content_words(title.group(1))
+                terms |= (words & terms) or words
+            if not terms and first:
+                terms = content_words(first[0])
+        out[src] = {w for w in terms if not w.isdigit() and len(w) > 1 and w not in _DATES
+                    and not any(ch in _ZH_NUMBER for ch in w)}
+    return out
+
+
+def _names(text: str) -> list[str]:
+    """Capitalised words the text writes once or more inside a sentence (or opening it before
+    another capitalised word: "Dong Ding") and never in lower case: "Holm" of Holm Island, not
+    "Island" ("the island's mail")."""
+    lower = set(re.findall(r"\b[a-z][a-z-]*", text))
+    inside = {m.group(0) for m in _NAME.finditer(text)
+              if not _OPENS.search(text[:m.start()]) or re.match(r" [A-Z]", text[m.end():])}
+    return sorted(w for w in inside if w.lower() not in lower)
+
+
+def _zh_name(first: str, text: str) -> str:
+    """The longest opening of a Chinese first sentence (ZH_NAME_CHARS or more characters of
+    one run) that the text writes again, or ""."""
+    run = CJK_RUN.match(first.strip())
+    if not run:
+        return ""
+    for end in range(len(run.group(0)), ZH_NAME_CHARS - 1, -1):
+        if text.count(run.group(0)[:end]) >= 2:
+            return run.group(0)[:end]
+    return ""
+
+
+def _zh_name_terms(name: str, text: str) -> set[str]:
+    """The bigrams of a Chinese name that name it: its opening one, and every other one the
+    text never writes outside the name (a short form in use, 茶园 of 云岭茶园, does not)."""
+    from localeval.generate.filters import content_words
+
+    norm_name, rest = normalize(name), normalize(text)
+    runs = ["".join(ch for ch in r if ch not in ZH_FUNCTION) for r in CJK_RUN.findall(norm_name)]
+    runs = [r for r in runs if len(r) >= 2]
+    if not runs:
+        return set()
+    outside = rest.replace(norm_name, "\n")
+    return {runs[0][:2]} | {w for w in content_words(name) if w not in outside}
+
+
+def _counts(text: str) -> dict[str, int]:
+    """Content word → the number of the text's sentences holding it."""
+    from localeval.generate.filters import content_words
+
+    counts: dict[str, int] = {}
+    for line in split_sentences(text):
+        for w in content_words(line):
+            counts[w] = counts.get(w, 0) + 1
+    return counts
+
+
+def names_subject(question: str, terms: set[str]) -> bool:
+    """The question holds one of its document's subject terms (`subject_terms`)."""
+    from localeval.generate.filters import content_words
+
+    return bool(content_words(question) & terms)

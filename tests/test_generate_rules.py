@@ -1,0 +1,42 @@
+"""The generator's rules found by reading generated rows: what names a document's subject, what
+kind of answer a question asks for, when a corpus answers an "unanswerable" question."""
+
+from __future__ import annotations
+
+from localeval.generate.subjects import names_subject, subject_terms
+
+FERRY = """# The Orrin Sound Ferry
+
+The Orrin Sound ferry links Calvay with the island of Sgeir. The ferry sails four times a day.
+
+Since 2011 the island's harbour has had a new pier. Fares rose on 1 March 2020."""
+CAFE = ("海湾书店开在厦门市中山路上，创办于二零一零年。书店的二楼是咖啡区，可以坐二十个人。"
+        "书店每天上午十点开门。二零二零年，海湾书店被评为厦门最美书店。")
+GARDEN = """# 青峰茶园
+
+青峰茶园位于浙江省安吉县，创建于一九九零年。茶园海拔约五百米。
+
+茶园主要出产白茶，每年三月开始采摘。"""
+
+
+def test_a_short_form_of_the_documents_name_names_no_subject() -> None:
+    terms = subject_terms({"ferry.md": FERRY, "shop.txt": CAFE, "garden.md": GARDEN})
+    en, shop, garden = terms["ferry.md"], terms["shop.txt"], terms["garden.md"]
+    assert names_subject("When did the Orrin Sound ferry first sail?", en)
+    assert names_subject("Where does the ferry to Sgeir leave from?", en)  # a name
+    assert not names_subject("How often does the ferry sail?", en)  # which ferry?
+    assert not names_subject("When was the island's new pier built?", en)  # "Island" is no name
+    assert not names_subject("What happened to fares in March?", en)  # a month names nothing
+    assert not names_subject("Since when has the harbour had a pier?", en)  # opens a sentence
+    assert names_subject("海湾书店的二楼是什么？", shop)  # its name, found without a title
+    assert not names_subject("书店每天几点开门？", shop)  # which bookshop?
+    assert names_subject("青峰茶园主要出产什么茶？", garden)
+    assert not names_subject("茶园主要出产什么茶？", garden)  # which tea garden?
+    assert not names_subject("茶园的海拔是多少？", garden)
+
+
+def test_an_english_title_of_common_nouns_names_its_subject() -> None:
+    doc = "# Baking Sourdough at Home\n\nA sourdough starter is fed once a day in Celsius."
+    terms = subject_terms({"bread.md": doc})["bread.md"]
+    assert names_subject("How often is a sourdough starter fed?", terms)
+    assert "celsius" in terms and "baking" in terms
