@@ -40,3 +40,20 @@ def test_an_english_title_of_common_nouns_names_its_subject() -> None:
     terms = subject_terms({"bread.md": doc})["bread.md"]
     assert names_subject("How often is a sourdough starter fed?", terms)
     assert "celsius" in terms and "baking" in terms
+
+
+def test_the_number_or_time_asked_for_must_be_what_the_answer_adds() -> None:
+    from localeval.generate.answer_kind import answer_lacks
+
+    assert answer_lacks("When are club nights held on Tuesday and Thursday at 7 pm?",
+                        "Club nights are held every Tuesday and Thursday from 7 pm.") == "a time"
+    assert answer_lacks("When are club nights held?", "Every Tuesday from 7 pm.") is None
+    assert answer_lacks("How many players joined the club in 1962?",
+                        "The club started in 1962 with players.") == "a number"
+    assert answer_lacks("How many players joined the club in 1962?", "Six players.") is None
+    assert answer_lacks("三号线开通五年来，日均客流是多少？", "开通五年来日均客流增长很快。") == \
+        "a number"
+    assert answer_lacks("三号线开通五年来，日均客流是多少？", "日均客流四十二万人次。") is None
+    assert answer_lacks("石鼓书院什么时候被列为四大书院之一？", "石鼓书院被列为四大书院之一。") \
+        == "a time"
+    assert answer_lacks("石鼓书院什么时候被列为四大书院之一？", "北宋时期。") is None

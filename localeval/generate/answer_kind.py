@@ -20,7 +20,7 @@ _EN_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|
               r"half|a few|several|free|none|no)\b")
 _EN_TIME = (_EN_NUMBER + r"|\b(?:january|february|march|april|may|june|july|august|september|"
             r"october|november|december|spring|summer|autumn|winter|morning|afternoon|evening|"
-            r"night|century|ago|after|before|during|since|until|when|every|each|daily|weekly|"
+            r"night|century|ago|after|before|during|since|until|when|daily|weekly|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|first|last|once)\b")
 _EN_KINDS = (  # (the question's words, what its answer must hold, its name)
     (r"\bhow long\b.*\b(?:take|takes|took|last|lasts|lasted|wait|stay|spend|run for)\b",
@@ -46,10 +46,13 @@ def answer_lacks(question: str, answer: str) -> str | None:
     """What the kind of question asks for and its answer does not hold, by rule: a duration
     for "how long does it take" (not "11 kilometres"), a number for "how many", a time for
     "when"; Chinese: a number for 多少/几, with its unit when the question names one ("多少次"
-    answered "两到三天"), a time for 什么时候/哪一年. None: nothing missing, or a question of
+    answered "两到三天"), a time for 什么时候/哪一年. The number or time must stand in what the
+    answer adds to its question (`added`): "When are club nights held on Tuesday at 7 pm?"
+    answered "Every Tuesday from 7 pm" gives no time. None: nothing missing, or a question of
     another kind."""
+    new = added(question, answer)
     if question.isascii():
-        q, a = question.lower(), answer.lower()
+        q, a = question.lower(), new.lower()
         for asked, needed, name in _EN_KINDS:
             if re.search(asked, q):
                 return None if re.search(needed, a) else name
@@ -57,7 +60,7 @@ def answer_lacks(question: str, answer: str) -> str | None:
     if m := re.search(r"(?:多少|几)(钱)?", question):
         if m.group(1):
             return None if _ZH_MONEY.search(answer) else "a price"
-        if not re.search(rf"[{_ZH_DIGITS}]|免费|没有", answer):
+        if not re.search(rf"[{_ZH_DIGITS}]|免费|没有", new):
             return "a number"
         rest = question[m.end():]
         unit = next((u for u in _ZH_UNITS if rest.startswith(u)), None)
@@ -70,8 +73,21 @@ def answer_lacks(question: str, answer: str) -> str | None:
             return "the " + what.group(1).lstrip(ZH_FUNCTION)
         return None
     if re.search(r"多久|多长时间", question):
-        return None if re.search(r"年|月|天|日|小时|分钟|秒|周|星期|世纪|代", answer) \
+        return None if re.search(r"年|月|天|日|小时|分钟|秒|周|星期|世纪|代", new) \
             else "a duration"
     if re.search(r"什么时候|何时|哪一?年|哪天|几月", question):
-        return None if _ZH_TIME.search(answer) else "a time"
+        return None if _ZH_TIME.search(new) else "a time"
     return None
+
+
+def added(question: str, answer: str) -> str:
+    """What the answer says that its question does not: English, its words less the
+    question's (case-insensitive); Chinese, its characters less those of a character pair
+    the question holds too."""
+    if question.isascii() and answer.isascii():
+        asked = set(re.findall(r"[a-z0-9]+", question.lower()))
+        return " ".join(w for w in re.findall(r"[A-Za-z0-9]+|[^\sA-Za-z0-9]", answer)
+                        if w.lower() not in asked)
+    pairs = {question[i:i + 2] for i in range(len(question) - 1)}
+    return "".join(" " if answer[max(0, i - 1):i + 1] in pairs or answer[i:i + 2] in pairs
+                   else ch for i, ch in enumerate(answer))
