@@ -57,3 +57,16 @@ def test_the_number_or_time_asked_for_must_be_what_the_answer_adds() -> None:
     assert answer_lacks("石鼓书院什么时候被列为四大书院之一？", "石鼓书院被列为四大书院之一。") \
         == "a time"
     assert answer_lacks("石鼓书院什么时候被列为四大书院之一？", "北宋时期。") is None
+
+
+def test_a_chinese_answer_telling_three_facts_for_one_is_long() -> None:
+    from localeval.generate.filters import long_answer
+
+    chunk = ["青琅湖是一个高原淡水湖，湖面海拔两千一百米，面积约六十八平方公里，最深处达九十三米。"
+             "湖水主要来自周围山地的十八条溪流。"]
+    assert long_answer("青琅湖是一个高原淡水湖，湖面海拔两千一百米，面积约六十八平方公里。",
+                       chunk, "single", 240)
+    assert not long_answer("青琅湖湖面海拔两千一百米。", chunk, "single", 240)
+    assert not long_answer("咖啡馆的招牌饮品是海盐拿铁，售价三十二元。", chunk, "single", 240)
+    assert not long_answer("Lowe designed it, with Arup, in 1995, for the city.", chunk,
+                           "single", 240)  # English commas: no rule

@@ -61,6 +61,9 @@ ANSWERABLE_RATING = 2 / 3
 this (2 of 3: it answers part of the question) — the reference answer would be wrong."""
 ANSWER_WORDS = {"single": 25, "pair": 50}
 """Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
+ZH_CLAUSES = 3
+"""A Chinese answer of this many clauses (split at ，；) or more tells more than one fact."""
+_ZH_CLAUSE = re.compile(r"[，；]")
 COPIED_SHARE = 0.75
 """An answer holding this share of its chunk's content words copies the chunk (single)."""
 
@@ -99,12 +102,16 @@ def restates(question: str, asked: str) -> bool:
 
 def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
     """Longer than an answer needs (over ANSWER_WORDS words; Chinese: twice as many
-    characters), cut at the schema's length `cut_at`, or (one chunk) copying COPIED_SHARE of
-    its chunk's content words."""
+    characters, or ZH_CLAUSES clauses: "青琅湖……湖面海拔两千一百米，面积约六十八平方公里，最深处
+    达九十三米" for its height), cut at the schema's length `cut_at`, or (one chunk) copying
+    COPIED_SHARE of its chunk's content words."""
     limit = ANSWER_WORDS.get(kind, ANSWER_WORDS["single"])
     size = len(answer.split()) if answer.isascii() else len("".join(answer.split())) / 2
     if size > limit or len(answer) >= cut_at:
         return True
+    if kind != "pair" and not answer.isascii() and len(_ZH_CLAUSE.findall(answer)) >= \
+            ZH_CLAUSES - 1:
+        return True  # a Chinese sentence copied whole: one fact asked, three told
     if len(chunks) == 1:
         mine = content_words(chunks[0])
         return bool(mine) and len(content_words(answer) & mine) >= COPIED_SHARE * len(mine)
