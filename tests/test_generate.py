@@ -353,3 +353,11 @@ def test_a_colloquial_draft_that_states_its_answer_gives_way_to_its_question_ret
     plain = run_gen([docs], None, RuleJudge(), n=8, kinds="single,colloquial")
     assert plain.report["by_kind"]["colloquial"]["retyped"] == 0
     assert not any(r.retyped for r in plain.rows)
+
+
+def test_a_short_form_of_a_documents_name_is_asked_in_full(docs: Path) -> None:
+    result = run_gen([docs], None, RuleJudge(question="Who designed the bridge?"),
+                     kinds="single")
+    assert [r.question for r in result.rows] == ["Who designed the Severn Gate Bridge?"]
+    single = result.report["by_kind"]["single"]  # other documents have no such name
+    assert single["unnamed_subject"] > 0 and single["duplicate"] > 0

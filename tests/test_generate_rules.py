@@ -70,3 +70,25 @@ def test_a_chinese_answer_telling_three_facts_for_one_is_long() -> None:
     assert not long_answer("咖啡馆的招牌饮品是海盐拿铁，售价三十二元。", chunk, "single", 240)
     assert not long_answer("Lowe designed it, with Arup, in 1995, for the city.", chunk,
                            "single", 240)  # English commas: no rule
+
+
+def test_a_short_form_of_the_documents_name_is_written_in_full() -> None:
+    from localeval.generate.subjects import document_names, named
+
+    names = document_names({"ferry.md": FERRY, "shop.txt": CAFE, "garden.md": GARDEN,
+                            "bees.md": "# Keeping Honeybees\n\nA honeybee colony has a queen.",
+                            "go.md": "# 围棋的规则与历史\n\n围棋起源于中国。"})
+    assert names == {"ferry.md": "Orrin Sound Ferry", "shop.txt": "海湾书店",
+                     "garden.md": "青峰茶园"}  # no name: a title of common nouns, or with 的
+    assert named("How often does the ferry sail?", names["ferry.md"]) == \
+        "How often does the Orrin Sound Ferry sail?"
+    assert named("Who runs the sound ferry?", names["ferry.md"]) == \
+        "Who runs the Orrin Sound Ferry?"
+    assert named("What does a ferry ticket cost?", names["ferry.md"]) == \
+        "What does a ferry ticket cost?"  # not "the ferry": left as it is
+    assert named("书店每天几点开门？", names["shop.txt"]) == "海湾书店每天几点开门？"
+    assert named("茶园的海拔是多少？", names["garden.md"]) == "青峰茶园的海拔是多少？"
+    assert named("安吉有几家茶园？", names["garden.md"]) == "安吉有几家茶园？"  # inside a phrase
+    terms = subject_terms({"garden.md": GARDEN})["garden.md"]
+    assert names_subject(named("茶园主要出产什么茶？", names["garden.md"]), terms)
+    assert names_subject("When do honeybees swarm?", {"honeybee"})  # a stem names it

@@ -213,7 +213,7 @@ def answer_in_question(question: str, answer: str) -> bool:
     return not words or words <= content_words(question)
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -228,10 +228,10 @@ def content_share(answer: str, texts: list[str]) -> float:
     norm = normalize(answer)
     words = {w for w in _LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
     material = [normalize(t) for t in texts]
-    stems = {_stem(w) for t in material for w in _LATIN.findall(t)}
+    stems = {stem(w) for t in material for w in _LATIN.findall(t)}
     pairs = {run[i:i + 2] for t in material for run in CJK_RUN.findall(t)
              for i in range(len(run) - 1)}
-    found = sum(_stem(w) in stems for w in words)
+    found = sum(stem(w) in stems for w in words)
     total = len(words)
     for run in CJK_RUN.findall(norm):
         for i, ch in enumerate(run):

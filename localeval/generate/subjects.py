@@ -119,7 +119,77 @@ def _counts(text: str) -> dict[str, int]:
 
 
 def names_subject(question: str, terms: set[str]) -> bool:
-    """The question holds one of its document's subject terms (`subject_terms`)."""
+    """The question holds one of its document's subject terms (`subject_terms`), an English
+    word as its stem ("honeybee" for "honeybees")."""
     from localeval.generate.filters import content_words
 
-    return bool(content_words(question) & terms)
+    return bool({_key(w) for w in content_words(question)} & {_key(w) for w in terms})
+
+
+def _key(word: str) -> str:
+    """An English word as names_subject compares it: its stem less a final e ("honeybe" of
+    "honeybees" and "honeybee" both "honeyb")."""
+    from localeval.generate.filters import stem
+
+    return stem(word).rstrip("e") if word.isascii() else word
+
+
+_TITLE_WORD = re.compile(r"[A-Z][A-Za-z'’-]*")
+_ZH_BEFORE_NAME = set("的在是了和与对把被从向到由于为")
+"""Characters after which a Chinese short form opens a phrase (and may be written in full)."""
+
+
+def document_names(documents: dict[str, str]) -> dict[str, str]:
+    """Per document (source → text) its name, where it has one whose short form it uses alone:
+    an English title of capitalised words (two or more, a leading "The" left out), one a name
+    of its body, ending in a common noun the document writes in lower case ("Severn Gate
+    Bridge": "the bridge"; not "Keeping Honeybees"); a
+    Chinese name (the title, or the opening of the first sentence written again) of one run of
+    characters, no function character ("云岭茶园": "茶园")."""
+    out: dict[str, str] = {}
+    for src, text in documents.items():
+        body = text.lstrip()
+        title = _HEADING.match(body)
+        if CJK_RUN.search(text):
+            first = split_sentences(body[title.end():].strip() if title else body)[:1]
+            name = title.group(1).strip() if title else _zh_name(first[0] if first else "", text)
+            if (CJK_RUN.fullmatch(name) and 3 <= len(name) <= 12
+                    and not any(ch in ZH_FUNCTION for ch in name)):
+                out[src] = name
+            continue
+        if not title:
+            continue
+        words = title.group(1).split()
+        if words and words[0] == "The":
+            words = words[1:]
+        names = set(_names(_HEADING.sub("", text)))
+        if len(words) >= 2 and all(_TITLE_WORD.fullmatch(w) for w in words) and re.search(
+                rf"\b{re.escape(words[-1].lower())}\b", text) and names & set(words[:-1]):
+            out[src] = " ".join(words)
+    return out
+
+
+def named(question: str, name: str) -> str:
+    """The question with a short form of its document's name written in full ("When did the
+    bridge open?" → "When did the Severn Gate Bridge open?"; "茶园主要出产什么茶？" →
+    "云岭茶园主要出产什么茶？"): the longest end of the name it holds, as a phrase of its own
+    (English after "the", Chinese at its start or after a function character)."""
+    if question.isascii():
+        words = name.split()
+        if name.lower() in question.lower():
+            return question
+        for k in range(len(words) - 1, 0, -1):
+            short = " ".join(words[-k:])
+            m = re.search(rf"\bthe {re.escape(short)}\b", question, re.IGNORECASE)
+            if m:
+                return question[:m.start()] + m.group(0)[:4] + name + question[m.end():]
+        return question
+    if name in question:
+        return question
+    for k in range(len(name) - 1, 1, -1):
+        short = name[-k:]
+        at = question.find(short)
+        if at >= 0 and (at == 0 or question[at - 1] in _ZH_BEFORE_NAME
+                        or not CJK_RUN.match(question[at - 1])):
+            return question[:at] + name + question[at + k:]
+    return question

@@ -27,6 +27,7 @@ from localeval.generate.filters import (
     restates,
     stated_in,
 )
+from localeval.generate.subjects import named, names_subject
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import split_sentences
@@ -43,13 +44,14 @@ LEXICAL_K1 = 1.5
 class Env:
     """What every task uses: the settings, the judge client, the embedder, the corpus (by
     language: chunks and their unit vectors, in the same order), each document's subject
-    terms (subjects.subject_terms)."""
+    terms (subjects.subject_terms) and its name (subjects.document_names)."""
 
     settings: Settings
     judge: JudgeClient
     embeddings: EmbeddingStore
     corpus: dict[str, tuple[list[Chunk], np.ndarray]]
     terms: dict[str, set[str]]
+    names: dict[str, str] = field(default_factory=dict)
     lexical: dict[str, BM25] = field(default_factory=dict)
     said: dict[str, list[str]] = field(default_factory=dict)
     drafts: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
@@ -137,9 +139,9 @@ async def nearest_chunks(env: Env, text: str, language: str, k: int = NEAREST) -
 
 async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
     """Draft from one sentence of a chunk (question, answer, casual form, unanswerable
-    question), then check the answer against the chunk (faithfulness) and that it gives every
-    part of its question; skipped when a cheap filter already drops both the question and its
-    casual form."""
+    question; a short form of the document's name in them written in full), then check the
+    answer against the chunk (faithfulness) and that it gives every part of its question;
+    skipped when a cheap filter already drops both the question and its casual form."""
     lang = chunk.language
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
@@ -147,8 +149,13 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
         draft = await draft_single(ctx, chunk.text, focus)
     except LocalevalError as exc:
         return out | {"error": str(exc)}
-    out["draft"] = draft.model_dump()
     terms = env.terms_of(chunk)
+    if name := env.names.get(chunk.source):  # "the bridge" → "the Severn Gate Bridge"
+        full = {f: named(q, name) for f in ("question", "casual", "unanswerable")
+                if not names_subject(q := getattr(draft, f), terms)}
+        if full := {f: q for f, q in full.items() if q != getattr(draft, f)}:
+            draft, out["named"] = draft.model_copy(update=full), sorted(full)
+    out["draft"] = draft.model_dump()
     try:
         if any(first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS) is None
                for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
