@@ -92,3 +92,14 @@ def test_a_short_form_of_the_documents_name_is_written_in_full() -> None:
     terms = subject_terms({"garden.md": GARDEN})["garden.md"]
     assert names_subject(named("茶园主要出产什么茶？", names["garden.md"]), terms)
     assert names_subject("When do honeybees swarm?", {"honeybee"})  # a stem names it
+
+
+def test_a_name_of_its_own_document_is_not_named_outside_its_chunk() -> None:
+    from localeval.generate.filters import first_failed
+
+    chunk = ["The ferry sails four times a day in summer."]
+    terms = subject_terms({"ferry.md": FERRY})["ferry.md"]
+    assert first_failed("single", "How often does the Orrin Sound Ferry sail in summer?",
+                        "Four times a day.", chunk, terms, 240) is None
+    assert first_failed("single", "How often does the Orrin Sound Ferry sail to Paris?",
+                        "Four times a day.", chunk, terms, 240) == ("names_outside", ["Paris"])

@@ -276,7 +276,8 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
         return "vague", None
     if not names_subject(question, terms):
         return "unnamed_subject", None
-    if outside := names_outside(question, chunks):
+    if outside := [w for w in names_outside(question, chunks)  # its document's own names
+                   if not content_words(w) <= terms]:  # may stand outside its chunk
         return "names_outside", outside
     if copied := (content_words(question) & EXAMPLE_NAMES) - content_words(" ".join(chunks)):
         return "names_outside", sorted(copied)
