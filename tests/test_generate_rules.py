@@ -103,3 +103,5 @@ def test_a_name_of_its_own_document_is_not_named_outside_its_chunk() -> None:
                         "Four times a day.", chunk, terms, 240) is None
     assert first_failed("single", "How often does the Orrin Sound Ferry sail to Paris?",
                         "Four times a day.", chunk, terms, 240) == ("names_outside", ["Paris"])
+    assert first_failed("single", "Who was the Orrin Sound Ferry's first captain?",
+                        "Four times a day.", chunk, terms, 240) is None  # a possessive

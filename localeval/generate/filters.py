@@ -186,9 +186,9 @@ def adds_answer(casual: str, question: str, answer: str) -> list[str]:
 
 def names_outside(question: str, texts: list[str]) -> list[str]:
     """Capitalised words of the question (not its first word) and Latin words of a Chinese
-    question that no text mentions (case-insensitive)."""
+    question that no text mentions (case-insensitive; a possessive as its noun: "Club's")."""
     material = normalize(" ".join(texts))
-    words = re.findall(r"[A-Za-z][A-Za-z0-9'’-]*", question)
+    words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*", question)]
     if question.isascii():  # English: the capitalised words after the first
         words = [w for w in words[1:] if w[0].isupper()]
     return [w for w in dict.fromkeys(words) if normalize(w) not in material]
