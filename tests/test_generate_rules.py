@@ -105,3 +105,22 @@ def test_a_name_of_its_own_document_is_not_named_outside_its_chunk() -> None:
                         "Four times a day.", chunk, terms, 240) == ("names_outside", ["Paris"])
     assert first_failed("single", "Who was the Orrin Sound Ferry's first captain?",
                         "Four times a day.", chunk, terms, 240) is None  # a possessive
+
+
+def test_an_answer_telling_another_fact_of_its_chunk_is_unanswered() -> None:
+    from localeval.generate.filters import first_failed, off_point
+
+    chunk = ["The bridge has a main span of 456 metres between two towers. The deck is made of "
+             "steel girders and carries six traffic lanes."]
+    terms = {"severn", "gate"}
+    assert off_point("What is the Severn Gate Bridge made of?",
+                     "The bridge has a main span of 456 metres.", chunk, terms) == \
+        "The deck is made of steel girders and carries six traffic lanes."
+    assert first_failed("single", "What is the Severn Gate Bridge made of?",
+                        "The bridge has a main span of 456 metres.", chunk, terms, 240)[0] == \
+        "unanswered"
+    assert off_point("What is the Severn Gate Bridge made of?", "Steel girders.", chunk,
+                     terms) == ""
+    assert off_point("How long did it take to build the Severn Gate Bridge?",
+                     "Construction took four years.", chunk, terms) == ""  # no sentence
+    # holds what it asks: a paraphrase is not caught

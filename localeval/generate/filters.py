@@ -9,7 +9,7 @@ import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
 from localeval.generate.subjects import names_subject
-from localeval.text import CJK_RUN, STOPWORDS, normalize
+from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -50,10 +50,7 @@ _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b",
 _ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁]|谁|怎么|怎样|如何|是否|"
                         r"多[长大高远久重宽深]")
 _ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
-_SENTENCE_START = re.compile(r"(?:^|[.!?]\s+|\n)([A-Z][A-Za-z'’-]*)")
 _NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
-_ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
 ANSWERED_P = 0.5
 """The least P(the reference answer gives it) of every part of its question (unanswered)."""
 ANSWERABLE_RATING = 2 / 3
@@ -259,6 +256,27 @@ def stated_in(question: str, sentences: list[str]) -> tuple[float, str]:
     return max(((content_share(asked, [s]), s) for s in sentences), default=(0.0, ""))
 
 
+def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) -> str:
+    """The sentence of the chunk that holds every word the question asks about (its content
+    words less its names and subject terms: "made" of "What is the Severn Gate Bridge made
+    of?") when the answer shares no word with it and none with the question's point: the
+    answer tells another fact ("The bridge has a main span of 456 metres"). English words
+    compared by stem; "" when the answer is on the point."""
+    from localeval.generate.subjects import _key
+
+    named = " ".join(_NAME.findall(question)[1:]) if question.isascii() else ""
+    asked = {_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
+        _key(w) for w in terms | content_words(named)}
+    told = {_key(w) for w in content_words(answer)}
+    if not asked or asked & told:
+        return ""
+    for sentence in split_sentences(" ".join(chunks)):
+        there = {_key(w) for w in content_words(sentence)}
+        if asked <= there and not there & told:
+            return sentence
+    return ""
+
+
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],
                  terms: set[str], cut_at: int) -> tuple[str, object] | None:
     """The first cheap filter (no judge) a candidate fails, with its detail, or None.
@@ -285,6 +303,9 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
         return "answer_in_question", None
     if answer is not None and (lacks := answer_lacks(question, answer)):
         return "unanswered", lacks
+    if answer is not None and kind != "pair" and (point := off_point(question, answer, chunks,
+                                                                     terms)):
+        return "unanswered", {"told elsewhere": point}
     if answer is not None and long_answer(answer, chunks, kind, cut_at):
         return "long_answer", len(answer)
     return None
