@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
-from localeval.generate.subjects import names_subject
+from localeval.generate.subjects import names_subject, word_key
+from localeval.generate.words import LATIN, content_words, stem
 from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
@@ -44,7 +45,6 @@ _EN_POINTERS = re.compile(
     r"earlier)|described above|the author)\b", re.IGNORECASE)
 _ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|此段|段落中|文本中|原文|上述|"
                           r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字")
-_LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
 _ZH_FUNCTION = set(ZH_FUNCTION)
 _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
 _ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁]|谁|怎么|怎样|如何|是否|"
@@ -191,30 +191,10 @@ def names_outside(question: str, texts: list[str]) -> list[str]:
     return [w for w in dict.fromkeys(words) if normalize(w) not in material]
 
 
-def content_words(text: str) -> set[str]:
-    """English words and numbers less the function words, and Chinese character bigrams (a
-    lone character of a run, when it is not a function word): what a text says, to compare."""
-    norm = normalize(text)
-    words = {w for w in _LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
-    for run in CJK_RUN.findall(norm):
-        run = "".join(ch for ch in run if ch not in _ZH_FUNCTION) or run
-        if len(run) == 1:
-            words.add(run)
-        words.update(run[i:i + 2] for i in range(len(run) - 1))
-    return words
-
-
 def answer_in_question(question: str, answer: str) -> bool:
     """The answer says nothing the question does not: every content word of it is there."""
     words = content_words(answer)
     return not words or words <= content_words(question)
-
-
-def stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
 
 
 def content_share(answer: str, texts: list[str]) -> float:
@@ -223,9 +203,9 @@ def content_share(answer: str, texts: list[str]) -> float:
     function character) when a bigram of the answer holding it does — Chinese has no word
     breaks, so "京沪高速铁路全长" stands in "京沪高速铁路，全长" though "路全" does not."""
     norm = normalize(answer)
-    words = {w for w in _LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    words = {w for w in LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
     material = [normalize(t) for t in texts]
-    stems = {stem(w) for t in material for w in _LATIN.findall(t)}
+    stems = {stem(w) for t in material for w in LATIN.findall(t)}
     pairs = {run[i:i + 2] for t in material for run in CJK_RUN.findall(t)
              for i in range(len(run) - 1)}
     found = sum(stem(w) in stems for w in words)
@@ -262,16 +242,14 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
     of?") when the answer shares no word with it and none with the question's point: the
     answer tells another fact ("The bridge has a main span of 456 metres"). English words
     compared by stem; "" when the answer is on the point."""
-    from localeval.generate.subjects import _key
-
     named = " ".join(_NAME.findall(question)[1:]) if question.isascii() else ""
-    asked = {_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
-        _key(w) for w in terms | content_words(named)}
-    told = {_key(w) for w in content_words(answer)}
+    asked = {word_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
+        word_key(w) for w in terms | content_words(named)}
+    told = {word_key(w) for w in content_words(answer)}
     if not asked or asked & told:
         return ""
     for sentence in split_sentences(" ".join(chunks)):
-        there = {_key(w) for w in content_words(sentence)}
+        there = {word_key(w) for w in content_words(sentence)}
         if asked <= there and not there & told:
             return sentence
     return ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION
+from localeval.generate.words import content_words, stem
 from localeval.text import CJK_RUN, normalize, split_sentences
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
@@ -38,8 +39,6 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
     always does. Without such a name: its first sentence's terms and its own recurring terms
     (in two sentences or more of it and in no other document).
     Numbers, months and weekdays never name a subject."""
-    from localeval.generate.filters import content_words
-
     counts = {src: _counts(text) for src, text in documents.items()}
     df: dict[str, int] = {}
     for mine in counts.values():
@@ -96,8 +95,6 @@ def _zh_name(first: str, text: str) -> str:
 def _zh_name_terms(name: str, text: str) -> set[str]:
     """The bigrams of a Chinese name that name it: its opening one, and every other one the
     text never writes outside the name (a short form in use, 茶园 of 云岭茶园, does not)."""
-    from localeval.generate.filters import content_words
-
     norm_name, rest = normalize(name), normalize(text)
     runs = ["".join(ch for ch in r if ch not in ZH_FUNCTION) for r in CJK_RUN.findall(norm_name)]
     runs = [r for r in runs if len(r) >= 2]
@@ -109,8 +106,6 @@ def _zh_name_terms(name: str, text: str) -> set[str]:
 
 def _counts(text: str) -> dict[str, int]:
     """Content word → the number of the text's sentences holding it."""
-    from localeval.generate.filters import content_words
-
     counts: dict[str, int] = {}
     for line in split_sentences(text):
         for w in content_words(line):
@@ -121,16 +116,12 @@ def _counts(text: str) -> dict[str, int]:
 def names_subject(question: str, terms: set[str]) -> bool:
     """The question holds one of its document's subject terms (`subject_terms`), an English
     word as its stem ("honeybee" for "honeybees")."""
-    from localeval.generate.filters import content_words
-
-    return bool({_key(w) for w in content_words(question)} & {_key(w) for w in terms})
+    return bool({word_key(w) for w in content_words(question)} & {word_key(w) for w in terms})
 
 
-def _key(word: str) -> str:
+def word_key(word: str) -> str:
     """An English word as names_subject compares it: its stem less a final e ("honeybe" of
     "honeybees" and "honeybee" both "honeyb")."""
-    from localeval.generate.filters import stem
-
     return stem(word).rstrip("e") if word.isascii() else word
 
 

@@ -1,0 +1,32 @@
+"""Content words, as the generator's filters and subject rules compare texts: English words
+less the function words (by stem where asked), Chinese character pairs."""
+
+from __future__ import annotations
+
+import re
+
+from localeval.generate.answer_kind import ZH_FUNCTION
+from localeval.text import CJK_RUN, STOPWORDS, normalize
+
+LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
+_ZH_FUNCTION = set(ZH_FUNCTION)
+
+
+def content_words(text: str) -> set[str]:
+    """English words and numbers less the function words, and Chinese character bigrams (a
+    lone character of a run, when it is not a function word): what a text says, to compare."""
+    norm = normalize(text)
+    words = {w for w in LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    for run in CJK_RUN.findall(norm):
+        run = "".join(ch for ch in run if ch not in _ZH_FUNCTION) or run
+        if len(run) == 1:
+            words.add(run)
+        words.update(run[i:i + 2] for i in range(len(run) - 1))
+    return words
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
