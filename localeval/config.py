@@ -75,7 +75,7 @@ class Settings(BaseModel):
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "
-                    "value fitted per language on the dev sets (metrics/support/threshold.py)")
+                    "value fitted per language on the dev sets (metrics/support/verdicts.py)")
     verifier: str = Field(
         "auto", min_length=1,
         description="the learned verifier head that scores support verdicts from the judge's "

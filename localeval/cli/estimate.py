@@ -12,38 +12,6 @@ from localeval.config import Settings
 from localeval.errors import UsageError
 from localeval.safe import terminal_safe
 
-ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
-"""The `run` options that belong to --estimate (not settings; meta-eval does not take them)."""
-
-
-def add_arguments(run: argparse.ArgumentParser) -> None:
-    group = run.add_argument_group("estimate (size the run without running it)")
-    group.add_argument(
-        "--estimate", action="store_true",
-        help="print the judge requests, prompt and generated tokens and the time this run would "
-             "take, without loading the judge (a first use measures this machine's judge speed "
-             "once, cached beside the answer cache)")
-    group.add_argument("--json", action="store_true",
-                       help="with --estimate: print the estimate as JSON instead of a table")
-    group.add_argument("--no-calibrate", action="store_true",
-                       help="with --estimate: never load the judge; the time is given only from "
-                            "a cached calibration")
-    group.add_argument("--recalibrate", action="store_true",
-                       help="with --estimate: measure this machine's judge speed again")
-
-
-def check_flags(args: argparse.Namespace) -> None:
-    """--json, --no-calibrate and --recalibrate only go with --estimate; --out is required
-    except with --estimate (which writes nothing; with --resume it reads the folder)."""
-    if args.out is None and (not args.estimate or args.resume):
-        raise UsageError("the following arguments are required: --out")
-    if not args.estimate:
-        given = [f"--{d.replace('_', '-')}" for d in ESTIMATE_DESTS[1:] if getattr(args, d)]
-        if given:
-            raise UsageError(f"{', '.join(given)} only go(es) with --estimate")
-    elif args.no_calibrate and args.recalibrate:
-        raise UsageError("--no-calibrate and --recalibrate contradict each other")
-
 
 def done_ids(out: Path) -> set[str]:
     """The ids an --out folder already holds (what --resume would skip)."""

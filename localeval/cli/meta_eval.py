@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from localeval.cli.estimate import ESTIMATE_DESTS
+from localeval.cli.run import ESTIMATE_DESTS
 from localeval.errors import UsageError
 from localeval.safe import terminal_safe
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from localeval.cli.catalog import cmd_metrics, cmd_models_list, cmd_models_pull, cmd_models_verify
-from localeval.cli.estimate import add_arguments as add_estimate_arguments
 from localeval.cli.report import cmd_compare, cmd_report
 from localeval.cli.run import cmd_run
 
@@ -163,10 +162,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         help="start over in an --out folder that already holds results",
     )
     _add_fail_under(run)
-    from localeval.distributed import options as ray_options
-
-    ray_options.add_arguments(run)
-    add_estimate_arguments(run)
+    _add_ray(run)
+    _add_estimate(run)
     run.set_defaults(func=cmd_run)
 
     rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")
@@ -263,6 +260,48 @@ def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser
     top.add_argument("--models-dir", type=Path, help=text)
     for p in subs:
         p.add_argument("--models-dir", type=Path, default=argparse.SUPPRESS, help=text)
+
+
+def _add_ray(run: argparse.ArgumentParser) -> None:
+    """The `--ray` flags of `run` (read by cli/run.py into distributed/options.RayOptions)."""
+    from localeval.distributed.options import LOCAL
+
+    group = run.add_argument_group("Ray (evaluate on the workers of a Ray cluster)")
+    group.add_argument(
+        "--ray",
+        nargs="?",
+        const=LOCAL,
+        default=None,
+        metavar="ADDRESS",
+        help="spread the samples over Ray workers: no ADDRESS = start Ray on this machine, "
+        "'auto' = the cluster this machine belongs to, or HOST:PORT (needs localeval[ray])",
+    )
+    group.add_argument(
+        "--ray-workers", type=int, help="workers in all (default: one per GPU, else per N CPUs)"
+    )
+    group.add_argument(
+        "--ray-cpus-per-worker", type=int, help="CPUs of each CPU worker (default 4)"
+    )
+    group.add_argument(
+        "--ray-models", type=Path, help="model folder on the workers (default: their models/)"
+    )
+
+
+def _add_estimate(run: argparse.ArgumentParser) -> None:
+    """The `--estimate` flags of `run` (cli/estimate.py sizes the run)."""
+    group = run.add_argument_group("estimate (size the run without running it)")
+    group.add_argument(
+        "--estimate", action="store_true",
+        help="print the judge requests, prompt and generated tokens and the time this run would "
+             "take, without loading the judge (a first use measures this machine's judge speed "
+             "once, cached beside the answer cache)")
+    group.add_argument("--json", action="store_true",
+                       help="with --estimate: print the estimate as JSON instead of a table")
+    group.add_argument("--no-calibrate", action="store_true",
+                       help="with --estimate: never load the judge; the time is given only from "
+                            "a cached calibration")
+    group.add_argument("--recalibrate", action="store_true",
+                       help="with --estimate: measure this machine's judge speed again")
 
 
 def _add_fail_under(parser: argparse.ArgumentParser) -> None:

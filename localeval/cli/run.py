@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from localeval.cli.common import gate_report, say, summary_table
-from localeval.cli.estimate import check_flags as check_estimate_flags
 from localeval.cli.estimate import cmd_estimate
+from localeval.errors import ConfigError, UsageError
 from localeval.safe import terminal_safe
+
+if TYPE_CHECKING:
+    from localeval.distributed.options import RayOptions
+
+ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
+"""The `run` options that belong to --estimate (not settings; meta-eval does not take them)."""
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from localeval.config import load_config
-    from localeval.distributed import options as ray_options
     from localeval.metrics import REGISTRY, resolve
     from localeval.results import gates
     from localeval.runner import run
@@ -48,7 +54,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
-    check_estimate_flags(args)
+    check_flags(args)
     if args.estimate:
         return cmd_estimate(args, settings)
     outcome = run(
@@ -59,7 +65,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=say,
-        ray=ray_options.from_args(args),  # None: this process; else Ray workers
+        ray=ray_options(args),  # None: this process; else Ray workers
     )
     if not args.quiet:
         print(summary_table(outcome.summary))
@@ -81,3 +87,34 @@ def cmd_run(args: argparse.Namespace) -> int:
         fail_under, outcome.summary, max_unscored=args.max_unscored,
         advisory_until_checked=args.advisory_until_checked, warn=say)
     return gate_report(failures, len(fail_under))
+
+
+def check_flags(args: argparse.Namespace) -> None:
+    """--json, --no-calibrate and --recalibrate only go with --estimate; --out is required
+    except with --estimate (which writes nothing; with --resume it reads the folder)."""
+    if args.out is None and (not args.estimate or args.resume):
+        raise UsageError("the following arguments are required: --out")
+    if not args.estimate:
+        given = [f"--{d.replace('_', '-')}" for d in ESTIMATE_DESTS[1:] if getattr(args, d)]
+        if given:
+            raise UsageError(f"{', '.join(given)} only go(es) with --estimate")
+    elif args.no_calibrate and args.recalibrate:
+        raise UsageError("--no-calibrate and --recalibrate contradict each other")
+
+
+def ray_options(args: argparse.Namespace) -> RayOptions | None:
+    """RayOptions from the --ray flags, or None without --ray (the other
+    --ray-* flags alone are an error). Ray's options are read only when --ray is given."""
+    extra = {
+        "workers": args.ray_workers,
+        "cpus_per_worker": args.ray_cpus_per_worker,
+        "models_dir": args.ray_models,
+    }
+    given = {k: v for k, v in extra.items() if v is not None}
+    if args.ray is None:
+        if given:
+            raise ConfigError("--ray-workers, --ray-cpus-per-worker and --ray-models need --ray")
+        return None
+    from localeval.distributed.options import RayOptions
+
+    return RayOptions.coerce({"address": args.ray, **given})

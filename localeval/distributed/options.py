@@ -1,11 +1,11 @@
-"""The `--ray` options of a run (`localeval run --ray [ADDRESS]`, `evaluate(ray=...)`).
+"""The `--ray` options of a run (`localeval run --ray [ADDRESS]`, `evaluate(ray=...)`): the flags
+are declared in cli/parser.py and read by cli/run.py.
 
 Importing this module does not import Ray: `--help` and local runs work without it.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 from typing import Any
 
@@ -80,41 +80,3 @@ class RayOptions(BaseModel):
         raise ConfigError(
             "ray= must be True, an address ('auto', 'HOST:PORT'), a dict or RayOptions"
         )
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `--ray` flags of `localeval run`."""
-    group = parser.add_argument_group("Ray (evaluate on the workers of a Ray cluster)")
-    group.add_argument(
-        "--ray",
-        nargs="?",
-        const=LOCAL,
-        default=None,
-        metavar="ADDRESS",
-        help="spread the samples over Ray workers: no ADDRESS = start Ray on this machine, "
-        "'auto' = the cluster this machine belongs to, or HOST:PORT (needs localeval[ray])",
-    )
-    group.add_argument(
-        "--ray-workers", type=int, help="workers in all (default: one per GPU, else per N CPUs)"
-    )
-    group.add_argument(
-        "--ray-cpus-per-worker", type=int, help="CPUs of each CPU worker (default 4)"
-    )
-    group.add_argument(
-        "--ray-models", type=Path, help="model folder on the workers (default: their models/)"
-    )
-
-
-def from_args(args: argparse.Namespace) -> RayOptions | None:
-    """RayOptions from the parsed flags, or None without --ray (extra flags alone are an error)."""
-    extra = {
-        "workers": args.ray_workers,
-        "cpus_per_worker": args.ray_cpus_per_worker,
-        "models_dir": args.ray_models,
-    }
-    given = {k: v for k, v in extra.items() if v is not None}
-    if args.ray is None:
-        if given:
-            raise ConfigError("--ray-workers, --ray-cpus-per-worker and --ray-models need --ray")
-        return None
-    return RayOptions.coerce({"address": args.ray, **given})

@@ -69,13 +69,10 @@ def open_judge(settings: Settings, parallel: int) -> VocabJudge:
     """The run's judge without its weights: the llama.cpp judge's vocabulary only."""
     if settings.judge == "fake":
         return VocabJudge("fake", "fake", "fake", CharVocab(), None)
-    from localeval import models
     from localeval.judge.llama import Tokenizer, load_model
     from localeval.models.backends import make_judge
 
-    manifest = models.load_manifest()
-    lazy, info = make_judge(settings.model_copy(update={"parallel": parallel}), manifest,
-                            manifest.profile(settings.profile))
+    lazy, info = make_judge(settings.model_copy(update={"parallel": parallel}))
     vocab_model = load_model(lazy.model_path, 0, vocab_only=True)
     return VocabJudge(info["name"], lazy.fingerprint, lazy.sampling_key(), Tokenizer(vocab_model),
                       settings.n_ctx, lazy.model_path, vocab_model.close)

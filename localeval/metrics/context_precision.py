@@ -5,7 +5,7 @@
   context is useful, as average precision is when nothing relevant was retrieved).
 
 One judge request per context, a bare verdict: "useful" is the judge's P(useful) against τ
-(metrics/support/threshold.py); `.soft` is the mean P(useful). A context too long for the
+(metrics/support/verdicts.threshold); `.soft` is the mean P(useful). A context too long for the
 window is split (metrics/support/pieces.py) and counts as useful if any piece is.
 """
 
@@ -20,7 +20,7 @@ from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.checks import decide
 from localeval.metrics.support.pieces import ask_pieces
 from localeval.metrics.support.score import mean_p
-from localeval.metrics.support.threshold import p_yes, threshold
+from localeval.metrics.support.verdicts import p_yes, threshold
 
 NAME = "context_precision"
 

@@ -7,7 +7,7 @@ lowers it.
   sentence that shares no content term with the answer (below). Chosen from the dev pairs of
   focused against padded contexts (docs/metrics.md, *context_relevance*);
 - context_supported_precision: the share of the contexts' sentences the answer states, each
-  P ≥ τ (metrics/support/threshold.py);
+  P ≥ τ (metrics/support/verdicts.threshold);
 - rank_weighted: each context's own context-supported precision, averaged with weights
   w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG);
 - answer_supported_precision (+ `.soft`), with the option `answer_supported`: the share of the

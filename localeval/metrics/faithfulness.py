@@ -3,7 +3,7 @@
 The answer is split into sentences (deterministic); a sentence that asserts nothing is no claim
 (metrics/support/claims.py). Each other sentence is judged as written (or, with
 `--claims statements`, the statements the judge writes for it, kept true to their sentence). A
-claim is supported when the judge's P(supported) reaches τ (metrics/support/threshold.py) and it
+claim is supported when the judge's P(supported) reaches τ (metrics/support/verdicts.py) and it
 has no number or name the context lacks (metrics/support/checks.py); long contexts are
 narrowed to the passages that bear on each claim (metrics/support/evidence.py) and split into
 pieces when too long for the window (metrics/support/pieces.py).

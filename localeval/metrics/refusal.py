@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import REASON_CHARS
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.threshold import p_yes
+from localeval.metrics.support.verdicts import p_yes
 
 NAME = "refusal"
 STEP = "refusal_verdict"

@@ -40,15 +40,12 @@ def build_backends(
 ) -> Backends:
     """Load only what the metrics need. `judge`/`embedder` objects override the settings;
     `tap`: layers the judge reads at each verdict with no head to score them (verifier fit)."""
-    from localeval import models
     from localeval.judge.cache import AnswerCache
 
     backends = Backends()
-    manifest = models.load_manifest()
-    profile = manifest.profile(settings.profile)
     if any(m.uses_judge for m in metrics):
         if judge is None:
-            judge, backends.info["judge"] = make_judge(settings, manifest, profile, tap)
+            judge, backends.info["judge"] = make_judge(settings, tap)
         else:
             backends.info["judge"] = {
                 "name": judge.name,
@@ -68,7 +65,7 @@ def build_backends(
         backends.judge.cache_error = unusable
     if any(m.needs_embedder(settings) for m in metrics):
         if embedder is None:
-            embedder, backends.info["embedder"] = _make_embedder(settings, manifest, profile)
+            embedder, backends.info["embedder"] = _make_embedder(settings)
         else:
             backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
         backends.embeddings = EmbeddingStore(embedder)
@@ -82,10 +79,10 @@ def _verifier(settings: Settings, judge_sha256: str) -> tuple[Any, dict[str, Any
     return select(settings, judge_sha256)
 
 
-def make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
-               tap: list[int] | None = None) -> tuple[Any, dict]:
+def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, dict]:
     """The run's judge, not yet loaded (judge/lazy.py; the fake judge with `--judge fake`), and
-    what summary.json → models.judge says of it."""
+    what summary.json → models.judge says of it. The manifest is read only for the profile's
+    judge."""
     from localeval import models
 
     if settings.judge == "fake":
@@ -98,7 +95,8 @@ def make_judge(settings: Settings, manifest: Any, profile: dict[str, str],
         path = Path(settings.judge_model)
         sha, name = models.sha256_of_user_path(path), path.name
     else:
-        spec = manifest.get(profile["judge"])
+        manifest = models.load_manifest()
+        spec = manifest.get(manifest.profile(settings.profile)["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
     from localeval.judge.lazy import LazyJudge, resolve_parallel
 
@@ -127,7 +125,9 @@ def _gpu_offload(n_gpu_layers: int) -> bool:
     return bool(import_llama().llama_supports_gpu_offload()) and n_gpu_layers != 0
 
 
-def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -> tuple[Any, dict]:
+def _make_embedder(settings: Settings) -> tuple[Any, dict]:
+    """The run's embedder (the hash embedder with the fake judge) and what summary.json says of
+    it; the manifest is read only for the profile's embedder."""
     from localeval import models
     from localeval.models.embed import HashEmbedder, SentenceTransformerEmbedder
 
@@ -141,7 +141,8 @@ def _make_embedder(settings: Settings, manifest: Any, profile: dict[str, str]) -
     if settings.judge == "fake":
         e = HashEmbedder()
         return e, {"name": e.name, "sha256": e.fingerprint}
-    wanted = profile["embedder"]
+    manifest = models.load_manifest()
+    wanted = manifest.profile(settings.profile)["embedder"]
     candidates = [wanted] + [
         n for n, s in manifest.models.items() if s.role == "embedder" and n != wanted
     ]

@@ -4,7 +4,7 @@
 for that probes `verdict`, it asks the engine for the head's layers at each verdict slot and
 names the head in the request (so the head is part of the answer cache's key); the engine's
 answer then gets each verdict's P(supported) from the head (`FieldProbs.score`), which
-metrics/support/threshold.p_yes prefers to the judge's own probability. Without a head
+metrics/support/verdicts.p_yes prefers to the judge's own probability. Without a head
 (`head=None`, `localeval verifier fit`) it only reads the layers, and scores nothing.
 
 `select(settings, judge_sha256)` picks the head: `--verifier auto` (the default) takes the

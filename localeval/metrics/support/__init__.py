@@ -6,8 +6,9 @@ goes through them:
    statements instead, with `claims = "statements"`);
 2. `evidence` — what a claim is judged against: the material without instructions, narrowed to
    the passages that bear on it (`pieces`: split when too long for the window);
-3. `verdicts` — the judge asked in groups (`retry`: a failed request asked again in halves);
-4. `threshold` — the judge's P(supported) against τ decides; `checks` may overrule it
+3. `verdicts` — the judge asked in groups (`retry`: a failed request asked again in halves),
+   its P(supported) against τ decides (`threshold`);
+4. `checks` — a detail the material never mentions overrules a verdict of support
    (`closest`: the context sentence shown to the reader);
 5. `score` — the share supported: the body of faithfulness and context_recall.
 
@@ -15,8 +16,13 @@ No metric is registered here."""
 
 from localeval.metrics.support.pieces import ask_pieces
 from localeval.metrics.support.score import claims_of, claims_supported, nonempty
-from localeval.metrics.support.threshold import effective_thresholds, p_yes, threshold
-from localeval.metrics.support.verdicts import Support, support_verdicts
+from localeval.metrics.support.verdicts import (
+    Support,
+    effective_thresholds,
+    p_yes,
+    support_verdicts,
+    threshold,
+)
 
 __all__ = [
     "Support",

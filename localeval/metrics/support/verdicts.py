@@ -5,16 +5,25 @@ shown the passages of a long material that bear on it (support/evidence.py), ite
 judge in groups that bound the answer's length, a group whose prompt does not fit is judged
 against the piece of the material most likely to hold its evidence (support/pieces.py), and a
 request that fails is asked again in halves (support/retry.py). The judge answers a bare digit
-per item (grammar-constrained); its probability P(verdict = 1) against τ decides
-(support/threshold.py: `p_yes`, `threshold`), and the checks of support/checks.py may overrule a
-verdict of support. The work grows linearly with the material.
+per item (grammar-constrained); its probability P(verdict = 1) (`p_yes`) against τ
+(`threshold`) decides, and the checks of support/checks.py may overrule a verdict of support.
+The work grows linearly with the material.
+
+τ, the P(supported) a claim needs: the greedy verdict digit of a small judge leans to
+"supported" (on hold-out Chinese pairs whose context says there is no such thing it said 1 where
+its own P(1) was low). So every support verdict (faithfulness, context_recall,
+answer_correctness, context_relevance, context_precision) is decided by P(verdict = 1),
+renormalised over the two verdicts, against τ. τ was fitted with
+`scripts/provenance/fit_threshold.py` on the fit half of the dev sets (docs/research.md,
+*Support verdicts measured: τ, claims, passages*); `--support-threshold` overrides it. A judge
+that gives no probabilities (the fake judge) keeps its written verdict.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localeval.errors import PromptTooLong
 from localeval.judge.schemas import checked_verdicts
@@ -24,9 +33,12 @@ from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
 from localeval.metrics.support.sentences import Sentences, split_all
-from localeval.metrics.support.threshold import p_yes, threshold
 from localeval.text import json_safe
 from localeval.verifier.apply import raw_p
+
+if TYPE_CHECKING:
+    from localeval.config import Settings
+    from localeval.judge.interface import FieldProbs
 
 ITEMS_PER_REQUEST = 16
 """Numbered items per verdict request: bounds the answer's length (max_tokens)."""
@@ -35,6 +47,42 @@ ITEM_TOKENS = 16
 SCHEMA_CHARS = {"en": 160, "zh": 80}
 """A number in the verdict schema's name (the evidence-copy length of a retired verdict style):
 the name is part of the cache key, so it stays."""
+
+
+FITTED = {"en": 0.6, "zh": 0.45}
+"""τ per language, fitted on the dev sets' fit half (rows not reported)."""
+
+
+def threshold(ctx: MetricContext, step: str | None = None) -> float:
+    """τ for this sample: the setting, else the learned verifier's own τ when its head scores
+    the verdicts of `step`, else the value fitted for the judge's raw probability."""
+    chosen = ctx.settings.support_threshold
+    if chosen is not None:
+        return chosen
+    verifier = getattr(ctx.judge, "verifier", None)
+    head = getattr(verifier, "head", None)
+    if head is not None and step in head.steps:
+        return head.tau.get(ctx.language, head.tau.get("en", 0.5))
+    return FITTED.get(ctx.language, FITTED["en"])
+
+
+def effective_thresholds(settings: Settings, head_tau: dict[str, float] | None = None
+                         ) -> dict[str, float]:
+    """τ per language as a run applies it (summary.json): the setting, else the learned
+    verifier's (`head_tau`), else the fitted values."""
+    chosen = settings.support_threshold
+    base = head_tau or FITTED
+    return {lang: chosen if chosen is not None else tau for lang, tau in base.items()}
+
+
+def p_yes(entry: FieldProbs | None) -> float | None:
+    """P(verdict = 1): the learned verifier's when it scored the verdict, else the judge's own
+    probability renormalised over the two verdicts."""
+    if entry is None:
+        return None
+    if entry.score is not None:
+        return entry.score
+    return raw_p(entry)
 
 
 def items_per_request(ctx: MetricContext) -> int:
