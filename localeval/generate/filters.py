@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
-from localeval.generate.subjects import names_subject, word_key
+from localeval.generate.subjects import NAME, names_subject, word_key
 from localeval.generate.words import LATIN, content_words, stem
 from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
@@ -50,7 +50,6 @@ _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b",
 _ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁]|谁|怎么|怎样|如何|是否|"
                         r"多[长大高远久重宽深]")
 _ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
-_NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
 ANSWERED_P = 0.5
 """The least P(the reference answer gives it) of every part of its question (unanswered)."""
 ANSWERABLE_RATING = 2 / 3
@@ -242,7 +241,7 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
     of?") when the answer shares no word with it and none with the question's point: the
     answer tells another fact ("The bridge has a main span of 456 metres"). English words
     compared by stem; "" when the answer is on the point."""
-    named = " ".join(_NAME.findall(question)[1:]) if question.isascii() else ""
+    named = " ".join(NAME.findall(question)[1:]) if question.isascii() else ""
     asked = {word_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
         word_key(w) for w in terms | content_words(named)}
     told = {word_key(w) for w in content_words(answer)}

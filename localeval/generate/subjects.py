@@ -12,7 +12,8 @@ from localeval.generate.words import content_words, stem
 from localeval.text import CJK_RUN, normalize, split_sentences
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
-_NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
+NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
+"""A capitalised word (a name when it is not a sentence's first word)."""
 _OPENS = re.compile(r"(?:^|[.!?:;\n][\"'“‘(\s]*|^[\"'“‘(\s]+)$")
 _DATES = frozenset((
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -75,7 +76,7 @@ def _names(text: str) -> list[str]:
     another capitalised word: "Dong Ding") and never in lower case: "Holm" of Holm Island, not
     "Island" ("the island's mail")."""
     lower = set(re.findall(r"\b[a-z][a-z-]*", text))
-    inside = {m.group(0) for m in _NAME.finditer(text)
+    inside = {m.group(0) for m in NAME.finditer(text)
               if not _OPENS.search(text[:m.start()]) or re.match(r" [A-Z]", text[m.end():])}
     return sorted(w for w in inside if w.lower() not in lower)
 

@@ -26,6 +26,7 @@ def content_words(text: str) -> set[str]:
 
 
 def stem(word: str) -> str:
+    """An English word less one plural or verb ending (-ing, -ed, -es, -s), keeping 3 letters."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
