@@ -44,10 +44,12 @@ class SingleDraft(BaseModel):
 
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     SINGLE_STEP: {
-        "en": {"text": "Heat is a 1995 crime film written and directed by Michael Mann. It "
+        "en": {"title": "Heat (1995 film)",
+               "text": "Heat is a 1995 crime film written and directed by Michael Mann. It "
                        "stars Al Pacino and Robert De Niro.",
                "focus": "It stars Al Pacino and Robert De Niro."},
-        "zh": {"text": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。"
+        "zh": {"title": "英雄（电影）",
+               "text": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。"
                        "这部电影由李连杰、梁朝伟主演。",
                "focus": "这部电影由李连杰、梁朝伟主演。"},
     },
@@ -97,10 +99,11 @@ def first_clause(text: str) -> str:
     return head if len(parts) > 1 and enough else text.strip()
 
 
-async def draft_single(ctx: MetricContext, text: str, focus: str) -> SingleDraft:
-    """The drafts of one sentence (`focus`) of a chunk, tidied: one question each, the answer
-    without echoed questions, the casual form up to its first comma."""
-    raw = await ctx.ask(SINGLE_STEP, SingleDraft, text=text, focus=focus)
+async def draft_single(ctx: MetricContext, text: str, focus: str, title: str = "") -> SingleDraft:
+    """The drafts of one sentence (`focus`) of a chunk, shown with its document's title (a
+    chunk that says "it" of its subject), tidied: one question each, the answer without echoed
+    questions, the casual form up to its first comma."""
+    raw = await ctx.ask(SINGLE_STEP, SingleDraft, text=text, focus=focus, title=title)
     return raw.model_copy(update={
         "question": first_question(raw.question), "answer": without_questions(raw.answer),
         "casual": first_clause(first_question(raw.casual)),

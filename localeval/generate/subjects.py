@@ -161,6 +161,19 @@ def document_names(documents: dict[str, str]) -> dict[str, str]:
     return out
 
 
+def document_titles(documents: dict[str, str], names: dict[str, str]) -> dict[str, str]:
+    """Per document (source → text) the title a draft is shown beside a chunk that may not
+    name its subject ("It rests overnight."): its opening heading (Markdown, or an HTML
+    page's first heading as documents.html_text writes it), else its name (`document_names`)."""
+    out: dict[str, str] = {}
+    for src, text in documents.items():
+        heading = _HEADING.match(text.lstrip())
+        title = heading.group(1).strip() if heading else names.get(src, "")
+        if title:
+            out[src] = title
+    return out
+
+
 def named(question: str, name: str) -> str:
     """The question with a short form of its document's name written in full ("When did the
     bridge open?" → "When did the Severn Gate Bridge open?"; "茶园主要出产什么茶？" →

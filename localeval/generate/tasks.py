@@ -44,7 +44,8 @@ LEXICAL_K1 = 1.5
 class Env:
     """What every task uses: the settings, the judge client, the embedder, the corpus (by
     language: chunks and their unit vectors, in the same order), each document's subject
-    terms (subjects.subject_terms) and its name (subjects.document_names)."""
+    terms (subjects.subject_terms), its name (subjects.document_names) and its title
+    (subjects.document_titles)."""
 
     settings: Settings
     judge: JudgeClient
@@ -52,6 +53,7 @@ class Env:
     corpus: dict[str, tuple[list[Chunk], np.ndarray]]
     terms: dict[str, set[str]]
     names: dict[str, str] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
     lexical: dict[str, BM25] = field(default_factory=dict)
     said: dict[str, list[str]] = field(default_factory=dict)
     drafts: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
@@ -146,7 +148,7 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
-        draft = await draft_single(ctx, chunk.text, focus)
+        draft = await draft_single(ctx, chunk.text, focus, env.titles.get(chunk.source, ""))
     except LocalevalError as exc:
         return out | {"error": str(exc)}
     terms = env.terms_of(chunk)
