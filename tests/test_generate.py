@@ -18,6 +18,7 @@ from localeval.data import dataset
 from localeval.generate.assemble import retype
 from localeval.generate.pipeline import GenerateOptions, GenerationInterrupted, generate
 from localeval.generate.store import paths_for
+from localeval.generate.subjects import document_names, document_titles
 from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.models.embed import HashEmbedder
 from localeval.text import split_sentences
@@ -361,3 +362,25 @@ def test_a_short_form_of_a_documents_name_is_asked_in_full(docs: Path) -> None:
     assert [r.question for r in result.rows] == ["Who designed the Severn Gate Bridge?"]
     single = result.report["by_kind"]["single"]  # other documents have no such name
     assert single["unnamed_subject"] > 0 and single["duplicate"] > 0
+
+
+def test_every_draft_is_shown_its_documents_title(docs: Path) -> None:
+    """A chunk past the first lacks the heading that names its subject: the draft prompt
+    shows the document's title (its heading; the Chinese document without a heading, its
+    name) so that the question can name it."""
+    judge = RuleJudge()
+    run_gen([docs], None, judge, kinds="single", n=40, chunk_tokens=64, per_chunk=3)
+    drafts = [r.messages[-1]["content"] for r in judge.requests if r.step == "generate_single"]
+    bridge = [t for t in drafts if "Construction took four years" in t.split("Sentence:")[-1]]
+    assert bridge and all("Document:\nThe Severn Gate Bridge\n\nText:\n" in t for t in bridge)
+    assert not any("# The Severn Gate Bridge" in t for t in bridge)  # a later chunk
+    panda = [t for t in drafts if "文字：" in t and "大熊猫的食物" in t.split("句子：")[-1]]
+    assert panda and all("文档标题：\n卧龙大熊猫保护区\n\n文字：" in t for t in panda)
+
+
+def test_a_document_without_heading_is_titled_by_its_name() -> None:
+    texts = {"cafe.txt": "海湾书店开在厦门市中山路上。海湾书店每天上午十点开门。",
+             "notes.txt": "the ferry sails four times a day. fares rose in 2020.",
+             "bridge.md": "# The Severn Gate Bridge\n\nIt opened in 1998."}
+    assert document_titles(texts, document_names(texts)) == {
+        "cafe.txt": "海湾书店", "bridge.md": "The Severn Gate Bridge"}
