@@ -4,6 +4,7 @@ kind of answer a question asks for, when a corpus answers an "unanswerable" ques
 from __future__ import annotations
 
 from localeval.generate.subjects import names_subject, subject_terms
+from localeval.generate.words import content_words
 
 FERRY = """# The Orrin Sound Ferry
 
@@ -105,6 +106,15 @@ def test_a_name_of_its_own_document_is_not_named_outside_its_chunk() -> None:
                         "Four times a day.", chunk, terms, 240) == ("names_outside", ["Paris"])
     assert first_failed("single", "Who was the Orrin Sound Ferry's first captain?",
                         "Four times a day.", chunk, terms, 240) is None  # a possessive
+
+    later = ["Construction took four years and cost 330 million pounds."]  # no "bridge" in it
+    bridge = "# The Severn Gate Bridge\n\nThe Severn Gate Bridge opened in 1998. The bridge..."
+    mine = subject_terms({"bridge.md": bridge})["bridge.md"]
+    asked = "How long did it take to build the Severn Gate Bridge?"
+    assert first_failed("single", asked, "It took four years.", later, mine, 240) == (
+        "names_outside", ["Bridge"])  # without its title: the word stands nowhere it sees
+    assert first_failed("single", asked, "It took four years.", later, mine, 240,
+                        frozenset(content_words("The Severn Gate Bridge"))) is None  # its title
 
 
 def test_an_answer_telling_another_fact_of_its_chunk_is_unanswered() -> None:

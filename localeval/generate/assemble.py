@@ -91,10 +91,10 @@ def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
 
 
 def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None,
-             terms: set[str]) -> Candidate:
+             terms: set[str], titled: frozenset[str]) -> Candidate:
     cut_at = PAIR_ANSWER_CHARS if kind == "pair" else ANSWER_CHARS
     if failed := first_failed(kind, row.question, row.ground_truth, row.reference_contexts,
-                              terms, cut_at):
+                              terms, cut_at, titled):
         return Candidate(kind, task, row, *failed)
     if support is None or support.get("score") != 1.0:
         why = support.get("reason") if support else None
@@ -102,8 +102,10 @@ def _checked(kind: str, task: str, row: Row, support: dict[str, Any] | None,
     return Candidate(kind, task, row)
 
 
-def _single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> Candidate:
-    """The single-chunk question of a draft (`terms`: its document's subject terms)."""
+def _single(result: dict[str, Any], chunk: Chunk, terms: set[str],
+            titled: frozenset[str]) -> Candidate:
+    """The single-chunk question of a draft (`terms`: its document's subject terms; `titled`:
+    its title's words, filters.first_failed)."""
     task = result["task"]
     draft = result.get("draft")
     if draft is None or result.get("error"):
@@ -111,22 +113,24 @@ def _single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> Candidate:
     key = task.split(":", 1)[-1]  # the chunk id, and the sentence asked about past the first
     single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
                                            draft["answer"], [chunk]), result.get("support"),
-                      terms)
+                      terms, titled)
     if single.dropped is None and not _answers(result.get("answered")):
         single.dropped, single.detail = "unanswered", _parts(result.get("answered"))
     return single
 
 
-def usable_part(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> tuple[str, Any] | None:
+def usable_part(result: dict[str, Any], chunk: Chunk, terms: set[str],
+                titled: frozenset[str] = frozenset()) -> tuple[str, Any] | None:
     """Why a single-chunk draft cannot be a part of a pair (the filter its question fails and
     the detail), or None: it passes every single-chunk filter."""
-    single = _single(result, chunk, terms)
+    single = _single(result, chunk, terms, titled)
     return None if single.dropped is None else (single.dropped, single.detail)
 
 
-def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[Candidate]:
+def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str],
+                titled: frozenset[str] = frozenset()) -> list[Candidate]:
     """The single, colloquial and unanswerable candidates of one single-chunk draft (`terms`:
-    its document's subject terms)."""
+    its document's subject terms; `titled`: its title's words, filters.first_failed)."""
     task, lang = result["task"], chunk.language
     key = task.split(":", 1)[-1]  # the chunk id, and the sentence asked about past the first
     draft = result.get("draft")
@@ -135,11 +139,11 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
         return [Candidate(k, task, None, "judge_error", why)
                 for k in ("single", "colloquial", "unanswerable")]
     support = result.get("support")
-    single = _single(result, chunk, terms)
+    single = _single(result, chunk, terms, titled)
     casual = casual_form(draft["casual"], key, lang)
     colloquial = _checked("colloquial", task, _row(  # checked before its typo
         "colloquial", f"colloquial:{key}", draft["casual"], draft["answer"], [chunk],
-        parent=f"single:{key}"), support, terms)
+        parent=f"single:{key}"), support, terms, titled)
     if colloquial.row is not None:
         colloquial.row.question = casual
     if colloquial.dropped is None and (told := adds_answer(draft["casual"], draft["question"],
@@ -166,7 +170,7 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str]) -> list[C
               expected_ids=[], kind="unanswerable", language=lang, source=chunk.source,
               topic_ids=[chunk.id])
     if failed := first_failed("unanswerable", row.question, None, [chunk.text], terms,
-                              ANSWER_CHARS):
+                              ANSWER_CHARS, titled):
         no_answer = Candidate("unanswerable", task, row, *failed)
     elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
@@ -199,7 +203,8 @@ def joined(first: str, second: str, language: str, *, question: bool) -> str:
 
 
 def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
-              terms: tuple[set[str], set[str]]) -> Candidate:
+              terms: tuple[set[str], set[str]],
+              titled: frozenset[str] = frozenset()) -> Candidate:
     """A pair's candidate: the questions of its two chunks (each passing the single-chunk
     filters with its own document's subject terms) joined, their answers one after the other;
     dropped when the two ask the same or one chunk supports both answers."""
@@ -208,7 +213,7 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
     if result.get("error"):
         return Candidate("pair", task, None, "judge_error", result["error"])
     for i, (part, chunk, mine) in enumerate(zip(parts, (first, second), terms, strict=False)):
-        if why := usable_part(part, chunk, mine):
+        if why := usable_part(part, chunk, mine, titled):
             asked = (part.get("draft") or {}).get("question")
             return Candidate("pair", task, None, why[0],
                              {"part": i + 1, "question": asked, "detail": why[1]})
@@ -223,7 +228,7 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
         return Candidate("pair", task, row, "one_chunk_suffices", "its two questions ask "
                          "the same")
     if failed := first_failed("pair", row.question, row.ground_truth, row.reference_contexts,
-                              terms[0] | terms[1], PAIR_ANSWER_CHARS):
+                              terms[0] | terms[1], PAIR_ANSWER_CHARS, titled):
         return Candidate("pair", task, row, *failed)
     other = result.get("other_chunk")
     if other is None or 1.0 in other:

@@ -255,10 +255,13 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
 
 
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],
-                 terms: set[str], cut_at: int) -> tuple[str, object] | None:
+                 terms: set[str], cut_at: int, titled: frozenset[str] = frozenset()
+                 ) -> tuple[str, object] | None:
     """The first cheap filter (no judge) a candidate fails, with its detail, or None.
     `answer` None: an unanswerable question (its answer is fixed); `terms`: the subject terms
-    of its documents (`subject_terms`)."""
+    of its documents (`subject_terms`); `titled`: the content words of their titles, shown to
+    the judge beside the chunk ("bridge" of "The Severn Gate Bridge"), which a question may
+    name though its chunk does not."""
     if kind != "colloquial" and not is_question(question):
         return "not_a_question", None
     if not asks(question):
@@ -272,7 +275,7 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
     if not names_subject(question, terms):
         return "unnamed_subject", None
     if outside := [w for w in names_outside(question, chunks)  # its document's own names
-                   if not content_words(w) <= terms]:  # may stand outside its chunk
+                   if not content_words(w) <= terms | titled]:  # may stand outside its chunk
         return "names_outside", outside
     if copied := (content_words(question) & EXAMPLE_NAMES) - content_words(" ".join(chunks)):
         return "names_outside", sorted(copied)

@@ -231,9 +231,11 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
             if isinstance(item, Pair):
                 first, second = by_id[item.first], by_id[item.second]
                 found.append(from_pair(done[task], first, second, item.link,
-                                       (env.terms_of(first), env.terms_of(second))))
+                                       (env.terms_of(first), env.terms_of(second)),
+                                       env.titled(first, second)))
             else:
-                found += from_single(done[task], item[0], env.terms_of(item[0]))
+                found += from_single(done[task], item[0], env.terms_of(item[0]),
+                                     env.titled(item[0]))
         return [c for c in found if c.kind in options.kinds]
 
     async def run_one(task: str, item: Any) -> None:

@@ -28,6 +28,7 @@ from localeval.generate.filters import (
     stated_in,
 )
 from localeval.generate.subjects import named, names_subject
+from localeval.generate.words import content_words
 from localeval.judge.client import JudgeClient
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import split_sentences
@@ -85,6 +86,11 @@ class Env:
 
     def terms_of(self, *chunks: Chunk) -> set[str]:
         return set().union(*(self.terms.get(c.source, set()) for c in chunks))
+
+    def titled(self, *chunks: Chunk) -> frozenset[str]:
+        """The content words of the chunks' documents' titles (shown beside each chunk)."""
+        return frozenset().union(*(content_words(self.titles.get(c.source, ""))
+                                   for c in chunks))
 
 
 async def supported(env: Env, sid: str, language: str, question: str, answer: str,
@@ -151,7 +157,7 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
         draft = await draft_single(ctx, chunk.text, focus, env.titles.get(chunk.source, ""))
     except LocalevalError as exc:
         return out | {"error": str(exc)}
-    terms = env.terms_of(chunk)
+    terms, titled = env.terms_of(chunk), env.titled(chunk)
     if name := env.names.get(chunk.source):  # "the bridge" → "the Severn Gate Bridge"
         full = {f: named(q, name) for f in ("question", "casual", "unanswerable")
                 if not names_subject(q := getattr(draft, f), terms)}
@@ -159,7 +165,8 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
             draft, out["named"] = draft.model_copy(update=full), sorted(full)
     out["draft"] = draft.model_dump()
     try:
-        if any(first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS) is None
+        if any(first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS,
+                            titled) is None
                for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
             out["support"] = await supported(env, task, lang, draft.question, draft.answer,
                                              [chunk.text])
@@ -180,8 +187,8 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
         return out
     draft = out["draft"]
     if first_failed("unanswerable", draft["unanswerable"], None, [chunk.text],
-                    env.terms_of(chunk), ANSWER_CHARS) is None and not restates(
-                        draft["unanswerable"], draft["question"]):
+                    env.terms_of(chunk), ANSWER_CHARS, env.titled(chunk)) is None \
+            and not restates(draft["unanswerable"], draft["question"]):
         share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language))
         if share >= STATED_SHARE:  # a sentence of the corpus says it: no judge needed
             return out | {"unanswerable": {"score": None, "stated": sentence}}
@@ -223,7 +230,7 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
             tried = []
             for name, focus in part_order(chunk, link)[:tries]:
                 part = await env.asked(name, chunk, focus)
-                unusable = usable_part(part, chunk, env.terms_of(chunk))
+                unusable = usable_part(part, chunk, env.terms_of(chunk), env.titled(chunk))
                 tried.append((FILTERS.index(unusable[0]) if unusable else len(FILTERS), part))
                 if unusable is None:
                     break
