@@ -263,6 +263,13 @@ def test_estimate_counts_the_requests_without_a_judge(docs: Path, tmp_path: Path
     # the pairs share with the single tasks
     assert 0 < singles <= found["samples"]
     assert found["total"]["prompt_tokens"] > 0
+    # a range: the drafts alone, and every draft checked in full (placeholder drafts, which a
+    # rule drops, still count their checks: support, parts and coverage, the unanswerable one)
+    assert found["total"]["at_least"] == singles < found["total"]["requests"]
+    checks = {"faithfulness_verdicts", "answer_relevance_parts", "answer_relevance_coverage",
+              "rerank_relevancy_rating"}
+    assert checks <= set(found["steps"])
+    assert all(found["steps"][s]["count"] == "at most" for s in checks)
 
 
 def test_api_returns_the_rows(docs: Path) -> None:

@@ -1,7 +1,12 @@
 """`generate --estimate`: the judge requests, tokens and time a generation would take, without
 loading the judge: the generation runs against run --estimate's dry-run judge (placeholder
 answers, the answer cache read only, prompts counted with the judge's tokenizer) and the hash
-embedder, and the engine's schedule is replayed and priced by this machine's calibration."""
+embedder, and the engine's schedule is replayed and priced by this machine's calibration.
+
+Which checks a draft gets depends on what the judge writes (a draft a rule drops is never
+checked), so the estimate is a range: at least the drafts' own requests, at most those of
+every draft checked in full (the dry run makes them all: tasks.Env.every_check); the steps,
+tokens and time are the upper bound."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
+from localeval.generate.drafting import SINGLE_STEP
 from localeval.generate.pipeline import GenerateOptions, Log, build_corpus, plan_and_run
 
 DEFAULT_FREE_TOKENS = 20.0
@@ -18,8 +24,8 @@ DEFAULT_FREE_TOKENS = 20.0
 
 def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOptions,
              log: Log | None = None) -> dict[str, Any]:
-    """The estimate as run --estimate gives it (`estimate.report.table` prints it). Every count
-    is marked `estimate`: which checks run depends on the drafts the judge would write."""
+    """The estimate as run --estimate gives it (`estimate.table` prints it): per step the
+    requests at most; `total.at_least` the drafts' alone."""
     from localeval.config import default_cache_path
     from localeval.estimate import calibrate
     from localeval.estimate.dryrun import DryCache, DryJudge
@@ -45,7 +51,8 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
         client = JudgeClient(dry, DryCache(cache_path) if cache_path else None)  # type: ignore[arg-type]
         backends = Backends(judge=client, embeddings=EmbeddingStore(HashEmbedder()),
                             info={"judge": {"parallel": parallel, "sha256": judge.fingerprint}})
-        made = asyncio.run(plan_and_run(corpus, None, settings, options, backends, False))
+        made = asyncio.run(plan_and_run(corpus, None, settings, options, backends, False,
+                                        every_check=True))
         drafted = made.report["candidates_drafted"]
         key = calibrate.calibration_key(judge.fingerprint, settings.n_threads
                                         or default_threads(), settings.n_batch,
@@ -59,7 +66,8 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     finally:
         judge.close()
     totals = replay(works, parallel=parallel, speed=calibrate.speed_of(entry) if entry else None)
-    steps = {step: {"requests": n, "count": "estimate", "cached": 0,
+    steps = {step: {"requests": n, "count": "exact" if step == SINGLE_STEP else "at most",
+                    "cached": 0,
                     "prompt_tokens": totals.prompt_tokens.get(step, 0),
                     "prompt_tokens_processed": totals.processed.get(step, 0),
                     "generated_tokens": totals.generated.get(step, 0), "generated": "estimate",
@@ -68,9 +76,13 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     total = {k: sum(s[k] for s in steps.values()) for k in
              ("requests", "prompt_tokens", "prompt_tokens_processed", "generated_tokens",
               "forced_tokens")}
-    total |= {"count": "estimate", "cached": client.stats.cached, "generated": "estimate"}
-    notes = [f"{len(corpus)} chunks; {drafted} candidates drafted; drafts are placeholders, so "
-             "which checks run (and how many requests) is estimated",
+    at_least = totals.requests.get(SINGLE_STEP, 0)
+    total |= {"count": "at most", "at_least": at_least, "cached": client.stats.cached,
+              "generated": "estimate"}
+    notes = [f"{len(corpus)} chunks; {drafted} candidates drafted (fewer once --n of every "
+             f"kind is kept); between {at_least} judge requests (the drafts alone: a rule drops "
+             f"every draft before the judge's checks) and {total['requests']} (every draft "
+             "checked in full: the steps, tokens and time shown)",
              "the dry run links pairs with the hash embedder, not the real one"]
     time = None
     if entry and total["requests"]:

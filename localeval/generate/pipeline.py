@@ -191,8 +191,10 @@ def generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
 
 
 async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings,
-                    options: GenerateOptions, backends: Any, progress: bool) -> Generated:
-    """Embed the corpus, plan, run the candidates not in the work file, assemble, write."""
+                       options: GenerateOptions, backends: Any, progress: bool,
+                       every_check: bool = False) -> Generated:
+    """Embed the corpus, plan, run the candidates not in the work file, assemble, write
+    (`every_check`: tasks.Env's, for the estimate)."""
     from localeval.execute import sample_concurrency
     from localeval.models.embed import store_for
     from localeval.progress import Progress
@@ -208,7 +210,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     texts = _documents(corpus)
     names = document_names(texts)
     env = Env(settings, judge, embeddings, by_lang, subject_terms(texts), names,
-              document_titles(texts, names))
+              document_titles(texts, names), every_check=every_check)
     paths = paths_for(out) if out is not None else None
     if paths is not None:
         write_lines(paths["corpus"], corpus)

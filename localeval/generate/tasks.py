@@ -46,7 +46,8 @@ class Env:
     """What every task uses: the settings, the judge client, the embedder, the corpus (by
     language: chunks and their unit vectors, in the same order), each document's subject
     terms (subjects.subject_terms), its name (subjects.document_names) and its title
-    (subjects.document_titles)."""
+    (subjects.document_titles). `every_check`: every check runs on every draft, whatever the
+    filters and earlier checks say (generate --estimate's upper bound on the judge's work)."""
 
     settings: Settings
     judge: JudgeClient
@@ -57,6 +58,7 @@ class Env:
     titles: dict[str, str] = field(default_factory=dict)
     lexical: dict[str, BM25] = field(default_factory=dict)
     said: dict[str, list[str]] = field(default_factory=dict)
+    every_check: bool = False
     drafts: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
 
     def bm25(self, language: str) -> BM25:
@@ -165,12 +167,13 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
             draft, out["named"] = draft.model_copy(update=full), sorted(full)
     out["draft"] = draft.model_dump()
     try:
-        if any(first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS,
-                            titled) is None
-               for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
+        if env.every_check or any(
+                first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS,
+                             titled) is None
+                for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
             out["support"] = await supported(env, task, lang, draft.question, draft.answer,
                                              [chunk.text])
-            if out["support"]["score"] == 1.0:
+            if env.every_check or out["support"]["score"] == 1.0:
                 out["answered"] = await answers_every_part(env, task, lang, draft.question,
                                                            draft.answer)
     except LocalevalError as exc:
@@ -186,11 +189,12 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
     if "draft" not in out or out.get("error"):
         return out
     draft = out["draft"]
-    if first_failed("unanswerable", draft["unanswerable"], None, [chunk.text],
-                    env.terms_of(chunk), ANSWER_CHARS, env.titled(chunk)) is None \
-            and not restates(draft["unanswerable"], draft["question"]):
+    passes = first_failed("unanswerable", draft["unanswerable"], None, [chunk.text],
+                          env.terms_of(chunk), ANSWER_CHARS, env.titled(chunk)) is None \
+        and not restates(draft["unanswerable"], draft["question"])
+    if passes or env.every_check:
         share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language))
-        if share >= STATED_SHARE:  # a sentence of the corpus says it: no judge needed
+        if share >= STATED_SHARE and not env.every_check:  # a sentence of the corpus says it
             return out | {"unanswerable": {"score": None, "stated": sentence}}
         try:
             near = await nearest_chunks(env, draft["unanswerable"], chunk.language)
@@ -232,10 +236,10 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
                 part = await env.asked(name, chunk, focus)
                 unusable = usable_part(part, chunk, env.terms_of(chunk), env.titled(chunk))
                 tried.append((FILTERS.index(unusable[0]) if unusable else len(FILTERS), part))
-                if unusable is None:
+                if unusable is None or env.every_check:
                     break
             out["parts"].append(max(tried, key=lambda t: t[0])[1])  # else the one got furthest
-            if unusable is not None:
+            if unusable is not None and not env.every_check:
                 return out
         out["other_chunk"] = []
         for part, other in zip(out["parts"], (second, first), strict=True):
@@ -243,7 +247,7 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
             check = await supported(env, task, other.language, draft["question"],
                                     draft["answer"], [other.text])
             out["other_chunk"].append(check["score"])
-            if check["score"] == 1.0:
+            if check["score"] == 1.0 and not env.every_check:
                 break
     except LocalevalError as exc:
         out["error"] = str(exc)
