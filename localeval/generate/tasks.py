@@ -239,7 +239,7 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
                 if unusable is None or env.every_check:
                     break
             out["parts"].append(max(tried, key=lambda t: t[0])[1])  # else the one got furthest
-            if unusable is not None and not env.every_check:
+            if unusable is not None and (not env.every_check or "draft" not in part):
                 return out
         out["other_chunk"] = []
         for part, other in zip(out["parts"], (second, first), strict=True):
