@@ -131,6 +131,15 @@ def test_an_answer_telling_another_fact_of_its_chunk_is_unanswered() -> None:
         "unanswered"
     assert off_point("What is the Severn Gate Bridge made of?", "Steel girders.", chunk,
                      terms) == ""
+    tolls = ["Tolls were charged until they were abolished in December 2018. About 71,000 "
+             "vehicles now cross the bridge on an average day."]
+    assert off_point("How many people cross the Severn Gate Bridge daily on average?",
+                     "Tolls were abolished in December 2018.", tolls, terms) == \
+        "About 71,000 vehicles now cross the bridge on an average day."  # two of its words
+    built = ["Construction took four years and cost 330 million pounds. About 2,000 workers "
+             "died during the building of the towers."]
     assert off_point("How long did it take to build the Severn Gate Bridge?",
-                     "Construction took four years.", chunk, terms) == ""  # no sentence
-    # holds what it asks: a paraphrase is not caught
+                     "Construction took four years.", built, terms) == ""  # a paraphrase: one
+    # word of its point ("building") in a sentence is not enough to be about it
+    assert off_point("How tall is the Severn Gate Bridge?", "It rises 137 metres.",
+                     ["Its towers rise 137 metres."], terms) == ""  # no sentence about "tall"

@@ -236,11 +236,14 @@ def stated_in(question: str, sentences: list[str]) -> tuple[float, str]:
 
 
 def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) -> str:
-    """The sentence of the chunk that holds every word the question asks about (its content
-    words less its names and subject terms: "made" of "What is the Severn Gate Bridge made
-    of?") when the answer shares no word with it and none with the question's point: the
-    answer tells another fact ("The bridge has a main span of 456 metres"). English words
-    compared by stem; "" when the answer is on the point."""
+    """A sentence of the chunk about the question's point, when the answer tells another fact:
+    the point is the question's content words less its names and subject terms ("made" of
+    "What is the Severn Gate Bridge made of?"; English words compared by stem); the answer
+    shares none of them, and the sentence holds two of them (every one of fewer) and no word
+    of the answer ("How many people cross the bridge daily on average?" answered with the
+    tolls, beside "About 71,000 vehicles cross the bridge on an average day"). "" when the
+    answer is on the point, or no sentence is about it (a paraphrase: "How tall is it?" of
+    "It rises 137 metres")."""
     named = " ".join(NAME.findall(question)[1:]) if question.isascii() else ""
     asked = {word_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
         word_key(w) for w in terms | content_words(named)}
@@ -249,9 +252,13 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
         return ""
     for sentence in split_sentences(" ".join(chunks)):
         there = {word_key(w) for w in content_words(sentence)}
-        if asked <= there and not there & told:
+        if len(asked & there) >= min(POINT_WORDS, len(asked)) and not there & told:
             return sentence
     return ""
+
+
+POINT_WORDS = 2
+"""Words of a question's point that a sentence of its chunk holds to be about that point."""
 
 
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],
