@@ -8,10 +8,10 @@ import re
 from pydantic import BaseModel
 
 from localeval.generate.documents import Document
-from localeval.text import detect_language, split_sentences
+from localeval.text import CJK_RANGES, detect_language, split_sentences
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+\S")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = re.compile(f"[{CJK_RANGES}]")
 _WORD = re.compile(r"[A-Za-z0-9]+")
 
 
