@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localeval.bm25 import BM25
-from localeval.metrics.support.sentences import Sentences
-from localeval.text import terms, word_count
+from localeval.text import Sentences, terms, word_count
 
 LONG_WORDS = 350.0
 TOP = 3

@@ -26,7 +26,7 @@ from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.closest import grams
-from localeval.metrics.support.sentences import Sentences, split, split_all
+from localeval.text import Sentences, sentences_of, sentences_of_all
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -148,7 +148,7 @@ def split_material(ctx: MetricContext, step: str, split: str, variables: dict[st
     when none can)."""
     fits = _fitter(ctx, step, split, variables, exc)
     try:
-        return pack(_units(cut if cut is not None else split_all(variables[split])), fits)
+        return pack(_units(cut if cut is not None else sentences_of_all(variables[split])), fits)
     except ValueError:
         raise exc from None  # the rest of the prompt alone is too long: nothing to split
 
@@ -177,7 +177,7 @@ def _halvable(piece: Piece) -> list[tuple[int, str]]:
     """A piece as units to cut in halves: its sentences, or its one sentence cut in two by
     characters. Raises ValueError for a single character."""
     units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
-             for s in split(text).or_whole]
+             for s in sentences_of(text).or_whole]
     if len(units) >= 2:
         return units
     if len(piece.texts) != 1 or len(piece.texts[0]) < 2:
