@@ -87,8 +87,9 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
     ruled = rule_out(cut, question, contexts, material_name)
     sentences = ruled.sentences
     claims = Claims(sentences, no_claim=[i + 1 for i in ruled.found.no_claim], rules=ruled.rules)
-    skip = ruled.found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
     if ctx.settings.claims == "statements":
+        # a quote is not skipped: a heading or a neighbouring denial in the material can deny it
+        skip = ruled.found.skip
         written = await anchored_statements(ctx, cut, question, skip=skip)
         items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
         claims.retries = written.retries
