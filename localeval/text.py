@@ -111,6 +111,14 @@ def join_sentences(sentences: Iterable[str]) -> str:
     return out
 
 
+def no_space_after(text: str) -> bool:
+    """Whether the next sentence of the same source follows `text` with no space, where the
+    passages of a long context and the pieces of a material are joined back: after any
+    character above U+2E80. Broader than `join_sentences` (it also joins after Hangul or an
+    emoji) and kept so: those texts are in the judge's prompts, which key its cached answers."""
+    return bool(text) and ord(text[-1]) > 0x2E80
+
+
 def normalize(text: str) -> str:
     """NFKC (full→half width), casefold, collapse whitespace: for matching, never for display."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())

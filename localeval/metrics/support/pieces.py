@@ -26,7 +26,7 @@ from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.closest import grams
-from localeval.text import Sentences, sentences_of, sentences_of_all
+from localeval.text import Sentences, no_space_after, sentences_of, sentences_of_all
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -56,16 +56,12 @@ def _piece(units: list[tuple[int, str]]) -> Piece:
     sources: list[int] = []
     for src, sentence in units:
         if sources and sources[-1] == src:
-            joiner = "" if _ends_cjk(texts[-1]) else " "
+            joiner = "" if no_space_after(texts[-1]) else " "
             texts[-1] = texts[-1] + joiner + sentence
         else:
             texts.append(sentence)
             sources.append(src)
     return Piece(texts, sources)
-
-
-def _ends_cjk(text: str) -> bool:
-    return bool(text) and ord(text[-1]) > 0x2E80
 
 
 def _fitter(ctx: MetricContext, step: str, split: str, variables: dict[str, Any],
