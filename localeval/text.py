@@ -1,11 +1,17 @@
 """Text as the package reads it, in Chinese and English: language, sentences, the forms texts are
-matched in, and their content terms and numbers (one implementation of each, used everywhere)."""
+matched in, and their content terms and numbers (one implementation of each, used everywhere).
+
+A text the metrics compare is cut into sentences once (`sentences_of`): its `Sentences` carry
+the sentences, their match keys and their content terms, and every step is handed that
+structure rather than splitting again."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 CJK_RANGES = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 """The CJK ideographs (Extension A, the unified block, the compatibility ideographs), as a
@@ -105,6 +111,14 @@ def join_sentences(sentences: Iterable[str]) -> str:
     return out
 
 
+def no_space_after(text: str) -> bool:
+    """Whether the next sentence of the same source follows `text` with no space, where the
+    passages of a long context and the pieces of a material are joined back: after any
+    character above U+2E80. Broader than `join_sentences` (it also joins after Hangul or an
+    emoji) and kept so: those texts are in the judge's prompts, which key its cached answers."""
+    return bool(text) and ord(text[-1]) > 0x2E80
+
+
 def normalize(text: str) -> str:
     """NFKC (full→half width), casefold, collapse whitespace: for matching, never for display."""
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
@@ -183,6 +197,45 @@ def split_sentences(text: str) -> list[str]:
         if line:
             out.extend(_split_line(line))
     return out
+
+
+KEPT = 64
+"""Texts whose `Sentences` are kept (a sample's answer, ground truth and contexts, several
+samples), so that the steps and the metrics of one sample share them."""
+
+
+@dataclass(frozen=True, eq=False)
+class Sentences:
+    """A text's sentences (`split_sentences`, deterministic) and their match keys; equal only to
+    itself (a sample's text is split once). The claims of an answer, the quotes looked up in the
+    contexts, the passages of a long context, the closest sentence shown to the reader and the
+    pieces of a material too long for the window all read it."""
+
+    text: str
+    items: tuple[str, ...]
+    keys: tuple[str, ...] = field(repr=False)
+
+    @property
+    def or_whole(self) -> tuple[str, ...]:
+        """The sentences, or the text itself when it has none (a blank or a bare fragment)."""
+        return self.items or (self.text,)
+
+    @functools.cached_property
+    def terms(self) -> tuple[list[str], ...]:
+        """The content terms (`terms`, a bag) of each of `or_whole`."""
+        return tuple(terms(s) for s in self.or_whole)
+
+
+@functools.lru_cache(maxsize=KEPT)
+def sentences_of(text: str) -> Sentences:
+    """The text cut into sentences, with their match keys (the last `KEPT` texts are kept)."""
+    items = tuple(split_sentences(text))
+    return Sentences(text, items, tuple(map(match_key, items)))
+
+
+def sentences_of_all(texts: Iterable[str]) -> tuple[Sentences, ...]:
+    """A material (a list of texts), each text cut into sentences (`sentences_of`)."""
+    return tuple(sentences_of(t) for t in texts)
 
 
 def _split_line(line: str) -> list[str]:

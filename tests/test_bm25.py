@@ -38,9 +38,9 @@ def test_a_score_is_okapi_bm25_and_ties_keep_the_earlier_text() -> None:
 def test_the_evidence_step_and_the_generator_rank_with_it() -> None:
     from localeval.generate import tasks
     from localeval.metrics.support import evidence
-    from localeval.metrics.support.sentences import split_all
+    from localeval.text import sentences_of_all
 
-    material = split_all(["The survey counted 41 otters near Weir 7. Herons nest upstream.",
+    material = sentences_of_all(["The survey counted 41 otters near Weir 7. Herons nest upstream.",
                           "Ducks feed in the shallows."])
     built = evidence.Index.build(material)
     assert isinstance(built.bm25, BM25)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from localeval.metrics.support.claims import is_question
 from localeval.metrics.support.claims import quoted_in as quoted_in_split
-from localeval.metrics.support.sentences import split_all
+from localeval.text import sentences_of_all
 
 
 def quoted_in(sentence: str, material: list[str]) -> bool:
-    return quoted_in_split(sentence, split_all(material))
+    return quoted_in_split(sentence, sentences_of_all(material))
 
 ZH = "新华社上海2月19日电。本月10日，上海男排主场3：1力克山东男排，从而以总比分3：1获胜。"
 

@@ -10,12 +10,11 @@ import pytest
 from localeval import text as text_module
 from localeval.metrics.support.closest import SentenceIndex, grams
 from localeval.metrics.support.closest import closest_sentence as closest_in_split
-from localeval.metrics.support.sentences import split_all
-from localeval.text import split_sentences
+from localeval.text import sentences_of_all, split_sentences
 
 
 def closest_sentence(item: str, material: list[str]) -> str | None:
-    return closest_in_split(item, split_all(material))
+    return closest_in_split(item, sentences_of_all(material))
 
 
 def old_closest_sentence(item: str, material: list[str]) -> str | None:
@@ -98,7 +97,7 @@ def test_short_keys_and_empty_material() -> None:
 def test_index_is_shared_by_a_samples_items() -> None:
     rng = random.Random(7)
     material = [" ".join(_text(rng, 30) for _ in range(50))]
-    index = SentenceIndex(split_all(material))
+    index = SentenceIndex(sentences_of_all(material))
     for _ in range(20):
         item = _text(rng, 10)
         assert index.closest(item) == old_closest_sentence(item, material)

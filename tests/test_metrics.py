@@ -491,12 +491,12 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
 
 def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
     from localeval.metrics.support.pieces import _units
-    from localeval.metrics.support.sentences import split_all
+    from localeval.text import sentences_of_all
 
     zh = "第一句话很长。第二句话也很长！第三句呢？" * 3
     en = "The first sentence. The second one! A third? " * 3
     for text in (zh, en):
-        units = _units(split_all([text]))
+        units = _units(sentences_of_all([text]))
         pieces = pack(units, lambda texts: sum(map(len, texts)) <= 30)
         joined = [t for p in pieces for t in p.texts]
         assert len(pieces) > 1 and "".join(joined).replace(" ", "") == text.replace(" ", "")

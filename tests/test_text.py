@@ -10,6 +10,7 @@ from localeval.text import (
     content,
     detect_language,
     join_sentences,
+    no_space_after,
     normalize,
     numbers,
     split_sentences,
@@ -146,6 +147,13 @@ def test_no_module_but_text_writes_a_cjk_range_or_a_number_pattern() -> None:
 ])
 def test_join_sentences_spaces_only_between_non_cjk(sentences: list[str], joined: str) -> None:
     assert join_sentences(sentences) == joined
+
+
+def test_passages_and_pieces_join_tight_after_any_wide_character() -> None:
+    # the rule the judge's prompts (and so the answer cache's keys) were made with: broader than
+    # join_sentences, which spaces after Hangul
+    assert no_space_after("它在巴黎。") and no_space_after("서울") and no_space_after("…。")
+    assert not no_space_after("Paris.") and not no_space_after("") and not no_space_after("\u2e80")
 
 
 @pytest.mark.parametrize("sentences", [["它在巴黎。", "它建于1889年。"],

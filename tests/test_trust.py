@@ -15,13 +15,13 @@ from localeval.metrics.support.claims import (
 )
 from localeval.metrics.support.claims import quoted_in as quoted_in_split
 from localeval.metrics.support.evidence import Index, is_long
-from localeval.metrics.support.sentences import split_all
 from localeval.metrics.support.statements import true_to_sentence
+from localeval.text import sentences_of_all
 from tests.conftest import load_manifest, run_fake
 
 
 def quoted_in(sentence: str, material: list[str]) -> bool:
-    return quoted_in_split(sentence, split_all(material))
+    return quoted_in_split(sentence, sentences_of_all(material))
 
 
 X_EN = "The Great Wall of China is clearly visible from the Moon with the naked eye."
@@ -241,7 +241,7 @@ def _long_context() -> str:
 def test_long_material_is_narrowed_to_the_passages_that_bear_on_the_claim() -> None:
     context = _long_context()
     assert is_long([context])
-    index = Index.build(split_all([context]))
+    index = Index.build(sentences_of_all([context]))
     passages = index.passages("Peter Parler finished the bridge in 1402.")
     joined = " ".join(passages)
     assert "Peter Parler" in joined and len(joined) < len(context) / 5
@@ -260,7 +260,7 @@ def test_long_material_is_judged_per_passage_end_to_end() -> None:
 
 def test_an_overlong_context_is_indexed_once() -> None:
     big = " ".join(f"Sentence {i} mentions item {i % 97} of the list." for i in range(20000))
-    index = Index.build(split_all([big]))
+    index = Index.build(sentences_of_all([big]))
     assert index.passages("item 13 of the list")  # one pass over 20,000 sentences per claim
 
 

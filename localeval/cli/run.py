@@ -1,4 +1,5 @@
-"""`run`: evaluate a dataset into a run folder (or only estimate the run), then its gates."""
+"""`run`: evaluate a dataset into a run folder (or only estimate the run), then its gates (when
+--fail-under gives any)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from localeval.safe import terminal_safe
 
 if TYPE_CHECKING:
     from localeval.distributed.options import RayOptions
+    from localeval.results.gates import Gate
 
 ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
 """The `run` options that belong to --estimate (not settings; meta-eval does not take them)."""
@@ -19,8 +21,7 @@ ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
 
 def cmd_run(args: argparse.Namespace) -> int:
     from localeval.config import load_config
-    from localeval.metrics import REGISTRY, resolve
-    from localeval.results import gates
+    from localeval.metrics import resolve
     from localeval.runner import run
 
     overrides = {
@@ -52,8 +53,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     settings = load_config(args.config, overrides)
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
-    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
-    gates.check_names(fail_under, REGISTRY, chosen)  # before any model is loaded
+    fail_under = fail_under_gates(args.fail_under, chosen)  # before any model is loaded
     check_flags(args)
     if args.estimate:
         return cmd_estimate(args, settings)
@@ -83,10 +83,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         ):  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
                 say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
-    failures = gates.check_fail_under(
+    if not fail_under:
+        return 0
+    from localeval.results.gates import check_fail_under
+
+    failures = check_fail_under(
         fail_under, outcome.summary, max_unscored=args.max_unscored,
         advisory_until_checked=args.advisory_until_checked, warn=say)
     return gate_report(failures, len(fail_under))
+
+
+def fail_under_gates(specs: list[str] | None, chosen: list[str] | None) -> list[Gate]:
+    """The --fail-under gates, each naming a score this run computes (results/gates.py); none
+    without the flag, and then the run never reads the gates module."""
+    if not specs:
+        return []
+    from localeval.metrics import REGISTRY
+    from localeval.results.gates import check_names, parse_gates
+
+    gates = parse_gates(specs, "--fail-under")
+    check_names(gates, REGISTRY, chosen)
+    return gates
 
 
 def check_flags(args: argparse.Namespace) -> None:

@@ -1,5 +1,5 @@
 """context_relevance(a, C): how much of the retrieved contexts the answer uses, on deterministic
-sentences (support/sentences.split); padding a context with sentences the answer does not use
+sentences (text.sentences_of); padding a context with sentences the answer does not use
 lowers it.
 
 - context_relevance (the headline) = the probability-weighted context-supported precision: the
@@ -42,8 +42,8 @@ from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.claims import claim_text, content
 from localeval.metrics.support.score import claims_supported, nonempty
-from localeval.metrics.support.sentences import split
 from localeval.metrics.support.verdicts import support_verdicts
+from localeval.text import sentences_of
 
 NAME = "context_relevance"
 HEADLINE = "context_supported_precision.soft"
@@ -73,7 +73,7 @@ def rank_weight(rank: int) -> float:
 
 def answer_material(answer: str, question: str | None, language: str) -> str:
     """The answer as the judge sees it: a one-sentence fragment with its question."""
-    sentences = split(answer).items
+    sentences = sentences_of(answer).items
     if len(sentences) == 1:
         return claim_text(sentences[0], question, language)
     return answer
@@ -90,7 +90,7 @@ def candidates(sentences: list[str], material: str, per_sentence: int = 0) -> li
     if per_sentence <= 0:
         return shared
     keep = [False] * len(sentences)
-    for piece in split(material).items or [material]:
+    for piece in sentences_of(material).items or [material]:
         mine = content(piece)
         ranked = sorted((-len(t & mine), i) for i, t in enumerate(own) if t & mine)
         for _, i in ranked[:per_sentence]:
@@ -155,11 +155,11 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     options: ContextRelevanceOptions = ctx.options
     contexts = nonempty(sample.contexts)
     answer = sample.answer or ""
-    groups = [list(split(c).items) for c in contexts]
+    groups = [list(sentences_of(c).items) for c in contexts]
     sentences = [s for group in groups for s in group]
     if not contexts:
         return MetricResult.unscored(NAME, "every context is empty")
-    if not split(answer).items:
+    if not sentences_of(answer).items:
         return MetricResult.unscored(NAME, "the answer has no sentences")
     if not sentences:
         return MetricResult.unscored(NAME, "the contexts have no sentences")

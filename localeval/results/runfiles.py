@@ -131,7 +131,10 @@ def read_json(path: Path) -> Any:
 def fingerprint_inputs(
     settings: BaseModel, metric_names: list[str], prompt_hashes: Mapping[str, str], version: str
 ) -> dict[str, Any]:
-    """Everything that can change a score: settings (bar speed/storage ones), metrics, prompts."""
+    """Everything that can change a score: settings (bar speed/storage ones), metrics, prompts,
+    the verifier heads the run may take (verifier/apply.heads_sha256)."""
+    from localeval.verifier.apply import heads_sha256
+
     values = settings.model_dump(mode="json")
     inputs = {k: v for k, v in sorted(values.items()) if k not in NOT_IN_FINGERPRINT}
     fake = values.get("fake_answers")
@@ -140,28 +143,11 @@ def fingerprint_inputs(
             inputs["fake_answers_sha256"] = hashlib.sha256(Path(fake).read_bytes()).hexdigest()
         except OSError:
             inputs["fake_answers_sha256"] = None
-    inputs["verifier_sha256"] = _verifier_sha256(values.get("verifier"))
+    inputs["verifier_sha256"] = heads_sha256(values.get("verifier"))
     inputs["metrics_run"] = list(metric_names)
     inputs["prompts"] = dict(sorted(prompt_hashes.items()))
     inputs["localeval_version"] = version
     return inputs
-
-
-def _verifier_sha256(choice: str | None) -> str | None:
-    """The verifier head's bytes (the head named, else every packaged head `auto` may take: the
-    adopted ones): a head changed under the same name changes the fingerprint."""
-    if not choice or choice == "none":
-        return None
-    from localeval.verifier.apply import adopted_heads, head_path
-
-    paths = adopted_heads() if choice == "auto" else [head_path(choice)]
-    digest = hashlib.sha256()
-    for path in paths:
-        try:
-            digest.update(path.read_bytes())
-        except OSError:
-            return None
-    return digest.hexdigest()
 
 
 def fingerprint_of(inputs: Mapping[str, Any]) -> str:

@@ -12,11 +12,12 @@ packaged head made for the judge in use (localeval/verifier/heads/) when it was 
 the judge's raw P out of dataset: `Head.adopted`); `none` takes none (the judge's own
 P(supported), as before heads existed); the name of a packaged head (its file name without
 .json) or a path takes that head, refused in one line when it was made for another judge or
-other templates.
+other templates. `heads_sha256` is what the run's fingerprint holds of the choice.
 """
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,6 +78,22 @@ def packaged_head(judge_sha256: str) -> Path | None:
         if head.adopted and head.judge_sha256 == judge_sha256:
             return path
     return None
+
+
+def heads_sha256(choice: str | None) -> str | None:
+    """The bytes of the heads a `--verifier` choice may take, hashed for the run's fingerprint
+    (run.json): the head named, or with `auto` every adopted packaged head; None with `none`, or
+    when a head cannot be read. A head changed under the same name changes the fingerprint."""
+    if not choice or choice == "none":
+        return None
+    paths = adopted_heads() if choice == "auto" else [head_path(choice)]
+    digest = hashlib.sha256()
+    for path in paths:
+        try:
+            digest.update(path.read_bytes())
+        except OSError:
+            return None
+    return digest.hexdigest()
 
 
 def head_path(choice: str) -> Path:

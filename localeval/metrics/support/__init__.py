@@ -1,7 +1,7 @@
 """The support machinery the claim metrics share, one step per module, in the order a claim
 goes through them:
 
-1. `claims` — a text's sentences (`sentences`: every text split once, for every step), the
+1. `claims` — a text's sentences (text.sentences_of: every text split once, for every step), the
    rules that settle a few without the judge, the claims to judge (`statements`: the judge's
    statements instead, with `claims = "statements"`);
 2. `evidence` — what a claim is judged against: the material without instructions, narrowed to

@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from localeval.metrics.support.closest import closest_sentence
-from localeval.metrics.support.sentences import Sentences, split_all
-from localeval.text import numbers
+from localeval.text import Sentences, numbers, sentences_of_all
 
 _NAME = re.compile(r"\b[A-Z][A-Za-z0-9'’-]*[A-Za-z0-9]|\b[A-Z]\b")
 _WORD = re.compile(r"[A-Za-z0-9]+")
@@ -138,7 +137,7 @@ def decide(item: str, judged: dict[str, Any], material: list[str], question: str
         out["judge_reason"] = out.pop("reason")
     said = int(judged["verdict"])
     out["judge_verdict"] = said
-    closest = closest_sentence(item, cut if cut is not None else split_all(material))
+    closest = closest_sentence(item, cut if cut is not None else sentences_of_all(material))
     if closest:
         out["closest_sentence"] = closest  # for the reader: no tokens spent on it
     novel = novel_details(item, [*(known or material), question or ""]) if details else []

@@ -1,7 +1,7 @@
 """A text's claims: its sentences, each judged, or settled by a rule that cannot let a false
 answer pass.
 
-The text and its material come split into sentences (support/sentences.py). Before any request:
+The text and its material come split into sentences (text.sentences_of). Before any request:
 - a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
   verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
   own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
@@ -38,11 +38,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localeval.metrics.support.sentences import Sentences, split
 from localeval.text import (
     CJK,
+    Sentences,
     content,  # noqa: F401  (metrics/context_relevance.py imports it here)
     match_key,
+    sentences_of,
     terms,
     word_count,
 )
@@ -326,7 +327,7 @@ def without_instructions(material: Sequence[Sentences]) -> tuple[tuple[Sentences
             continue
         removed += len(text.items) - len(kept)
         joiner = "" if CJK.search(text.text) else " "
-        out.append(split(joiner.join(kept)))
+        out.append(sentences_of(joiner.join(kept)))
     return tuple(t for t in out if t.text.strip()), removed
 
 

@@ -15,8 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from localeval.metrics.support.sentences import Sentences
-from localeval.text import match_key
+from localeval.text import Sentences, match_key
 
 _BITS = 21  # every code point (up to U+10FFFF) fits in 21 bits
 

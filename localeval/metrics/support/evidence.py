@@ -17,8 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from localeval.bm25 import BM25
-from localeval.metrics.support.sentences import Sentences
-from localeval.text import terms, word_count
+from localeval.text import Sentences, no_space_after, terms, word_count
 
 LONG_WORDS = 350.0
 TOP = 3
@@ -61,7 +60,7 @@ class Index:
         for j in sorted(keep):
             src, sentence = self.sentences[j]
             if last is not None and j == last + 1 and self.sentences[last][0] == src:
-                joiner = "" if ord(out[-1][-1]) > 0x2E80 else " "
+                joiner = "" if no_space_after(out[-1]) else " "
                 out[-1] = out[-1] + joiner + sentence
             else:
                 out.append(sentence)

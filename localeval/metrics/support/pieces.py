@@ -26,7 +26,7 @@ from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.closest import grams
-from localeval.metrics.support.sentences import Sentences, split, split_all
+from localeval.text import Sentences, no_space_after, sentences_of, sentences_of_all
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -56,16 +56,12 @@ def _piece(units: list[tuple[int, str]]) -> Piece:
     sources: list[int] = []
     for src, sentence in units:
         if sources and sources[-1] == src:
-            joiner = "" if _ends_cjk(texts[-1]) else " "
+            joiner = "" if no_space_after(texts[-1]) else " "
             texts[-1] = texts[-1] + joiner + sentence
         else:
             texts.append(sentence)
             sources.append(src)
     return Piece(texts, sources)
-
-
-def _ends_cjk(text: str) -> bool:
-    return bool(text) and ord(text[-1]) > 0x2E80
 
 
 def _fitter(ctx: MetricContext, step: str, split: str, variables: dict[str, Any],
@@ -148,7 +144,7 @@ def split_material(ctx: MetricContext, step: str, split: str, variables: dict[st
     when none can)."""
     fits = _fitter(ctx, step, split, variables, exc)
     try:
-        return pack(_units(cut if cut is not None else split_all(variables[split])), fits)
+        return pack(_units(cut if cut is not None else sentences_of_all(variables[split])), fits)
     except ValueError:
         raise exc from None  # the rest of the prompt alone is too long: nothing to split
 
@@ -177,7 +173,7 @@ def _halvable(piece: Piece) -> list[tuple[int, str]]:
     """A piece as units to cut in halves: its sentences, or its one sentence cut in two by
     characters. Raises ValueError for a single character."""
     units = [(src, s) for text, src in zip(piece.texts, piece.sources, strict=True)
-             for s in split(text).or_whole]
+             for s in sentences_of(text).or_whole]
     if len(units) >= 2:
         return units
     if len(piece.texts) != 1 or len(piece.texts[0]) < 2:

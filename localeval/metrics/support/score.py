@@ -21,9 +21,9 @@ from localeval.metrics.support.claims import (
     sentence_claims,
     sentence_items,
 )
-from localeval.metrics.support.sentences import split, split_all
 from localeval.metrics.support.statements import anchored_statements, true_to_sentence
 from localeval.metrics.support.verdicts import support_verdicts
+from localeval.text import sentences_of, sentences_of_all
 
 
 def nonempty(texts: list[str] | None) -> list[str]:
@@ -43,7 +43,7 @@ async def claims_of(ctx: MetricContext, text: str, question: str | None) -> Text
     """The claims of every sentence of `text` (answer_correctness's both sides): the sentences
     themselves (a fragment with its question), or with `claims = "statements"` the anchored
     statements the judge writes."""
-    cut = split(text)
+    cut = sentences_of(text)
     if ctx.settings.claims == "sentences":
         sentences = list(cut.items)
         return TextClaims(sentences, sentence_claims(sentences, question, ctx.language, set()))
@@ -82,13 +82,14 @@ class Claims:
 async def judge_claims(ctx: MetricContext, step: str, text: str, question: str | None,
                        material: list[str], material_name: str = "context") -> Claims:
     """The claims of `text`, each with its verdict against `material` (the contexts). Each
-    text is split into sentences here, once (support/sentences.py), and handed to every step."""
-    cut, contexts = split(text), split_all(material)
+    text is split into sentences here, once (text.sentences_of), and handed to every step."""
+    cut, contexts = sentences_of(text), sentences_of_all(material)
     ruled = rule_out(cut, question, contexts, material_name)
     sentences = ruled.sentences
     claims = Claims(sentences, no_claim=[i + 1 for i in ruled.found.no_claim], rules=ruled.rules)
-    skip = ruled.found.skip  # a quote is judged too: a heading or a neighbouring denial can deny it
     if ctx.settings.claims == "statements":
+        # a quote is not skipped: a heading or a neighbouring denial in the material can deny it
+        skip = ruled.found.skip
         written = await anchored_statements(ctx, cut, question, skip=skip)
         items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
         claims.retries = written.retries

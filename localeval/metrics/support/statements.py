@@ -1,6 +1,6 @@
 """`claims = "statements"`: the judge writes the statements of each sentence, kept true to it.
 
-The text (an answer or a ground truth) comes split into sentences (support/sentences.py); the
+The text (an answer or a ground truth) comes split into sentences (text.sentences_of); the
 prompt shows every sentence numbered, and each request asks for the statements of a group of
 consecutive sentences with an exact-length schema: one list per sentence (1..3 statements, each
 at most a few characters longer than its sentence). So no sentence is dropped, no statement is
@@ -29,8 +29,7 @@ from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.claims import Claim, TextClaims
 from localeval.metrics.support.retry import degenerate, retry_split
-from localeval.metrics.support.sentences import Sentences
-from localeval.text import CJK, content, json_safe, match_key, word_count
+from localeval.text import CJK, Sentences, content, json_safe, match_key, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3

@@ -32,8 +32,7 @@ from localeval.metrics.support.checks import decide
 from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
-from localeval.metrics.support.sentences import Sentences, split_all
-from localeval.text import json_safe
+from localeval.text import Sentences, json_safe, sentences_of_all
 from localeval.verifier.apply import raw_p
 
 if TYPE_CHECKING:
@@ -108,7 +107,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                            focus: bool = True, cut: Sequence[Sentences] | None = None,
                            **variables: Any) -> Support:
     """One verdict per item against the material `variables[split]` (module doc), split into
-    sentences once (`cut`, when the caller has it: support/sentences.py) for every step.
+    sentences once (`cut`, when the caller has it: text.sentences_of) for every step.
     `details=False` skips the novel-detail check (when the material is an answer that may say
     "it" where the item names the subject). With `focus`, material longer than
     evidence.LONG_WORDS is narrowed per item to the passages that bear on it; items with the
@@ -116,7 +115,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     schema_chars = SCHEMA_CHARS.get(ctx.language, 160)
     size = items_per_request(ctx)
     material: list[str] = variables[split]
-    cut = cut if cut is not None else split_all(material)
+    cut = cut if cut is not None else sentences_of_all(material)
     result: list[dict[str, Any] | None] = [None] * len(items)
     retries = 0
     tau = threshold(ctx, step)
