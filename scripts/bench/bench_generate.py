@@ -1,8 +1,10 @@
 """Measure a generated test set (issue 30): for each kind, the share of kept questions whose
 reference chunk a plain BM25 over the whole corpus ranks in the top 3 from the question alone,
 and the share of reference answers whose content words all stand in their reference chunks
-(and the mean share of such words); prints JSON, the report's drops per filter as a table and
-its seconds per kept question, and with --rows N, N kept rows per language (the kinds in turn).
+(and the mean share of such words; `..._with_titles`: in the chunks and their documents' titles,
+which the judge is shown beside a chunk and names a subject by); prints JSON, the report's
+drops per filter as a table and its seconds per kept question, and with --rows N, N kept rows
+per language (the kinds in turn).
 
     python scripts/bench/bench_generate.py runs/gen/testset.jsonl [--rows 20]
 """
@@ -21,6 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from localeval.generate.filters import content_share
 from localeval.generate.store import paths_for
+from localeval.generate.subjects import document_names, document_titles
 from localeval.text import normalize
 
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -72,6 +75,12 @@ def main() -> None:
         "utf-8").splitlines()]
     ids = [c["id"] for c in corpus]
     bm25 = BM25([c["text"] for c in corpus])
+    texts: dict[str, list[str]] = {}
+    for c in corpus:
+        texts.setdefault(c["source"], []).append(c["text"])
+    docs = {src: "\n\n".join(parts) for src, parts in texts.items()}
+    titles = document_titles(docs, document_names(docs))
+    title_of = {c["id"]: titles.get(c["source"], "") for c in corpus}
     out: dict[str, dict[str, float | int]] = {}
     for kind in ("single", "colloquial", "pair", "unanswerable"):
         mine = [r for r in rows if r["kind"] == kind]
@@ -90,6 +99,10 @@ def main() -> None:
             entry["answers_all_content_words_in_chunks"] = round(
                 sum(s >= 1.0 for s in shares) / len(shares), 3)
             entry["answers_mean_content_word_share"] = round(sum(shares) / len(shares), 3)
+            titled = [content_share(r["ground_truth"], r["reference_contexts"] + [
+                title_of[i] for i in r["expected_ids"]]) for r in mine]
+            entry["answers_all_content_words_in_chunks_with_titles"] = round(
+                sum(s >= 1.0 for s in titled) / len(titled), 3)
         out[kind] = entry
     print(json.dumps(out, indent=2))
     report_path = paths_for(args.testset)["report"]
