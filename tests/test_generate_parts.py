@@ -366,3 +366,37 @@ def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() ->
     assert stated_in("江州博物馆的开放时间是什么时候？", said)[0] < STATED_SHARE
     assert stated_in("How many people visit Hallam Hill Observatory each year?",
                      said)[0] < STATED_SHARE
+
+
+def test_an_unanswerable_question_is_checked_against_its_own_documents_chunks() -> None:
+    """The corpus's nearest chunks to "江州博物馆的开放时间是什么时候？" are those repeating the
+    museum's name; the chunk of its own document that says when it opens is checked too."""
+    import asyncio
+
+    import numpy as np
+
+    from localeval.config import Settings
+    from localeval.generate.chunking import Chunk
+    from localeval.generate.tasks import Env, nearest_chunks
+    from localeval.models.embed import EmbeddingStore, store_for
+
+    texts = [("a.html", "江州博物馆建于一九五八年。江州博物馆位于滨江大道。"),
+             ("a.html", "江州博物馆现有藏品约十二万件，江州博物馆的青铜鼎最有名。"),
+             ("a.html", "每周一闭馆，其他时间上午九点至下午五点开放。"),
+             ("b.md", "江州博物馆的讲解员江州人最多，江州博物馆时间表每年更新。"),
+             ("b.md", "江州博物馆时间长，江州博物馆什么都有。")]
+    chunks = [Chunk(id=f"{src}#{i}", text=t, source=src, language="zh", tokens=20)
+              for i, (src, t) in enumerate(texts)]
+    embeddings = EmbeddingStore(HashEmbedder())
+
+    async def near(source: str) -> list[str]:
+        store = await store_for(embeddings, "zh")
+        vectors = np.asarray(await store.vectors([c.text for c in chunks]))
+        env = Env(Settings(judge="fake"), None, embeddings, {"zh": (chunks, vectors)},  # type: ignore[arg-type]
+                  {})
+        return [c.id for c in await nearest_chunks(env, "江州博物馆的开放时间是什么时候？", "zh",
+                                                   source)]
+
+    everywhere = asyncio.run(near("elsewhere.md"))  # the corpus's nearest only
+    assert "a.html#2" not in everywhere
+    assert "a.html#2" in asyncio.run(near("a.html"))

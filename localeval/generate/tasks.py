@@ -36,7 +36,8 @@ from localeval.text import terms as term_bag
 
 NEAREST = 2
 """Chunks an "unanswerable" question is checked against: its nearest by the embedder, and as
-many by BM25 over the whole corpus of its language (each chunk once)."""
+many by BM25, over the whole corpus of its language and over its own document (each chunk
+once: `nearest_chunks`)."""
 LEXICAL_K1 = 1.5
 """BM25's k1 for the corpus lookup (chunks are longer than the evidence step's sentences)."""
 
@@ -135,16 +136,22 @@ async def answers_every_part(env: Env, sid: str, language: str, question: str,
     return {"p": min(g["p_answered"] for g in got), "parts": got}
 
 
-async def nearest_chunks(env: Env, text: str, language: str, k: int = NEAREST) -> list[Chunk]:
-    """The k chunks of the language BM25 ranks first for `text`, then the k closest by cosine
-    (ties by id), each once: the whole corpus of the language, not only `text`'s document."""
+async def nearest_chunks(env: Env, text: str, language: str, source: str,
+                         k: int = NEAREST) -> list[Chunk]:
+    """The chunks of the language that may answer `text`, each once: the k that BM25 ranks
+    first and the k closest by cosine (ties by id), of the whole corpus of the language, then
+    as many of `source`, the document the question was drafted from (its chunk saying when a
+    museum opens is rarely among the corpus's top k, which the museum's name fills)."""
     chunks, vectors = env.corpus[language]
     store = await store_for(env.embeddings, language)
     query = (await store.vectors([text]))[0]
     sims = vectors @ query
-    order = sorted(range(len(chunks)), key=lambda i: (-float(sims[i]), chunks[i].id))
-    picked = list(dict.fromkeys(env.bm25(language).top(set(term_bag(text)), k) + order[:k]))
-    return [chunks[i] for i in picked]
+    lexical = env.bm25(language).scores(set(term_bag(text)))
+    picked: list[int] = []
+    for pool in (range(len(chunks)), [i for i, c in enumerate(chunks) if c.source == source]):
+        picked += [i for i in sorted(pool, key=lambda i: (-lexical[i], i))[:k] if lexical[i] > 0]
+        picked += sorted(pool, key=lambda i: (-float(sims[i]), chunks[i].id))[:k]
+    return [chunks[i] for i in dict.fromkeys(picked)]
 
 
 async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
@@ -197,7 +204,8 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
         if share >= STATED_SHARE and not env.every_check:  # a sentence of the corpus says it
             return out | {"unanswerable": {"score": None, "stated": sentence}}
         try:
-            near = await nearest_chunks(env, draft["unanswerable"], chunk.language)
+            near = await nearest_chunks(env, draft["unanswerable"], chunk.language,
+                                        chunk.source)
             check = await answered(env, f"{task}:unanswerable", chunk.language,
                                    draft["unanswerable"], [c.text for c in near])
         except LocalevalError as exc:
