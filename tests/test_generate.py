@@ -89,7 +89,8 @@ class RuleJudge:
             answer = {"verdicts": [{"verdict": self.verdict if s.rstrip(".。") in context else 0}
                                    for s in (said + [""] * n)[:n]]}
         else:
-            answer = {"rating": self.rating}
+            answer = {"reason": "as rated", "rating": self.rating}  # a run's schema: a reason
+            answer = {k: v for k, v in answer.items() if k in schema["properties"]}
         out = json.dumps(answer, ensure_ascii=False)
         return JudgeReply(text=out, finish_reason="stop", prompt_tokens=len(text) // 4,
                           prompt_tokens_processed=len(text) // 4, completion_tokens=len(out) // 4)
@@ -391,3 +392,13 @@ def test_a_document_without_heading_is_titled_by_its_name() -> None:
              "bridge.md": "# The Severn Gate Bridge\n\nIt opened in 1998."}
     assert document_titles(texts, document_names(texts)) == {
         "cafe.txt": "海湾书店", "bridge.md": "The Severn Gate Bridge"}
+
+
+def test_an_unanswerable_question_is_rated_as_a_run_rates_it(docs: Path) -> None:
+    """The check that no chunk answers an "unanswerable" question is rerank_relevancy as a run
+    asks it: a reason before each rating (the 1.5B judge's bare ratings missed answers)."""
+    judge = RuleJudge()
+    run_gen([docs], None, judge, kinds="unanswerable")
+    rated = [json.loads(r.answer_schema) for r in judge.requests
+             if r.step == "rerank_relevancy_rating"]
+    assert rated and all("reason" in s["properties"] for s in rated)

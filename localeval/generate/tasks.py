@@ -111,13 +111,14 @@ async def supported(env: Env, sid: str, language: str, question: str, answer: st
 
 async def answered(env: Env, sid: str, language: str, question: str,
                    contexts: list[str]) -> dict[str, Any]:
-    """rerank_relevancy(question | contexts) with bare ratings: `score` is the best context's
-    rating over 3 (1.0: a context answers the question directly)."""
+    """rerank_relevancy(question | contexts) as a run asks it, a reason before each rating (the
+    1.5B judge's bare rating put "上午九点至下午五点开放" at 1 for "江州博物馆的开放时间是什么
+    时候？", with its reason at 3): `score` is the best context's rating over 3 (1.0: a context
+    answers the question directly)."""
     from localeval.metrics import REGISTRY
 
     sample = Sample(id=sid, question=question, contexts=contexts)
-    bare = env.settings.model_copy(update={"explain": False})
-    ctx = context(bare, env.judge, env.embeddings, sample, language)
+    ctx = context(env.settings, env.judge, env.embeddings, sample, language)
     result = await REGISTRY["rerank_relevancy"].fn(sample, ctx)
     return {"score": result.scores.get("rerank_relevancy.max"), "reason": result.reason,
             "details": result.details}
