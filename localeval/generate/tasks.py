@@ -111,17 +111,26 @@ async def supported(env: Env, sid: str, language: str, question: str, answer: st
 
 async def answered(env: Env, sid: str, language: str, question: str,
                    contexts: list[str]) -> dict[str, Any]:
-    """rerank_relevancy(question | contexts) as a run asks it, a reason before each rating (the
+    """rerank_relevancy(question | contexts) asked twice, with a reason before each rating (as a
+    run asks it) and bare: `score` is the best rating of either over 3 (1.0: a context answers
+    the question directly). A question is unanswerable only when neither finds its answer: the
     1.5B judge's bare rating put "上午九点至下午五点开放" at 1 for "江州博物馆的开放时间是什么
-    时候？", with its reason at 3): `score` is the best context's rating over 3 (1.0: a context
-    answers the question directly)."""
+    时候？" (with its reason, 3), and its reasoned rating put "140 members" at 1 for "How many
+    members does the Alder Street Chess Club have now?" (bare, 3)."""
     from localeval.metrics import REGISTRY
 
     sample = Sample(id=sid, question=question, contexts=contexts)
-    ctx = context(env.settings, env.judge, env.embeddings, sample, language)
-    result = await REGISTRY["rerank_relevancy"].fn(sample, ctx)
-    return {"score": result.scores.get("rerank_relevancy.max"), "reason": result.reason,
-            "details": result.details}
+    out: dict[str, Any] = {"score": None, "details": {}}
+    for explain in (True, False):
+        settings = env.settings.model_copy(update={"explain": explain})
+        ctx = context(settings, env.judge, env.embeddings, sample, language)
+        result = await REGISTRY["rerank_relevancy"].fn(sample, ctx)
+        score = result.scores.get("rerank_relevancy.max")
+        if score is None:
+            return {"score": None, "reason": result.reason, "details": result.details}
+        out["score"] = max(score, out["score"] or 0.0)
+        out["details"]["reasoned" if explain else "bare"] = result.details
+    return out
 
 
 async def answers_every_part(env: Env, sid: str, language: str, question: str,
