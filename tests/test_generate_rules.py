@@ -143,3 +143,15 @@ def test_an_answer_telling_another_fact_of_its_chunk_is_unanswered() -> None:
     # word of its point ("building") in a sentence is not enough to be about it
     assert off_point("How tall is the Severn Gate Bridge?", "It rises 137 metres.",
                      ["Its towers rise 137 metres."], terms) == ""  # no sentence about "tall"
+
+
+def test_a_which_or_who_question_needs_a_name_in_its_answer() -> None:
+    from localeval.generate.answer_kind import answer_lacks
+
+    assert answer_lacks("半岛咖啡馆被哪家旅行杂志评为青岛最值得去的十家咖啡馆之一？",
+                        "半岛咖啡馆被一家旅行杂志评为青岛最值得去的十家咖啡馆之一。") == "a name"
+    assert answer_lacks("哪家杂志评选了半岛咖啡馆？", "《城市画报》评选了半岛咖啡馆。") is None
+    assert answer_lacks("石鼓书院的创始人是谁？", "石鼓书院的创始人是李宽。") is None
+    assert answer_lacks("Which magazine named the Peninsula Cafe one of the best?",
+                        "A magazine named the Peninsula Cafe one of the best.") == "a name"
+    assert answer_lacks("Who designed the library?", "The architect Thomas Kell.") is None

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from localeval.text import CJK_RANGES
+from localeval.text import CJK_RANGES, STOPWORDS
 
 ZH_FUNCTION = "的了是在和与及或等也都就而被把从对为于以之其这那个些吗呢吧啊"
 """Chinese function characters: no content word holds them, and none opens a quantity's name
@@ -49,14 +49,21 @@ def answer_lacks(question: str, answer: str) -> str | None:
     answered "两到三天"), a time for 什么时候/哪一年. The number or time must stand in what the
     answer adds to its question (`added`): "When are club nights held on Tuesday at 7 pm?"
     answered "Every Tuesday from 7 pm" gives no time. None: nothing missing, or a question of
-    another kind."""
+    another kind. "Which"/"who" (哪家, 哪个, 谁 …) asks for a name: the answer must add a word
+    beyond function words ("一家" names no magazine)."""
     new = added(question, answer)
     if question.isascii():
         q, a = question.lower(), new.lower()
         for asked, needed, name in _EN_KINDS:
             if re.search(asked, q):
                 return None if re.search(needed, a) else name
+        if re.match(r"(?:which|who|whom|whose)\b", q) and not set(
+                re.findall(r"[a-z0-9]+", a)) - STOPWORDS:
+            return "a name"  # "Which magazine …?" answered "A travel magazine …"
         return None
+    if re.search(r"哪[家个位所种本部座间条]|谁", question) and not re.sub(
+            rf"[一{ZH_FUNCTION}]|[^{CJK_RANGES}A-Za-z0-9]", "", new):
+        return "a name"  # "被哪家旅行杂志评为……？" answered "被一家旅行杂志评为……"
     if m := re.search(r"(?:多少|几)(钱)?", question):
         if m.group(1):
             return None if _ZH_MONEY.search(answer) else "a price"
