@@ -115,8 +115,8 @@ async def answered(env: Env, sid: str, language: str, question: str,
     run asks it) and bare: `score` is the best rating of either over 3 (1.0: a context answers
     the question directly). A question is unanswerable only when neither finds its answer: the
     1.5B judge's bare rating put "上午九点至下午五点开放" at 1 for "江州博物馆的开放时间是什么
-    时候？" (with its reason, 3), and its reasoned rating put "140 members" at 1 for "How many
-    members does the Alder Street Chess Club have now?" (bare, 3)."""
+    时候？" (with its reason, 3), and its reasoned rating put "140 members" at 0 for "How many
+    members does the Alder Street Chess Club have now?" (bare, 2)."""
     from localeval.metrics import REGISTRY
 
     sample = Sample(id=sid, question=question, contexts=contexts)
