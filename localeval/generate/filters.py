@@ -9,7 +9,7 @@ import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
 from localeval.generate.subjects import NAME, names_subject, word_key
-from localeval.generate.words import LATIN, content_words, stem
+from localeval.generate.words import LATIN, content_words, english_words, stem
 from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
@@ -202,7 +202,7 @@ def content_share(answer: str, texts: list[str]) -> float:
     function character) when a bigram of the answer holding it does — Chinese has no word
     breaks, so "京沪高速铁路全长" stands in "京沪高速铁路，全长" though "路全" does not."""
     norm = normalize(answer)
-    words = {w for w in LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    words = english_words(norm)
     material = [normalize(t) for t in texts]
     stems = {stem(w) for t in material for w in LATIN.findall(t)}
     pairs = {run[i:i + 2] for t in material for run in CJK_RUN.findall(t)

@@ -12,11 +12,16 @@ LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
 _ZH_FUNCTION = set(ZH_FUNCTION)
 
 
+def english_words(norm: str) -> set[str]:
+    """The English words and numbers of a normalized text less the function words."""
+    return {w for w in LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+
+
 def content_words(text: str) -> set[str]:
     """English words and numbers less the function words, and Chinese character bigrams (a
     lone character of a run, when it is not a function word): what a text says, to compare."""
     norm = normalize(text)
-    words = {w for w in LATIN.findall(norm) if w not in STOPWORDS and (len(w) > 1 or w.isdigit())}
+    words = english_words(norm)
     for run in CJK_RUN.findall(norm):
         run = "".join(ch for ch in run if ch not in _ZH_FUNCTION) or run
         if len(run) == 1:

@@ -24,9 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from localeval.generate.filters import content_share
 from localeval.generate.store import paths_for
 from localeval.generate.subjects import document_names, document_titles
-from localeval.text import normalize
+from localeval.text import CJK_RUN, normalize
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _LATIN = re.compile(r"[a-z0-9]+")
 
 
@@ -34,7 +33,7 @@ def tokens(text: str) -> list[str]:
     """Latin words (lower case) and Chinese character bigrams (a lone character as itself)."""
     norm = normalize(text)
     out = _LATIN.findall(norm)
-    for run in _CJK_RUN.findall(norm):
+    for run in CJK_RUN.findall(norm):
         out += [run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)]
     return out
 
