@@ -20,6 +20,13 @@ CJK = re.compile(f"[{CJK_RANGES}]")
 """One Chinese character (CJK_RANGES)."""
 CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 """A run of Chinese characters."""
+
+
+def has_cjk(text: str) -> bool:
+    """The text holds a Chinese character: Chinese rules apply to it, not English ones (an
+    English question naming Blålon or Tomáš Hrubý is no ASCII, and still English)."""
+    return CJK.search(text) is not None
+
 _JOINS_TIGHT = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]$")
 """A text ending in CJK script or CJK punctuation (radicals, 。 and 、, kana, ideographs,
 full-width forms; not Hangul, which spaces its words) takes no space before the next one."""

@@ -33,25 +33,31 @@ def first_sentence(text: str) -> str:
 
 class RuleJudge:
     """Drafts from the sentence a single-chunk prompt asks about: it is the answer, the
-    question names its first words (a pair joins two such questions). A
+    subject its document's title, the question names the sentence's first words (a pair joins
+    two such questions); a question rewritten to name its subject gets the name after its
+    words ("… of Keeping Honeybees?"). A
     verdict is `verdict` for a statement its context holds, else 0 (a chunk's own sentence is
     supported as a quote without a request); every rating is `rating`.
     `jitter` sleeps a random while before each answer, so requests finish out of order;
     `stop_after` raises KeyboardInterrupt at that request (a killed run); `invent` adds a
-    detail the chunk lacks to each answer."""
+    detail the chunk lacks to each answer; `rename_adds`: words a rewrite adds beside the name;
+    asked to answer an "unanswerable" question, it says "none", or with `knows` the first
+    sentence of the chunks it is shown."""
 
     name = "rule"
 
     def __init__(self, *, verdict: int = 1, rating: int = 1, jitter: bool = False,
                  stop_after: int | None = None, question: str | None = None,
                  invent: bool = False, prefix: str = "", covered: int = 1,
-                 stated: bool = False) -> None:
+                 stated: bool = False, rename_adds: str = "", knows: bool = False) -> None:
         self.verdict, self.rating, self.jitter, self.invent = verdict, rating, jitter, invent
         self.stop_after, self.question, self.prefix = stop_after, question, prefix
         self.covered = covered  # the verdict on each part of a question the answer gives
         self.stated = stated  # the casual form states the fact (as the 1.5B judge often does)
+        self.rename_adds = f" {rename_adds}" if rename_adds else ""  # words a rewrite adds
+        self.knows = knows  # it answers an "unanswerable" question from its nearest chunks
         self.fingerprint = (f"rule-{verdict}-{rating}-{invent}-{question}-{prefix}-"
-                            f"{covered}-{stated}")  # the cache's key
+                            f"{covered}-{stated}-{rename_adds}-{knows}")  # the cache's key
         self.requests: list[JudgeRequest] = []
 
     def sampling_key(self) -> str:
@@ -70,12 +76,21 @@ class RuleJudge:
             words = " ".join(fact.split()[:6]) if fact.isascii() else fact[:8]
             asked = f"Which fact is stated about {words}?" if fact.isascii() else \
                 f"关于{words}说了什么？"
+            title = re.findall(r"(?:Document:|文档标题：)\n(.+)", text)
             answer: dict[str, Any] = {
-                "subject": words, "question": self.question or self.prefix + asked,
+                "subject": title[0] if title else words,
+                "question": self.question or self.prefix + asked,
                 "answer": fact.rstrip(".。") + " in 1700." if self.invent else fact,
                 "casual": fact if self.stated else
                 f"Which fact about {words}?" if fact.isascii() else f"{words}是什么",
                 "missing": "who paid", "unanswerable": f"Who paid for {words}?"}
+        elif request.step == "generate_rename":  # the name put after the question's words
+            name, asked = re.findall(r"\n(?:Name:|Question:|名称：|问题：)\n(.+)", text)[:2]
+            answer = {"question": f"{asked.rstrip('?')} of {name}{self.rename_adds}?"
+                      if asked.isascii() else name + asked}
+        elif request.step == "generate_attempt":  # "none", or the texts' first sentence
+            texts = re.sub(r"(?m)^#.*$", "", re.split(r"\n(?:Texts:|文字：)\n", text)[-1]).strip()
+            answer = {"answer": re.split(r"(?<=[.。])\s*", texts)[0] if self.knows else "none"}
         elif "parts" in schema.get("properties", {}):  # what the question asks: one part
             answer = {"parts": ["what is asked"]}
         elif "verdicts" in schema.get("properties", {}) and re.search(r"\n(?:Parts:|各项：)\n",
@@ -204,6 +219,27 @@ def test_filters_drop_and_are_counted(docs: Path, tmp_path: Path) -> None:
     pointer = run_gen([docs], None, RuleJudge(question="What does the passage say?"))
     single = pointer.report["by_kind"]["single"]
     assert single["self_contained"] == single["candidates"] and single["kept"] == 0
+
+
+def test_an_unanswerable_question_the_judge_answers_from_its_nearest_chunks_is_dropped(
+        docs: Path) -> None:
+    """rerank_relevancy rating every chunk 0 keeps the "unanswerable" questions; the judge's own
+    answer from the nearest chunks drops them when faithfulness supports it (`knows`), and
+    when it says "none" no faithfulness request is made for it."""
+    declining = RuleJudge(rating=0)
+    kept = run_gen([docs], None, declining, n=40, kinds="unanswerable",
+                   settings={"no_cache": True})
+    attempts = [r for r in declining.requests if r.step == "generate_attempt"]
+    assert kept.report["by_kind"]["unanswerable"]["kept"] > 0 and attempts
+    assert not any(r.sample_id.endswith(":attempt") for r in declining.requests
+                   if r.step.startswith("faithfulness"))
+    knowing = RuleJudge(rating=0, knows=True)
+    dropped = run_gen([docs], None, knowing, n=40, kinds="unanswerable",
+                      settings={"no_cache": True})
+    counts = dropped.report["by_kind"]["unanswerable"]
+    assert counts["kept"] == 0 and counts["answerable"] > 0
+    assert any(r.sample_id.endswith(":attempt") for r in knowing.requests
+               if r.step.startswith("faithfulness"))
 
 
 def test_near_duplicates_are_dropped(docs: Path, tmp_path: Path) -> None:
@@ -358,18 +394,42 @@ def test_a_colloquial_draft_that_states_its_answer_gives_way_to_its_question_ret
         assert row.ground_truth == single.ground_truth
         assert row.expected_ids == single.expected_ids
         assert row.ground_truth not in row.question  # it asks; it never states its answer
-    # with a casual form that asks, nothing is retyped
+    # with a casual form that asks, a row is retyped only when its casual form names no
+    # subject and its single question was rewritten to name one
     plain = run_gen([docs], None, RuleJudge(), n=8, kinds="single,colloquial")
-    assert plain.report["by_kind"]["colloquial"]["retyped"] == 0
-    assert not any(r.retyped for r in plain.rows)
+    assert {r.retyped for r in plain.rows if r.kind == "colloquial"} <= {None, "unnamed_subject"}
 
 
 def test_a_short_form_of_a_documents_name_is_asked_in_full(docs: Path) -> None:
     result = run_gen([docs], None, RuleJudge(question="Who designed the bridge?"),
                      kinds="single")
-    assert [r.question for r in result.rows] == ["Who designed the Severn Gate Bridge?"]
-    single = result.report["by_kind"]["single"]  # other documents have no such name
-    assert single["unnamed_subject"] > 0 and single["duplicate"] > 0
+    bridge = [r.question for r in result.rows if r.source.endswith("bridge.md")]
+    assert bridge == ["Who designed the Severn Gate Bridge?"]
+    assert result.report["by_kind"]["single"]["duplicate"] > 0
+
+
+def test_a_question_naming_no_subject_is_rewritten_to_name_it(docs: Path) -> None:
+    """A draft whose question names none of its document's subject terms is rewritten by the
+    judge to hold its subject's name (one request each, only for such questions); a rewrite
+    that adds more than the name (two words the question lacks) is refused, and its question
+    dropped as unnamed_subject."""
+    judge = RuleJudge()
+    result = run_gen([docs], None, judge, n=40, kinds="single", settings={"no_cache": True})
+    asked = [r for r in judge.requests if r.step == "generate_rename"]
+    renamed = [r for r in result.rows if " of " in r.question]
+    assert asked and renamed
+    assert any(r.question.endswith(" of Keeping Honeybees?") for r in renamed)
+    drafts = [r for r in judge.requests if r.step == "generate_single"]
+    named_already = [r for r in drafts if "Severn" in " ".join(  # its question's 6 words
+        r.messages[-1]["content"].split("Sentence:")[-1].split()[:6])]
+    assert named_already
+    assert not any("Severn" in r.messages[-1]["content"].split("Question:")[-1].split(
+        "Write")[0] for r in asked)
+    told = RuleJudge(rename_adds="in summer 1889")
+    refused = run_gen([docs], None, told, n=40, kinds="single", settings={"no_cache": True})
+    assert not any("1889" in r.question for r in refused.rows)
+    assert refused.report["by_kind"]["single"]["unnamed_subject"] > \
+        result.report["by_kind"]["single"]["unnamed_subject"]
 
 
 def test_every_draft_is_shown_its_documents_title(docs: Path) -> None:

@@ -198,7 +198,8 @@ def test_pairs_link_only_chunks_that_share_a_subject() -> None:
 
 def _part(task: str, question: str, answer: str) -> dict:
     return {"task": task, "draft": {"question": question, "answer": answer},
-            "support": {"score": 1.0}, "answered": {"p": 0.9, "parts": []}}
+            "support": {"score": 1.0},
+            "answered": {"p": 0.9, "parts": [{"part": question, "p_answered": 0.9}]}}
 
 
 def test_a_pair_joins_two_questions_each_checked_and_needing_both_chunks() -> None:
@@ -249,6 +250,9 @@ def test_retype_types_a_question_as_a_user_would() -> None:
     assert retype("三号线的控制中心在哪里？", "m#1", "zh") == "三号线控制中心在哪儿"
     assert retype("茶园主要产什么茶？", "t#1", "zh") == "茶园主要产啥茶"
     assert retype("咖啡馆的招牌饮品是什么？", "c#1", "zh") == "咖啡馆招牌饮品是啥"
+    assert retype("江州博物馆建于哪一年？", "m#2", "zh") == "江州博物馆建于哪年"
+    assert retype("江州博物馆每天限额多少人？", "m#3", "zh") == "江州博物馆每天限额多少人啊"
+    assert retype("江州博物馆藏品多吗？", "m#4", "zh") == "江州博物馆藏品多吗"  # no second particle
 
 
 def test_a_colloquial_form_must_ask_with_its_single_question_s_words() -> None:
@@ -366,6 +370,15 @@ def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() ->
     assert stated_in("江州博物馆的开放时间是什么时候？", said)[0] < STATED_SHARE
     assert stated_in("How many people visit Hallam Hill Observatory each year?",
                      said)[0] < STATED_SHARE
+    metro = ["单程票价按里程计算，起步价为两元，最高票价为七元。"]  # the name is the question's
+    assert stated_in("江城地铁三号线的单程票价是多少元？", metro)[0] < STATED_SHARE
+    line = frozenset({"江城", "城地", "地铁", "江城地铁三号线"})  # its terms and its title
+    assert stated_in("江城地铁三号线的单程票价是多少元？", metro, line)[0] >= STATED_SHARE
+    assert stated_in("江城地铁三号线的单程票价是多少元？", said, line)[0] < STATED_SHARE
+    assert stated_in("江城地铁三号线是什么？", said, line) == (1.0, "")  # only its subject
+    hill = frozenset({"hallam", "hill", "observatory"})
+    assert stated_in("How many metres above sea level does the Hallam Hill Observatory sit?",
+                     said, hill)[0] >= STATED_SHARE
 
 
 def test_an_unanswerable_question_is_checked_against_its_own_documents_chunks() -> None:

@@ -58,6 +58,13 @@ def test_the_number_or_time_asked_for_must_be_what_the_answer_adds() -> None:
     assert answer_lacks("石鼓书院什么时候被列为四大书院之一？", "石鼓书院被列为四大书院之一。") \
         == "a time"
     assert answer_lacks("石鼓书院什么时候被列为四大书院之一？", "北宋时期。") is None
+    assert answer_lacks(  # the year is the question's; "212 players" tells no time
+        "When did the Alder Street Chess Club run the Pryce Memorial tournament in 2023?",
+        "The club ran the Pryce Memorial tournament in 2023 with 212 players.") == "a time"
+    assert answer_lacks("When is a starter ready?", "Six to eight hours after a feeding.") is None
+    assert answer_lacks("How often do sensors measure wind speed every second?",
+                        "Sensors measure wind speed every second.") == "a frequency"
+    assert answer_lacks("How often is the mirror recoated?", "Every three years.") is None
 
 
 def test_a_chinese_answer_telling_three_facts_for_one_is_long() -> None:
@@ -155,3 +162,73 @@ def test_a_which_or_who_question_needs_a_name_in_its_answer() -> None:
     assert answer_lacks("Which magazine named the Peninsula Cafe one of the best?",
                         "A magazine named the Peninsula Cafe one of the best.") == "a name"
     assert answer_lacks("Who designed the library?", "The architect Thomas Kell.") is None
+
+
+def test_a_rewrite_naming_the_subject_must_ask_the_same() -> None:
+    """tasks.renamed takes the judge's rewrite only when it asks what the question asked: the
+    same question words, nothing beside the name but one word, none of the answer's."""
+    from localeval.generate.filters import same_question
+
+    hill = "the Hallam Hill Observatory"
+    assert same_question("When was the mirror cast?",
+                         "When was the mirror cast at the Hallam Hill Observatory?", hill, None)
+    assert same_question("湖中特有的鱼类是什么？", "青琅湖中特有的鱼类是什么？", "青琅湖",
+                         "青琅裂腹鱼")
+    assert same_question("常设展览共有几个？", "江州博物馆常设展览共有几个？", "江州博物馆", None)
+    assert same_question("What is the name of the tournament?",  # one word beside the name
+                         "What is the name of the tournament run by the Alder Street Chess "
+                         "Club?", "the Alder Street Chess Club", "The Pryce Memorial")
+    assert not same_question("What is the name of the tournament?",  # it tells the answer
+                             "What is the name of the Pryce Memorial tournament of the Alder "
+                             "Street Chess Club?", "the Alder Street Chess Club",
+                             "The Pryce Memorial")
+    assert not same_question("常设展览共有几个？", "江州博物馆的常设展览共有多少件文物？",
+                             "江州博物馆", None)  # another question word, another thing
+    assert not same_question("When was the mirror cast?", "Who cast the mirror of the Hallam "
+                             "Hill Observatory?", hill, None)
+
+
+def test_a_question_is_rewritten_to_hold_a_name_not_a_description() -> None:
+    from localeval.generate.subjects import subject_name
+
+    terms = subject_terms({"ferry.md": FERRY, "garden.md": GARDEN})
+    assert subject_name("The Orrin Sound Ferry", terms["ferry.md"]) == "the Orrin Sound Ferry"
+    assert subject_name("anything", terms["ferry.md"], "Orrin Sound Ferry") == \
+        "Orrin Sound Ferry"  # the document's own name first
+    assert subject_name("the ferry", terms["ferry.md"]) == ""  # names no subject term
+    assert subject_name("The Orrin Sound ferry, which sails four times a day",
+                        terms["ferry.md"]) == ""  # a clause
+    assert subject_name("青峰茶园", terms["garden.md"]) == "青峰茶园"
+    assert subject_name("青峰茶园的白茶", terms["garden.md"]) == ""  # a description
+
+
+def test_an_english_question_naming_a_place_with_a_diacritic_is_english() -> None:
+    """Language rules go by Chinese characters, not by ASCII: "Blålon" left the question below
+    to the Chinese rules, which found no question word in it (not_a_question)."""
+    from localeval.generate.filters import asks, question_words
+
+    question = "How long does it take to get to the glacier from Blålon car park?"
+    assert asks(question) and question_words(question) == {"how long"}
+    assert asks("复兴号列车有多快啊")
+
+
+def test_two_chinese_question_words_ask_two_things() -> None:
+    from localeval.generate.filters import two_things
+
+    assert two_things("江城地铁三号线的首班车时间是什么时候，末班车是几点？")
+    assert not two_things("江城地铁三号线的末班车是几点？")
+
+
+def test_a_part_the_question_never_asks_does_not_drop_its_answer() -> None:
+    from localeval.generate.filters import asked_parts
+
+    question = "How long did it take to build the Severn Gate Bridge?"
+    parts = [{"part": question, "p_answered": 0.87},
+             {"part": "What was the outcome of the construction?", "p_answered": 0.28}]
+    assert asked_parts(parts, question) == parts[:1]
+    both = "How many crossings does the Kestrel Bay Ferry make in summer and winter?"
+    seasons = [{"part": "How many crossings does the Kestrel Bay Ferry make in summer?",
+                "p_answered": 0.9}, {"part": "How many crossings in winter?", "p_answered": 0.2}]
+    assert asked_parts(seasons, both) == seasons  # each is asked: both must be answered
+    invented = [{"part": "What is the ferry's schedule?", "p_answered": 0.1}]
+    assert asked_parts(invented, both) == invented  # none asked: every part counts

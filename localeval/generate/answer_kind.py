@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from localeval.text import CJK_RANGES, STOPWORDS
+from localeval.text import CJK_RANGES, STOPWORDS, has_cjk
 
 ZH_FUNCTION = "的了是在和与及或等也都就而被把从对为于以之其这那个些吗呢吧啊"
 """Chinese function characters: no content word holds them, and none opens a quantity's name
@@ -18,7 +18,12 @@ _LENGTH = (r"metres?|meters?|m|km|kilometres?|kilometers?|miles?|feet|foot|ft|ya
 _EN_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
               r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|dozen|"
               r"half|a few|several|free|none|no)\b")
-_EN_TIME = (_EN_NUMBER + r"|\b(?:january|february|march|april|may|june|july|august|september|"
+_EN_WHEN_NUMBER = (r"\b(?:1\d{3}|20\d{2})s?\b|\d(?:st|nd|rd|th)\b|\d\s*(?:am|pm|a\.m\.|p\.m\.|"
+                   r"o'clock)|\d:\d\d|(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|"
+                   rf"ten|twelve|twenty|thirty|forty|fifty|a few|several))\s+(?:{_DURATION})s?\b")
+"""A number that tells a time: a year, an ordinal, a clock time, a count of a time unit (not
+"212 players")."""
+_EN_TIME = (_EN_WHEN_NUMBER + r"|\b(?:january|february|march|april|may|june|july|august|september|"
             r"october|november|december|spring|summer|autumn|winter|morning|afternoon|evening|"
             r"night|century|ago|after|before|during|since|until|when|daily|weekly|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|first|last|once)\b")
@@ -28,6 +33,8 @@ _EN_KINDS = (  # (the question's words, what its answer must hold, its name)
     (r"\bhow (?:long|far|tall|high|deep|wide)\b", rf"\d|\b(?:{_DURATION}|{_LENGTH})s?\b",
      "a measure"),
     (r"\bhow (?:many|much|old)\b", _EN_NUMBER, "a number"),
+    (r"\bhow often\b", r"\b(?:every|each|once|twice|times?|daily|weekly|monthly|yearly|annually|"
+     r"hourly|per|a (?:day|week|month|year))\b", "a frequency"),
     (r"^(?:when|what year|which year|in (?:what|which) year)\b|\bwhen (?:was|were|did|does|is)\b",
      _EN_TIME, "a time"),
 )
@@ -52,7 +59,7 @@ def answer_lacks(question: str, answer: str) -> str | None:
     another kind. "Which"/"who" (哪家, 哪个, 谁 …) asks for a name: the answer must add a word
     beyond function words ("一家" names no magazine)."""
     new = added(question, answer)
-    if question.isascii():
+    if not has_cjk(question):
         q, a = question.lower(), new.lower()
         for asked, needed, name in _EN_KINDS:
             if re.search(asked, q):
@@ -91,7 +98,7 @@ def added(question: str, answer: str) -> str:
     """What the answer says that its question does not: English, its words less the
     question's (case-insensitive); Chinese, its characters less those of a character pair
     the question holds too."""
-    if question.isascii() and answer.isascii():
+    if not has_cjk(question) and not has_cjk(answer):
         asked = set(re.findall(r"[a-z0-9]+", question.lower()))
         return " ".join(w for w in re.findall(r"[A-Za-z0-9]+|[^\sA-Za-z0-9]", answer)
                         if w.lower() not in asked)

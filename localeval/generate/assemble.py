@@ -20,6 +20,7 @@ from localeval.generate.filters import (
     EN_OPENERS,
     FILTERS,
     adds_answer,
+    asked_parts,
     asks_otherwise,
     first_failed,
     question_words,
@@ -27,7 +28,7 @@ from localeval.generate.filters import (
 )
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
-from localeval.text import match_key
+from localeval.text import has_cjk, match_key
 
 NO_ANSWER = {"en": "The documents do not answer this question.",
              "zh": "文档中没有能回答这个问题的内容。"}
@@ -68,17 +69,26 @@ def casual_form(text: str, key: str, language: str) -> str:
     return " ".join(words)
 
 
-ZH_SPOKEN = (("什么", "啥"), ("哪里", "哪儿"), ("的", ""))
-"""How a Chinese question is typed in speech: 啥 for 什么, 哪儿 for 哪里, no 的."""
+ZH_SPOKEN = (("什么", "啥"), ("哪里", "哪儿"), ("哪一年", "哪年"), ("为什么", "为啥"),
+             ("的", ""))
+"""How a Chinese question is typed in speech: 啥 for 什么, 哪儿 for 哪里, 哪年 for 哪一年, 为啥
+for 为什么, no 的."""
+ZH_SPOKEN_END = "啊"
+"""The particle a spoken Chinese question ends with when no word of ZH_SPOKEN changed it
+("江州博物馆每天限额多少人啊"), unless it ends in 吗, 呢 or a particle already."""
 
 
 def retype(question: str, key: str, language: str) -> str:
     """A single question as a user would type it, by rule: `casual_form` (no end punctuation;
-    in English lower case and one typo), and in Chinese the spoken words of ZH_SPOKEN."""
+    in English lower case and one typo), and in Chinese the spoken words of ZH_SPOKEN, or else
+    the particle ZH_SPOKEN_END."""
     text = casual_form(question, key, language)
     if language == "zh":
+        plain = text
         for written, spoken in ZH_SPOKEN:
             text = text.replace(written, spoken)
+        if text == plain and not text.endswith(("吗", "呢", "啊", "呀", "吧", "嘛")):
+            text += ZH_SPOKEN_END
     return text
 
 
@@ -114,7 +124,7 @@ def _single(result: dict[str, Any], chunk: Chunk, terms: set[str],
     single = _checked("single", task, _row("single", f"single:{key}", draft["question"],
                                            draft["answer"], [chunk]), result.get("support"),
                       terms, titled)
-    if single.dropped is None and not _answers(result.get("answered")):
+    if single.dropped is None and not _answers(result.get("answered"), draft["question"]):
         single.dropped, single.detail = "unanswered", _parts(result.get("answered"))
     return single
 
@@ -175,13 +185,17 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str],
     elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               "restates the question its chunk answers")
-    elif unans is not None and unans.get("stated"):
-        no_answer = Candidate("unanswerable", task, row, "answerable",
-                              {"stated in": unans["stated"]})
+    elif unans is not None and "stated" in unans:
+        no_answer = Candidate("unanswerable", task, row, "answerable", {
+            "stated in": unans["stated"] or "its document: it asks only for its subject"})
     elif unans is None or unans.get("score") is None or unans["score"] >= ANSWERABLE_RATING:
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               {"rating": (unans or {}).get("score"),
                                "nearest": (unans or {}).get("nearest")})
+    elif unans.get("attempt") is None or unans["attempt"]["answers"]:
+        found = unans.get("attempt") or {}
+        no_answer = Candidate("unanswerable", task, row, "answerable",
+                              {"answered": found.get("answer"), "nearest": found.get("nearest")})
     else:
         no_answer = Candidate("unanswerable", task, row)
     return [single, colloquial, no_answer]
@@ -193,11 +207,11 @@ def joined(first: str, second: str, language: str, *, question: bool) -> str:
     first, second = first.strip(), second.strip()
     if question:
         head = first.rstrip("?？ ")
-        if language == "zh" or not second.isascii():
+        if language == "zh" or has_cjk(second):
             return f"{head}，以及{second}"
         opener = second.split(" ", 1)[0].lower()
         return f"{head}, and {second[:1].lower() + second[1:] if opener in EN_OPENERS else second}"
-    if language == "zh" or not first.isascii():
+    if language == "zh" or has_cjk(first):
         return (first if first.endswith(("。", "！", "？")) else first + "。") + second
     return (first if first.endswith((".", "!", "?")) else first + ".") + " " + second
 
@@ -236,9 +250,11 @@ def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,
     return Candidate("pair", task, row)
 
 
-def _answers(answered: dict[str, Any] | None) -> bool:
-    """The reference answer gives every part of its question (P ≥ ANSWERED_P for each)."""
-    return answered is not None and answered.get("p", 0.0) >= ANSWERED_P
+def _answers(answered: dict[str, Any] | None, question: str) -> bool:
+    """The reference answer gives every part its question asks (P ≥ ANSWERED_P for each of
+    filters.asked_parts)."""
+    parts = asked_parts((answered or {}).get("parts") or [], question)
+    return bool(parts) and min(p["p_answered"] for p in parts) >= ANSWERED_P
 
 
 def _parts(answered: dict[str, Any] | None) -> Any:

@@ -13,10 +13,12 @@ from localeval.data.dataset import Sample
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore
-from localeval.text import split_sentences
+from localeval.text import has_cjk, split_sentences
 
 SINGLE_STEP = "generate_single"
-STEPS = (SINGLE_STEP,)
+RENAME_STEP = "generate_rename"
+ATTEMPT_STEP = "generate_attempt"
+STEPS = (SINGLE_STEP, RENAME_STEP, ATTEMPT_STEP)
 ANSWER_CHARS = 240
 """The schema's longest answer: longer than the long_answer filter lets through, so an answer
 the grammar cut is always dropped, never kept cut."""
@@ -42,6 +44,18 @@ class SingleDraft(BaseModel):
     unanswerable: str = Field(max_length=QUESTION_CHARS, description="asks for that detail")
 
 
+class Renamed(BaseModel):
+    """A question rewritten to hold its subject's name, asking the same."""
+
+    question: str = Field(max_length=QUESTION_CHARS, description="names the subject")
+
+
+class Attempt(BaseModel):
+    """The judge's answer to a question from some chunks, or "none" (Chinese 无)."""
+
+    answer: str = Field(max_length=ANSWER_CHARS, description="one short sentence, or none")
+
+
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     SINGLE_STEP: {
         "en": {"title": "Heat (1995 film)",
@@ -53,6 +67,16 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
                        "这部电影由李连杰、梁朝伟主演。",
                "focus": "这部电影由李连杰、梁朝伟主演。"},
     },
+    RENAME_STEP: {
+        "en": {"name": "Heat (1995 film)", "question": "Who directed the film?"},
+        "zh": {"name": "英雄（电影）", "question": "这部电影是谁执导的？"},
+    },
+    ATTEMPT_STEP: {
+        "en": {"question": "Who composed the music of Heat (1995 film)?",
+               "context": ["Heat is a 1995 crime film written and directed by Michael Mann."]},
+        "zh": {"question": "电影《英雄》的配乐是谁创作的？",
+               "context": ["《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。"]},
+    },
 }
 """Step → language → the variables its golden prompt is rendered with
 (tests/test_prompts_golden.py)."""
@@ -63,7 +87,7 @@ def focus_sentences(text: str) -> list[str]:
     and long enough to state a fact (four words; Chinese: eight characters)."""
     body = "\n".join(line for line in text.splitlines() if not _HEADING_LINE.match(line))
     return [s for s in split_sentences(body)
-            if (len(s.split()) >= 4 if s.isascii() else len(s.strip()) >= 8)]
+            if (len(s.strip()) >= 8 if has_cjk(s) else len(s.split()) >= 4)]
 
 
 def context(settings: Settings, judge: JudgeClient, embeddings: EmbeddingStore | None,
@@ -95,7 +119,7 @@ def first_clause(text: str) -> str:
     """A search-box query up to its first comma, when what comes before says enough."""
     parts = _CLAUSE.split(text.strip(), maxsplit=1)
     head = parts[0].strip()
-    enough = len(head.split()) >= 3 if head.isascii() else len(head) >= 5
+    enough = len(head) >= 5 if has_cjk(head) else len(head.split()) >= 3
     return head if len(parts) > 1 and enough else text.strip()
 
 
@@ -108,3 +132,17 @@ async def draft_single(ctx: MetricContext, text: str, focus: str, title: str = "
         "question": first_question(raw.question), "answer": without_questions(raw.answer),
         "casual": first_clause(first_question(raw.casual)),
         "unanswerable": first_question(raw.unanswerable)})
+
+
+async def rename(ctx: MetricContext, question: str, name: str) -> str:
+    """The question rewritten by the judge to hold `name` (its subject), one question."""
+    raw = await ctx.ask(RENAME_STEP, Renamed, question=question, name=name)
+    return first_question(raw.question)
+
+
+async def attempt(ctx: MetricContext, question: str, chunks: list[str]) -> str:
+    """The judge's answer to `question` from `chunks` alone ("none"/"无" when they do not give
+    it: filters.declines), its first sentence: the small judge often copies a whole chunk."""
+    raw = await ctx.ask(ATTEMPT_STEP, Attempt, question=question, context=chunks)
+    return (split_sentences(raw.answer.strip()) or [""])[0].strip(" {}\"")
+

@@ -6,11 +6,12 @@ checks against the reference chunks."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
 from localeval.generate.subjects import NAME, names_subject, word_key
 from localeval.generate.words import LATIN, content_words, english_words, stem
-from localeval.text import CJK_RUN, STOPWORDS, normalize, split_sentences
+from localeval.text import CJK_RUN, STOPWORDS, has_cjk, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -22,20 +23,23 @@ worded as a question: no question word or auxiliary, or an English keyword strin
 function word; a colloquial row must still ask),
 self_contained (the question points at "the passage"), two_things (it asks two things: two
 question words, or a list), vague (it asks what something is about, or to describe it: no
-one fact), unnamed_subject (it names none of its document's subject terms:
-"Who won?"), names_outside (the question names something its chunks never mention: a small
-judge copies the prompt's example), answer_in_question (the answer says nothing the question
-does not; a colloquial row: it holds words of the answer its single question lacks),
+one fact), unnamed_subject (it names none of its document's subject terms, nor does the
+judge's rewrite naming it, tasks.renamed: "Who won?"), names_outside (the question names
+something its chunks never mention: a small judge copies the prompt's example),
+answer_in_question (the answer says nothing the question does not; a colloquial row: it holds
+words of the answer its single question lacks),
 asks_otherwise (a colloquial row asks with another question word than its single question:
 "how long" for "when"), long_answer (the reference answer is longer than an answer needs,
 copies most of its chunk, or was cut at the schema's length),
 unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
 pair joins two questions that ask the same, or one of its chunks supports both answers),
 unanswered (the answer is of another kind than the question asks, `answer_lacks`, or does not
-give every part of it: answer_relevance's parts and coverage verdicts, P below ANSWERED_P),
+give every part of it: answer_relevance's parts and coverage verdicts, P below ANSWERED_P for
+a part the question asks, `asked_parts`),
 answerable (an "unanswerable" question whose own words stand in one sentence of the corpus,
 STATED_SHARE, or that one of the chunks of the whole corpus nearest to it, by BM25 and by the
-embedder, answers in part or whole: rerank_relevancy rates it 2 or 3), duplicate (a
+embedder, answers in part or whole: rerank_relevancy rates it 2 or 3, or the judge answers it
+from them with an answer of the kind asked that faithfulness finds supported), duplicate (a
 near-duplicate of a kept question), surplus (more than --n passed)."""
 
 _EN_POINTERS = re.compile(
@@ -44,14 +48,18 @@ _EN_POINTERS = re.compile(
     r"source|story|report)s?|according to the (?:author|writer)|mentioned (?:above|here|"
     r"earlier)|described above|the author)\b", re.IGNORECASE)
 _ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|此段|段落中|文本中|原文|上述|"
-                          r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字")
+                          r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字|"
+                          r"提到|提及|描述了")
 _ZH_FUNCTION = set(ZH_FUNCTION)
 _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
-_ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁]|谁|怎么|怎样|如何|是否|"
-                        r"多[长大高远久重宽深]")
+_ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁点月号]|谁|怎么|怎样|"
+                        r"如何|是否|多[长大高远久重宽深快贵厚粗]")
 _ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
 ANSWERED_P = 0.5
 """The least P(the reference answer gives it) of every part of its question (unanswered)."""
+PART_SHARE = 0.75
+"""A part answer_relevance finds in a question counts when this share of its content words
+stand in the question (`asked_parts`)."""
 ANSWERABLE_RATING = 2 / 3
 """An "unanswerable" question is dropped when a nearby chunk's rerank_relevancy rating reaches
 this (2 of 3: it answers part of the question) — the reference answer would be wrong."""
@@ -73,7 +81,7 @@ def self_contained(question: str) -> bool:
 def two_things(question: str) -> bool:
     """It asks two things: two question words ("When and where ...", "什么时候……多少"), or a
     list (two commas; 分别, or two 、 in Chinese)."""
-    if question.isascii():
+    if not has_cjk(question):
         asking = [m.group(0) for m in _EN_ASKING.finditer(question)]
         return len(asking) >= 2 or question.count(",") >= 2
     asking_zh = [m.group(0) for m in _ZH_ASKING.finditer(question)]
@@ -102,10 +110,10 @@ def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
     达九十三米" for its height), cut at the schema's length `cut_at`, or (one chunk) copying
     COPIED_SHARE of its chunk's content words."""
     limit = ANSWER_WORDS.get(kind, ANSWER_WORDS["single"])
-    size = len(answer.split()) if answer.isascii() else len("".join(answer.split())) / 2
+    size = len("".join(answer.split())) / 2 if has_cjk(answer) else len(answer.split())
     if size > limit or len(answer) >= cut_at:
         return True
-    if kind != "pair" and not answer.isascii() and len(_ZH_CLAUSE.findall(answer)) >= \
+    if kind != "pair" and has_cjk(answer) and len(_ZH_CLAUSE.findall(answer)) >= \
             ZH_CLAUSES - 1:
         return True  # a Chinese sentence copied whole: one fact asked, three told
     if len(chunks) == 1:
@@ -139,7 +147,7 @@ def asks(text: str) -> bool:
     """Worded as a question (question mark or not): English opens with a question word, an
     auxiliary or a preposition before one ("In which year ...") and is no keyword string;
     Chinese holds a question word (什么, 哪, 多少, 几, 谁, 如何 ...) or ends in 吗/呢."""
-    if not text.isascii():
+    if has_cjk(text):
         return bool(_ZH_ASKS.search(text))
     words = _EN_WORD.findall(text.lower())
     if not words or words[0] not in EN_OPENERS:
@@ -150,7 +158,7 @@ def asks(text: str) -> bool:
 
 
 _ZH_ASKED = re.compile(r"为什么|为何|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
-                       r"多[长大高远久重宽深]|吗|呢")
+                       r"多[长大高远久重宽深快贵厚粗]|吗|呢")
 _ZH_SAME = {"啥": "什么", "为何": "为什么", "怎样": "怎么", "如何": "怎么", "呢": "吗"}
 
 
@@ -158,7 +166,7 @@ def question_words(text: str) -> set[str]:
     """What a question asks with: English its question word ("how" with the word after it:
     "how long", "how many"), or its first word when it opens with an auxiliary; Chinese its
     question words (啥 as 什么, 如何 as 怎么, 呢 as 吗)."""
-    if not text.isascii():
+    if has_cjk(text):
         return {_ZH_SAME.get(w, w) for w in _ZH_ASKED.findall(text)}
     words = _EN_WORD.findall(text.lower())
     for i, w in enumerate(words):
@@ -185,9 +193,46 @@ def names_outside(question: str, texts: list[str]) -> list[str]:
     question that no text mentions (case-insensitive; a possessive as its noun: "Club's")."""
     material = normalize(" ".join(texts))
     words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*", question)]
-    if question.isascii():  # English: the capitalised words after the first
+    if not has_cjk(question):  # English: the capitalised words after the first
         words = [w for w in words[1:] if w[0].isupper()]
     return [w for w in dict.fromkeys(words) if normalize(w) not in material]
+
+
+_DECLINES = re.compile(
+    r"^\W*(?:none|no answer|unknown|n/?a|无|没有|不知道|未知)\W*$|"
+    r"\b(?:do(?:es)? not|don't|doesn't) (?:say|mention|state|give|specify|provide)|"
+    r"\bnot (?:mentioned|stated|given|specified|provided)\b|\bno information\b|"
+    r"未(?:提及|提到|说明|给出)|没有(?:提到|提及|说明|给出|信息)|无法(?:回答|确定|得知)",
+    re.IGNORECASE)
+
+
+def declines(answer: str) -> bool:
+    """The judge's attempt at an answer says the texts do not give one ("none", "无",
+    "The texts do not say …", "文中没有提到……")."""
+    return not answer.strip() or bool(_DECLINES.search(answer))
+
+
+RENAME_DROPS = 2
+"""Content words of a question its rewrite to name the subject may lose (Chinese: one
+character's two pairs, "湖中" of "湖中特有的鱼类是什么？" → "青琅湖特有的鱼类是什么？")."""
+RENAME_ADDS = 1
+"""Content words a rewrite may add beside the name ("run" of "… the tournament run by the
+Alder Street Chess Club?"), none of them the answer's."""
+
+
+def same_question(question: str, rewrite: str, name: str, answer: str | None) -> bool:
+    """A rewrite that names the subject asks what the question asked: the same question words,
+    at most RENAME_ADDS content words that neither the question nor the name holds and none
+    of the answer's (English by stem), and at most RENAME_DROPS of the question's lost."""
+    rest = rewrite
+    for form in (name, re.sub(r"^the\s+", "", name, flags=re.IGNORECASE)):
+        rest = re.sub(re.escape(form), " ", rest, flags=re.IGNORECASE)
+    before = {word_key(w) for w in content_words(question)}
+    after = {word_key(w) for w in content_words(rewrite)}
+    added = {word_key(w) for w in content_words(rest)} - before
+    told = {word_key(w) for w in content_words(answer or "")}
+    return question_words(rewrite) == question_words(question) and len(added) <= RENAME_ADDS \
+        and not added & told and len(before - after) <= RENAME_DROPS
 
 
 def answer_in_question(question: str, answer: str) -> bool:
@@ -219,6 +264,14 @@ def content_share(answer: str, texts: list[str]) -> float:
     return found / total if total else 1.0
 
 
+def asked_parts(parts: list[dict[str, Any]], question: str) -> list[dict[str, Any]]:
+    """The parts (answer_relevance's, {"part", "p_answered"}) the question asks: PART_SHARE of
+    their content words in it (all of them when none is). The 1.5B judge adds parts no one
+    asked: "What was the outcome of the construction?" of "How long did it take to build the
+    Severn Gate Bridge?", which dropped its answer "Construction took four years" (P 0.28)."""
+    return [p for p in parts if content_share(p["part"], [question]) >= PART_SHARE] or parts
+
+
 _EN_ASKED_WORDS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how|many|much|"
                              r"name|named|called)\b", re.IGNORECASE)
 STATED_SHARE = 0.8
@@ -227,12 +280,31 @@ sentence of the corpus is answered there (answerable): "新馆的建筑面积是
 "新馆……建筑面积三万二千平方米"."""
 
 
-def stated_in(question: str, sentences: list[str]) -> tuple[float, str]:
-    """The share of the question's own words (`content_share`, its question words left out)
-    that stand in the sentence holding most of them, and that sentence."""
-    asked = _EN_ASKED_WORDS.sub(" ", question) if question.isascii() else \
-        _ZH_ASKS.sub(" ", question)
+def stated_in(question: str, sentences: list[str],
+              terms: frozenset[str] = frozenset()) -> tuple[float, str]:
+    """The share of the question's own words (`content_share`, its question words and its
+    subject `terms` left out) that stand in the sentence holding most of them, and that
+    sentence. A question names its subject in full, a sentence seldom does: "江城地铁三号线的
+    单程票价是多少元？" beside "单程票价按里程计算，起步价为两元". (1.0, "") for a question
+    holding nothing but its subject ("围棋的规则与历史是什么？": what its document tells)."""
+    asked = _ZH_ASKS.sub(" ", question) if has_cjk(question) else \
+        _EN_ASKED_WORDS.sub(" ", question)
+    asked = without_terms(asked, terms)
+    if not english_words(normalize(asked)) and not any(
+            ch not in _ZH_FUNCTION for run in CJK_RUN.findall(asked) for ch in run):
+        return 1.0, ""
     return max(((content_share(asked, [s]), s) for s in sentences), default=(0.0, ""))
+
+
+def without_terms(text: str, terms: frozenset[str]) -> str:
+    """The text less its subject terms: an English word whose key is a term's, a Chinese
+    term (a character pair, or a whole name or title) wherever it stands, longest first."""
+    keys = {word_key(t) for t in terms if not has_cjk(t)}
+    text = re.sub(r"[A-Za-z][A-Za-z'’-]*", lambda m: " " if word_key(m.group(0).lower()) in keys
+                  else m.group(0), text)
+    for term in sorted((t for t in terms if has_cjk(t)), key=lambda t: (-len(t), t)):
+        text = text.replace(term, " ")
+    return text
 
 
 def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) -> str:
@@ -244,7 +316,7 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
     tolls, beside "About 71,000 vehicles cross the bridge on an average day"). "" when the
     answer is on the point, or no sentence is about it (a paraphrase: "How tall is it?" of
     "It rises 137 metres")."""
-    named = " ".join(NAME.findall(question)[1:]) if question.isascii() else ""
+    named = "" if has_cjk(question) else " ".join(NAME.findall(question)[1:])
     asked = {word_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
         word_key(w) for w in terms | content_words(named)}
     told = {word_key(w) for w in content_words(answer)}

@@ -9,7 +9,7 @@ import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION
 from localeval.generate.words import content_words, stem
-from localeval.text import CJK_RUN, normalize, split_sentences
+from localeval.text import CJK_RUN, has_cjk, normalize, split_sentences
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
 NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
@@ -123,7 +123,7 @@ def names_subject(question: str, terms: set[str]) -> bool:
 def word_key(word: str) -> str:
     """An English word as names_subject compares it: its stem less a final e ("honeybe" of
     "honeybees" and "honeybee" both "honeyb")."""
-    return stem(word).rstrip("e") if word.isascii() else word
+    return word if has_cjk(word) else stem(word).rstrip("e")
 
 
 _TITLE_WORD = re.compile(r"[A-Z][A-Za-z'’-]*")
@@ -179,7 +179,7 @@ def named(question: str, name: str) -> str:
     bridge open?" → "When did the Severn Gate Bridge open?"; "茶园主要出产什么茶？" →
     "云岭茶园主要出产什么茶？"): the longest end of the name it holds, as a phrase of its own
     (English after "the", Chinese at its start or after a function character)."""
-    if question.isascii():
+    if not has_cjk(question):
         words = name.split()
         if name.lower() in question.lower():
             return question
@@ -198,3 +198,29 @@ def named(question: str, name: str) -> str:
                         or not CJK_RUN.match(question[at - 1])):
             return question[:at] + name + question[at + k:]
     return question
+
+
+_CLAUSE_MARK = re.compile(r"[,;:!?，。；：！？]")
+"""A mark no name holds: a subject with one is a clause of its sentence."""
+NAME_WORDS = 6
+"""The most words an English subject may have to be a name a question is rewritten to hold
+(longer: a description, "a strong colony in a good year")."""
+ZH_NAME_MAX = 12
+"""The most characters of a Chinese subject name (one run, no function character)."""
+
+
+def subject_name(subject: str, terms: set[str], name: str = "") -> str:
+    """The name a question that names no subject is rewritten to hold (tasks.renamed): the
+    document's name (`document_names`), else the draft's subject when it names a subject term
+    and is a name, not a description: English of NAME_WORDS words at most ("the Hallam Hill
+    Observatory"), Chinese one run of characters with no function character ("江州博物馆", not
+    "围棋的规则与历史"). "" when there is none."""
+    if name:
+        return name
+    subject = subject.strip()
+    if not names_subject(subject, terms) or _CLAUSE_MARK.search(subject):
+        return ""
+    if has_cjk(subject):
+        return subject if CJK_RUN.fullmatch(subject) and len(subject) <= ZH_NAME_MAX and not \
+            any(ch in ZH_FUNCTION for ch in subject) else ""
+    return re.sub(r"^The\b", "the", subject) if len(subject.split()) <= NAME_WORDS else ""

@@ -1,9 +1,10 @@
-"""One candidate's judge work: draft the question(s) from its chunk(s), then check the
-reference answer against its chunks with faithfulness itself (the verdict path at τ, the same
-requests and cache as a run's), that it answers every part of its question (answer_relevance's
-parts and coverage verdicts), and an "unanswerable" question against the chunks of the whole
-corpus nearest to it (BM25 and the embedder) with rerank_relevancy's ratings; the checks a
-cheap filter or an earlier check already fails are skipped."""
+"""One candidate's judge work: draft the question(s) from its chunk(s), rewrite a question
+naming no subject to name it, then check the reference answer against its chunks with
+faithfulness itself (the verdict path at τ, the same requests and cache as a run's), that it
+answers every part of its question (answer_relevance's parts and coverage verdicts), and an
+"unanswerable" question against the chunks of the whole corpus nearest to it (BM25 and the
+embedder) with rerank_relevancy's ratings; the checks a cheap filter or an earlier check
+already fails are skipped."""
 
 from __future__ import annotations
 
@@ -17,19 +18,33 @@ from localeval.bm25 import BM25
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
+from localeval.generate.answer_kind import answer_lacks
 from localeval.generate.assemble import usable_part
 from localeval.generate.chunking import Chunk
-from localeval.generate.drafting import ANSWER_CHARS, context, draft_single, focus_sentences
+from localeval.generate.drafting import (
+    ANSWER_CHARS,
+    SingleDraft,
+    attempt,
+    context,
+    draft_single,
+    focus_sentences,
+    rename,
+)
 from localeval.generate.filters import (
+    ANSWERABLE_RATING,
     FILTERS,
     STATED_SHARE,
+    answer_in_question,
+    declines,
     first_failed,
     restates,
+    same_question,
     stated_in,
 )
-from localeval.generate.subjects import named, names_subject
+from localeval.generate.subjects import named, names_subject, subject_name
 from localeval.generate.words import content_words
 from localeval.judge.client import JudgeClient
+from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import split_sentences
 from localeval.text import terms as term_bag
@@ -89,6 +104,12 @@ class Env:
 
     def terms_of(self, *chunks: Chunk) -> set[str]:
         return set().union(*(self.terms.get(c.source, set()) for c in chunks))
+
+    def named_by(self, chunk: Chunk) -> frozenset[str]:
+        """What names the chunk's subject: its document's subject terms, its title's words,
+        and its title and name whole (a Chinese name is no word of its own)."""
+        whole = {self.titles.get(chunk.source, ""), self.names.get(chunk.source, "")} - {""}
+        return frozenset(self.terms_of(chunk)) | self.titled(chunk) | whole
 
     def titled(self, *chunks: Chunk) -> frozenset[str]:
         """The content words of the chunks' documents' titles (shown beside each chunk)."""
@@ -166,9 +187,10 @@ async def nearest_chunks(env: Env, text: str, language: str, source: str,
 
 async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
     """Draft from one sentence of a chunk (question, answer, casual form, unanswerable
-    question; a short form of the document's name in them written in full), then check the
-    answer against the chunk (faithfulness) and that it gives every part of its question;
-    skipped when a cheap filter already drops both the question and its casual form."""
+    question; a short form of the document's name in them written in full, a question naming
+    no subject rewritten to name it: `renamed`), then check the answer against the chunk
+    (faithfulness) and that it gives every part of its question; skipped when a cheap filter
+    already drops both the question and its casual form."""
     lang = chunk.language
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
@@ -182,6 +204,12 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
                 if not names_subject(q := getattr(draft, f), terms)}
         if full := {f: q for f, q in full.items() if q != getattr(draft, f)}:
             draft, out["named"] = draft.model_copy(update=full), sorted(full)
+    try:
+        draft, fields = await renamed(env, ctx, draft, chunk)
+        if fields:
+            out["renamed"] = fields
+    except LocalevalError as exc:
+        return out | {"error": str(exc)}
     out["draft"] = draft.model_dump()
     try:
         if env.every_check or any(
@@ -198,10 +226,33 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
     return out
 
 
+async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
+                  chunk: Chunk) -> tuple[SingleDraft, list[str]]:
+    """The draft with its question and its unanswerable question rewritten by the judge to
+    hold their subject's name (drafting.rename; subjects.subject_name), each only when it names
+    no subject and passes every filter before unnamed_subject ("When was the mirror cast?" →
+    "When was the mirror of the Hallam Hill Observatory cast?"); a rewrite is taken when it
+    names the subject and asks the same (filters.same_question). And the fields rewritten."""
+    terms, titled = env.terms_of(chunk), env.titled(chunk)
+    name = subject_name(draft.subject, terms, env.names.get(chunk.source, ""))
+    update: dict[str, str] = {}
+    for part, kind, answer in (("question", "single", draft.answer),
+                               ("unanswerable", "unanswerable", None)):
+        question = getattr(draft, part)
+        failed = first_failed(kind, question, answer, [chunk.text], terms, ANSWER_CHARS,
+                              titled)
+        if not name or not (env.every_check or (failed or ("",))[0] == "unnamed_subject"):
+            continue
+        rewrite = await rename(ctx, question, name)
+        if names_subject(rewrite, terms) and same_question(question, rewrite, name, answer):
+            update[part] = rewrite
+    return (draft.model_copy(update=update) if update else draft), sorted(update)
+
+
 async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
     """`asked`, then whether the corpus answers the unanswerable question: a sentence holding
     its words (filters.stated_in), else the chunks nearest to it as rerank_relevancy rates
-    them."""
+    them, else the judge's own answer from them (`attempted`)."""
     out = await env.asked(task, chunk, focus)
     if "draft" not in out or out.get("error"):
         return out
@@ -210,7 +261,8 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
                           env.terms_of(chunk), ANSWER_CHARS, env.titled(chunk)) is None \
         and not restates(draft["unanswerable"], draft["question"])
     if passes or env.every_check:
-        share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language))
+        share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language),
+                                    env.named_by(chunk))
         if share >= STATED_SHARE and not env.every_check:  # a sentence of the corpus says it
             return out | {"unanswerable": {"score": None, "stated": sentence}}
         try:
@@ -218,9 +270,39 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
                                         chunk.source)
             check = await answered(env, f"{task}:unanswerable", chunk.language,
                                    draft["unanswerable"], [c.text for c in near])
+            out["unanswerable"] = check | {"nearest": [c.id for c in near]}
+            if env.every_check or (check["score"] is not None
+                                   and check["score"] < ANSWERABLE_RATING):
+                out["unanswerable"]["attempt"] = await attempted(env, task, chunk,
+                                                                 draft["unanswerable"])
         except LocalevalError as exc:
             return out | {"error": str(exc)}
-        out["unanswerable"] = check | {"nearest": [c.id for c in near]}
+    return out
+
+
+ATTEMPT_NEAREST = 3
+"""Chunks of each kind (`nearest_chunks`) the judge answers an "unanswerable" question from:
+more than rerank_relevancy rates one by one, in one prompt."""
+
+
+async def attempted(env: Env, task: str, chunk: Chunk, question: str) -> dict[str, Any]:
+    """The judge's answer to an "unanswerable" question from the chunks nearest it, and
+    whether it answers it (`answers`): not declined ("none"), of the kind asked
+    (answer_lacks), saying more than the question, and supported by those chunks
+    (faithfulness, at τ). The 1.5B judge rated "镇馆之宝是一件西周时期的青铜鼎，名为江伯鼎" 0
+    for "江州博物馆镇馆之宝是什么？" with a reason and without, and answered it "江伯鼎"."""
+    near = await nearest_chunks(env, question, chunk.language, chunk.source, ATTEMPT_NEAREST)
+    texts = [c.text for c in near]
+    ctx = context(env.settings, env.judge, env.embeddings, Sample(id=f"{task}:attempt"),
+                  chunk.language)
+    answer = await attempt(ctx, question, texts)
+    out: dict[str, Any] = {"answer": answer, "nearest": [c.id for c in near], "answers": False}
+    kind_fits = not (declines(answer) or answer_lacks(question, answer)
+                     or answer_in_question(question, answer))
+    if kind_fits or env.every_check:
+        support = await supported(env, f"{task}:attempt", chunk.language, question, answer,
+                                  texts)
+        out["answers"] = kind_fits and support["score"] == 1.0
     return out
 
 
