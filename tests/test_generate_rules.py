@@ -65,6 +65,14 @@ def test_the_number_or_time_asked_for_must_be_what_the_answer_adds() -> None:
     assert answer_lacks("How often do sensors measure wind speed every second?",
                         "Sensors measure wind speed every second.") == "a frequency"
     assert answer_lacks("How often is the mirror recoated?", "Every three years.") is None
+    assert answer_lacks("How many people join the Alder Street Chess Club each year?",
+                        "Membership costs 60 pounds a year for adults.") == "a count of people"
+    assert answer_lacks("How many runners take part in the Riverside Marathon?",
+                        "Runners must finish within seven hours.") == "a count of runners"
+    assert answer_lacks("How many items does the library lend each year?",
+                        "It lends about 95,000 items a year.") is None
+    assert answer_lacks("How many times did Nadia Okafor win the championship?",  # a count
+                        "She won it four years in a row.") is None
 
 
 def test_a_chinese_answer_telling_three_facts_for_one_is_long() -> None:

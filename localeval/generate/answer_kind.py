@@ -27,6 +27,14 @@ _EN_TIME = (_EN_WHEN_NUMBER + r"|\b(?:january|february|march|april|may|june|july
             r"october|november|december|spring|summer|autumn|winter|morning|afternoon|evening|"
             r"night|century|ago|after|before|during|since|until|when|daily|weekly|"
             r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|first|last|once)\b")
+_EN_MEASURE = (rf"(?:{_DURATION}|{_LENGTH}|pounds?|pence|dollars?|euros?|yuan|percent|degrees?|"
+               r"kg|kilograms?|grams?|tonnes?|litres?|liters?)s?")
+"""A unit a number measures by: "60 pounds" or "seven hours" counts no people."""
+_EN_COUNT = re.compile(r"\bhow many ([a-z]+)")
+_EN_COUNTED = re.compile(rf"(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
+                         rf"eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|"
+                         rf"dozen|a few|several)\b)(?:\s+({_EN_MEASURE})\b|\s+[a-z-]+\s+"
+                         rf"({_EN_MEASURE})\b)?")
 _EN_KINDS = (  # (the question's words, what its answer must hold, its name)
     (r"\bhow long\b.*\b(?:take|takes|took|last|lasts|lasted|wait|stay|spend|run for)\b",
      rf"\b(?:{_DURATION})s?\b", "a duration"),
@@ -61,6 +69,8 @@ def answer_lacks(question: str, answer: str) -> str | None:
     new = added(question, answer)
     if not has_cjk(question):
         q, a = question.lower(), new.lower()
+        if (what := measured_count(q, a)) is not None:
+            return what
         for asked, needed, name in _EN_KINDS:
             if re.search(asked, q):
                 return None if re.search(needed, a) else name
@@ -92,6 +102,18 @@ def answer_lacks(question: str, answer: str) -> str | None:
     if re.search(r"什么时候|何时|哪一?年|哪天|几月", question):
         return None if _ZH_TIME.search(new) else "a time"
     return None
+
+
+def measured_count(question: str, added_words: str) -> str | None:
+    """For "how many <things>" (not a unit: "how many years", nor "times"), "a count of
+    <things>" when the first number the answer adds measures by a unit ("Membership costs 60
+    pounds a year" for "How many people join …?", "within seven hours" for "How many runners
+    …?"); None otherwise."""
+    m = _EN_COUNT.search(question)
+    if m is None or m.group(1) == "times" or re.fullmatch(_EN_MEASURE, m.group(1)):
+        return None
+    first = _EN_COUNTED.search(added_words)
+    return f"a count of {m.group(1)}" if first and (first.group(1) or first.group(2)) else None
 
 
 def added(question: str, answer: str) -> str:
