@@ -3,8 +3,8 @@ naming no subject to name it, then check the reference answer against its chunks
 faithfulness itself (the verdict path at τ, the same requests and cache as a run's), that it
 answers every part of its question (answer_relevance's parts and coverage verdicts), and an
 "unanswerable" question against the chunks of the whole corpus nearest to it (BM25 and the
-embedder) with rerank_relevancy's ratings; the checks a cheap filter or an earlier check
-already fails are skipped."""
+embedder) with rerank_relevancy's ratings and the judge's own answer from them; the checks a
+cheap filter or an earlier check already fails are skipped."""
 
 from __future__ import annotations
 
