@@ -242,6 +242,31 @@ def test_an_unanswerable_question_the_judge_answers_from_its_nearest_chunks_is_d
                if r.step.startswith("faithfulness"))
 
 
+def test_a_judge_failure_in_a_check_is_counted_named_and_the_others_go_on(docs: Path,
+                                                                          tmp_path: Path) -> None:
+    """The judge's answer to an "unanswerable" question cut at max_tokens: that candidate is
+    dropped as judge_error, its line in dropped.jsonl says what to do (raise --max-tokens),
+    and the other candidates are still made."""
+    failing = RuleJudge(rating=0)
+    failing.fingerprint += "-cut"
+
+    async def complete(request: JudgeRequest) -> JudgeReply:
+        reply = await RuleJudge.complete(failing, request)
+        if request.step == "generate_attempt":
+            reply = reply.model_copy(update={"finish_reason": "length"})
+        return reply
+
+    failing.complete = complete  # type: ignore[method-assign]
+    out = tmp_path / "t.jsonl"
+    result = run_gen([docs], out, failing, n=40, settings={"no_cache": True})
+    counts = result.report["by_kind"]
+    assert counts["unanswerable"]["judge_error"] > 0 and counts["unanswerable"]["kept"] == 0
+    assert counts["pair"]["kept"] > 0  # pairs never ask the failing step
+    dropped = [json.loads(x) for x in paths_for(out)["dropped"].read_text("utf-8").splitlines()]
+    errors = [d for d in dropped if d["dropped"] == "judge_error"]
+    assert errors and all("raise --max-tokens" in str(d["detail"]) for d in errors)
+
+
 def test_near_duplicates_are_dropped(docs: Path, tmp_path: Path) -> None:
     english = sorted(docs.glob("*.md"))[:3]  # the English ones: a duplicate is within a language
     assert all(p.name.isascii() for p in english)

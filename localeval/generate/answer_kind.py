@@ -15,12 +15,12 @@ _DURATION = (r"second|minute|hour|day|night|week|fortnight|month|year|decade|cen
              r"centuries")
 _LENGTH = (r"metres?|meters?|m|km|kilometres?|kilometers?|miles?|feet|foot|ft|yards?|cm|mm|"
            r"inch(?:es)?")
-_EN_NUMBER = (r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|"
-              r"fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|million|billion|dozen|"
-              r"half|a few|several|free|none|no)\b")
+_CARDINALS = (r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|"
+              r"thirty|forty|fifty|sixty|hundred|thousand|million|billion|dozen|a few|several")
+"""Numbers written as words."""
+_EN_NUMBER = rf"\d|\b(?:{_CARDINALS}|half|free|none|no)\b"
 _EN_WHEN_NUMBER = (r"\b(?:1\d{3}|20\d{2})s?\b|\d(?:st|nd|rd|th)\b|\d\s*(?:am|pm|a\.m\.|p\.m\.|"
-                   r"o'clock)|\d:\d\d|(?:\d|\b(?:one|two|three|four|five|six|seven|eight|nine|"
-                   rf"ten|twelve|twenty|thirty|forty|fifty|a few|several))\s+(?:{_DURATION})s?\b")
+                   rf"o'clock)|\d:\d\d|(?:\d|\b(?:{_CARDINALS}))\s+(?:{_DURATION})s?\b")
 """A number that tells a time: a year, an ordinal, a clock time, a count of a time unit (not
 "212 players")."""
 _EN_TIME = (_EN_WHEN_NUMBER + r"|\b(?:january|february|march|april|may|june|july|august|september|"
@@ -31,10 +31,8 @@ _EN_MEASURE = (rf"(?:{_DURATION}|{_LENGTH}|pounds?|pence|dollars?|euros?|yuan|pe
                r"kg|kilograms?|grams?|tonnes?|litres?|liters?)s?")
 """A unit a number measures by: "60 pounds" or "seven hours" counts no people."""
 _EN_COUNT = re.compile(r"\bhow many ([a-z]+)")
-_EN_COUNTED = re.compile(rf"(?:\d[\d,.]*|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|"
-                         rf"eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|"
-                         rf"dozen|a few|several)\b)(?:\s+({_EN_MEASURE})\b|\s+[a-z-]+\s+"
-                         rf"({_EN_MEASURE})\b)?")
+_EN_COUNTED = re.compile(rf"(?:\d[\d,.]*|\b(?:{_CARDINALS})\b)(?:\s+({_EN_MEASURE})\b|"
+                         rf"\s+[a-z-]+\s+({_EN_MEASURE})\b)?")
 _EN_KINDS = (  # (the question's words, what its answer must hold, its name)
     (r"\bhow long\b.*\b(?:take|takes|took|last|lasts|lasted|wait|stay|spend|run for)\b",
      rf"\b(?:{_DURATION})s?\b", "a duration"),

@@ -52,7 +52,7 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
         if title:
             body = body[title.end():]
         first = split_sentences(body.strip())[:1]
-        if CJK_RUN.search(text):
+        if has_cjk(text):
             name = title.group(1).strip() if title else _zh_name(first[0] if first else "",
                                                                   text)
             terms = _zh_name_terms(name, text) if name else set()
@@ -142,7 +142,7 @@ def document_names(documents: dict[str, str]) -> dict[str, str]:
     for src, text in documents.items():
         body = text.lstrip()
         title = _HEADING.match(body)
-        if CJK_RUN.search(text):
+        if has_cjk(text):
             first = split_sentences(body[title.end():].strip() if title else body)[:1]
             name = title.group(1).strip() if title else _zh_name(first[0] if first else "", text)
             if (CJK_RUN.fullmatch(name) and 3 <= len(name) <= 12

@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.text import (
-    CJK,
     Sentences,
     content,  # noqa: F401  (metrics/context_relevance.py imports it here)
+    has_cjk,
     match_key,
     sentences_of,
     terms,
@@ -151,7 +151,7 @@ def asserts_nothing(sentence: str, question: str | None = None) -> bool:
     body = s.rstrip(_CLOSING)  # the question mark and what closes it
     if _CLAUSE_MARK.search(body):
         return False
-    if CJK.search(body):
+    if has_cjk(body):
         if _CARRIES_ZH.search(body):
             return False
         if _YES_NO_ZH.search(s):
@@ -326,7 +326,7 @@ def without_instructions(material: Sequence[Sentences]) -> tuple[tuple[Sentences
             out.append(text)
             continue
         removed += len(text.items) - len(kept)
-        joiner = "" if CJK.search(text.text) else " "
+        joiner = "" if has_cjk(text.text) else " "
         out.append(sentences_of(joiner.join(kept)))
     return tuple(t for t in out if t.text.strip()), removed
 

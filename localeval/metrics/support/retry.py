@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.text import CJK
+from localeval.text import has_cjk
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -25,8 +25,8 @@ def degenerate(texts: Sequence[str], *, same_texts: bool = True) -> bool:
                                                    if t.strip()).values()):
         return True
     for text in texts:
-        units: list[str] = list(text) if CJK.search(text) else text.casefold().split()
-        n = 8 if CJK.search(text) else 4
+        units: list[str] = list(text) if has_cjk(text) else text.casefold().split()
+        n = 8 if has_cjk(text) else 4
         grams = Counter(tuple(units[i:i + n]) for i in range(len(units) - n + 1))
         if grams and max(grams.values()) >= 3:
             return True
