@@ -246,7 +246,8 @@ def test_a_judge_failure_in_a_check_is_counted_named_and_the_others_go_on(docs: 
                                                                           tmp_path: Path) -> None:
     """The judge's answer to an "unanswerable" question cut at max_tokens: that candidate is
     dropped as judge_error, its line in dropped.jsonl says what to do (raise --max-tokens),
-    and the other candidates are still made."""
+    and the other candidates are still made — its own draft's single and colloquial
+    questions too."""
     failing = RuleJudge(rating=0)
     failing.fingerprint += "-cut"
 
@@ -262,6 +263,8 @@ def test_a_judge_failure_in_a_check_is_counted_named_and_the_others_go_on(docs: 
     counts = result.report["by_kind"]
     assert counts["unanswerable"]["judge_error"] > 0 and counts["unanswerable"]["kept"] == 0
     assert counts["pair"]["kept"] > 0  # pairs never ask the failing step
+    for kind in ("single", "colloquial"):
+        assert counts[kind]["judge_error"] == 0 and counts[kind]["kept"] > 0
     dropped = [json.loads(x) for x in paths_for(out)["dropped"].read_text("utf-8").splitlines()]
     errors = [d for d in dropped if d["dropped"] == "judge_error"]
     assert errors and all("raise --max-tokens" in str(d["detail"]) for d in errors)

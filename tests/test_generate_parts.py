@@ -364,7 +364,7 @@ def test_a_question_is_joined_into_one_kept_pair_only() -> None:
 
 
 def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() -> None:
-    from localeval.generate.filters import STATED_SHARE, stated_in
+    from localeval.generate.answerable import STATED_SHARE, stated_in
 
     said = ["新馆由建筑师周望设计，建筑面积三万二千平方米。", "博物馆每周一闭馆。",
             "The comet passed closest to the Sun in March 1997.",

@@ -3,7 +3,8 @@
 One module per step: `documents` (read the files) → `chunking` (the corpus, ids `source#n`) →
 `picking` (which chunks and linked pairs) → `drafting` (the judge writes drafts: grammar-
 constrained JSON through the run's JudgeClient) → `tasks` (one candidate's judge work, its
-answer checked by faithfulness) → `filters` → `assemble` (rows, near-duplicates) → `store`
+answer checked by faithfulness) → `filters` (and `answerable`, the rules that an "unanswerable"
+question is answered) → `assemble` (rows, near-duplicates) → `store`
 (the files, the resumable work file); `pipeline` drives them, `estimate` sizes a generation.
 """
 

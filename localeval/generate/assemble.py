@@ -12,10 +12,10 @@ from typing import Any
 import numpy as np
 
 from localeval.generate import KINDS
+from localeval.generate.answerable import ANSWERABLE_RATING
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
 from localeval.generate.filters import (
-    ANSWERABLE_RATING,
     ANSWERED_P,
     EN_OPENERS,
     FILTERS,
@@ -185,6 +185,8 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str],
     elif restates(row.question, draft["question"]):
         no_answer = Candidate("unanswerable", task, row, "answerable",
                               "restates the question its chunk answers")
+    elif unans is not None and "error" in unans:
+        no_answer = Candidate("unanswerable", task, row, "judge_error", unans["error"])
     elif unans is not None and "stated" in unans:
         no_answer = Candidate("unanswerable", task, row, "answerable", {
             "stated in": unans["stated"] or "its document: it asks only for its subject"})

@@ -142,7 +142,7 @@ async def rename(ctx: MetricContext, question: str, name: str) -> str:
 
 async def attempt(ctx: MetricContext, question: str, chunks: list[str]) -> str:
     """The judge's answer to `question` from `chunks` alone ("none"/"无" when they do not give
-    it: filters.declines), its first sentence: the small judge often copies a whole chunk."""
+    it: answerable.declines), its first sentence: the small judge often copies a whole chunk."""
     raw = await ctx.ask(ATTEMPT_STEP, Attempt, question=question, context=chunks)
     return (split_sentences(raw.answer.strip()) or [""])[0].strip(" {}\"")
 

@@ -60,9 +60,6 @@ ANSWERED_P = 0.5
 PART_SHARE = 0.75
 """A part answer_relevance finds in a question counts when this share of its content words
 stand in the question (`asked_parts`)."""
-ANSWERABLE_RATING = 2 / 3
-"""An "unanswerable" question is dropped when a nearby chunk's rerank_relevancy rating reaches
-this (2 of 3: it answers part of the question) — the reference answer would be wrong."""
 ANSWER_WORDS = {"single": 25, "pair": 50}
 """Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
 ZH_CLAUSES = 3
@@ -135,7 +132,7 @@ EN_OPENERS = frozenset({
 _EN_PREPOSITIONS = frozenset({"in", "on", "at", "for", "from", "by", "to", "with", "during",
                               "since", "after", "before", "under", "of", "about", "through",
                               "between", "into"})
-_ZH_ASKS = re.compile(_ZH_ASKING.pattern + r"|[吗呢么嘛]\s*[?？]?\s*$|几|咋|啥|有没有|是不是|"
+ZH_ASKS = re.compile(_ZH_ASKING.pattern + r"|[吗呢么嘛]\s*[?？]?\s*$|几|咋|啥|有没有|是不是|"
                       r"能不能|可不可以|会不会|要不要")
 _EN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 DUMP_WORDS = 5
@@ -148,7 +145,7 @@ def asks(text: str) -> bool:
     auxiliary or a preposition before one ("In which year ...") and is no keyword string;
     Chinese holds a question word (什么, 哪, 多少, 几, 谁, 如何 ...) or ends in 吗/呢."""
     if has_cjk(text):
-        return bool(_ZH_ASKS.search(text))
+        return bool(ZH_ASKS.search(text))
     words = _EN_WORD.findall(text.lower())
     if not words or words[0] not in EN_OPENERS:
         return False
@@ -196,20 +193,6 @@ def names_outside(question: str, texts: list[str]) -> list[str]:
     if not has_cjk(question):  # English: the capitalised words after the first
         words = [w for w in words[1:] if w[0].isupper()]
     return [w for w in dict.fromkeys(words) if normalize(w) not in material]
-
-
-_DECLINES = re.compile(
-    r"^\W*(?:none|no answer|unknown|n/?a|无|没有|不知道|未知)\W*$|"
-    r"\b(?:do(?:es)? not|don't|doesn't) (?:say|mention|state|give|specify|provide)|"
-    r"\bnot (?:mentioned|stated|given|specified|provided)\b|\bno information\b|"
-    r"未(?:提及|提到|说明|给出)|没有(?:提到|提及|说明|给出|信息)|无法(?:回答|确定|得知)",
-    re.IGNORECASE)
-
-
-def declines(answer: str) -> bool:
-    """The judge's attempt at an answer says the texts do not give one ("none", "无",
-    "The texts do not say …", "文中没有提到……")."""
-    return not answer.strip() or bool(_DECLINES.search(answer))
 
 
 RENAME_DROPS = 2
@@ -280,41 +263,6 @@ def asked_parts(parts: list[dict[str, Any]], question: str) -> list[dict[str, An
     return [p for p in parts if content_share(p["part"], [question]) >= PART_SHARE] or parts
 
 
-_EN_ASKED_WORDS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how|many|much|"
-                             r"name|named|called)\b", re.IGNORECASE)
-STATED_SHARE = 0.8
-"""An "unanswerable" question whose own words (less its question words) stand this much in one
-sentence of the corpus is answered there (answerable): "新馆的建筑面积是多少平方米？" beside
-"新馆……建筑面积三万二千平方米"."""
-
-
-def stated_in(question: str, sentences: list[str],
-              terms: frozenset[str] = frozenset()) -> tuple[float, str]:
-    """The share of the question's own words (`content_share`, its question words and its
-    subject `terms` left out) that stand in the sentence holding most of them, and that
-    sentence. A question names its subject in full, a sentence seldom does: "江城地铁三号线的
-    单程票价是多少元？" beside "单程票价按里程计算，起步价为两元". (1.0, "") for a question
-    holding nothing but its subject ("围棋的规则与历史是什么？": what its document tells)."""
-    asked = _ZH_ASKS.sub(" ", question) if has_cjk(question) else \
-        _EN_ASKED_WORDS.sub(" ", question)
-    asked = without_terms(asked, terms)
-    if not english_words(normalize(asked)) and not any(
-            ch not in _ZH_FUNCTION for run in CJK_RUN.findall(asked) for ch in run):
-        return 1.0, ""
-    return max(((content_share(asked, [s]), s) for s in sentences), default=(0.0, ""))
-
-
-def without_terms(text: str, terms: frozenset[str]) -> str:
-    """The text less its subject terms: an English word whose key is a term's, a Chinese
-    term (a character pair, or a whole name or title) wherever it stands, longest first."""
-    keys = {word_key(t) for t in terms if not has_cjk(t)}
-    text = re.sub(r"[A-Za-z][A-Za-z'’-]*", lambda m: " " if word_key(m.group(0).lower()) in keys
-                  else m.group(0), text)
-    for term in sorted((t for t in terms if has_cjk(t)), key=lambda t: (-len(t), t)):
-        text = text.replace(term, " ")
-    return text
-
-
 def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) -> str:
     """A sentence of the chunk about the question's point, when the answer tells another fact:
     the point is the question's content words less its names and subject terms ("made" of
@@ -325,7 +273,7 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
     answer is on the point, or no sentence is about it (a paraphrase: "How tall is it?" of
     "It rises 137 metres")."""
     named = "" if has_cjk(question) else " ".join(NAME.findall(question)[1:])
-    asked = {word_key(w) for w in content_words(_ZH_ASKS.sub(" ", question))} - {
+    asked = {word_key(w) for w in content_words(ZH_ASKS.sub(" ", question))} - {
         word_key(w) for w in terms | content_words(named)}
     told = {word_key(w) for w in content_words(answer)}
     if not asked or asked & told:

@@ -19,6 +19,7 @@ from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.generate.answer_kind import answer_lacks
+from localeval.generate.answerable import ANSWERABLE_RATING, STATED_SHARE, declines, stated_in
 from localeval.generate.assemble import usable_part
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import (
@@ -31,15 +32,11 @@ from localeval.generate.drafting import (
     rename,
 )
 from localeval.generate.filters import (
-    ANSWERABLE_RATING,
     FILTERS,
-    STATED_SHARE,
     answer_in_question,
-    declines,
     first_failed,
     restates,
     same_question,
-    stated_in,
 )
 from localeval.generate.subjects import named, names_subject, subject_name
 from localeval.generate.words import content_words
@@ -251,8 +248,9 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
 
 async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
     """`asked`, then whether the corpus answers the unanswerable question: a sentence holding
-    its words (filters.stated_in), else the chunks nearest to it as rerank_relevancy rates
-    them, else the judge's own answer from them (`attempted`)."""
+    its words (answerable.stated_in), else the chunks nearest to it as rerank_relevancy rates
+    them, else the judge's own answer from them (`attempted`). A judge error in those checks
+    is the unanswerable question's alone (`unanswerable.error`)."""
     out = await env.asked(task, chunk, focus)
     if "draft" not in out or out.get("error"):
         return out
@@ -275,8 +273,8 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
                                    and check["score"] < ANSWERABLE_RATING):
                 out["unanswerable"]["attempt"] = await attempted(env, task, chunk,
                                                                  draft["unanswerable"])
-        except LocalevalError as exc:
-            return out | {"error": str(exc)}
+        except LocalevalError as exc:  # the draft's single and colloquial candidates go on
+            out["unanswerable"] = {"error": str(exc)}
     return out
 
 
