@@ -88,6 +88,23 @@ def test_a_chinese_answer_telling_three_facts_for_one_is_long() -> None:
                            "single", 240)  # English commas: no rule
 
 
+def test_a_documents_naming_holds_its_terms_name_and_title() -> None:
+    """subjects.namings: each document's subject terms, name and title in one structure;
+    `named_by` is all of them, the Chinese name whole (no word of its own)."""
+    from localeval.generate.subjects import Naming, document_names, namings
+
+    docs = {"ferry.md": FERRY, "shop.txt": CAFE, "note.txt": "the ferry leaves at noon."}
+    got = namings(docs)
+    terms = subject_terms(docs)
+    assert {src: set(n.terms) for src, n in got.items()} == terms
+    assert {src: n.name for src, n in got.items() if n.name} == document_names(docs)
+    ferry, shop = got["ferry.md"], got["shop.txt"]
+    assert ferry.title == "The Orrin Sound Ferry" and ferry.title_words >= {"orrin", "ferry"}
+    assert {"The Orrin Sound Ferry", "Orrin Sound Ferry"} <= ferry.named_by
+    assert shop.title == shop.name == "海湾书店" and "海湾书店" in shop.named_by
+    assert Naming().named_by == frozenset()
+
+
 def test_a_short_form_of_the_documents_name_is_written_in_full() -> None:
     from localeval.generate.subjects import document_names, named
 

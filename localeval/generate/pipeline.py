@@ -27,7 +27,7 @@ from localeval.generate.drafting import STEPS, focus_sentences
 from localeval.generate.filters import content_share
 from localeval.generate.picking import Pair, pick_pairs, seeded_order
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
-from localeval.generate.subjects import document_names, document_titles, subject_terms
+from localeval.generate.subjects import namings
 from localeval.generate.tasks import Env, pair_task, single_name, single_task
 
 Log = Callable[[str], None]
@@ -208,9 +208,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     singles, pairs = plan(corpus, {k: v[1] for k, v in by_lang.items()}, options)
     by_id = {c.id: c for c in corpus}
     texts = _documents(corpus)
-    names = document_names(texts)
-    env = Env(settings, judge, embeddings, by_lang, subject_terms(texts), names,
-              document_titles(texts, names), every_check=every_check)
+    env = Env(settings, judge, embeddings, by_lang, namings(texts), every_check=every_check)
     paths = paths_for(out) if out is not None else None
     if paths is not None:
         write_lines(paths["corpus"], corpus)

@@ -6,6 +6,7 @@ document's name that the document itself uses ("the ferry" of "The Kestrel Bay F
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from localeval.generate.answer_kind import ZH_FUNCTION
 from localeval.generate.words import content_words, stem
@@ -172,6 +173,36 @@ def document_titles(documents: dict[str, str], names: dict[str, str]) -> dict[st
         if title:
             out[src] = title
     return out
+
+
+@dataclass(frozen=True)
+class Naming:
+    """What names one document's subject, every view of it in one place: its subject terms
+    (`subject_terms`), its name (`document_names`, "" when none) and the title a draft is shown
+    beside its chunks (`document_titles`, "" when none)."""
+
+    terms: frozenset[str] = frozenset()
+    name: str = ""
+    title: str = ""
+
+    @property
+    def title_words(self) -> frozenset[str]:
+        """The content words of its title."""
+        return frozenset(content_words(self.title))
+
+    @property
+    def named_by(self) -> frozenset[str]:
+        """Everything that names the subject: its terms, its title's words, and its title and
+        name whole (a Chinese name is no word of its own)."""
+        return self.terms | self.title_words | ({self.title, self.name} - {""})
+
+
+def namings(documents: dict[str, str]) -> dict[str, Naming]:
+    """Per document (source → text) its `Naming`."""
+    terms, names = subject_terms(documents), document_names(documents)
+    titles = document_titles(documents, names)
+    return {src: Naming(frozenset(terms.get(src, ())), names.get(src, ""), titles.get(src, ""))
+            for src in documents}
 
 
 def named(question: str, name: str) -> str:

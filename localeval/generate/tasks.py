@@ -38,8 +38,7 @@ from localeval.generate.filters import (
     restates,
     same_question,
 )
-from localeval.generate.subjects import named, names_subject, subject_name
-from localeval.generate.words import content_words
+from localeval.generate.subjects import Naming, named, names_subject, subject_name
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore, store_for
@@ -57,18 +56,16 @@ LEXICAL_K1 = 1.5
 @dataclass
 class Env:
     """What every task uses: the settings, the judge client, the embedder, the corpus (by
-    language: chunks and their unit vectors, in the same order), each document's subject
-    terms (subjects.subject_terms), its name (subjects.document_names) and its title
-    (subjects.document_titles). `every_check`: every check runs on every draft, whatever the
-    filters and earlier checks say (generate --estimate's upper bound on the judge's work)."""
+    language: chunks and their unit vectors, in the same order) and what names each document's
+    subject (subjects.Naming, by source). `every_check`: every check runs on every draft,
+    whatever the filters and earlier checks say (generate --estimate's upper bound on the
+    judge's work)."""
 
     settings: Settings
     judge: JudgeClient
     embeddings: EmbeddingStore
     corpus: dict[str, tuple[list[Chunk], np.ndarray]]
-    terms: dict[str, set[str]]
-    names: dict[str, str] = field(default_factory=dict)
-    titles: dict[str, str] = field(default_factory=dict)
+    naming: dict[str, Naming]
     lexical: dict[str, BM25] = field(default_factory=dict)
     said: dict[str, list[str]] = field(default_factory=dict)
     every_check: bool = False
@@ -99,19 +96,16 @@ class Env:
         self.drafts[task] = asyncio.get_running_loop().create_future()
         self.drafts[task].set_result(result)
 
-    def terms_of(self, *chunks: Chunk) -> set[str]:
-        return set().union(*(self.terms.get(c.source, set()) for c in chunks))
+    def naming_of(self, chunk: Chunk) -> Naming:
+        """What names the subject of the chunk's document."""
+        return self.naming.get(chunk.source, Naming())
 
-    def named_by(self, chunk: Chunk) -> frozenset[str]:
-        """What names the chunk's subject: its document's subject terms, its title's words,
-        and its title and name whole (a Chinese name is no word of its own)."""
-        whole = {self.titles.get(chunk.source, ""), self.names.get(chunk.source, "")} - {""}
-        return frozenset(self.terms_of(chunk)) | self.titled(chunk) | whole
+    def terms_of(self, *chunks: Chunk) -> set[str]:
+        return set().union(*(self.naming_of(c).terms for c in chunks))
 
     def titled(self, *chunks: Chunk) -> frozenset[str]:
         """The content words of the chunks' documents' titles (shown beside each chunk)."""
-        return frozenset().union(*(content_words(self.titles.get(c.source, ""))
-                                   for c in chunks))
+        return frozenset().union(*(self.naming_of(c).title_words for c in chunks))
 
 
 async def supported(env: Env, sid: str, language: str, question: str, answer: str,
@@ -192,11 +186,11 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]
     out: dict[str, Any] = {"task": task}
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
-        draft = await draft_single(ctx, chunk.text, focus, env.titles.get(chunk.source, ""))
+        draft = await draft_single(ctx, chunk.text, focus, env.naming_of(chunk).title)
     except LocalevalError as exc:
         return out | {"error": str(exc)}
     terms, titled = env.terms_of(chunk), env.titled(chunk)
-    if name := env.names.get(chunk.source):  # "the bridge" → "the Severn Gate Bridge"
+    if name := env.naming_of(chunk).name:  # "the bridge" → "the Severn Gate Bridge"
         full = {f: named(q, name) for f in ("question", "casual", "unanswerable")
                 if not names_subject(q := getattr(draft, f), terms)}
         if full := {f: q for f, q in full.items() if q != getattr(draft, f)}:
@@ -231,7 +225,7 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
     "When was the mirror of the Hallam Hill Observatory cast?"); a rewrite is taken when it
     names the subject and asks the same (filters.same_question). And the fields rewritten."""
     terms, titled = env.terms_of(chunk), env.titled(chunk)
-    name = subject_name(draft.subject, terms, env.names.get(chunk.source, ""))
+    name = subject_name(draft.subject, terms, env.naming_of(chunk).name)
     update: dict[str, str] = {}
     for part, kind, answer in (("question", "single", draft.answer),
                                ("unanswerable", "unanswerable", None)):
@@ -260,7 +254,7 @@ async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str
         and not restates(draft["unanswerable"], draft["question"])
     if passes or env.every_check:
         share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language),
-                                    env.named_by(chunk))
+                                    env.naming_of(chunk).named_by)
         if share >= STATED_SHARE and not env.every_check:  # a sentence of the corpus says it
             return out | {"unanswerable": {"score": None, "stated": sentence}}
         try:
