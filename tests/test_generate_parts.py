@@ -107,6 +107,26 @@ def test_pairs_prefer_a_shared_rare_name() -> None:
     assert pick_pairs(chunks, vectors, seed=0, count=3) == pairs
 
 
+def test_a_name_with_accented_letters_or_inside_chinese_text_links_a_pair() -> None:
+    """picking.terms finds "Tomas Hrubý" whole (not "Tomas Hrub") and a Latin name right after a
+    Chinese character; a name that links two documents may have accented letters."""
+    from localeval.generate.chunking import Chunk
+    from localeval.generate.picking import linking_name, terms
+
+    text = "Tomas Hrubý won at Blålon. 江州的Severn Gate Bridge很长。"
+    found = terms(Chunk(id="a#1", text=text, source="a", language="en", tokens=20))
+    assert {"Tomas Hrubý", "Blålon", "Severn Gate Bridge"} <= found
+    assert "Tomas Hrub" not in found and "Gate Bridge" not in found
+    assert linking_name("Tomas Hrubý") and linking_name("Blålon")
+    assert not linking_name("江州的") and not linking_name("Monday")
+    docs = [Document("a.md", "Tomas Hrubý won the Pryce Memorial in 2023 with six points."),
+            Document("b.md", "Bees make honey in hives kept by beekeepers in many countries."),
+            Document("c.md", "Tomas Hrubý teaches chess to children on Saturday mornings.")]
+    chunks = [c for d in docs for c in chunk_document(d, max_tokens=64, language="en")]
+    pairs = pick_pairs(chunks, HashEmbedder().encode([c.text for c in chunks]), seed=0, count=3)
+    assert Pair(first="a.md#1", second="c.md#1", link="entity: Tomas Hrubý") in pairs
+
+
 def test_questions_naming_what_their_chunk_lacks_or_not_asking_are_caught() -> None:
     from localeval.generate.filters import is_question, names_outside
 

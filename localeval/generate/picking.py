@@ -16,7 +16,11 @@ from pydantic import BaseModel
 from localeval.generate.chunking import Chunk
 from localeval.text import CJK_RANGES
 
-_CAPITAL = re.compile(r"\b[A-Z][A-Za-z]{2,}(?:[ -][A-Z][A-Za-z]+)*")
+_UPPER, _LETTER = "A-ZÀ-ÖØ-Þ", "A-Za-zÀ-ÖØ-öø-ÿĀ-ž"  # Latin, with its accented letters
+_CAPITAL = re.compile(
+    rf"(?<![{_LETTER}])[{_UPPER}][{_LETTER}]{{2,}}(?:[ -][{_UPPER}][{_LETTER}]+)*")
+"""A capitalised name, accented letters in it ("Blålon", "Tomas Hrubý"), found in Chinese text
+too ("江州的Severn Gate Bridge": no letter before it, where `\\b` wants a non-word character)."""
 _EN_COMMON = {"The", "This", "That", "These", "Those", "There", "Their", "They", "When", "What",
               "Which", "While", "With", "After", "Before", "During", "From", "Since", "Many",
               "Most", "Some", "Each", "Every", "Its", "His", "Her", "For", "But", "And", "Today",
@@ -63,7 +67,7 @@ def terms(chunk: Chunk) -> set[str]:
 def linking_name(term: str) -> bool:
     """A term that names one thing wherever it stands: an English name (capitalised, not a
     common sentence opener). A Chinese run of three characters may be any phrase ("的主要")."""
-    return term.isascii() and term[:1].isupper() and term not in _CALENDAR
+    return bool(_CAPITAL.fullmatch(term)) and term not in _CALENDAR
 
 
 def pick_pairs(chunks: Sequence[Chunk], vectors: np.ndarray, seed: int, count: int,
