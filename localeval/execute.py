@@ -52,7 +52,7 @@ async def evaluate_sample(
     )
     runnable = []
     for m in metrics:
-        missing = m.missing(sample)
+        missing = sample.missing(m.requires)
         if missing:
             needs = ", ".join(" or ".join(f"'{alt}'" for alt in f.split("|")) for f in missing)
             record.skipped[m.name] = f"needs {needs} (missing or empty in this row)"

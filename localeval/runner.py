@@ -88,7 +88,7 @@ def run(
     for problem in data.problems:
         if log:
             log(f"skipped input {problem}")
-    applicable = [m for m in metrics if any(not m.missing(s) for s in data.samples)]
+    applicable = [m for m in metrics if any(not s.missing(m.requires) for s in data.samples)]
     check_before_loading(settings, applicable, judge=judge, embedder=embedder)
     folder: OutputFolder | None = None
     if out_dir is not None:
@@ -148,7 +148,7 @@ def _run_open(run: _Run, executor: Executor, *, progress: bool) -> RunOutcome:
         todo = data.samples.select(i not in previous for i in hashes)
     else:
         todo = [s for s in data.samples if s.id not in previous]
-    needed = [m for m in run.metrics if any(not m.missing(s) for s in todo)]
+    needed = [m for m in run.metrics if any(not s.missing(m.requires) for s in todo)]
     work = Work(run.settings, run.metrics, needed, todo, run.log)
     executor.start(work)  # a Ray executor: the workers load the models; this process none
     from localeval.progress import Progress

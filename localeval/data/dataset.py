@@ -77,6 +77,11 @@ class Sample(BaseModel):
             return bool(value.strip())
         return not (isinstance(value, (list, dict)) and len(value) == 0)
 
+    def missing(self, requires: Iterable[str]) -> list[str]:
+        """Of a metric's required fields (`@metric(requires=...)`), those the sample lacks;
+        "a|b" is satisfied by either field."""
+        return [f for f in requires if not any(self.has(alt) for alt in f.split("|"))]
+
 
 class PickledList(Sequence[T], Generic[T]):
     """Items in order; each access rebuilds an item equal to the one appended."""

@@ -90,11 +90,12 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
     data = dataset.load(source)
     metrics = resolve(settings.metrics)
     samples = [s for s in data.samples if s.id not in (skip_ids or set())]
-    judged = [m for m in metrics if m.uses_judge and any(not m.missing(s) for s in samples)]
+    judged = [m for m in metrics
+              if m.uses_judge and any(not s.missing(m.requires) for s in samples)]
     check_before_loading(settings, judged)
     out: dict[str, Any] = {
         "samples": len(samples), "parallel": parallel,
-        "metrics": [m.name for m in metrics if any(not m.missing(s) for s in samples)],
+        "metrics": [m.name for m in metrics if any(not s.missing(m.requires) for s in samples)],
         "input_errors": len(data.problems), "steps": {}, "notes": []}
     if not judged:
         out["notes"].append("no sample to judge" if not samples else

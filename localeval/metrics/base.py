@@ -143,10 +143,6 @@ class Metric:
         the texts known up front are embedded for."""
         return self.uses_embedder and (self.embedder_when is None or self.embedder_when(settings))
 
-    def missing(self, sample: Sample) -> list[str]:
-        """Required fields the sample lacks; "a|b" is satisfied by either field."""
-        return [f for f in self.requires if not any(sample.has(alt) for alt in f.split("|"))]
-
 
 REGISTRY: dict[str, Metric] = {}
 GROUPS: dict[str, tuple[str, ...]] = {}
