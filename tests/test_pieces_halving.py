@@ -9,6 +9,7 @@ from typing import Any
 
 from localeval.errors import PromptTooLong
 from localeval.judge.schemas import Entities
+from localeval.metrics.base import MetricContext
 from localeval.metrics.support.pieces import ask_pieces
 
 STEP = "context_entities_recall_entities"
@@ -20,6 +21,8 @@ class _Ctx:
     language = "en"
     judge = None
     settings = SimpleNamespace(max_tokens=64, explain=False)
+    steps = None
+    messages = MetricContext.messages  # the step's prompt, as the real context renders it
 
     def __init__(self, limit: int) -> None:
         self.limit, self.asked = limit, []

@@ -70,15 +70,20 @@ class MetricContext:
     # merges differ in scope, and neither can serve for the other without more judge calls.
     _pending: dict[str, asyncio.Future[Any]] = field(default_factory=dict, repr=False)
 
-    def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
-        """The judge request for one step (rendered with `explain` from the settings, unless
-        the metric passes its own)."""
+    def messages(self, step: str, **variables: Any) -> list[dict[str, str]]:
+        """The chat messages of one step in the sample's language, rendered with `explain` from
+        the settings unless the metric passes its own: what the judge is asked, and what a
+        material too long for the window is measured by (support/pieces.py)."""
         if self.steps is not None and step not in self.steps:
             raise UndeclaredStep(f"step {step!r} is rendered by a metric that does not declare it "
                                  f"(declared: {', '.join(self.steps) or 'none'}): add it to the "
                                  "metric's @metric(steps=...)")
-        messages = prompts.render(self.language, step,
-                                  **{"explain": self.settings.explain, **variables})
+        return prompts.render(self.language, step,
+                              **{"explain": self.settings.explain, **variables})
+
+    def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
+        """The judge request for one step: its `messages` and the answer's schema."""
+        messages = self.messages(step, **variables)
         return JudgeRequest(step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
                             messages=messages, max_tokens=self.settings.max_tokens)
 

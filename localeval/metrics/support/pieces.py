@@ -21,7 +21,6 @@ from typing import Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
-from localeval import prompts
 from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
@@ -73,8 +72,7 @@ def _fitter(ctx: MetricContext, step: str, split: str, variables: dict[str, Any]
     reserve = ctx.settings.max_tokens
 
     def render(texts: list[str]) -> list[dict[str, str]]:
-        return prompts.render(ctx.language, step, explain=ctx.settings.explain,
-                              **{**variables, split: texts})
+        return ctx.messages(step, **{**variables, split: texts})
 
     if callable(count) and isinstance(n_ctx, int):
         return lambda texts: len(count(render(texts))) + reserve <= n_ctx
