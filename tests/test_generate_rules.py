@@ -257,3 +257,40 @@ def test_a_part_the_question_never_asks_does_not_drop_its_answer() -> None:
     assert asked_parts(seasons, both) == seasons  # each is asked: both must be answered
     invented = [{"part": "What is the ferry's schedule?", "p_answered": 0.1}]
     assert asked_parts(invented, both) == invented  # none asked: every part counts
+
+
+def test_an_answers_last_clauses_that_tell_what_was_not_asked_are_cut() -> None:
+    """drafting.without_unasked: a last clause holding none of the question's content words
+    goes while the rest still holds the kind of answer asked; a clause naming what is asked,
+    or one the answer needs, stays; a question of no known kind keeps its answer whole."""
+    from localeval.generate.drafting import without_unasked
+
+    club = ("The Alder Street Chess Club was founded in 1962 by Walter Pryce, who started with "
+            "six players in the back room of the Crown Inn.")
+    assert without_unasked("When was the Alder Street Chess Club founded?", club) == \
+        "The Alder Street Chess Club was founded in 1962 by Walter Pryce."
+    race = ("The Riverside Marathon was first run in 1984, when 1,200 runners followed a course "
+            "along both banks of the river Wend.")
+    assert without_unasked("When did the Riverside Marathon start?", race) == \
+        "The Riverside Marathon was first run in 1984."
+    assert without_unasked("How many runners took part in the first Riverside Marathon?",
+                           race) == race  # the clause holds what is asked
+    assert without_unasked("How many members does the club have?",
+                           "It has 140 members, which meet on Tuesdays.") == \
+        "It has 140 members."
+    assert without_unasked("When was the club founded?",
+                           "The club has 140 members, which first met in 1962.") == \
+        "The club has 140 members, which first met in 1962."  # the rest alone gives no time
+    starter = ("Most bakers feed their starter once a day with equal weights of flour and "
+               "water, and keep it at about 24 degrees Celsius.")
+    assert without_unasked("What is the temperature of the sourdough starter?", starter) == \
+        starter  # no kind a rule knows: nothing to check the rest by
+    assert without_unasked("江州博物馆建于哪一年？",
+                           "江州博物馆建于一九五八年，二零一六年迁入位于滨江大道的新馆。") == \
+        "江州博物馆建于一九五八年。"
+    assert without_unasked("蔚县有多少家剪纸企业？",
+                           "蔚县有从事剪纸的企业和作坊四百多家，从业人员约四万人。") == \
+        "蔚县有从事剪纸的企业和作坊四百多家。"
+    assert without_unasked("江城地铁三号线高峰时段的行车间隔是多少？",
+                           "高峰时段的行车间隔为两分三十秒，平峰时段为五分钟。") == \
+        "高峰时段的行车间隔为两分三十秒，平峰时段为五分钟。"  # 时段 is asked

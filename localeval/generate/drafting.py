@@ -10,6 +10,8 @@ from pydantic import BaseModel, Field
 
 from localeval.config import Settings
 from localeval.data.dataset import Sample
+from localeval.generate.answer_kind import answer_lacks
+from localeval.generate.words import content_words, stem
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore
@@ -28,6 +30,9 @@ QUESTION_CHARS = 160
 _QUESTION_END = re.compile(r"[?？]")
 _CLAUSE = re.compile(r"[,，、;；]")
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
+_EN_TAIL = re.compile(r",\s+(?=(?:who|whom|whose|which|where|when|while|making|including|each|"
+                      r"although|though|but)\b)", re.IGNORECASE)
+_ZH_TAIL = re.compile(r"[，；]")
 
 
 class SingleDraft(BaseModel):
@@ -123,13 +128,41 @@ def first_clause(text: str) -> str:
     return head if len(parts) > 1 and enough else text.strip()
 
 
+def without_unasked(question: str, answer: str) -> str:
+    """The answer less its last clauses when they tell what the question did not ask (the small
+    judge copies its sentence whole): a clause after a comma (English: one opening with who,
+    which, when, making, each …; Chinese: any after ，or ；) holding none of the question's
+    content words, cut while what is left still holds the kind of answer a rule knows the
+    question asks for (answer_kind.answer_lacks). "When was the club founded?" → "The club was
+    founded in 1962 by Walter Pryce, who started with six players …" → "… by Walter Pryce.";
+    "江州博物馆建于哪一年？" → "江州博物馆建于一九五八年，二零一六年迁入……新馆。" → "江州博物馆建于
+    一九五八年。". An answer to a question of no kind a rule knows is kept whole: "What is the
+    temperature of the starter?" → "… flour and water, and keep it at about 24 degrees"."""
+    text = answer.strip()
+    if answer_lacks(question, "") is None or not text:  # no kind known: nothing to check by
+        return answer
+    zh = has_cjk(text)
+    end = text[-1] if text[-1] in ".。!！" else ("。" if zh else ".")
+    body = text.rstrip(".。!！")
+    asked = {stem(w) for w in content_words(question)}
+    cut = body
+    while cuts := list((_ZH_TAIL if zh else _EN_TAIL).finditer(cut)):
+        head, tail = cut[:cuts[-1].start()], cut[cuts[-1].end():]
+        if {stem(w) for w in content_words(tail)} & asked or answer_lacks(question, head):
+            break
+        cut = head
+    return answer if cut == body else cut.rstrip() + end
+
+
 async def draft_single(ctx: MetricContext, text: str, focus: str, title: str = "") -> SingleDraft:
     """The drafts of one sentence (`focus`) of a chunk, shown with its document's title (a
     chunk that says "it" of its subject), tidied: one question each, the answer without echoed
-    questions, the casual form up to its first comma."""
+    questions and without the clauses that tell what was not asked (`without_unasked`), the
+    casual form up to its first comma."""
     raw = await ctx.ask(SINGLE_STEP, SingleDraft, text=text, focus=focus, title=title)
     return raw.model_copy(update={
-        "question": first_question(raw.question), "answer": without_questions(raw.answer),
+        "question": first_question(raw.question),
+        "answer": without_unasked(first_question(raw.question), without_questions(raw.answer)),
         "casual": first_clause(first_question(raw.casual)),
         "unanswerable": first_question(raw.unanswerable)})
 
