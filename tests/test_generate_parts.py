@@ -148,6 +148,8 @@ def test_questions_asking_two_things_or_naming_no_subject_are_caught() -> None:
     assert two_things("When were tolls abolished, and how many vehicles cross daily?")
     assert two_things("What do a foot passenger, a bicycle, and a car pay?")  # a list
     assert two_things("半岛咖啡馆什么时候开门，每周哪天休息？")
+    assert two_things("云岭茶园做青需要多久，老师傅根据香气判断火候？")  # asks, then states
+    assert not two_things("半岛咖啡馆在夏季旅游旺季时，周末常常需要排队多久？")  # a condition first
     assert not two_things("In which city was the director of the film Heat born?")
     assert not two_things("三号线开通五年来，日均客流增长了多少？")
     terms = subject_terms({"light.md": EN, "panda.txt": ZH})
