@@ -55,7 +55,6 @@ _EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b",
 _ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁点月号]|谁|怎么|怎样|"
                         r"如何|是否|多[长大高远久重宽深快贵厚粗]")
 _ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
-_ZH_CLAUSE_MARK = re.compile(r"[，,；;]")
 ANSWERED_P = 0.5
 """The least P(the reference answer gives it) of every part of its question (unanswered)."""
 PART_SHARE = 0.75
@@ -85,7 +84,7 @@ def two_things(question: str) -> bool:
         asking = [m.group(0) for m in _EN_ASKING.finditer(question)]
         return len(asking) >= 2 or question.count(",") >= 2
     asking_zh = [m.group(0) for m in _ZH_ASKING.finditer(question)]
-    *before, last = _ZH_CLAUSE_MARK.split(question.strip().rstrip("？?。 "))
+    *before, last = _ZH_CLAUSE.split(question.strip().rstrip("？?。 "))
     return len(asking_zh) >= 2 or bool(_ZH_LIST.search(question)) or (
         bool(before) and not ZH_ASKS.search(last) and any(ZH_ASKS.search(c) for c in before))
 
