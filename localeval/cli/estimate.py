@@ -28,15 +28,12 @@ def done_ids(out: Path) -> set[str]:
 
 
 def cmd_estimate(args: argparse.Namespace, settings: Settings) -> int:
-    from localeval.estimate.sizing import estimate_run
+    from localeval.estimate.sizing import estimate_parallel, estimate_run
     from localeval.estimate.table import table
-    from localeval.judge.lazy import resolve_parallel
 
     if getattr(args, "ray", None):
         raise UsageError("--estimate sizes a run in this process; leave out --ray")
-    parallel = 1 if settings.judge == "fake" else resolve_parallel(settings.parallel,
-                                                                    settings.n_gpu_layers)
-    estimate = estimate_run(args.data, settings, parallel=parallel,
+    estimate = estimate_run(args.data, settings, parallel=estimate_parallel(settings),
                             calibrate_now=not args.no_calibrate, recalibrate=args.recalibrate,
                             skip_ids=done_ids(args.out) if args.resume else None, log=say)
     text = to_json(estimate) if args.json else table(estimate)

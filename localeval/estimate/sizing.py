@@ -65,6 +65,16 @@ class VocabJudge:
     close: Callable[[], None] = field(default=lambda: None)
 
 
+def estimate_parallel(settings: Settings) -> int:
+    """The slots an estimate sizes for: 1 for the fake judge, else --parallel or the hardware
+    default (judge/lazy.resolve_parallel)."""
+    if settings.judge == "fake":
+        return 1
+    from localeval.judge.lazy import resolve_parallel
+
+    return resolve_parallel(settings.parallel, settings.n_gpu_layers)
+
+
 def open_judge(settings: Settings, parallel: int) -> VocabJudge:
     """The run's judge without its weights: the llama.cpp judge's vocabulary only."""
     if settings.judge == "fake":

@@ -30,10 +30,9 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     from localeval.estimate import calibrate
     from localeval.estimate.dryrun import DryCache, DryJudge
     from localeval.estimate.simulate import replay
-    from localeval.estimate.sizing import open_judge
+    from localeval.estimate.sizing import estimate_parallel, open_judge
     from localeval.estimate.workload import build
     from localeval.judge.client import JudgeClient
-    from localeval.judge.lazy import resolve_parallel
     from localeval.judge.llama import default_threads
     from localeval.models.backends import Backends
     from localeval.models.embed import EmbeddingStore, HashEmbedder
@@ -41,8 +40,7 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
 
     corpus, _ = build_corpus(docs, settings, options, log)
     check_before_loading(settings, [])
-    parallel = 1 if settings.judge == "fake" else resolve_parallel(settings.parallel,
-                                                                    settings.n_gpu_layers)
+    parallel = estimate_parallel(settings)
     judge = open_judge(settings, parallel)
     try:
         dry = DryJudge(judge.fingerprint, judge.sampling, judge.vocab.prompt_tokens,
