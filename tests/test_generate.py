@@ -460,6 +460,25 @@ def test_a_question_naming_no_subject_is_rewritten_to_name_it(docs: Path) -> Non
         result.report["by_kind"]["single"]["unnamed_subject"]
 
 
+def test_a_question_naming_only_another_name_of_its_document_is_rewritten(
+        tmp_path: Path) -> None:
+    """In a document with a name, a question that passes every filter but names only another
+    name of its body ("the Sun": which comet?) is rewritten to hold the document's name; one
+    naming the document is not sent to the judge."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "observatory.md").write_text((DOCS / "en" / "observatory.md").read_text("utf-8"),
+                                           "utf-8")
+    comet = RuleJudge(question="When did the comet pass closest to the Sun?")
+    result = run_gen([folder], None, comet, kinds="single", settings={"no_cache": True})
+    assert [r.question for r in result.rows] == [
+        "When did the comet pass closest to the Sun of Hallam Hill Observatory?"]
+    named = RuleJudge(question="When did the Hallam Hill Observatory open?")
+    run_gen([folder], None, named, kinds="single", settings={"no_cache": True})
+    assert not [r for r in named.requests if r.step == "generate_rename"
+                and "Observatory open?" in r.messages[-1]["content"]]
+
+
 def test_every_draft_is_shown_its_documents_title(docs: Path) -> None:
     """A chunk past the first lacks the heading that names its subject: the draft prompt
     shows the document's title (its heading; the Chinese document without a heading, its

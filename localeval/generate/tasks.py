@@ -39,6 +39,7 @@ from localeval.generate.filters import (
     same_question,
 )
 from localeval.generate.subjects import Naming, named, names_subject, subject_name
+from localeval.generate.words import content_words
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore, store_for
@@ -222,20 +223,31 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
     """The draft with its question and its unanswerable question rewritten by the judge to
     hold their subject's name (drafting.rename; subjects.subject_name), each only when it names
     no subject and passes every filter before unnamed_subject ("When was the mirror cast?" →
-    "When was the mirror of the Hallam Hill Observatory cast?"); a rewrite is taken when it
-    names the subject and asks the same (filters.same_question). And the fields rewritten."""
+    "When was the mirror of the Hallam Hill Observatory cast?"), or, a question in a document
+    with a name, when it passes every filter naming only another name of its body ("When did
+    the comet pass closest to the Sun?", "Who designed the red-brick building on Market
+    Street?": which comet, which town?); a rewrite is taken when it names the subject (that
+    name, for the second) and asks the same (filters.same_question). Not an unanswerable
+    question naming another name: rewritten, "How many players are in the tournament each
+    year?" (answered: 212) passed the 1.5B judge's checks. And the fields rewritten."""
+    naming = env.naming_of(chunk)
     terms, titled = env.terms_of(chunk), env.titled(chunk)
-    name = subject_name(draft.subject, terms, env.naming_of(chunk).name)
+    name = subject_name(draft.subject, terms, naming.name)
+    named_in_full = {t for t in terms if t in naming.title_words | content_words(naming.name)}
     update: dict[str, str] = {}
     for part, kind, answer in (("question", "single", draft.answer),
                                ("unanswerable", "unanswerable", None)):
         question = getattr(draft, part)
         failed = first_failed(kind, question, answer, [chunk.text], terms, ANSWER_CHARS,
                               titled)
-        if not name or not (env.every_check or (failed or ("",))[0] == "unnamed_subject"):
+        aside = part == "question" and failed is None and naming.name != "" and \
+            not names_subject(question, named_in_full)
+        if not name or not (env.every_check or aside
+                            or (failed or ("",))[0] == "unnamed_subject"):
             continue
         rewrite = await rename(ctx, question, name)
-        if names_subject(rewrite, terms) and same_question(question, rewrite, name, answer):
+        if names_subject(rewrite, named_in_full if aside else terms) and \
+                same_question(question, rewrite, name, answer):
             update[part] = rewrite
     return (draft.model_copy(update=update) if update else draft), sorted(update)
 
