@@ -241,7 +241,7 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
         failed = first_failed(kind, question, answer, [chunk.text], terms, ANSWER_CHARS,
                               titled)
         aside = part == "question" and failed is None and naming.name != "" and \
-            not names_subject(question, named_in_full)
+            bool(named_in_full) and not names_subject(question, named_in_full)
         if not name or not (env.every_check or aside
                             or (failed or ("",))[0] == "unnamed_subject"):
             continue
