@@ -213,6 +213,25 @@ def test_a_rewrite_naming_the_subject_must_ask_the_same() -> None:
                              "Hill Observatory?", hill, None)
 
 
+def test_a_rewrite_of_a_question_naming_another_name_only_places_it() -> None:
+    """filters.only_places: the name put in after of/at/in, or for its short form, and
+    nothing else changed; "rebuilt by the ferry" says who rebuilt it."""
+    from localeval.generate.filters import only_places
+
+    assert only_places("When did the comet pass closest to the Sun?", "When did the comet pass "
+                       "closest to the Sun at Hallam Hill Observatory?", "Hallam Hill Observatory")
+    assert only_places("When do researchers visit the glacier every September?",
+                       "When do researchers visit the Vatnfell Glacier every September?",
+                       "Vatnfell Glacier")
+    assert only_places("三号线用什么车？", "江城地铁三号线用什么车？", "江城地铁三号线")
+    assert not only_places("When was Holm Island rebuilt?",
+                           "When was Holm Island rebuilt by Kestrel Bay Ferry?",
+                           "Kestrel Bay Ferry")
+    assert not only_places("When did the comet pass closest to the Sun?", "When did the comet "
+                           "discovered at Hallam Hill Observatory pass closest to the Sun?",
+                           "Hallam Hill Observatory")
+
+
 def test_a_question_is_rewritten_to_hold_a_name_not_a_description() -> None:
     from localeval.generate.subjects import subject_name
 

@@ -33,10 +33,12 @@ def declines(answer: str) -> bool:
 
 _EN_ASKED_WORDS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how|many|much|"
                              r"name|named|called)\b", re.IGNORECASE)
-STATED_SHARE = 0.8
+STATED_SHARE = 0.75
 """An "unanswerable" question whose own words (less its question words) stand this much in one
 sentence of the corpus is answered there (answerable): "新馆的建筑面积是多少平方米？" beside
-"新馆……建筑面积三万二千平方米"."""
+"新馆……建筑面积三万二千平方米"; "What is the altitude of Hallam Hill Observatory above sea
+level?" (3 of 4) beside "Hallam Hill Observatory sits at 1,140 metres above sea level", which
+the 1.5B judge's checks passed at the default chunk size (0.8 before)."""
 
 
 def stated_in(question: str, sentences: list[str],

@@ -11,7 +11,7 @@ from typing import Any
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
 from localeval.generate.subjects import NAME, names_subject, word_key
 from localeval.generate.words import LATIN, content_words, english_words, stem
-from localeval.text import CJK_RUN, STOPWORDS, has_cjk, normalize, split_sentences
+from localeval.text import CJK_RANGES, CJK_RUN, STOPWORDS, has_cjk, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -220,6 +220,24 @@ def same_question(question: str, rewrite: str, name: str, answer: str | None) ->
     told = {word_key(w) for w in content_words(answer or "")}
     return question_words(rewrite) == question_words(question) and len(added) <= RENAME_ADDS \
         and not added & told and len(before - after) <= RENAME_DROPS
+
+
+_ATTACHING = frozenset({"of", "at", "in", "on", "from", "for", "the", "的", "在"})
+"""Words a rewrite may add with the name that only place the question at its subject."""
+
+
+def only_places(question: str, rewrite: str, name: str) -> bool:
+    """The rewrite is the question with the name put in (after of/at/in/on …, or for a short
+    form of it) and nothing else changed: their words less the name's and those placing words
+    are the same, in order. "When did the comet pass closest to the Sun?" → "… to the Sun at
+    Hallam Hill Observatory?" only places it; "When was Holm Island rebuilt?" → "When was Holm
+    Island rebuilt by Kestrel Bay Ferry?" (the 1.5B judge) says who rebuilt it."""
+    def words(text: str) -> list[str]:
+        found = re.findall(rf"[{CJK_RANGES}]|[a-z0-9]+", normalize(text))
+        return [w for w in found if w not in named and w not in _ATTACHING]
+
+    named = set(re.findall(rf"[{CJK_RANGES}]|[a-z0-9]+", normalize(name)))
+    return words(rewrite) == words(question)
 
 
 IN_QUESTION_SHARE = 0.9

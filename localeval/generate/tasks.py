@@ -35,6 +35,7 @@ from localeval.generate.filters import (
     FILTERS,
     answer_in_question,
     first_failed,
+    only_places,
     restates,
     same_question,
 )
@@ -227,7 +228,8 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
     with a name, when it passes every filter naming only another name of its body ("When did
     the comet pass closest to the Sun?", "Who designed the red-brick building on Market
     Street?": which comet, which town?); a rewrite is taken when it names the subject (that
-    name, for the second) and asks the same (filters.same_question). Not an unanswerable
+    name, for the second) and asks the same (filters.same_question; the second only placing
+    the question at its subject, filters.only_places). Not an unanswerable
     question naming another name: rewritten, "How many players are in the tournament each
     year?" (answered: 212) passed the 1.5B judge's checks. And the fields rewritten."""
     naming = env.naming_of(chunk)
@@ -247,7 +249,8 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
             continue
         rewrite = await rename(ctx, question, name)
         if names_subject(rewrite, named_in_full if aside else terms) and \
-                same_question(question, rewrite, name, answer):
+                same_question(question, rewrite, name, answer) and \
+                (not aside or only_places(question, rewrite, name)):
             update[part] = rewrite
     return (draft.model_copy(update=update) if update else draft), sorted(update)
 
