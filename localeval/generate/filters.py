@@ -232,12 +232,12 @@ def only_places(question: str, rewrite: str, name: str) -> bool:
     are the same, in order. "When did the comet pass closest to the Sun?" → "… to the Sun at
     Hallam Hill Observatory?" only places it; "When was Holm Island rebuilt?" → "When was Holm
     Island rebuilt by Kestrel Bay Ferry?" (the 1.5B judge) says who rebuilt it."""
-    def words(text: str) -> list[str]:
-        found = re.findall(rf"[{CJK_RANGES}]|[a-z0-9]+", normalize(text))
-        return [w for w in found if w not in named and w not in _ATTACHING]
+    def tokens(text: str) -> list[str]:  # Chinese characters, English words
+        return re.findall(rf"[{CJK_RANGES}]|[a-z0-9]+", normalize(text))
 
-    named = set(re.findall(rf"[{CJK_RANGES}]|[a-z0-9]+", normalize(name)))
-    return words(rewrite) == words(question)
+    placing = set(tokens(name)) | _ATTACHING
+    return [w for w in tokens(rewrite) if w not in placing] == \
+        [w for w in tokens(question) if w not in placing]
 
 
 IN_QUESTION_SHARE = 0.9
