@@ -101,6 +101,7 @@ def test_a_documents_naming_holds_its_terms_name_and_title() -> None:
     ferry, shop = got["ferry.md"], got["shop.txt"]
     assert ferry.title == "The Orrin Sound Ferry" and ferry.title_words >= {"orrin", "ferry"}
     assert {"The Orrin Sound Ferry", "Orrin Sound Ferry"} <= ferry.named_by
+    assert ferry.own_terms == {"orrin", "sound"}  # not "calvay", "sgeir": names of its body
     assert shop.title == shop.name == "海湾书店" and "海湾书店" in shop.named_by
     assert Naming().named_by == frozenset()
 

@@ -191,6 +191,12 @@ class Naming:
         return frozenset(content_words(self.title))
 
     @property
+    def own_terms(self) -> frozenset[str]:
+        """Its subject terms that its title or name holds: what names the document itself, not
+        another name of its body ("hallam", "hill", not "sun")."""
+        return self.terms & (self.title_words | content_words(self.name))
+
+    @property
     def named_by(self) -> frozenset[str]:
         """Everything that names the subject: its terms, its title's words, and its title and
         name whole (a Chinese name is no word of its own)."""

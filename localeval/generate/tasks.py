@@ -40,7 +40,6 @@ from localeval.generate.filters import (
     same_question,
 )
 from localeval.generate.subjects import Naming, named, names_subject, subject_name
-from localeval.generate.words import content_words
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore, store_for
@@ -235,7 +234,9 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
     naming = env.naming_of(chunk)
     terms, titled = env.terms_of(chunk), env.titled(chunk)
     name = subject_name(draft.subject, terms, naming.name)
-    named_in_full = {t for t in terms if t in naming.title_words | content_words(naming.name)}
+    if not name:
+        return draft, []
+    own = set(naming.own_terms)
     update: dict[str, str] = {}
     for part, kind, answer in (("question", "single", draft.answer),
                                ("unanswerable", "unanswerable", None)):
@@ -243,12 +244,11 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
         failed = first_failed(kind, question, answer, [chunk.text], terms, ANSWER_CHARS,
                               titled)
         aside = part == "question" and failed is None and naming.name != "" and \
-            bool(named_in_full) and not names_subject(question, named_in_full)
-        if not name or not (env.every_check or aside
-                            or (failed or ("",))[0] == "unnamed_subject"):
+            bool(own) and not names_subject(question, own)
+        if not (env.every_check or aside or (failed or ("",))[0] == "unnamed_subject"):
             continue
         rewrite = await rename(ctx, question, name)
-        if names_subject(rewrite, named_in_full if aside else terms) and \
+        if names_subject(rewrite, own if aside else terms) and \
                 same_question(question, rewrite, name, answer) and \
                 (not aside or only_places(question, rewrite, name)):
             update[part] = rewrite
