@@ -24,6 +24,9 @@ _ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
 ZH_NAME_CHARS = 3
 """The shortest name a Chinese document without a title is found by: the longest opening of
 its first sentence (this many characters or more) that the document writes again."""
+ZH_NAME_MAX = 12
+"""The most characters of a Chinese name (a document's, or a subject a question is rewritten to
+hold: one run, no function character)."""
 
 
 def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
@@ -146,7 +149,7 @@ def document_names(documents: dict[str, str]) -> dict[str, str]:
         if has_cjk(text):
             first = split_sentences(body[title.end():].strip() if title else body)[:1]
             name = title.group(1).strip() if title else _zh_name(first[0] if first else "", text)
-            if (CJK_RUN.fullmatch(name) and 3 <= len(name) <= 12
+            if (CJK_RUN.fullmatch(name) and ZH_NAME_CHARS <= len(name) <= ZH_NAME_MAX
                     and not any(ch in ZH_FUNCTION for ch in name)):
                 out[src] = name
             continue
@@ -242,8 +245,6 @@ _CLAUSE_MARK = re.compile(r"[,;:!?，。；：！？]")
 NAME_WORDS = 6
 """The most words an English subject may have to be a name a question is rewritten to hold
 (longer: a description, "a strong colony in a good year")."""
-ZH_NAME_MAX = 12
-"""The most characters of a Chinese subject name (one run, no function character)."""
 
 
 def subject_name(subject: str, terms: set[str], name: str = "") -> str:
