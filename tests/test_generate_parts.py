@@ -442,3 +442,22 @@ def test_an_unanswerable_question_is_checked_against_its_own_documents_chunks() 
     everywhere = asyncio.run(near("elsewhere.md"))  # the corpus's nearest only
     assert "a.html#2" not in everywhere
     assert "a.html#2" in asyncio.run(near("a.html"))
+
+
+def test_sentence_openings_are_read_back_from_the_word_only() -> None:
+    """subjects._opens_sentence decides as the whole-prefix pattern it replaced did (issue 41
+    item 8: that pattern searched the whole prefix for every capitalised word, quadratic in a
+    document's length), on random texts of the characters that matter."""
+    import random
+    import re
+
+    from localeval.generate.subjects import NAME, _opens_sentence
+
+    before = re.compile(r"(?:^|[.!?:;\n][\"'“‘(\s]*|^[\"'“‘(\s]+)$")
+    rng = random.Random(7)
+    alphabet = ["A", "Bo", "x", " ", " ", "\n", ".", "!", ":", ";", ",", '"', "“", "(",
+                "\t", "\u3000"]
+    for _ in range(2000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        for m in NAME.finditer(text):
+            assert _opens_sentence(text, m.start()) == bool(before.search(text[:m.start()])), text
