@@ -512,3 +512,60 @@ def test_an_unanswerable_question_is_rated_with_and_without_reasons(docs: Path) 
              if r.step == "rerank_relevancy_rating"]
     reasoned = sum("reason" in s["properties"] for s in rated)
     assert rated and reasoned * 2 == len(rated)
+
+
+def test_a_second_generation_into_the_same_out_is_refused_at_once(docs: Path,
+                                                                   tmp_path: Path) -> None:
+    """Issue 41 item 9: two generations into one --out both reported success."""
+    import os
+
+    from localeval.errors import UsageError
+    from localeval.results.outfolder import hold_lock
+
+    out = tmp_path / "t.jsonl"
+    held = hold_lock(paths_for(out)["lock"], "held (pid {pid})")
+    try:
+        judge = RuleJudge()
+        with pytest.raises(UsageError, match="being written by another generation"):
+            run_gen([docs], out, judge)
+        assert judge.requests == [] and not out.exists()
+    finally:
+        assert held is not None
+        os.close(held)
+    run_gen([docs], out, RuleJudge())  # the lock is gone with its holder
+    assert out.exists()
+
+
+def test_an_out_that_is_a_folder_is_refused_before_any_judging(docs: Path,
+                                                               tmp_path: Path) -> None:
+    from localeval.errors import UsageError
+
+    judge = RuleJudge()
+    with pytest.raises(UsageError, match="is a folder"):
+        run_gen([docs], tmp_path, judge)
+    assert judge.requests == []
+
+
+def test_a_killed_generation_leaves_the_old_set_beside_its_own_corpus(docs: Path,
+                                                                      tmp_path: Path) -> None:
+    """Issue 41 item 9: a second run killed early left the old test set beside a new corpus."""
+    out = tmp_path / "t.jsonl"
+    run_gen([docs], out, RuleJudge(), settings={"no_cache": True})
+    old_set, old_corpus = out.read_bytes(), paths_for(out)["corpus"].read_bytes()
+    (docs / "bees.md").unlink()
+    with pytest.raises(GenerationInterrupted):
+        run_gen([docs], out, RuleJudge(stop_after=5), settings={"no_cache": True})
+    assert out.read_bytes() == old_set
+    assert paths_for(out)["corpus"].read_bytes() == old_corpus
+
+
+def test_a_work_file_torn_inside_a_character_is_read_past(docs: Path, tmp_path: Path) -> None:
+    """Low item of issue 41: a torn UTF-8 character in the work file crashed the next start."""
+    out = tmp_path / "t.jsonl"
+    with pytest.raises(GenerationInterrupted):
+        run_gen([docs], out, RuleJudge(stop_after=9), settings={"no_cache": True})
+    work = paths_for(out)["work"]
+    with work.open("ab") as fh:
+        fh.write('{"task": "single:熊'.encode()[:-1])
+    run_gen([docs], out, RuleJudge(), settings={"no_cache": True})
+    assert out.exists() and not work.exists()

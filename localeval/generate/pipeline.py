@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -18,7 +19,7 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from localeval.config import Settings
-from localeval.errors import LocalevalError, UsageError
+from localeval.errors import LocalevalError, OutputError, UsageError
 from localeval.generate import KINDS
 from localeval.generate.assemble import Candidate, assemble, from_pair, from_single
 from localeval.generate.chunking import Chunk, chunk_document
@@ -163,10 +164,37 @@ def generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
     """Generate a test set from `docs`; write it to `out` (JSONL) with the corpus, dropped
     candidates and report beside it, when given. `judge`/`embedder`: ready objects that
     override the settings (tests)."""
+    started = time.perf_counter()
+    lock = claim(out) if out is not None else None
+    try:
+        return _generate(docs, out, settings, options, judge, embedder, progress, log, started)
+    finally:
+        if lock is not None:
+            os.close(lock)
+
+
+def claim(out: Path) -> int | None:
+    """Check `out` can be a test set and hold its lock (`<stem>.lock` beside it) for this
+    process: a second generation into the same --out is refused at once, not after judging."""
+    from localeval.results.outfolder import hold_lock
+
+    if out.is_dir():
+        raise UsageError(f"generate --out {out} is a folder; name the test set's file, e.g. "
+                         f"{out / 'testset.jsonl'}")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputError(f"cannot create {out.parent}: {exc.strerror or exc}") from None
+    return hold_lock(paths_for(out)["lock"], f"{out} is being written by another generation "
+                     "(pid {pid}); wait for it to finish, or choose another --out")
+
+
+def _generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
+              options: GenerateOptions, judge: Any, embedder: Any, progress: bool,
+              log: Log | None, started: float) -> Generated:
     from localeval.models.backends import build_backends
     from localeval.models.preflight import check_before_loading
 
-    started = time.perf_counter()
     corpus, problems = build_corpus(docs, settings, options, log)
     needs: list[Any] = [_Needs()]
     check_before_loading(settings, needs, judge=judge, embedder=embedder)
@@ -210,8 +238,6 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     texts = _documents(corpus)
     env = Env(settings, judge, embeddings, by_lang, namings(texts), every_check=every_check)
     paths = paths_for(out) if out is not None else None
-    if paths is not None:
-        write_lines(paths["corpus"], corpus)
     work = WorkFile(paths["work"], fingerprint(
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
         if paths is not None else None
@@ -284,6 +310,9 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     made = await assemble(candidates(drafted), embeddings, options.n, options.duplicate_cosine)
     report = _report(made.counts, made.rows, corpus, options, len(drafted), judge)
     if paths is not None and out is not None:
+        # the old test set goes first: a kill below never leaves it beside a new corpus
+        out.unlink(missing_ok=True)
+        write_lines(paths["corpus"], corpus)
         write_lines(paths["dropped"], made.dropped)
         write_lines(out, made.rows)
         paths["work"].unlink(missing_ok=True)  # everything it held is in the files above

@@ -41,7 +41,7 @@ def paths_for(out: Path) -> dict[str, Path]:
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     return {name: out.with_name(f"{stem}.{name}{ext}") for name, ext in
             (("corpus", ".jsonl"), ("dropped", ".jsonl"), ("report", ".json"),
-             ("work", ".jsonl"))}
+             ("work", ".jsonl"), ("lock", ""))}
 
 
 def dumps(obj: Any) -> str:
@@ -80,7 +80,8 @@ class WorkFile:
     def __init__(self, path: Path, fingerprint: str) -> None:
         self.path = path
         self.done: dict[str, dict[str, Any]] = {}
-        lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
+        lines = (path.read_text(encoding="utf-8", errors="replace").splitlines()
+                 if path.is_file() else [])  # a line torn inside a character: not JSON, ignored
         if lines and _header(lines[0]) == fingerprint:
             for line in lines[1:]:
                 try:

@@ -131,17 +131,24 @@ def check_run_folder(path: Path) -> None:
 def _lock(out_dir: Path) -> int | None:
     """Hold an exclusive lock on out_dir for this process (released when it exits, even killed).
     None where the platform has no flock; UsageError when another run holds it."""
+    return hold_lock(out_dir / LOCK_FILE, f"{out_dir} is in use by another localeval run "
+                     "(pid {pid}); wait for it to finish, or choose another --out")
+
+
+def hold_lock(path: Path, in_use: str) -> int | None:
+    """Hold an exclusive flock on the file `path` (created, never through a link) for this
+    process; it is released when the process exits, even killed. None where the platform has
+    no flock; UsageError `in_use` (its {pid}: the holder's) when another process holds it."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - Windows: no lock
         return None
-    path = out_dir / LOCK_FILE
     try:
         fd = open_nofollow(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise link_error(path) from None
-        raise OutputError(f"cannot write in --out {out_dir}: {exc.strerror or exc}") from None
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
     if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO or device planted as the lock
         os.close(fd)
         raise UsageError(f"{path} is not a regular file; remove it or choose another --out")
@@ -150,10 +157,7 @@ def _lock(out_dir: Path) -> int | None:
     except OSError:
         holder = os.read(fd, 32).decode("ascii", "replace").strip() or "?"
         os.close(fd)
-        raise UsageError(
-            f"{out_dir} is in use by another localeval run (pid {holder}); wait for it to "
-            "finish, or choose another --out"
-        ) from None
+        raise UsageError(in_use.format(pid=holder)) from None
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode("ascii"))
     return fd
