@@ -569,3 +569,22 @@ def test_a_work_file_torn_inside_a_character_is_read_past(docs: Path, tmp_path: 
         fh.write('{"task": "single:熊'.encode()[:-1])
     run_gen([docs], out, RuleJudge(), settings={"no_cache": True})
     assert out.exists() and not work.exists()
+
+
+def test_a_non_utf8_file_name_and_a_surrogate_chunk_id_are_written_escaped(
+        docs: Path, tmp_path: Path) -> None:
+    """Issue 41 item 10: both crashed `generate` with a traceback and left a .tmp file."""
+    import os
+
+    named = os.path.join(os.fsencode(docs), b"caf\xe9.md")
+    with open(named, "wb") as fh:
+        fh.write((DOCS / "en" / "tea.md").read_bytes())
+    chunks = tmp_path / "chunks.jsonl"
+    text = (DOCS / "en" / "bees.md").read_text("utf-8")
+    chunks.write_text(json.dumps({"id": "c\ud800", "text": text}) + "\n", "utf-8")
+    out = tmp_path / "t.jsonl"
+    run_gen([docs, chunks], out, RuleJudge(), settings={"no_cache": True})
+    ids = [json.loads(line)["id"] for line in paths_for(out)["corpus"].read_text(
+        "utf-8").splitlines()]
+    assert any(i.startswith("caf\\xe9.md#") for i in ids) and "c\\ud800" in ids
+    assert not list(tmp_path.glob("*.tmp"))

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
+from localeval.safe import unicode_safe
+
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
 SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".jsonl")
 PDF_EXTRA = "pip install 'localeval[pdf]' (pypdf)"
@@ -44,9 +46,9 @@ def read_documents(paths: Iterable[str | Path]) -> Read:
                 out.problems.append(f"{path}: no .txt, .md, .html, .pdf or .jsonl file in this "
                                     "folder; skipped")
             for f in files:
-                _read_file(f, f.relative_to(path).as_posix(), out)
+                _read_file(f, unicode_safe(f.relative_to(path).as_posix()), out)
         elif path.is_file():
-            _read_file(path, path.name, out)
+            _read_file(path, unicode_safe(path.name), out)
         else:
             out.problems.append(f"{path}: no such file or folder; skipped")
     return out
@@ -125,7 +127,7 @@ def _jsonl_chunks(path: Path, source: str, out: Read) -> list[Document]:
             out.problems.append(f'{path} line {n}: expected {{"id": ..., "text": "..."}}; '
                                 "skipped")
             continue
-        cid = str(row["id"])
+        cid = unicode_safe(str(row["id"]))  # a lone surrogate ("\\ud800") cannot be written
         if cid in seen:
             out.problems.append(f"{path} line {n}: duplicate id {cid!r}; skipped")
             continue
@@ -133,7 +135,7 @@ def _jsonl_chunks(path: Path, source: str, out: Read) -> list[Document]:
             out.problems.append(f"{path} line {n}: empty text; skipped")
             continue
         seen.add(cid)
-        docs.append(Document(source, row["text"], chunk_id=cid))
+        docs.append(Document(source, unicode_safe(row["text"]), chunk_id=cid))
     if not docs and not any(p.startswith(f"{path} line") for p in out.problems):
         out.problems.append(f"{path}: no chunk; skipped")
     return docs

@@ -59,7 +59,11 @@ def write_lines(path: Path, items: Iterable[Any]) -> None:
                                else item) + "\n")
         os.replace(tmp, path)
     except OSError as exc:
+        tmp.unlink(missing_ok=True)
         raise OutputError(f"cannot write {path}: {exc.strerror or exc}") from None
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_json(path: Path, obj: Any) -> None:
