@@ -413,3 +413,23 @@ def test_the_check_itself_catches_errors_and_fetches(tmp_path: Path) -> None:
         problems = open_page(page, bad)
     kinds = {p.split(":", 1)[0] for p in problems}
     assert {"console.error", "exception", "network request"} <= kinds, problems
+
+
+@pytest.mark.parametrize("width", [1285, 800])
+def test_the_report_fits_the_window(tmp_path: Path, width: int) -> None:
+    """Issue 41 item 14: the per-sample tables were 1,509 px wide in a 1,285 px window, and at
+    800 px the reason column (what explains a score) was off screen."""
+    out = tmp_path / "run"
+    _run_example(tmp_path, out)
+    with chromium_page() as page:
+        assert not open_page(page, out / "report.html")
+        page.call("Emulation.setDeviceMetricsOverride", width=width, height=900,
+                  deviceScaleFactor=1, mobile=False)
+        time.sleep(0.2)
+        fit = page.evaluate("""(() => ({
+            page: document.documentElement.scrollWidth,
+            right: Math.max(...[...document.querySelectorAll('table')].map(
+                t => t.getBoundingClientRect().right)),
+            tables: document.querySelectorAll('table').length}))()""")
+    assert fit["tables"] > 0
+    assert fit["page"] <= width and fit["right"] <= width, fit

@@ -158,13 +158,14 @@ CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans","Noto Sans CJK SC",
 "PingFang SC","Microsoft YaHei",sans-serif;color:var(--fg);background:var(--bg);margin:0;
 line-height:1.45;font-size:15px}
-main{max-width:1100px;margin:0 auto;padding:24px}
+main{max-width:1400px;margin:0 auto;padding:24px}
 h1{font-size:1.6em;margin:0 0 4px}h2{margin-top:2em;border-bottom:1px solid var(--line);
 padding-bottom:4px}h3{margin:1.2em 0 .4em}
 .muted{color:var(--muted)}.warn{background:#fff4e5;border:1px solid #f3b13b;padding:8px 12px;
 border-radius:6px}
-table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid var(--line);padding:4px 8px;
-text-align:left;vertical-align:top}th{background:var(--card)}
+table{border-collapse:collapse;margin:8px 0;max-width:100%}th,td{border:1px solid var(--line);
+padding:4px 8px;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:var(--card);overflow-wrap:normal}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
 .charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(330px,1fr));gap:14px}
 .card{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:10px}
@@ -177,7 +178,11 @@ svg .whisker{stroke:var(--fg);stroke-width:2}svg .zero{stroke:#8a94a6;stroke-das
 details{border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:6px 0}
 summary{cursor:pointer;font-weight:600}
 .ok{color:var(--ok);font-weight:600}.bad{color:var(--bad);font-weight:600}
-.text{white-space:pre-wrap;word-break:break-word}
+.text{white-space:pre-wrap;overflow-wrap:break-word}
+@media (max-width:1100px){td{overflow-wrap:anywhere}table.items thead{display:none}table.items,table.items tbody,
+table.items tr,table.items td{display:block}table.items tr{border:1px solid var(--line);
+margin:6px 0}table.items td{border:0;text-align:left}table.items td::before{
+content:attr(data-label) ": ";font-weight:600;color:var(--muted)}}
 code{font-size:.9em;word-break:break-all}
 """
 
@@ -197,7 +202,7 @@ def page(title: str, body: str, extra_css: str = "") -> str:
 
 def html_table(header: list[str], rows: list[list[Any]], numeric: Iterable[int] = ()) -> str:
     nums = set(numeric)
-    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    head = "".join(f"<th>{heading(h)}</th>" for h in header)
     body = "".join(
         "<tr>"
         + "".join(
@@ -208,6 +213,12 @@ def html_table(header: list[str], rows: list[list[Any]], numeric: Iterable[int] 
         for row in rows
     )
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def heading(name: object) -> str:
+    """A column or row heading, escaped, that may wrap after an underscore (judge_<wbr>verdict):
+    a table keeps whole words in its headings and still fits a narrow window."""
+    return esc(name).replace("_", "_<wbr>")
 
 
 def html_text(value: str, tag: str = "span") -> str:
@@ -224,7 +235,7 @@ def details_html(value: Any, depth: int = 0) -> str:
         return '<span class="muted">(none)</span>'
     if isinstance(value, Mapping):
         rows = "".join(
-            f"<tr><th>{esc(k)}</th><td>{_cell(str(k), v, depth)}</td></tr>"
+            f"<tr><th>{heading(k)}</th><td>{_cell(str(k), v, depth)}</td></tr>"
             for k, v in value.items()
         )
         return f'<table class="kv">{rows}</table>'
@@ -233,14 +244,16 @@ def details_html(value: Any, depth: int = 0) -> str:
             cols: list[str] = []
             for item in value:
                 cols += [str(k) for k in item if str(k) not in cols]
-            head = "<th>#</th>" + "".join(f"<th>{esc(c)}</th>" for c in cols)
+            head = "<th>#</th>" + "".join(f"<th>{heading(c)}</th>" for c in cols)
             body = "".join(
-                f'<tr><td class="num">{i}</td>'
-                + "".join(f"<td>{_cell(c, item.get(c), depth)}</td>" for c in cols)
+                f'<tr><td class="num" data-label="#">{i}</td>'
+                + "".join(f'<td data-label="{esc(c)}">{_cell(c, item.get(c), depth)}</td>'
+                          for c in cols)
                 + "</tr>"
                 for i, item in enumerate(value, 1)
             )
-            return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            return (f'<table class="items"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
+                    "</table>")
         items = "".join(f"<li>{details_html(v, depth + 1)}</li>" for v in value)
         return f"<ol>{items}</ol>"
     if isinstance(value, float):
