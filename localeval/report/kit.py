@@ -179,10 +179,10 @@ details{border:1px solid var(--line);border-radius:6px;padding:6px 10px;margin:6
 summary{cursor:pointer;font-weight:600}
 .ok{color:var(--ok);font-weight:600}.bad{color:var(--bad);font-weight:600}
 .text{white-space:pre-wrap;overflow-wrap:break-word}
-@media (max-width:1100px){td{overflow-wrap:anywhere}table.items thead{display:none}table.items,table.items tbody,
-table.items tr,table.items td{display:block}table.items tr{border:1px solid var(--line);
-margin:6px 0}table.items td{border:0;text-align:left}table.items td::before{
-content:attr(data-label) ": ";font-weight:600;color:var(--muted)}}
+@media (max-width:1100px){td{overflow-wrap:anywhere}table.items thead{display:none}
+table.items,table.items tbody,table.items tr,table.items td{display:block}
+table.items tr{border:1px solid var(--line);margin:6px 0}table.items td{border:0;text-align:left}
+table.items td::before{content:attr(data-label) ": ";font-weight:600;color:var(--muted)}}
 code{font-size:.9em;word-break:break-all}
 """
 
