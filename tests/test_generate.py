@@ -588,3 +588,32 @@ def test_a_non_utf8_file_name_and_a_surrogate_chunk_id_are_written_escaped(
         "utf-8").splitlines()]
     assert any(i.startswith("caf\\xe9.md#") for i in ids) and "c\\ud800" in ids
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_files_not_read_and_links_out_of_the_folder_are_named(docs: Path, tmp_path: Path) -> None:
+    """Issue 41 item 15 and a Low item: a .docx was ignored silently, and a link to a file outside
+    the folder (passwd.txt -> /etc/passwd) landed in the corpus."""
+    from localeval.generate.documents import read_documents
+
+    (docs / "notes.docx").write_bytes(b"PK\x03\x04")
+    (docs / "photo.png").write_bytes(b"\x89PNG")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("A secret outside the folder. " * 20, "utf-8")
+    (docs / "passwd.txt").symlink_to(secret)
+    read = read_documents([docs])
+    assert "passwd.txt" not in {d.source for d in read.documents}
+    assert any("passwd.txt" in p and "outside" in p for p in read.problems)
+    assert any("2 file(s) not read (.docx, .png)" in p for p in read.problems)
+
+
+def test_a_generation_that_kept_nothing_does_not_exit_0(docs: Path, tmp_path: Path,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """A Low item of issue 41: every judge call failed and `generate` exited 0."""
+    from localeval.cli import main
+
+    answers = tmp_path / "answers.json"
+    answers.write_text("[]", "utf-8")  # the fake judge has no answer: every request fails
+    code = main(["generate", str(docs), "--out", str(tmp_path / "t.jsonl"), "--judge", "fake",
+                 "--fake-answers", str(answers), "--n", "1", "--quiet", "--no-cache"])
+    assert code == 1
+    assert "no question kept" in capsys.readouterr().err

@@ -92,6 +92,12 @@ def cmd_generate(args: argparse.Namespace) -> int:
         print(report_table(result.report))
         print(terminal_safe(f"test set: {args.out}  corpus: "
                             f"{args.out.with_name(args.out.stem + '.corpus.jsonl')}"))
+    if not result.rows:
+        failures = result.report.get("judge", {}).get("failures", 0)
+        why = (f"{failures} judge request(s) failed (see the lines above)" if failures else
+               "every candidate was dropped (the report beside the test set says by which filter)")
+        say(f"generate: no question kept: {why}")
+        return 1
     return 0
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -40,8 +41,10 @@ def read_documents(paths: Iterable[str | Path]) -> Read:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file()
-                           and p.suffix.lower() in SUFFIXES and not p.name.startswith("."))
+            found = sorted(p for p in path.rglob("*") if p.is_file()
+                           and not p.name.startswith("."))
+            files = [p for p in found if p.suffix.lower() in SUFFIXES and _inside(p, path, out)]
+            _say_unread(path, [p for p in found if p.suffix.lower() not in SUFFIXES], out)
             if not files:
                 out.problems.append(f"{path}: no .txt, .md, .html, .pdf or .jsonl file in this "
                                     "folder; skipped")
@@ -52,6 +55,27 @@ def read_documents(paths: Iterable[str | Path]) -> Read:
         else:
             out.problems.append(f"{path}: no such file or folder; skipped")
     return out
+
+
+def _inside(file: Path, folder: Path, out: Read) -> bool:
+    """`file` (found under `folder`) is there itself, not a link to a file elsewhere."""
+    try:
+        file.resolve().relative_to(folder.resolve())
+        return True
+    except ValueError:
+        out.problems.append(f"{file}: a link to a file outside {folder}; skipped (give that "
+                            "file itself to read it)")
+        return False
+
+
+def _say_unread(folder: Path, files: list[Path], out: Read) -> None:
+    """One line for the files of a folder that are not read, by kind (a .docx, an image)."""
+    if not files:
+        return
+    kinds = Counter(f.suffix.lower() or "(no suffix)" for f in files)
+    listed = ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in sorted(kinds.items()))
+    out.problems.append(f"{folder}: {len(files)} file(s) not read ({listed}): only .txt, .md, "
+                        ".html, .pdf and .jsonl are; save a .docx as .pdf or .txt to use it")
 
 
 def _read_file(path: Path, source: str, out: Read) -> None:
