@@ -107,3 +107,14 @@ def test_a_command_line_builds_only_the_options_of_the_command_it_names() -> Non
     assert "--chunk-tokens" in options(["--models-dir", "m", "generate", "docs"], "generate")
     assert "--chunk-tokens" in options(None, "generate")
     assert "--qrels" in options(["--help"], "retrieval")
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_debug_shows_the_traceback_before_or_after_the_subcommand(
+        tmp_path: Path, where: str) -> None:
+    """A Low item of issue 41: `--debug` worked only before the subcommand."""
+    from localeval.errors import LocalevalError
+
+    args = ["run", str(tmp_path / "missing.jsonl"), "--out", str(tmp_path / "o")]
+    with pytest.raises(LocalevalError):
+        main(["--debug", *args] if where == "before" else [*args, "--debug"])

@@ -25,8 +25,12 @@ def main(argv: list[str] | None = None) -> int:
     from localeval.errors import RunInterrupted
 
     argv = sys.argv[1:] if argv is None else argv
+    end = argv.index("--") if "--" in argv else len(argv)
+    debug = "--debug" in argv[:end]  # anywhere before "--", before or after the subcommand
+    argv = [a for a in argv[:end] if a != "--debug"] + argv[end:]
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.debug = debug
     if args.models_dir is not None:
         os.environ["LOCALEVAL_MODELS_DIR"] = str(args.models_dir.expanduser().resolve())
     try:
