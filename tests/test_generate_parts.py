@@ -461,3 +461,17 @@ def test_sentence_openings_are_read_back_from_the_word_only() -> None:
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
         for m in NAME.finditer(text):
             assert _opens_sentence(text, m.start()) == bool(before.search(text[:m.start()])), text
+
+
+def test_a_document_without_sentence_ends_is_cut_into_chunks_that_fit() -> None:
+    """A Low item of issue 41: a long one-line document with no sentence end was one chunk."""
+    from localeval.generate.chunking import chunk_document, estimate_tokens
+    from localeval.generate.documents import Document
+
+    words = " ".join(f"item{i} value {i * 7}" for i in range(3000))
+    chinese = "数据" * 2000
+    for text in (words, chinese, words + ". " + chinese):
+        chunks = chunk_document(Document("dump.txt", text), max_tokens=256, language="auto")
+        assert len(chunks) > 10
+        assert all(estimate_tokens(c.text) <= 256 for c in chunks)
+        assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")

@@ -28,10 +28,14 @@ class Chunk(BaseModel):
 def estimate_tokens(text: str) -> int:
     """Judge tokens of a text, estimated without the tokenizer (Qwen: ~0.7 per Chinese
     character, ~1.3 per English word, 1 per other mark)."""
+    return round(_tokens(text))
+
+
+def _tokens(text: str) -> float:
     cjk = len(_CJK.findall(text))
     words = len(_WORD.findall(text))
     other = sum(1 for ch in text if not ch.isspace() and not ch.isalnum() and not _CJK.match(ch))
-    return round(cjk * 0.7 + words * 1.3 + other * 0.5)
+    return cjk * 0.7 + words * 1.3 + other * 0.5
 
 
 def _sections(text: str) -> list[list[str]]:
@@ -73,10 +77,42 @@ def _join(parts: list[str], sep: str) -> str:
 
 def _units(paragraph: str, max_tokens: int) -> list[str]:
     """A paragraph, or its sentences when it is longer than a chunk (a heading line stays with
-    its first sentence)."""
+    its first sentence); a sentence longer than a chunk, cut at spaces (`_pieces`)."""
     if estimate_tokens(paragraph) <= max_tokens:
         return [paragraph]
-    return [_join([s], " ") for s in split_sentences(paragraph)]
+    return [p for s in split_sentences(paragraph) for p in _pieces(_join([s], " "), max_tokens)]
+
+
+_SPACED = re.compile(r"\S+\s*")
+
+
+def _pieces(sentence: str, max_tokens: int) -> list[str]:
+    """A sentence longer than a chunk (a document with no sentence end: a one-line dump, a
+    table) in pieces of at most `max_tokens`, cut at spaces, or between characters within a
+    run with none (Chinese)."""
+    if estimate_tokens(sentence) <= max_tokens:
+        return [sentence]
+    words = [w for m in _SPACED.finditer(sentence) for w in _cut_long(m.group(0), max_tokens)]
+    pieces: list[str] = []
+    current, size = "", 0.0
+    for word in words:
+        n = _tokens(word)
+        if current and size + n > max_tokens:
+            pieces.append(current.strip())
+            current, size = "", 0.0
+        current += word
+        size += n
+    if current.strip():
+        pieces.append(current.strip())
+    return pieces
+
+
+def _cut_long(word: str, max_tokens: int) -> list[str]:
+    """A run without spaces longer than a chunk, in runs of characters that fit."""
+    if estimate_tokens(word) <= max_tokens:
+        return [word]
+    step = max(1, max_tokens)  # ≥ 0.5 tokens per character, so `step` characters fit
+    return [word[i:i + step] for i in range(0, len(word), step)]
 
 
 def chunk_document(doc: Document, *, max_tokens: int, language: str) -> list[Chunk]:
