@@ -475,3 +475,12 @@ def test_a_document_without_sentence_ends_is_cut_into_chunks_that_fit() -> None:
         assert len(chunks) > 10
         assert all(estimate_tokens(c.text) <= 256 for c in chunks)
         assert "".join(c.text for c in chunks).replace(" ", "") == text.replace(" ", "")
+
+
+def test_a_pages_navigation_is_not_its_text() -> None:
+    """Issue 41 item 15: HTML navigation became a chunk of its own ("Home|Visit")."""
+    from localeval.generate.documents import html_text
+
+    page = ("<html><body><nav><a href='/'>Home</a>|<a href='/v'>Visit</a></nav>"
+            "<h1>The Harbour</h1><p>The harbour opened in 1890.</p></body></html>")
+    assert html_text(page) == "# The Harbour\n\nThe harbour opened in 1890."

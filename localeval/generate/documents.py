@@ -165,7 +165,8 @@ def _jsonl_chunks(path: Path, source: str, out: Read) -> list[Document]:
     return docs
 
 
-_HIDDEN = ("script", "style", "noscript", "template", "title")
+_HIDDEN = ("script", "style", "noscript", "template", "title", "nav")
+"""Elements whose text is not the page's content (a menu, "Home | Visit", is no chunk)."""
 _BLOCKS = {"p", "div", "br", "li", "tr", "section", "article", "header", "footer", "table",
            "ul", "ol", "blockquote", "pre", "h1", "h2", "h3", "h4", "h5", "h6"}
 
