@@ -224,3 +224,38 @@ def test_claim_indices_are_those_of_a_real_run(tmp_path: Path) -> None:
     judge = [r.scores["faithfulness"] for r in outcome.records]
     assert (e.n_labels, e.n_rows, e.labels_only_mean) == (3, 3, 0.5)
     assert e.judge_mean == pytest.approx(sum(judge) / 3)
+
+
+def test_meta_eval_labels_json_through_the_cli(run_dir: Path) -> None:
+    write_labels(run_dir / "mine.jsonl",
+                 [{"id": f"s{i}", "metric": "faithfulness", "label": truth(i), "order": "random"}
+                  for i in range(0, N, 2)] + [{"id": "ghost", "metric": "faithfulness",
+                                                "label": 1}])
+    done = subprocess.run(
+        [sys.executable, "-m", "localeval", "meta-eval", str(run_dir), "--labels",
+         str(run_dir / "mine.jsonl"), "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)  # one JSON object, nothing else on stdout
+    f = out["ppi"]["faithfulness"]
+    assert set(f) >= {"mean", "ci", "n_labels", "judge_mean", "labels_only_ci",
+                      "labels_only_mean", "effective_labels", "n_rows"}
+    assert f["n_labels"] == 20 and f["n_rows"] == N
+    assert f["ci"][0] <= f["mean"] <= f["ci"][1]
+    assert f["ci"][1] - f["ci"][0] <= f["labels_only_ci"][1] - f["labels_only_ci"][0]
+    assert "'ghost'" in done.stderr and "Traceback" not in done.stderr
+    table = subprocess.run(
+        [sys.executable, "-m", "localeval", "meta-eval", str(run_dir), "--labels",
+         str(run_dir / "mine.jsonl")], capture_output=True, text=True, timeout=120)
+    assert table.returncode == 0 and "corrected" in table.stdout and "20/40" in table.stdout
+
+
+def test_meta_eval_labels_bad_input_is_one_line(run_dir: Path) -> None:
+    (run_dir / "empty.jsonl").write_text("", encoding="utf-8")
+    for extra, words in ((["--labels", str(run_dir / "empty.jsonl")], "no usable label"),
+                         (["--labels", str(run_dir / "empty.jsonl"), "--out", "x"],
+                          "--out do(es) not go with --labels"),
+                         (["--json", "--out", "x"], "--json goes with --labels")):
+        done = subprocess.run([sys.executable, "-m", "localeval", "meta-eval", str(run_dir),
+                               *extra], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and words in done.stderr
+        assert done.stderr.count("\n") == 1 and done.stdout == ""
