@@ -67,6 +67,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         log=say,
         ray=ray_options(args),  # None: this process; else Ray workers
     )
+    if (args.out / "labels.jsonl").exists():  # a labelled folder: its corrected figures again
+        from localeval.labels.attach import refresh
+
+        refresh(args.out, say)
     if not args.quiet:
         print(summary_table(outcome.summary))
         print(

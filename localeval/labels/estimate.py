@@ -141,26 +141,33 @@ def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[Lab
 
 
 @dataclass
-class _Sample:
+class Scored:
     """What the estimate needs of one record: its score and claim count per labelled key."""
 
     scores: dict[str, float | None]
     claims: dict[str, int]
 
 
+def load_scores(run_dir: Path, keys: set[str]) -> dict[str, Scored]:
+    """Per sample id of results.jsonl, its scores and claim counts of `keys` (the rest of each
+    record is not kept)."""
+    results = read_results(Path(run_dir) / RESULTS_FILE, _keep(keys))
+    return dict(r for r in results.records)
+
+
 def _keep(keys: set[str]) -> Any:
-    def keep(record: SampleRecord, offset: int, length: int) -> tuple[str, _Sample]:
+    def keep(record: SampleRecord, offset: int, length: int) -> tuple[str, Scored]:
         claims = {}
         for key in keys:
             detail = record.details.get(key)
             statements = detail.get("statements") if isinstance(detail, dict) else None
             if isinstance(statements, list):
                 claims[key] = len(statements)
-        return record.id, _Sample({k: record.scores.get(k) for k in keys}, claims)
+        return record.id, Scored({k: record.scores.get(k) for k in keys}, claims)
     return keep
 
 
-def sample_labels(labels: dict[Any, Label], samples: dict[str, _Sample], key: str,
+def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str,
                   notes: list[str]) -> tuple[dict[str, float], int]:
     """The random sample labels of `key` (id → label) and how many informative ones there are;
     claim labels become a sample's label when they cover every claim, none unsure."""
@@ -204,8 +211,7 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
     run_dir = Path(run_dir)
     read, path, notes = read_run_labels(run_dir, labels_path)
     keys = sorted({label.metric for label in read.labels.values()})
-    results = read_results(run_dir / RESULTS_FILE, _keep(set(keys)))
-    samples: dict[str, _Sample] = dict(r for r in results.records)
+    samples = load_scores(run_dir, set(keys))
     out = RunEstimates(run_dir, path, notes=notes)
     missing = sorted({label.id for label in read.labels.values() if label.id not in samples})
     if missing:
