@@ -16,7 +16,7 @@ from localeval.safe import terminal_safe
 # --resume/--overwrite; gates and retrieval cutoffs do not apply).
 NOT_SHARED = frozenset(
     {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "max_unscored",
-     "advisory_until_checked",
+     "advisory_until_checked", "calibration",
      "retrieval_at", *ESTIMATE_DESTS}
 )
 NOT_SETTINGS = frozenset({"config", "quiet"})

@@ -11,7 +11,7 @@ from localeval.config import Settings
 from localeval.data.dataset import Dataset
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
-from localeval.metrics.support.verdicts import effective_thresholds
+from localeval.metrics.support.verdicts import calibration_status, effective_thresholds
 from localeval.results.tally import ScoreTally
 
 
@@ -48,6 +48,7 @@ def build_summary(
         "settings": settings.model_dump(mode="json"),
         "support_threshold": effective_thresholds(
             settings, (usage["models"].get("verifier") or {}).get("tau")),
+        "calibration": calibration_status(settings, [m.name for m in metrics], usage["models"]),
         "elapsed_s": round(elapsed, 3),
         "judge": None
         if stats is None
