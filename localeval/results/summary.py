@@ -35,7 +35,7 @@ def build_summary(
     """summary.json (but for what _finish adds), its metrics from the tally of every record
     (every metric run first: one with no score anywhere still gets a line); `stats` and
     `usage` as the executor reports them."""
-    return {
+    summary: dict[str, Any] = {
         "localeval_version": __version__,
         "dataset": {
             "source": data.source,
@@ -48,7 +48,6 @@ def build_summary(
         "settings": settings.model_dump(mode="json"),
         "support_threshold": effective_thresholds(
             settings, (usage["models"].get("verifier") or {}).get("tau")),
-        "calibration": calibration_status(settings, [m.name for m in metrics], usage["models"]),
         "elapsed_s": round(elapsed, 3),
         "judge": None
         if stats is None
@@ -71,3 +70,7 @@ def build_summary(
         if usage["texts_encoded"] is None
         else {"texts_encoded": usage["texts_encoded"]},
     }
+    calibration = calibration_status(settings, [m.name for m in metrics], usage["models"])
+    if calibration is not None:  # whether τ was fitted for this judge
+        summary["calibration"] = calibration
+    return summary
