@@ -247,6 +247,7 @@ def test_meta_eval_labels_json_through_the_cli(run_dir: Path) -> None:
         [sys.executable, "-m", "localeval", "meta-eval", str(run_dir), "--labels",
          str(run_dir / "mine.jsonl")], capture_output=True, text=True, timeout=120)
     assert table.returncode == 0 and "corrected" in table.stdout and "20/40" in table.stdout
+    assert "\\x0a" not in table.stdout and len(table.stdout.splitlines()) == 3
 
 
 def test_meta_eval_labels_bad_input_is_one_line(run_dir: Path) -> None:

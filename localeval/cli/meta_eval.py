@@ -180,7 +180,8 @@ def cmd_labels(args: argparse.Namespace) -> int:
     if args.json:
         print(to_json(estimates.to_json()))
     else:
-        print(terminal_safe(labels_table(estimates.to_json())))
+        for line in labels_table(estimates.to_json()).splitlines():
+            print(terminal_safe(line))
     return 0
 
 
