@@ -5,7 +5,9 @@ preferred answer's label 1, the other's 0: right answer vs hallucinated) or labe
 `label`). The dev sets play the person. Per set and pooled: the truth is the mean label over the
 rows the judge scored (N); for n = 25, 50, 100 (< N) the script draws n rows uniformly at random
 `--draws` times, gives their labels to `ppi_mean` and counts how often the 95 % interval covers
-the truth, the interval's width as a share of the labels-only one, and the judge-only mean's bias.
+the truth, the interval's width as a share of the labels-only one, and the judge-only mean's bias;
+with `--resample N` also on populations of N rows drawn with replacement from the set's rows (its
+joint distribution of judge score and label), where n = 100 fits.
 
 With `--tau SET...` it also fits τ from a random `--tau-labels` of the answers (sample labels:
 a right answer marks its claims supported, a hallucinated one-claim answer its claim not) and
@@ -15,7 +17,7 @@ measures, on the answers not drawn, the pairwise accuracy (preferred answer scor
 
     python scripts/ppi_coverage.py --metric faithfulness \\
         --set halueval=/work/runs/halueval:/work/runs/pairs/halueval.jsonl ... \\
-        [--tau halueval halluqa]
+        [--pool halueval ...] [--resample 400] [--tau halueval halluqa]
 """
 
 from __future__ import annotations
@@ -67,22 +69,31 @@ def load_set(spec: str, metric: str) -> tuple[str, list[dict[str, Any]]]:
     return name, rows
 
 
-def coverage(rows: list[dict[str, Any]], ns: list[int], draws: int, seed: int) -> dict[str, Any]:
-    f_all = [r["f"] for r in rows]
+def coverage(rows: list[dict[str, Any]], ns: list[int], draws: int, seed: int,
+             resample: int | None = None) -> dict[str, Any]:
+    """Per n: coverage of the truth by the PPI and labels-only intervals, their widths, λ.
+    Without `resample` the rows are the population and the truth their mean label; with it each
+    draw makes a population of `resample` rows drawn with replacement from the rows (their joint
+    distribution of judge score and label) and the truth is the rows' mean label."""
     truth = statistics.fmean(r["y"] for r in rows)
+    judge = statistics.fmean(r["f"] for r in rows)
+    size = resample or len(rows)
     out: dict[str, Any] = {"n_rows": len(rows), "true_mean": round(truth, 4),
-                           "judge_mean": round(statistics.fmean(f_all), 4),
-                           "judge_bias": round(statistics.fmean(f_all) - truth, 4), "by_n": {}}
+                           "judge_mean": round(judge, 4), "judge_bias": round(judge - truth, 4),
+                           "population": f"{size} rows drawn with replacement per draw"
+                           if resample else "the rows themselves", "by_n": {}}
     rng = random.Random(seed)
     for n in ns:
-        if n >= len(rows):
-            out["by_n"][str(n)] = f"n ≥ N ({len(rows)} rows): not drawn"
+        if n >= size:
+            out["by_n"][str(n)] = f"n ≥ N ({size} rows): not drawn"
             continue
         covered = covered_labels = 0
         widths, ratios, lams = [], [], []
         for _ in range(draws):
-            idx = rng.sample(range(len(rows)), n)
-            e = ppi_mean(f_all, [f_all[i] for i in idx], [rows[i]["y"] for i in idx])
+            pop = [rows[rng.randrange(len(rows))] for _ in range(size)] if resample else rows
+            f_all = [r["f"] for r in pop]
+            idx = rng.sample(range(size), n)
+            e = ppi_mean(f_all, [f_all[i] for i in idx], [pop[i]["y"] for i in idx])
             covered += e.ci[0] <= truth <= e.ci[1]
             covered_labels += e.labels_only_ci[0] <= truth <= e.labels_only_ci[1]
             width = e.labels_only_ci[1] - e.labels_only_ci[0]
@@ -192,6 +203,11 @@ def main() -> int:
     parser.add_argument("--n", default="25,50,100")
     parser.add_argument("--draws", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--resample", type=int, default=400, metavar="N",
+                        help="also: populations of N rows drawn with replacement from each "
+                             "set's rows, for n the rows alone cannot give (0: off)")
+    parser.add_argument("--pool", nargs="*", metavar="NAME",
+                        help="the sets pooled (default: all)")
     parser.add_argument("--tau", nargs="*", metavar="NAME", help="sets to fit τ on, pooled")
     parser.add_argument("--tau-labels", type=int, default=60)
     parser.add_argument("--tau-draws", type=int, default=200)
@@ -203,11 +219,14 @@ def main() -> int:
         name, _, metric = head.partition("@")
         sets[name] = load_set(f"{name}={tail}", metric or args.metric)[1]
     out: dict[str, Any] = {"draws": args.draws, "alpha": 0.05, "sets": {}}
-    for k, (name, rows) in enumerate(sets.items()):
-        out["sets"][name] = coverage(rows, ns, args.draws, args.seed + k)
-    pooled = [r for rows in sets.values() for r in rows]
-    out["pooled"] = coverage(pooled, ns, args.draws, args.seed + 99)
-    out["pooled"]["sets"] = list(sets)
+    pool = args.pool if args.pool is not None else list(sets)
+    groups = {**sets, "pooled": [r for name in pool for r in sets[name]]}
+    for k, (name, rows) in enumerate(groups.items()):
+        out["sets"][name] = {"rows": coverage(rows, ns, args.draws, args.seed + k)}
+        if args.resample:
+            out["sets"][name]["resampled"] = coverage(rows, ns, args.draws, args.seed + 50 + k,
+                                                      args.resample)
+    out["sets"]["pooled"]["sets"] = pool
     if args.tau:
         rows = [r for name in args.tau for r in sets[name]]
         out["tau"] = tau_out_of_fold(rows, args.tau_labels, args.tau_draws, args.seed)

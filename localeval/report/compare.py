@@ -230,7 +230,7 @@ CORRECTED_HEADER = ["score", "labels / rows", "judge B − A", "corrected B − 
                     "labels only B − A", "95% CI (labels)", "excludes 0"]
 CORRECTED_NOTE = ("B − A from the judge's scores on every paired sample plus human labels of "
                   "both runs' answers on the same uniform random samples (prediction-powered "
-                  "inference on the paired differences, normal 95 % interval).")
+                  "inference on the paired differences, 95 % interval).")
 
 
 def _corrected_rows(c: Comparison) -> list[list[Any]]:
