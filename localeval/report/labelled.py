@@ -12,7 +12,7 @@ from localeval.report.kit import fmt, fmt_ci
 HEADER = ["score", "judge alone", "corrected", "95% CI", "labels only", "95% CI (labels)",
           "labels / rows", "labels worth"]
 NOTE = ("Corrected = the judge's scores on every row plus human labels on a uniform random "
-        "sample (prediction-powered inference, PPI++); the interval is a 95 % interval (Student t). "
+        "sample (prediction-powered inference, PPI++); 95 % interval (Student t). "
         "Labels worth: how many labels the labels-only interval would need for the same width.")
 
 
