@@ -10,8 +10,8 @@ def basis(metric: str, e: dict[str, Any]) -> str:
     """One sentence: what the corrected figure of `metric` rests on."""
     return (f"{metric}: corrected from {e['n_labels']} human labels drawn at random among the "
             f"{e['n_rows']} rows the judge scored (prediction-powered mean, 95 % interval); "
-            f"the judge alone says {e['judge_mean']:.3f}, and the labels were worth "
-            f"{e['effective_labels']:.0f} labels alone.")
+            f"the judge alone says {e['judge_mean']:.3f}; with the judge, the {e['n_labels']} "
+            f"labels give the interval of {e['effective_labels']:.0f} labels alone.")
 
 
 def _ci(pair: list[float]) -> str:
