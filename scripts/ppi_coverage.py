@@ -9,11 +9,11 @@ the truth, the interval's width as a share of the labels-only one, and the judge
 with `--resample N` also on populations of N rows drawn with replacement from the set's rows (its
 joint distribution of judge score and label), where n = 100 fits.
 
-With `--tau SET...` it also fits τ from a random `--tau-labels` of the answers (sample labels:
-a right answer marks its claims supported, a hallucinated one-claim answer its claim not) and
-measures, on the answers not drawn, the pairwise accuracy (preferred answer scored higher; ties
-½) and the answer-level balanced accuracy (score 1 vs label) at the fitted τ and at the shipped
-τ (metrics/support/verdicts.FITTED), over `--tau-draws` draws: out of fold.
+With `--tau SET...` it also fits τ from the answers of random pairs, `--tau-labels` answers in
+all (sample labels: a right answer marks its claims supported, a hallucinated one-claim answer
+its claim not), and measures, on the pairs not drawn, the pairwise accuracy (preferred answer
+scored higher; ties ½) and the answer-level balanced accuracy (score 1 vs label) at the fitted τ
+and at the shipped τ (metrics/support/verdicts.FITTED), over `--tau-draws` draws: out of fold.
 
     python scripts/ppi_coverage.py --metric faithfulness \\
         --set halueval=/work/runs/halueval:/work/runs/pairs/halueval.jsonl ... \\
@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from localeval.errors import LabelsError
 from localeval.labels.calibrate import choose_tau
 from localeval.labels.ppi import ppi_mean
 from localeval.metrics.support.verdicts import FITTED
@@ -167,15 +168,27 @@ def agreement(rows: list[dict[str, Any]], tau: float | dict[str, float]) -> dict
 
 def tau_out_of_fold(rows: list[dict[str, Any]], n_labels: int, draws: int, seed: int
                     ) -> dict[str, Any]:
+    """Per draw: the answers of random pairs, n_labels in all, are labelled and τ fitted on
+    them; the other pairs are the held-out ones the fitted and the shipped τ are measured on."""
+    pairs: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        pairs.setdefault(r["id"].rpartition("/")[0], []).append(r)
+    names = sorted(pairs)
     rng = random.Random(seed)
     fitted, shipped, taus = [], [], []
+    skipped = 0
     for _ in range(draws):
-        idx = set(rng.sample(range(len(rows)), n_labels))
-        train = [rows[i] for i in idx]
-        test = [rows[i] for i in range(len(rows)) if i not in idx]
+        rng.shuffle(names)
+        train: list[dict[str, Any]] = []
+        k = 0
+        while k < len(names) and len(train) < n_labels:
+            train += pairs[names[k]]
+            k += 1
+        test = [r for name in names[k:] for r in pairs[name]]
         try:
             tau, _ = choose_tau(points_of(train), sum(FITTED.values()) / len(FITTED))
-        except Exception:  # a draw without both kinds of claim: skipped
+        except LabelsError:  # a draw without both kinds of claim
+            skipped += 1
             continue
         taus.append(tau)
         fitted.append(agreement(test, tau))
@@ -184,7 +197,9 @@ def tau_out_of_fold(rows: list[dict[str, Any]], n_labels: int, draws: int, seed:
     def mean(xs: list[dict[str, float]], key: str) -> float:
         return round(statistics.fmean(x[key] for x in xs), 4)
 
-    return {"answers": len(rows), "labels_fitted_on": n_labels, "draws": len(taus),
+    return {"answers": len(rows), "pairs": len(names), "labels_fitted_on": n_labels,
+            "draws": len(taus), "draws_without_both_kinds": skipped,
+            "held_out_pairs_per_draw": len(names) - -(-n_labels // 2),
             "tau_fitted": {"mean": round(statistics.fmean(taus), 3), "min": min(taus),
                            "max": max(taus)},
             "tau_shipped": dict(FITTED),
