@@ -211,8 +211,9 @@ def tau_out_of_fold(rows: list[dict[str, Any]], n_labels: int, draws: int, seed:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", action="append", default=[], metavar="NAME=RUN_DIR:DATA",
-                        help="a meta-eval run folder and the dev file it judged (repeatable)")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME[@KEY]=RUN_DIR:DATA",
+                        help="a meta-eval run folder and the dev file it judged (repeatable; "
+                             "a NAME given twice joins its rows)")
     parser.add_argument("--metric", default="faithfulness",
                         help="the score key (NAME@KEY in --set overrides it per set)")
     parser.add_argument("--n", default="25,50,100")
@@ -232,7 +233,8 @@ def main() -> int:
     for spec in args.set:
         head, _, tail = spec.partition("=")
         name, _, metric = head.partition("@")
-        sets[name] = load_set(f"{name}={tail}", metric or args.metric)[1]
+        rows = load_set(f"{name}={tail}", metric or args.metric)[1]
+        sets[name] = sets.get(name, []) + rows  # a NAME given twice: its rows together
     out: dict[str, Any] = {"draws": args.draws, "alpha": 0.05, "sets": {}}
     pool = args.pool if args.pool is not None else list(sets)
     groups = {**sets, "pooled": [r for name in pool for r in sets[name]]}
