@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import LabelsError
-from localeval.labels.calibrate import choose_tau
+from localeval.labels.calibrate import choose_tau, score_at
 from localeval.labels.ppi import ppi_mean
 from localeval.metrics.support.verdicts import FITTED
 from localeval.results import read_results
@@ -111,22 +111,6 @@ def coverage(rows: list[dict[str, Any]], ns: list[int], draws: int, seed: int,
     return out
 
 
-def score_at(claims: list[dict[str, Any]], tau: float | dict[str, float], language: str
-             ) -> float | None:
-    """An answer's claim-metric score with τ: judged claims P ≥ τ, ruled ones as ruled."""
-    if not claims:
-        return None
-    cut = tau if isinstance(tau, float) else tau.get(language, tau.get("en", 0.5))
-    votes = []
-    for c in claims:
-        p = c.get("p_supported")
-        if c.get("rule", "judge") == "judge" and p is not None:
-            votes.append(float(p) >= cut)
-        else:
-            votes.append(bool(c.get("verdict")))
-    return sum(votes) / len(votes)
-
-
 def points_of(rows: list[dict[str, Any]]) -> list[tuple[float, int, str]]:
     """(P, label, language) of the claims sample labels can mark (calibrate.claim_points)."""
     out = []
@@ -186,7 +170,8 @@ def tau_out_of_fold(rows: list[dict[str, Any]], n_labels: int, draws: int, seed:
             k += 1
         test = [r for name in names[k:] for r in pairs[name]]
         try:
-            tau, _ = choose_tau(points_of(train), sum(FITTED.values()) / len(FITTED))
+            tau, _ = choose_tau(points_of(train), sum(FITTED.values()) / len(FITTED),
+                                [(r["claims"], int(r["y"] == 1), r["language"]) for r in train])
         except LabelsError:  # a draw without both kinds of claim
             skipped += 1
             continue

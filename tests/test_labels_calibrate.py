@@ -13,6 +13,8 @@ from localeval.cli import main
 from localeval.config import Settings
 from localeval.errors import ConfigError, LabelsError
 from localeval.labels.calibrate import (
+    agreement,
+    answer_agreement,
     balanced_accuracy,
     calibrated,
     choose_tau,
@@ -62,13 +64,17 @@ def test_tau_is_the_cut_that_best_separates_the_labelled_claims(tmp_path: Path) 
         {"id": f"s{i}", "metric": "faithfulness", "claim": 0, "label": truth(i),
          "order": "informative" if i % 2 else "random"} for i in range(20)]
         + [{"id": "ruled", "metric": "faithfulness", "claim": 0, "label": 1}])
-    points, _ = claim_points(run_dir)
+    points, samples, _ = claim_points(run_dir)
     assert len(points) == 20  # any order; the claim a check settled is not τ's
+    assert len(samples) == 21  # every labelled answer, the ruled one too (its score counts)
     cal, notes = fit_calibration(run_dir)
     assert 0.56 <= cal.tau <= 0.6 and cal.balanced_accuracy == 1.0  # P 0.55 no, 0.60 yes
-    assert cal.n_claims == 20 and cal.n_supported == 8
+    assert cal.agreement == pytest.approx((1.0 + cal.answer_auroc) / 2)
+    assert cal.n_claims == 20 and cal.n_supported == 8 and cal.n_answers == 21
     assert cal.judge.sha256 == "fake" and cal.judge.name == "my-judge.gguf"
-    assert cal.default_balanced_accuracy == pytest.approx(balanced_accuracy(points, 0.6))
+    assert cal.default_agreement == pytest.approx(
+        agreement(points, samples, {"en": 0.6, "zh": 0.45}), abs=1e-4)
+    assert balanced_accuracy(points, 0.3) < 1.0
     assert any("rough below 50" in n for n in notes)
 
 
@@ -76,8 +82,9 @@ def test_sample_labels_mark_claims_where_they_can(tmp_path: Path) -> None:
     run_dir = judged_run(tmp_path / "run")
     write_labels(run_dir / "labels.jsonl", [
         {"id": f"s{i}", "metric": "faithfulness", "label": truth(i)} for i in range(20)])
-    points, _ = claim_points(run_dir)
+    points, samples, _ = claim_points(run_dir)
     assert sorted(y for _, y, _ in points) == sorted(truth(i) for i in range(20))
+    assert sorted(y for _, y, _ in samples) == sorted(truth(i) for i in range(20))
 
 
 def test_tau_needs_both_kinds_of_claim() -> None:
@@ -85,6 +92,12 @@ def test_tau_needs_both_kinds_of_claim() -> None:
         choose_tau([(0.9, 1, "en"), (0.8, 1, "en")])
     tau, accuracy = choose_tau([(0.9, 1, "en"), (0.3, 0, "en"), (0.7, 1, "en")])
     assert 0.3 < tau <= 0.7 and accuracy == 1.0
+    # answers only: two claims each; the right one's P are 0.8 and 0.5, the wrong one's 0.6, 0.2
+    claims = [{"rule": "judge", "p_supported": p} for p in (0.8, 0.5)]
+    wrong = [{"rule": "judge", "p_supported": p} for p in (0.6, 0.2)]
+    tau, reached = choose_tau([], 0.5, [(claims, 1, "en"), (wrong, 0, "en")])
+    assert reached == 1.0 and (0.2 < tau <= 0.5 or 0.6 < tau <= 0.8)
+    assert answer_agreement([(claims, 1, "en"), (wrong, 0, "en")], 0.55) == 0.5  # 1/2 vs 1/2
 
 
 def test_calibrate_cli_and_run_with_the_file(tmp_path: Path, fake_cli,  # type: ignore[no-untyped-def]
@@ -95,7 +108,7 @@ def test_calibrate_cli_and_run_with_the_file(tmp_path: Path, fake_cli,  # type: 
         for i in range(20)])
     calib = tmp_path / "calib.json"
     assert main(["calibrate", str(run_dir), "--out", str(calib)]) == 0
-    assert "balanced accuracy 1.000" in capsys.readouterr().out
+    assert "agreement 1.000" in capsys.readouterr().out
     tau = json.loads(calib.read_text())["tau"]
     from tests.test_report import ANSWERS
 

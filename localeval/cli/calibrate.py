@@ -35,10 +35,11 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
         print(to_json(cal.model_dump()))
         return 0
     shipped = ", ".join(f"{k} {v}" for k, v in cal.default_tau.items())
+    default = "-" if cal.default_agreement is None else f"{cal.default_agreement:.3f}"
     print(f"τ = {cal.tau} for {cal.judge.name} ({cal.judge.sha256[:12]}…), fitted on "
-          f"{cal.n_claims} claim labels ({cal.n_supported} supported): balanced accuracy "
-          f"{cal.balanced_accuracy:.3f} (the shipped τ, {shipped}: "
-          f"{cal.default_balanced_accuracy:.3f})")
+          f"{cal.n_answers} labelled answers ({cal.n_right} right) and {cal.n_claims} claim "
+          f"labels ({cal.n_supported} supported): agreement {cal.agreement:.3f} (the shipped "
+          f"τ, {shipped}: {default})")
     print(f"written to {args.out}; use it with: localeval run DATA --out DIR "
           f"--calibration {args.out}")
     return 0

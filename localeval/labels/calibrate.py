@@ -52,36 +52,76 @@ class Calibration(BaseModel):
     tau: float = Field(ge=0.0, le=1.0)
     n_claims: int = Field(ge=0, description="claim labels fitted on")
     n_supported: int = Field(ge=0)
-    balanced_accuracy: float = Field(description="of P ≥ τ against the labels fitted on")
+    n_answers: int = Field(0, ge=0, description="labelled answers fitted on")
+    n_right: int = Field(0, ge=0)
+    agreement: float = Field(description="the criterion τ maximised, on the labels fitted on")
+    default_agreement: float | None = Field(None, description="the shipped τ's, same labels")
+    balanced_accuracy: float | None = Field(None, description="claims: P ≥ τ against labels")
+    answer_auroc: float | None = Field(None, description="answers: right above wrong at τ")
     default_tau: dict[str, float] = Field(description="the shipped τ per language")
-    default_balanced_accuracy: float | None = Field(
-        None, description="of the shipped τ against the same labels")
     fitted: str = Field(description="how τ was fitted")
     run: str | None = Field(None, description="the labelled run's fingerprint")
     labels: str = ""
     created: str = ""
 
 
+def _cut(tau: float | dict[str, float], language: str) -> float:
+    return tau if isinstance(tau, float) else tau.get(language, tau.get("en", 0.5))
+
+
 def balanced_accuracy(points: list[tuple[float, int, str]], tau: float | dict[str, float]
-                      ) -> float:
-    """Mean of the shares of supported claims with P ≥ τ and unsupported ones with P < τ."""
-    def cut(lang: str) -> float:
-        return tau if isinstance(tau, float) else tau.get(lang, tau.get("en", 0.5))
-
-    pos = [p >= cut(g) for p, y, g in points if y == 1]
-    neg = [p < cut(g) for p, y, g in points if y == 0]
-    return 0.5 * (sum(pos) / len(pos) + sum(neg) / len(neg))
+                      ) -> float | None:
+    """Mean of the shares of supported claims with P ≥ τ and unsupported ones with P < τ; None
+    without both kinds of claim."""
+    pos = [p >= _cut(tau, g) for p, y, g in points if y == 1]
+    neg = [p < _cut(tau, g) for p, y, g in points if y == 0]
+    return 0.5 * (sum(pos) / len(pos) + sum(neg) / len(neg)) if pos and neg else None
 
 
-def choose_tau(points: list[tuple[float, int, str]], prefer: float = 0.5) -> tuple[float, float]:
-    """(τ, its balanced accuracy): the grid value that best separates the labelled claims;
-    LabelsError without both supported and unsupported claims."""
-    pos = sum(y for _, y, _ in points)
-    if pos < 1 or pos == len(points):
-        raise LabelsError(f"τ needs supported and unsupported claims among the labels: got "
-                          f"{pos} supported and {len(points) - pos} not; label more samples")
-    best = max(GRID, key=lambda t: (balanced_accuracy(points, t), -abs(t - prefer)))
-    return best, balanced_accuracy(points, best)
+def score_at(entries: list[dict[str, Any]], tau: float | dict[str, float], language: str
+             ) -> float | None:
+    """A claim metric's score of one answer with τ: a judged claim counts when P ≥ τ, one a rule
+    settled as it was settled; None without claims."""
+    if not entries:
+        return None
+    votes = [float(e["p_supported"]) >= _cut(tau, language) if _judged(e) is not None
+             else bool(e.get("verdict")) for e in entries]
+    return sum(votes) / len(votes)
+
+
+def answer_agreement(samples: list[tuple[list[dict[str, Any]], int, str]],
+                     tau: float | dict[str, float]) -> float | None:
+    """How often a right answer scores above a wrong one at τ, over every (right, wrong) pair of
+    labelled answers (AUROC; ties ½); None without both kinds of answer."""
+    scored = [(score_at(e, tau, g), y) for e, y, g in samples]
+    pos = [s for s, y in scored if s is not None and y == 1]
+    neg = [s for s, y in scored if s is not None and y == 0]
+    if not pos or not neg:
+        return None
+    return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
+
+
+def agreement(points: list[tuple[float, int, str]],
+              samples: list[tuple[list[dict[str, Any]], int, str]],
+              tau: float | dict[str, float]) -> float | None:
+    """The mean of the criteria the labels allow: claims' balanced accuracy, answers' AUROC."""
+    found = [x for x in (balanced_accuracy(points, tau), answer_agreement(samples, tau))
+             if x is not None]
+    return sum(found) / len(found) if found else None
+
+
+def choose_tau(points: list[tuple[float, int, str]], prefer: float = 0.5,
+               samples: list[tuple[list[dict[str, Any]], int, str]] = ()  # type: ignore[assignment]
+               ) -> tuple[float, float]:
+    """(τ, its agreement): the grid value whose verdicts best agree with the labels (claims
+    and answers; `agreement`); LabelsError without both supported and unsupported ones."""
+    if agreement(points, list(samples), 0.5) is None:
+        pos = sum(y for _, y, _ in points)
+        raise LabelsError(f"τ needs supported and unsupported claims (or right and wrong "
+                          f"answers) among the labels: got {pos} supported claim(s) and "
+                          f"{len(points) - pos} not; label more samples")
+    best = max(GRID, key=lambda t: (agreement(points, list(samples), t), -abs(t - prefer)))
+    return best, agreement(points, list(samples), best)  # type: ignore[return-value]
 
 
 def _entries(record: SampleRecord, metric: str) -> list[dict[str, Any]]:
@@ -98,9 +138,14 @@ def _judged(entry: dict[str, Any]) -> float | None:
     return float(p)
 
 
+Sample = tuple[list[dict[str, Any]], int, str]
+"""A labelled answer: its claims' entries, 1 when right (label 1) else 0, its language."""
+
+
 def claim_points(run_dir: Path, labels_path: Path | None = None
-                 ) -> tuple[list[tuple[float, int, str]], list[str]]:
-    """(P, label, language) of every labelled claim τ decides (module doc), and the notes."""
+                 ) -> tuple[list[tuple[float, int, str]], list[Sample], list[str]]:
+    """(P, label, language) of every labelled claim τ decides (module doc), the labelled
+    answers (a sample-level label, or labels of all its claims), and the notes."""
     read, _, notes = read_run_labels(run_dir, labels_path)
     records = {r.id: r for r in read_results(Path(run_dir) / RESULTS_FILE).records}
     by_sample: dict[tuple[str, str], dict[int | None, float]] = {}
@@ -108,10 +153,16 @@ def claim_points(run_dir: Path, labels_path: Path | None = None
         if label.label is not None and label.id in records:
             by_sample.setdefault((label.id, label.metric), {})[label.claim] = label.label
     points: list[tuple[float, int, str]] = []
+    samples: list[Sample] = []
     for (sid, metric), marks in by_sample.items():
         record = records[sid]
         entries = _entries(record, metric)
         claims = {k: v for k, v in marks.items() if k is not None}
+        whole = marks.get(None)
+        if whole is None and entries and set(claims) >= set(range(len(entries))):
+            whole = min(claims[i] for i in range(len(entries)))  # right only if every claim is
+        if whole is not None and entries:
+            samples.append((entries, int(whole == 1), record.language or "en"))
         if not claims and None in marks:  # a sample-level label only
             judged = [e for e in entries if _judged(e) is not None]
             if marks[None] == 1:
@@ -122,7 +173,7 @@ def claim_points(run_dir: Path, labels_path: Path | None = None
             p = _judged(entries[i]) if i < len(entries) else None
             if p is not None:
                 points.append((p, int(y >= 0.5), record.language or "en"))
-    return points, notes
+    return points, samples, notes
 
 
 def fit_calibration(run_dir: Path, labels_path: Path | None = None) -> tuple[Calibration,
@@ -137,25 +188,33 @@ def fit_calibration(run_dir: Path, labels_path: Path | None = None) -> tuple[Cal
     if not isinstance(judge, dict) or not judge.get("sha256"):
         raise LabelsError(f"{run_dir}/{SUMMARY_FILE} does not name the judge's sha256 (a run "
                           "stopped before its summary); finish it with `localeval run --resume`")
-    points, notes = claim_points(run_dir, labels_path)
-    if not points:
-        raise LabelsError(f"no labelled claim of {run_dir} is decided by τ (label claims of a "
-                          "claim metric such as faithfulness, or samples with one claim)")
+    points, samples, notes = claim_points(run_dir, labels_path)
+    if not points and not samples:
+        raise LabelsError(f"no labelled claim or answer of {run_dir} is decided by τ (label "
+                          "samples or claims of a claim metric such as faithfulness)")
     prefer = sum(FITTED.values()) / len(FITTED)
-    tau, accuracy = choose_tau(points, prefer)
-    if len(points) < ROUGH:
-        notes.append(f"τ was fitted on {len(points)} claim labels: it is rough below {ROUGH}; "
-                     "label more samples to firm it up")
+    tau, reached = choose_tau(points, prefer, samples)
+    if len(samples) + len(points) < ROUGH:
+        notes.append(f"τ was fitted on {len(samples)} labelled answers and {len(points)} claim "
+                     f"labels: it is rough below {ROUGH}; label more samples to firm it up")
+
+    def rounded(x: float | None) -> float | None:
+        return None if x is None else round(x, 4)
+
     labels = Path(labels_path) if labels_path is not None else run_dir / "labels.jsonl"
     cal = Calibration(
         judge=JudgeRef(name=str(judge.get("name") or "?"), sha256=str(judge["sha256"])),
         prompts=dict((summary or {}).get("prompts") or {}),
         tau=tau, n_claims=len(points), n_supported=sum(y for _, y, _ in points),
-        balanced_accuracy=round(accuracy, 4), default_tau=dict(FITTED),
-        default_balanced_accuracy=round(balanced_accuracy(points, dict(FITTED)), 4),
+        n_answers=len(samples), n_right=sum(y for _, y, _ in samples),
+        agreement=round(reached, 4),
+        default_agreement=rounded(agreement(points, samples, dict(FITTED))),
+        balanced_accuracy=rounded(balanced_accuracy(points, tau)),
+        answer_auroc=rounded(answer_agreement(samples, tau)), default_tau=dict(FITTED),
         fitted=f"grid {GRID[0]}…{GRID[-1]} by {GRID[1] - GRID[0]:.2f}: the τ whose verdicts "
-               f"P(supported) ≥ τ best agree with {len(points)} claim labels (balanced "
-               "accuracy; ties nearest the shipped τ)",
+               f"P(supported) ≥ τ best agree with the labels: the mean of the claims' balanced "
+               f"accuracy ({len(points)} claim labels) and the answers' AUROC ({len(samples)} "
+               "labelled answers), where each has both kinds; ties nearest the shipped τ",
         run=run_fingerprint(run_dir), labels=str(labels), created=now())
     return cal, notes
 
