@@ -16,7 +16,7 @@ from localeval.safe import terminal_safe
 # --resume/--overwrite; gates and retrieval cutoffs do not apply).
 NOT_SHARED = frozenset(
     {"help", "data", "out", "metrics", "resume", "overwrite", "fail_under", "max_unscored",
-     "advisory_until_checked",
+     "advisory_until_checked", "calibration",
      "retrieval_at", *ESTIMATE_DESTS}
 )
 NOT_SETTINGS = frozenset({"config", "quiet"})
@@ -24,6 +24,7 @@ USAGE = (
     "localeval meta-eval DATA --out DIR [--metrics A,B] [--score KEY] [--limit N] [--resume]\n"
     "           [run options: --profile, --judge-model, --parallel, --cache, --no-explain, "
     "--language, ...]\n"
+    "       localeval meta-eval RUN_DIR --labels LABELS.jsonl [--json]\n"
     "       localeval meta-eval convert SET --out FILE [--src DIR]\n"
     "       (SET: halueval, uhgeval, halluqa, halueval_summarization, adversarial, ragchecker)"
 )
@@ -61,9 +62,18 @@ def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--out",
         type=Path,
-        required=True,
-        help="run folder (meta-eval) or output JSONL file (convert)",
+        help="run folder (meta-eval) or output JSONL file (convert); required but with --labels",
     )
+    p.add_argument(
+        "--labels",
+        type=Path,
+        metavar="FILE",
+        help="DATA is a run folder: its judge scores corrected by these human labels "
+        "(prediction-powered means with 95%% intervals; localeval/docs/labels.md); nothing "
+        "is judged",
+    )
+    p.add_argument("--json", action="store_true",
+                   help="with --labels: print the estimates as one JSON object")
     p.add_argument(
         "--metrics",
         type=lambda v: [x.strip() for x in v.split(",") if x.strip()],
@@ -109,6 +119,12 @@ def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
 
 
 def cmd_meta_eval(args: argparse.Namespace) -> int:
+    if args.labels is not None:
+        return cmd_labels(args)
+    if args.json:
+        raise UsageError("--json goes with --labels (meta-eval writes meta_eval.json itself)")
+    if args.out is None:
+        raise UsageError("the following arguments are required: --out")
     if args.data == "convert":
         return cmd_convert(args)
     if args.convert_set is not None:
@@ -140,6 +156,32 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
     print(terminal_safe("meta-eval: " + "  ".join(str(f) for f in outcome.files)))
     if outcome.interrupted is not None:
         raise outcome.interrupted
+    return 0
+
+
+def cmd_labels(args: argparse.Namespace) -> int:
+    """`meta-eval RUN_DIR --labels FILE [--json]`: the run's corrected estimates; judges
+    nothing, so the judge and run options do not apply."""
+    from localeval.cli.common import say, to_json
+    from localeval.labels.estimate import estimate_run
+    from localeval.labels.show import labels_table
+
+    wrong = [flag for flag, given in (("--out", args.out), ("--limit", args.limit),
+                                      ("--score", args.score), ("--metrics", args.metrics),
+                                      ("--resume", args.resume), ("--overwrite", args.overwrite),
+                                      ("--src", args.src), ("SET", args.convert_set))
+             if given]
+    if wrong:
+        raise UsageError(f"{', '.join(wrong)} do(es) not go with --labels (it reads the run "
+                         "folder DATA and judges nothing)")
+    estimates = estimate_run(Path(args.data), args.labels)
+    for note in estimates.notes:
+        say(f"note: {note}")
+    if args.json:
+        print(to_json(estimates.to_json()))
+    else:
+        for line in labels_table(estimates.to_json()).splitlines():
+            print(terminal_safe(line))
     return 0
 
 

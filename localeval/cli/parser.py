@@ -13,7 +13,7 @@ from localeval.cli.run import cmd_run
 PROFILES = ("tiny", "small", "standard")
 DEFAULT_PROFILE = "small"  # as config.Settings
 OWN_MODULE = {"retrieval": "retrieval", "meta-eval": "meta_eval", "verifier": "verifier",
-              "generate": "generate"}
+              "generate": "generate", "calibrate": "calibrate"}
 """Subcommands whose options are declared in a module of their own (localeval/cli/<module>):
 only the one a command line names is built (the others are listed by name in --help)."""
 
@@ -124,6 +124,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                      help="judge each sentence as written (default) or extracted statements")
     run.add_argument("--support-threshold", type=float, metavar="P",
                      help="P(supported) a claim needs (default: fitted per language)")
+    run.add_argument("--calibration", type=Path, metavar="FILE",
+                     help="τ fitted for this judge from human labels (`localeval calibrate`; "
+                          "refused for another judge or other templates)")
     for flag in ("--verdict-style", "--contrast", "--contrast-style"):
         run.add_argument(flag, action=_Retired, nargs="?", help=argparse.SUPPRESS)
     run.add_argument("--seed", type=int)

@@ -10,10 +10,15 @@ from localeval.safe import terminal_safe
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from localeval.labels.attach import attach_labels
     from localeval.report import rerender
     from localeval.results import gates
+    from localeval.results.outfolder import check_run_folder
 
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
+    if (args.run_dir / "results.jsonl").is_file():
+        check_run_folder(args.run_dir)  # summary.json is written only in a localeval run folder
+        attach_labels(args.run_dir, say)  # labels.jsonl → summary.json's corrected figures
     run_folder, paths = rerender(args.run_dir)
     for note in run_folder.notes:
         say(f"note: {note}")
@@ -28,6 +33,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    from localeval.errors import LabelsError
+    from localeval.labels.compare import corrected_differences
     from localeval.report import compare
     from localeval.results import gates
 
@@ -36,6 +43,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise UsageError("--top must be 0 or more")
     comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top,
                                       allow_different=args.allow_different_datasets)
+    try:  # both runs labelled: the corrected difference beside the judge's
+        comparison.corrected, notes = corrected_differences(args.run_a, args.run_b)
+    except LabelsError as exc:
+        notes = [f"no corrected difference: {exc}"]
+    for note in notes:
+        say(f"note: {note}")
     if comparison.other_questions:
         say(f"warning: {len(comparison.other_questions)} id(s) hold another question in B "
             "(runs of different datasets); they are left out of the comparison")

@@ -52,6 +52,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     }
     settings = load_config(args.config, overrides)
+    if args.calibration is not None:  # τ fitted for this judge from human labels
+        from localeval.labels.calibrate import calibrated
+
+        settings, _ = calibrated(settings, args.calibration)
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     fail_under = fail_under_gates(args.fail_under, chosen)  # before any model is loaded
     check_flags(args)
@@ -67,6 +71,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         log=say,
         ray=ray_options(args),  # None: this process; else Ray workers
     )
+    if (args.out / "labels.jsonl").exists():  # a labelled folder: its corrected figures again
+        from localeval.labels.attach import refresh
+
+        refresh(args.out, say)
     if not args.quiet:
         print(summary_table(outcome.summary))
         print(
@@ -83,6 +91,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         ):  # the user asked for these metrics: say where they could not run
             for metric, reason in rec.skipped.items():
                 say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
+    calibration = outcome.summary.get("calibration") or {}
+    if calibration.get("calibrated") is False:  # τ was fitted for another judge: said last
+        say(f"note: {calibration.get('note')}")
     if not fail_under:
         return 0
     from localeval.results.gates import check_fail_under

@@ -1,1 +1,6 @@
-"""Human labels of a run: the labels file and what is computed from it."""
+"""Human labels of a run: the labels file (`store`), the prediction-powered mean (`ppi`), a run's
+corrected estimates (`estimate`), shown in words (`show`), written into summary.json and the
+report (`attach`), the corrected difference of two runs (`compare`) and τ fitted for a judge
+(`calibrate`). The labelling page is `localeval label`."""
+
+__all__ = ["attach", "calibrate", "compare", "estimate", "ppi", "show", "store"]

@@ -69,9 +69,11 @@ class Comparison:
     differences: list[str]  # settings/models/prompts that differ between the runs
     other_questions: list[str] = field(default_factory=list)  # paired ids, different questions
     default_ids: list[str] = field(default_factory=list)  # row-<line> ids, no question: unpaired
+    corrected: list[dict[str, Any]] = field(default_factory=list)  # labels/compare.py, B − A
 
     def to_json(self) -> dict[str, Any]:
         return {
+            **({"corrected": self.corrected} if self.corrected else {}),
             "written_by": WRITTEN_BY,
             "a": str(self.a.path),
             "b": str(self.b.path),
@@ -224,6 +226,20 @@ def _rows(c: Comparison) -> list[list[Any]]:
     ]
 
 
+CORRECTED_HEADER = ["score", "labels / rows", "judge B − A", "corrected B − A", "95% CI",
+                    "labels only B − A", "95% CI (labels)", "excludes 0"]
+CORRECTED_NOTE = ("B − A from the judge's scores on every paired sample plus human labels of "
+                  "both runs' answers on the same uniform random samples (prediction-powered "
+                  "inference on the paired differences, 95 % interval).")
+
+
+def _corrected_rows(c: Comparison) -> list[list[Any]]:
+    return [[d["key"], f"{d['n_labels']} / {d['n_rows']}", f"{d['judge_diff']:+.3f}",
+             f"{d['diff']:+.3f}", fmt_ci(d["ci"]), f"{d['labels_only_diff']:+.3f}",
+             fmt_ci(d["labels_only_ci"]), "yes" if d["excludes_zero"] else "no"]
+            for d in c.corrected]
+
+
 MOVER_HEADER = ["id", "A", "B", "B − A", "question"]
 
 
@@ -249,6 +265,9 @@ def to_markdown(c: Comparison) -> str:
     ]
     if unpaired:
         out += ["Not paired (scored in one run only): " + "; ".join(unpaired), ""]
+    if c.corrected:
+        out += ["## Corrected by human labels", "", CORRECTED_NOTE, "",
+                md_table(CORRECTED_HEADER, _corrected_rows(c)), ""]
     if c.other_questions:
         out += [f"**Warning:** {len(c.other_questions)} id(s) hold another question in B "
                 "(runs of different datasets); they are left out: "
@@ -286,6 +305,9 @@ def to_html(c: Comparison) -> str:
         span = min(1.0, round(span * 1.2 + 0.005, 2))
         body.append(forest_svg(rows, lo=-span, hi=span, zero=0.0, css_class="forest diff"))
     body.append(html_table(HEADER, _rows(c), numeric=range(1, 6)))
+    if c.corrected:
+        body.append(f"<h2>Corrected by human labels</h2><p>{esc(CORRECTED_NOTE)}</p>"
+                    + html_table(CORRECTED_HEADER, _corrected_rows(c), numeric=range(1, 7)))
     unpaired = [[r.key, r.only_a, r.only_b] for r in c.rows if r.only_a or r.only_b]
     if unpaired:
         body.append(

@@ -7,6 +7,8 @@ from typing import Any
 
 from localeval.report.charts import forest_svg, histogram_svg
 from localeval.report.kit import details_html, esc, fmt, fmt_ci, html_table, html_text, page
+from localeval.report.labelled import HEADER as CORRECTED_HEADER
+from localeval.report.labelled import NOTE as CORRECTED_NOTE
 from localeval.report.view import HEADERS, ROWS_KEPT, SCORES_NOTE, ReportView
 
 MAX_ROWS = ROWS_KEPT  # error rows shown: as many as the view keeps
@@ -31,10 +33,18 @@ def render_html(view: ReportView) -> str:
             f'<p class="muted">{esc(view.source)} · {view.n_records} samples{when}</p>']
     if view.status:
         body.append(f'<p class="warn">{esc(view.status)}</p>')
+    if view.calibration:
+        body.append(f'<p class="warn">{esc(view.calibration)}</p>')
     body.append(f"<h2>Scores</h2><p>{SCORES_NOTE}</p>")
     if view.forest:
         body.append(forest_svg(view.forest))
     body.append(html_table(HEADERS["overview"], view.overview, numeric=range(1, 7)))
+    if view.corrected or view.corrected_lines:
+        body.append(f"<h2>Corrected by human labels</h2><p>{esc(CORRECTED_NOTE)}</p>")
+        if view.corrected:
+            body.append(html_table(CORRECTED_HEADER, view.corrected, numeric=range(1, 8)))
+        body.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in view.corrected_lines)
+                    + "</ul>")
     body.append(
         '<h2>Distributions</h2><p class="muted">Bars: samples per score bin; red line: '
         'mean; orange band: 95% CI of the mean.</p><div class="charts">'

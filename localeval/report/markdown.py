@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from localeval.report.kit import clip_text, details_md, fmt, md_cell, md_table
+from localeval.report.labelled import HEADER as CORRECTED_HEADER
+from localeval.report.labelled import NOTE as CORRECTED_NOTE
 from localeval.report.view import BINS, HEADERS, SCORES_NOTE, ReportView
 
 MAX_ROWS = 50  # at most view.ROWS_KEPT: the error rows the view keeps
@@ -28,7 +30,14 @@ def render_markdown(view: ReportView) -> str:
     out = [f"# {md_cell(view.title)}", ""]
     if view.status:
         out += [f"> **{md_cell(view.status)}**", ""]
+    if view.calibration:
+        out += [f"> {md_cell(view.calibration)}", ""]
     out += ["## Scores", "", SCORES_NOTE, "", md_table(HEADERS["overview"], view.overview), ""]
+    if view.corrected or view.corrected_lines:
+        out += ["## Corrected by human labels", "", CORRECTED_NOTE, ""]
+        if view.corrected:
+            out += [md_table(CORRECTED_HEADER, view.corrected), ""]
+        out += [f"- {md_cell(line)}" for line in view.corrected_lines] + [""]
     out += ["## Distributions", ""]
     for d in view.distributions:
         peak = max(d.counts) or 1

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.report.kit import fmt, fmt_ci
+from localeval.report.labelled import calibration_note, corrected
 from localeval.results.loadrun import RunFolder
 from localeval.results.records import SampleRecord
 from localeval.safe import unicode_safe
@@ -100,6 +101,9 @@ class ReportView:
     n_errors: int  # all of them
     problems: list[list[Any]]
     meta: dict[str, list[list[Any]]] = field(default_factory=dict)
+    corrected: list[list[Any]] = field(default_factory=list)  # report/labelled.py
+    corrected_lines: list[str] = field(default_factory=list)
+    calibration: str | None = None
 
 
 def build_view(run: RunFolder) -> ReportView:
@@ -133,6 +137,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     dists = [Distribution(key, columns[key], histogram(columns[key]), m.get("mean"), m.get("ci95"),
                           m.get("count", 0), m.get("errors", 0))
              for key, m in metrics.items() if columns[key]]
+    table, table_lines = corrected(s)
     return ReportView(
         title=f"localeval report: {unicode_safe(path.name)}",
         source=str(dataset.get("source", "")),
@@ -149,6 +154,9 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         problems=[[p.get("line"), p.get("id") or "", p.get("message")]
                   for p in dataset.get("input_errors") or []],
         meta=_metadata_rows(s),
+        corrected=table,
+        corrected_lines=table_lines,
+        calibration=calibration_note(s),
     )
 
 

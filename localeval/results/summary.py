@@ -11,7 +11,7 @@ from localeval.config import Settings
 from localeval.data.dataset import Dataset
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
-from localeval.metrics.support.verdicts import effective_thresholds
+from localeval.metrics.support.verdicts import calibration_status, effective_thresholds
 from localeval.results.tally import ScoreTally
 
 
@@ -35,7 +35,7 @@ def build_summary(
     """summary.json (but for what _finish adds), its metrics from the tally of every record
     (every metric run first: one with no score anywhere still gets a line); `stats` and
     `usage` as the executor reports them."""
-    return {
+    summary: dict[str, Any] = {
         "localeval_version": __version__,
         "dataset": {
             "source": data.source,
@@ -70,3 +70,7 @@ def build_summary(
         if usage["texts_encoded"] is None
         else {"texts_encoded": usage["texts_encoded"]},
     }
+    calibration = calibration_status(settings, [m.name for m in metrics], usage["models"])
+    if calibration is not None:  # whether τ was fitted for this judge
+        summary["calibration"] = calibration
+    return summary

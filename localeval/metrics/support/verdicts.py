@@ -50,6 +50,35 @@ the name is part of the cache key, so it stays."""
 
 FITTED = {"en": 0.6, "zh": 0.45}
 """τ per language, fitted on the dev sets' fit half (rows not reported)."""
+FITTED_FOR = ("qwen2.5-coder-1.5b-instruct-q4_k_m",
+              "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
+"""The judge (manifest name, sha256) FITTED was fitted for."""
+DECIDED_BY_TAU = frozenset({"faithfulness", "context_recall", "answer_correctness",
+                            "context_relevance", "context_precision"})
+"""The metrics whose verdicts τ decides."""
+
+
+def calibration_status(settings: Settings, metric_names: list[str],
+                       models: dict[str, Any]) -> dict[str, Any] | None:
+    """summary.json's `calibration`: whether τ was fitted for the run's judge (the shipped
+    judge, a learned head's own τ, or τ set for this run by --support-threshold or
+    --calibration); with the sentence to show when it was not. None when no verdict of the run
+    is decided by τ (or the judge is the fake one)."""
+    judge = models.get("judge") if isinstance(models.get("judge"), dict) else None
+    if judge is None or judge.get("sha256") == "fake" or not DECIDED_BY_TAU & set(metric_names):
+        return None
+    if settings.support_threshold is not None:
+        return {"calibrated": True, "how": "τ set for this run (--support-threshold or "
+                                           "--calibration)", "tau": settings.support_threshold}
+    if (models.get("verifier") or {}).get("tau"):
+        return {"calibrated": True, "how": "the learned verifier head's own τ"}
+    if judge.get("sha256") == FITTED_FOR[1]:
+        return {"calibrated": True, "how": f"τ fitted for {FITTED_FOR[0]} on the dev sets"}
+    name = judge.get("name") or "this judge"
+    return {"calibrated": False, "fitted_for": FITTED_FOR[0],
+            "note": f"τ was fitted for {FITTED_FOR[0]}; label 50 samples with `localeval label` "
+                    f"to calibrate {name} (then `localeval calibrate RUN_DIR --out calib.json` "
+                    "and `localeval run --calibration calib.json`)"}
 
 
 def threshold(ctx: MetricContext, step: str | None = None) -> float:

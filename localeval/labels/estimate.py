@@ -1,0 +1,247 @@
+"""A run folder's corrected scores: its judge scores on every sample, the labels on a few.
+
+Per labelled score key (a metric, e.g. "faithfulness", or a sub-score such as
+"faithfulness.soft"): the judge's scores of the samples it scored (N) and the human label of the
+n samples labelled at random give a prediction-powered mean (`ppi.ppi_mean`). A sample's label is
+its sample-level row; without one, a claim metric's sample label is the mean of its claim labels,
+used only when every claim the judge judged (`details[metric]["statements"]`) is labelled and
+none is unsure. Only labels drawn at random (order "random" or none) enter the estimate;
+"informative" ones are for fitting. Everything the reader should know (labels for samples the
+run lacks, duplicates, partly labelled samples, rows refused) is one line each, in `notes`.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import LabelsError
+from localeval.labels.ppi import PPIEstimate, ppi_mean
+from localeval.labels.store import LABELS_FILE, Label, LabelsRead, read_labels
+from localeval.results.outfolder import LOCK_FILE
+from localeval.results.records import RESULTS_FILE, SampleRecord, read_results
+from localeval.results.runfiles import (
+    SUMMARY_FILE,
+    fingerprint_of,
+    open_nofollow,
+    read_inputs,
+    read_json,
+)
+
+MAX_PROBLEMS = 10
+"""Bad label rows named one by one; the rest are counted in one line."""
+
+
+@dataclass
+class RunEstimates:
+    """Per score key its PPIEstimate; keys labelled but not estimated, with why; one line per
+    thing the reader should know."""
+
+    run_dir: Path
+    labels_path: Path
+    estimates: dict[str, PPIEstimate] = field(default_factory=dict)
+    not_estimated: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        """The `ppi` object of `meta-eval --labels --json` and summary.json's `labels`."""
+        return {
+            "run": str(self.run_dir),
+            "labels": str(self.labels_path),
+            "ppi": {k: estimate_json(e) for k, e in self.estimates.items()},
+            "not_estimated": dict(self.not_estimated),
+            "notes": list(self.notes),
+        }
+
+
+def estimate_json(e: PPIEstimate) -> dict[str, Any]:
+    return {"mean": e.mean, "ci": list(e.ci), "n_labels": e.n_labels, "judge_mean": e.judge_mean,
+            "labels_only_mean": e.labels_only_mean, "labels_only_ci": list(e.labels_only_ci),
+            "effective_labels": e.effective_labels, "n_rows": e.n_rows, "lam": e.lam}
+
+
+def run_fingerprint(run_dir: Path) -> str | None:
+    """The run's fingerprint: run.json's (checked against its inputs), else summary.json's."""
+    inputs = read_inputs(run_dir)
+    if inputs is not None:
+        return fingerprint_of(inputs)
+    summary = read_json(run_dir / SUMMARY_FILE)
+    value = summary.get("run_fingerprint") if isinstance(summary, dict) else None
+    return value if isinstance(value, str) else None
+
+
+def being_written(run_dir: Path) -> str | None:
+    """The pid of the localeval run writing `run_dir` now (it holds the folder's lock), else
+    None. The lock is only tested, never kept."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - no flock: no way to tell
+        return None
+    try:
+        fd = open_nofollow(run_dir / LOCK_FILE, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None  # no lock file: no run has it
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[LabelsRead, Path,
+                                                                             list[str]]:
+    """The labels of a run (default: its labels.jsonl), rows for another fingerprint refused;
+    LabelsError when the file is missing, empty or has no usable row. Also the notes."""
+    run_dir = Path(run_dir)
+    path = Path(labels_path) if labels_path is not None else run_dir / LABELS_FILE
+    if not (run_dir / RESULTS_FILE).is_file():
+        raise LabelsError(f"{run_dir} is not a run folder: {RESULTS_FILE} not found (give the "
+                          "--out folder of `localeval run`)")
+    pid = being_written(run_dir)
+    if pid is not None:
+        raise LabelsError(f"{run_dir} is still being written by a localeval run (pid {pid}); "
+                          "estimate once it has finished (its labels are kept)")
+    fingerprint = run_fingerprint(run_dir)
+    try:
+        read = read_labels(path, fingerprint=fingerprint)
+    except FileNotFoundError:
+        raise LabelsError(f"{path} not found; label the run with `localeval label {run_dir}` "
+                          "or give --labels FILE") from None
+    except OSError as exc:
+        raise LabelsError(f"cannot read {path}: {exc.strerror or exc}") from None
+    other = [p for p in read.problems if "another fingerprint" in p]
+    if not read.labels:
+        if other and len(other) == len(read.problems):
+            raise LabelsError(f"{path} labels another run (every row names a fingerprint other "
+                              f"than {run_dir}'s {(fingerprint or '?')[:12]}…); give the labels "
+                              "of this run")
+        why = f" ({len(read.problems)} bad row(s), the first: {read.problems[0]})" \
+            if read.problems else ""
+        raise LabelsError(f"{path} holds no usable label{why}; label samples with `localeval "
+                          f"label {run_dir}` or write rows such as "
+                          '{"id": "s1", "metric": "faithfulness", "label": 1}')
+    notes = list(read.problems[:MAX_PROBLEMS])
+    if len(read.problems) > MAX_PROBLEMS:
+        notes.append(f"{path}: {len(read.problems) - MAX_PROBLEMS} more bad row(s) left out")
+    if other:
+        notes.append(f"{path}: {len(other)} row(s) label a run with another fingerprint and "
+                     "were refused")
+    notes += read.notes(path)
+    return read, path, notes
+
+
+@dataclass
+class Scored:
+    """What the estimate needs of one record: its score and claim count per labelled key."""
+
+    scores: dict[str, float | None]
+    claims: dict[str, int]
+
+
+def load_scores(run_dir: Path, keys: set[str]) -> dict[str, Scored]:
+    """Per sample id of results.jsonl, its scores and claim counts of `keys` (the rest of each
+    record is not kept)."""
+    results = read_results(Path(run_dir) / RESULTS_FILE, _keep(keys))
+    return dict(r for r in results.records)
+
+
+def _keep(keys: set[str]) -> Any:
+    def keep(record: SampleRecord, offset: int, length: int) -> tuple[str, Scored]:
+        claims = {}
+        for key in keys:
+            detail = record.details.get(key)
+            statements = detail.get("statements") if isinstance(detail, dict) else None
+            if isinstance(statements, list):
+                claims[key] = len(statements)
+        return record.id, Scored({k: record.scores.get(k) for k in keys}, claims)
+    return keep
+
+
+def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str,
+                  notes: list[str]) -> tuple[dict[str, float], int]:
+    """The random sample labels of `key` (id → label) and how many informative ones there are;
+    claim labels become a sample's label when they cover every claim, none unsure."""
+    out: dict[str, float] = {}
+    informative: set[str] = set()
+    claim_rows: dict[str, list[Label]] = defaultdict(list)
+    for label in labels.values():
+        if label.metric != key or label.id not in samples:
+            continue
+        if label.claim is not None:
+            claim_rows[label.id].append(label)
+        elif not label.random:
+            informative.add(label.id)
+        elif label.label is not None:
+            out[label.id] = label.label
+    partial = 0
+    for sid, rows in claim_rows.items():
+        if sid in out or sid in informative:
+            continue  # a sample-level label says it directly
+        if any(not r.random for r in rows):
+            informative.add(sid)
+            continue
+        n_claims = samples[sid].claims.get(key)
+        marks = {r.claim: r.label for r in rows}
+        if n_claims and set(marks) >= set(range(n_claims)) and all(
+                marks[i] is not None for i in range(n_claims)):
+            out[sid] = sum(marks[i] for i in range(n_claims)) / n_claims  # type: ignore[misc]
+        else:
+            partial += 1
+    if partial:
+        notes.append(f"{key}: {partial} sample(s) have claim labels that do not cover every "
+                     "claim (or mark one unsure); they do not enter the estimate")
+    return out, len(informative)
+
+
+def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
+                 alpha: float = 0.05) -> RunEstimates:
+    """Per labelled score key of the run in `run_dir`, the prediction-powered mean over the
+    samples the judge scored (module doc); a key that cannot be estimated (too few labels, no
+    score) is in `not_estimated`, with why. LabelsError when the labels cannot be read at all."""
+    run_dir = Path(run_dir)
+    read, path, notes = read_run_labels(run_dir, labels_path)
+    keys = sorted({label.metric for label in read.labels.values()})
+    samples = load_scores(run_dir, set(keys))
+    out = RunEstimates(run_dir, path, notes=notes)
+    missing = sorted({label.id for label in read.labels.values() if label.id not in samples})
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:3]) + (" …" if len(missing) > 3 else "")
+        notes.append(f"{path}: {len(missing)} labelled sample id(s) are not in {run_dir} "
+                     f"({shown}); they are left out")
+    summary = read_json(run_dir / SUMMARY_FILE)
+    if isinstance(summary, dict) and summary.get("complete") is False:
+        notes.append(f"{run_dir} is an interrupted run (summary.json: complete false): the "
+                     "estimate covers the samples it holds; `localeval run --resume` finishes it")
+    for key in keys:
+        if not any(key in s.scores and s.scores[key] is not None for s in samples.values()):
+            out.not_estimated[key] = "the run has no score of this key"
+            continue
+        labelled, informative = sample_labels(read.labels, samples, key, notes)
+        if informative:
+            notes.append(f"{key}: {informative} sample(s) labelled in the informative order are "
+                         "for fitting (τ, a head), not for the estimate")
+        judge_all = [s.scores[key] for s in samples.values() if s.scores.get(key) is not None]
+        unscored = [i for i in labelled if samples[i].scores.get(key) is None]
+        if unscored:
+            notes.append(f"{key}: {len(unscored)} labelled sample(s) the judge did not score "
+                         "are left out (the estimate is over the samples it scored)")
+        ids = [i for i in labelled if samples[i].scores.get(key) is not None]
+        try:
+            out.estimates[key] = ppi_mean(
+                judge_all,  # type: ignore[arg-type]
+                [samples[i].scores[key] for i in ids],  # type: ignore[misc]
+                [labelled[i] for i in ids], alpha=alpha)
+        except LabelsError as exc:
+            out.not_estimated[key] = str(exc)
+    out.notes = list(dict.fromkeys(out.notes))  # each said once
+    return out
