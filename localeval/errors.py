@@ -54,6 +54,10 @@ class UsageError(LocalevalError):
     """Wrong command-line usage (unknown metric, bad gate)."""
 
 
+class LabelsError(LocalevalError):
+    """Human labels that cannot be used: too few, out of range, for another run."""
+
+
 class OutputError(LocalevalError):
     """The --out folder or a file in it cannot be written (missing permission, disk full)."""
 
