@@ -512,3 +512,19 @@ def test_a_test_set_still_being_generated_or_malformed_is_one_line(
     assert "bad.jsonl:2" in _one_line(capsys)
     assert main(["label", str(testset), "--seed", "3"]) == 2
     assert "run folder" in _one_line(capsys)
+
+
+def test_the_core_never_imports_the_page() -> None:
+    """A plug-in: only cli/label.py (loaded by name when `label` is the command) reaches it."""
+    import ast
+
+    from tests.conftest import REPO
+
+    root = REPO / "localeval"
+    for path in root.rglob("*.py"):
+        if path.parent.name == "labelpage" or path == root / "cli" / "label.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [
+                node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            assert not any(n.startswith("localeval.labelpage") for n in names), path
