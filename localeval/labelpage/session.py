@@ -33,7 +33,7 @@ from localeval.results.records import SampleRecord
 
 ORDERS = ("random", "informative")
 CLAIM_LABELS = (0.0, 1.0, None)  # not supported, supported, unsure
-SAMPLE_LABELS = (0.0, 0.5, 1.0, None)  # wrong, partly, right, unsure
+SAMPLE_LABELS = (0.0, 0.5, 1.0, None)  # the metric not at all, half, fully; unsure
 
 
 # ---- what the run folder is -------------------------------------------------------------------
@@ -260,6 +260,12 @@ class RunSession:
         self.views[metric] = view
         return view
 
+    @staticmethod
+    def _description(metric: str) -> str:
+        from localeval.metrics import REGISTRY
+
+        return REGISTRY[metric].description if metric in REGISTRY else ""
+
     def tau_for(self, record: SampleRecord) -> float | None:
         return self.tau.get(record.language, self.tau.get("en"))
 
@@ -336,6 +342,7 @@ class RunSession:
                 "run": str(self.run_dir),
                 "metric": metric,
                 "metrics": [{"name": m, "claims": self.view(m).claims} for m in self.metrics],
+                "description": self._description(metric),
                 "claims": view.claims,
                 "seed": self.seed,
                 "who": self.who,

@@ -17,7 +17,9 @@ const T = {
     order_random: (s) => `Random order (seed ${s}) — for the estimate`,
     order_informative: "Most informative first (P nearest τ) — for fitting",
     supported: "Supported", not_supported: "Not supported", unsure: "Unsure",
-    right: "Right", partly: "Partly", wrong: "Wrong",
+    right: "1 — fully", partly: "½ — partly", wrong: "0 — not at all",
+    grade_hint: (m, d) => `Your own value of ${m} for this sample, on the judge's scale ` +
+      `(${d}):`,
     note: "note (optional, e)", judge: "judge", judge_yes: "supported", judge_no: "not supported",
     why: "why", by_rule: "decided by a rule", score: "score", soft: "soft",
     sample_of: (p, n, id) => `Sample ${p} of ${n} · id ${id}`,
@@ -63,8 +65,8 @@ const T = {
       "judge was least sure of; its labels are kept apart and serve to fit τ or a verifier " +
       "head. Every mark is written to the labels file at once.",
     keys_run: [
-      ["j / ↓", "next claim"], ["k / ↑", "previous claim"], ["y", "supported (sample: right)"],
-      ["n", "not supported (sample: wrong)"], ["p", "partly right (sample without claims)"],
+      ["j / ↓", "next claim"], ["k / ↑", "previous claim"], ["y", "supported (sample: 1)"],
+      ["n", "not supported (sample: 0)"], ["p", "½ (a sample without claims)"],
       ["u", "unsure"], ["e", "write a note for the focused claim; Enter keeps it"],
       ["Enter / →", "next sample (confirm, where asked)"], ["←", "previous sample"],
       ["o", "switch order"], ["?", "show or hide the keys"],
@@ -85,7 +87,8 @@ const T = {
     order_random: (s) => `随机顺序（种子 ${s}）— 用于校正估计`,
     order_informative: "信息量优先（P 最接近 τ）— 用于拟合",
     supported: "有依据", not_supported: "无依据", unsure: "不确定",
-    right: "正确", partly: "部分正确", wrong: "错误",
+    right: "1 — 完全", partly: "½ — 部分", wrong: "0 — 完全不",
+    grade_hint: (m, d) => `你对该样本 ${m} 的取值，与评审同一尺度（${d}）：`,
     note: "备注（可选，e）", judge: "评审", judge_yes: "有依据", judge_no: "无依据",
     why: "理由", by_rule: "由规则判定", score: "得分", soft: "软得分",
     sample_of: (p, n, id) => `第 ${p} / ${n} 个样本 · id ${id}`,
@@ -125,8 +128,8 @@ const T = {
     orders_help: "校正估计只使用随机顺序的标注：请从头依次标注。信息量顺序先显示评审模型最没把握的样本，" +
       "其标注单独保存，用于拟合 τ 或验证头。每次标注都会立即写入标注文件。",
     keys_run: [
-      ["j / ↓", "下一条论断"], ["k / ↑", "上一条论断"], ["y", "有依据（样本：正确）"],
-      ["n", "无依据（样本：错误）"], ["p", "部分正确（无论断的样本）"], ["u", "不确定"],
+      ["j / ↓", "下一条论断"], ["k / ↑", "上一条论断"], ["y", "有依据（样本：1）"],
+      ["n", "无依据（样本：0）"], ["p", "½（无论断的样本）"], ["u", "不确定"],
       ["e", "为当前论断写备注；Enter 保存"], ["Enter / →", "下一个样本（需要时为确认）"],
       ["←", "上一个样本"], ["o", "切换顺序"], ["?", "显示或隐藏快捷键"],
     ],
@@ -371,6 +374,7 @@ function renderGrade() {
   box.replaceChildren();
   box.append(el("p", "text", item.answer || "—"));
   if (item.reason) box.append(el("p", "small muted", item.reason));
+  box.append(el("p", "small", t("grade_hint")(state.metric, state.description)));
   const mark = item.marks.sample;
   const buttons = el("div", "buttons");
   for (const [label, key, cls, k] of [[1, "right", "yes", "y"], [0.5, "partly", "partly", "p"],
