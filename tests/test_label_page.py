@@ -528,3 +528,38 @@ def test_the_core_never_imports_the_page() -> None:
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else [
                 node.module or ""] if isinstance(node, ast.ImportFrom) else []
             assert not any(n.startswith("localeval.labelpage") for n in names), path
+
+
+@pytest.mark.model
+def test_a_real_judges_claims_show_their_p_and_their_evidence_marked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What the 0.5B judge writes in results.jsonl is what the page shows: each claim's P
+    against τ, and the context sentence closest to it found and marked in the contexts."""
+    from tests.conftest import _need, model_path
+
+    pytest.importorskip("llama_cpp")
+    _need(model_path("tiny"))
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    out = tmp_path / "run"
+    assert main(["run", str(data), "--out", str(out), "--profile", "tiny", "--metrics",
+                 "faithfulness", "--no-cache", "--quiet"]) == 0
+    capsys.readouterr()
+    session = open_run(out)
+    view = session.view("faithfulness")
+    assert view.claims and sorted(view.ids) == sorted(r["id"] for r in ROWS)
+    closeness = {}
+    for pos, sid in enumerate(view.informative_order):
+        shown = session.item("faithfulness", "informative", pos)
+        assert shown["id"] == sid and shown["tau"] == pytest.approx(0.6)
+        for claim in shown["claims"]:
+            p = claim["p"]
+            assert p is not None and 0.0 <= p <= 1.0
+            if claim["rule"] == "judge":
+                assert claim["verdict"] == int(p >= shown["tau"])
+            assert claim["evidence"] and claim["evidence_found"]
+            marked = ["".join(s["t"] for s in segs if claim["i"] in s.get("c", []))
+                      for segs in shown["contexts"]]
+            assert claim["evidence"] in marked
+        closeness[sid] = min(abs(c["p"] - shown["tau"]) for c in shown["claims"])
+    assert list(closeness.values()) == sorted(closeness.values())

@@ -151,6 +151,7 @@ def problems(page: Page, port_url: str) -> list[str]:
 def screenshot(page: Page, width: int, shot: Path) -> None:
     page.call("Emulation.setDeviceMetricsOverride", width=width, height=900,
               deviceScaleFactor=1, mobile=False)
+    page.evaluate("window.scrollTo(0, 0)")  # the sticky header where a reader sees it
     time.sleep(0.2)
     height = page.evaluate("document.documentElement.scrollHeight")
     overflow = page.evaluate("document.documentElement.scrollWidth")
