@@ -236,6 +236,14 @@ def test_every_mark_is_one_fsynced_row_and_reopening_resumes(run_dir: Path) -> N
         assert c.item(1)["status"] == "partial"
 
 
+def test_a_second_page_on_the_same_run_sees_the_marks_of_the_first(run_dir: Path) -> None:
+    one, two = open_run(run_dir), open_run(run_dir)
+    first = one.view("faithfulness").random_order[0]
+    assert two.item("faithfulness", "random", 0)["marks"] == {}
+    one.mark("faithfulness", "random", first, 0, 1, None)
+    assert two.item("faithfulness", "random", 0)["marks"]["0"]["label"] == 1
+
+
 def test_the_random_order_is_fixed_by_the_seed_and_labelled_in_sequence(run_dir: Path) -> None:
     def order(seed: int) -> list[str]:
         return open_run(run_dir, seed=seed).view("faithfulness").random_order
@@ -505,6 +513,10 @@ def test_a_test_set_still_being_generated_or_malformed_is_one_line(
     work.write_text('{"fingerprint": "x"}\n', encoding="utf-8")
     assert main(["label", str(testset)]) == 2
     assert "still being generated" in _one_line(capsys)
+    testset.unlink()  # a first generation, killed before it wrote the test set
+    assert main(["label", str(testset)]) == 2
+    assert "still being generated" in _one_line(capsys)
+    testset.write_text("".join(json.dumps(r) + "\n" for r in TESTSET), encoding="utf-8")
     work.unlink()
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "a", "question": "q"}\n{"id": "a", "question": "q"}\n')

@@ -142,10 +142,10 @@ class ReviewSession:
     """A test set opened for review (module doc). Thread-safe."""
 
     def __init__(self, testset: Path, *, who: str | None = None) -> None:
+        refuse_in_progress(testset)
         if not testset.is_file():
             raise UsageError(f"{testset} is not a file; give a test set made by "
                              "`localeval generate` (or a run folder)")
-        refuse_in_progress(testset)
         self.testset = testset
         self.rows = read_testset(testset)
         self.by_id = {r["id"]: r for r in self.rows}
