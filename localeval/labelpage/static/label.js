@@ -60,6 +60,12 @@ const T = {
     decided: { accept: "Accepted", reject: "Rejected", edit: "Edited" },
     review_title: "Review of a generated test set",
     keys_title: "Keys",
+    keyline_run: "Keys: y supported · n not supported · u unsure · j/k next/previous claim · " +
+      "e note · Enter next sample · ← back · ? all keys",
+    keyline_sample: "Keys: y 1 · p ½ · n 0 · u unsure · e note · Enter next sample · ← back · " +
+      "? all keys",
+    keyline_review: "Keys: a accept · r reject (reason, Enter) · e edit (Ctrl+Enter saves) · " +
+      "→/← next/previous row · ? all keys",
     orders_help: "The random order is what the corrected estimate uses: label it from the " +
       "start, in sequence. The informative order shows first the samples whose claims the " +
       "judge was least sure of; its labels are kept apart and serve to fit τ or a verifier " +
@@ -125,6 +131,12 @@ const T = {
     decided: { accept: "已接受", reject: "已拒绝", edit: "已编辑" },
     review_title: "审阅生成的测试集",
     keys_title: "快捷键",
+    keyline_run: "快捷键：y 有依据 · n 无依据 · u 不确定 · j/k 下/上一条论断 · e 备注 · " +
+      "Enter 下一个样本 · ← 返回 · ? 全部快捷键",
+    keyline_sample: "快捷键：y 1 · p ½ · n 0 · u 不确定 · e 备注 · Enter 下一个样本 · ← 返回 · " +
+      "? 全部快捷键",
+    keyline_review: "快捷键：a 接受 · r 拒绝（输入理由，Enter）· e 编辑（Ctrl+Enter 保存）· " +
+      "→/← 下/上一行 · ? 全部快捷键",
     orders_help: "校正估计只使用随机顺序的标注：请从头依次标注。信息量顺序先显示评审模型最没把握的样本，" +
       "其标注单独保存，用于拟合 τ 或验证头。每次标注都会立即写入标注文件。",
     keys_run: [
@@ -218,6 +230,8 @@ $("help-toggle").addEventListener("click", () => { $("help").hidden = !$("help")
 // ---- run: header -----------------------------------------------------------------------------
 
 function renderHeader() {
+  $("keyline").textContent = t(state.kind === "review" ? "keyline_review"
+    : state.claims ? "keyline_run" : "keyline_sample");
   if (state.kind === "review") {
     $("where").textContent = `${t("review_title")} · ${state.testset}`;
     $("progress").textContent = t("review_progress")(state);
