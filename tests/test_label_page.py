@@ -509,6 +509,17 @@ def test_review_from_the_cli_writes_the_kept_set(
 
 def test_a_test_set_still_being_generated_or_malformed_is_one_line(
         testset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+
+    from localeval.generate.pipeline import claim
+
+    fd = claim(testset)  # what a generation into it holds while it runs
+    try:
+        assert main(["label", str(testset)]) == 2
+        err = _one_line(capsys)
+        assert "still being generated" in err and f"pid {os.getpid()}" in err
+    finally:
+        os.close(fd)
     work = testset.with_name("testset.work.jsonl")
     work.write_text('{"fingerprint": "x"}\n', encoding="utf-8")
     assert main(["label", str(testset)]) == 2

@@ -39,10 +39,10 @@ SAMPLE_LABELS = (0.0, 0.5, 1.0, None)  # the metric not at all, half, fully; uns
 # ---- what the run folder is -------------------------------------------------------------------
 
 
-def writer_pid(run_dir: Path) -> str | None:
-    """The pid of the localeval run that holds `run_dir`'s lock (results/outfolder.py) while it
-    writes; None when no run holds it (or the platform has no flock)."""
-    from localeval.results.outfolder import LOCK_FILE
+def lock_holder(path: Path) -> str | None:
+    """The pid of the process holding the flock on `path` (a run's lock, results/outfolder.py;
+    a generation's, generate/pipeline.py), tested and never kept; None when none holds it (or
+    the platform has no flock)."""
     from localeval.results.runfiles import open_nofollow
 
     try:
@@ -50,7 +50,7 @@ def writer_pid(run_dir: Path) -> str | None:
     except ImportError:  # pragma: no cover - Windows: no lock to test
         return None
     try:
-        fd = open_nofollow(run_dir / LOCK_FILE, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
     try:
@@ -64,6 +64,13 @@ def writer_pid(run_dir: Path) -> str | None:
         return None
     finally:
         os.close(fd)
+
+
+def writer_pid(run_dir: Path) -> str | None:
+    """The pid of the localeval run writing `run_dir` now (it holds the folder's lock)."""
+    from localeval.results.outfolder import LOCK_FILE
+
+    return lock_holder(run_dir / LOCK_FILE)
 
 
 def refuse_in_progress(run_dir: Path) -> None:
