@@ -151,6 +151,7 @@ class MetricView:
     claims: bool
     random_order: list[str]
     informative_order: list[str]
+    judge_scores: list[float]
     position: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def order(self, name: str) -> list[str]:
@@ -262,7 +263,8 @@ class RunSession:
         where = {i: n for n, i in enumerate(ids)}
         informative = sorted(ids, key=lambda i: (self._closeness(self.records[i], metric),
                                                  where[i]))
-        view = MetricView(metric, ids, has_claims, shuffled, informative)
+        view = MetricView(metric, ids, has_claims, shuffled, informative,
+                          [self.records[i].scores[metric] for i in ids])  # type: ignore[misc]
         view.position = {o: {i: n for n, i in enumerate(view.order(o))} for o in ORDERS}
         self.views[metric] = view
         return view
@@ -338,7 +340,7 @@ class RunSession:
         with self._lock:
             self._reload()
             view = self.view(metric)
-            statuses = [self.status(view, i) for i in view.ids]
+            statuses = [self.status(view, i) for i in self._labelled(view)]
             claims_done = sum(1 for k in self.labels if k[1] == metric and k[2] is not None
                               and k[0] in view.position["random"])
             first_open = next((n for n, i in enumerate(view.informative_order)
@@ -534,14 +536,20 @@ class RunSession:
 
     # -- the estimate so far --
 
+    def _labelled(self, view: MetricView) -> list[str]:
+        """The samples of `view` with a label of its metric, in the random order."""
+        where = view.position["random"]
+        found = {k[0] for k in self.labels if k[1] == view.name and k[0] in where}
+        return sorted(found, key=where.__getitem__)
+
     def interval(self, view: MetricView) -> dict[str, Any] | None:
         """The labels drawn at random so far, and the prediction-powered and labels-only 95 %
         intervals of the metric's mean from them (labels/ppi.py)."""
-        labelled = [(self.records[i].scores[view.name], y) for i in view.random_order
+        labelled = [(self.records[i].scores[view.name], y) for i in self._labelled(view)
                     if self.status(view, i) == "random"
                     and (y := self.human_value(view, i)) is not None]
         out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids)}
-        judge_all = [self.records[i].scores[view.name] for i in view.ids]
+        judge_all = view.judge_scores
         out["judge_mean"] = sum(judge_all) / len(judge_all) if judge_all else None
         if len(labelled) < 2:
             return out
