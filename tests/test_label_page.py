@@ -405,6 +405,15 @@ def test_a_run_folder_still_being_written_is_refused(
     assert open_run(run_dir).metrics
 
 
+def test_an_interrupted_run_opens_with_a_note(run_dir: Path) -> None:
+    """Its samples are there, but more may come with --resume: the page says so, once."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert open_run(run_dir).state("faithfulness")["notes"] == []
+    (run_dir / "summary.json").write_text(json.dumps({**summary, "complete": False}))
+    notes = open_run(run_dir).state("faithfulness")["notes"]
+    assert len(notes) == 1 and "interrupted" in notes[0] and "--resume" in notes[0]
+
+
 def test_other_bad_targets_are_one_line(run_dir: Path, tmp_path: Path,
                                         capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["label", str(tmp_path / "missing")]) == 2
