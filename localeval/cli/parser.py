@@ -13,7 +13,7 @@ from localeval.cli.run import cmd_run
 PROFILES = ("tiny", "small", "standard")
 DEFAULT_PROFILE = "small"  # as config.Settings
 OWN_MODULE = {"retrieval": "retrieval", "meta-eval": "meta_eval", "verifier": "verifier",
-              "generate": "generate", "calibrate": "calibrate"}
+              "generate": "generate", "calibrate": "calibrate", "label": "label"}
 """Subcommands whose options are declared in a module of their own (localeval/cli/<module>):
 only the one a command line names is built (the others are listed by name in --help)."""
 

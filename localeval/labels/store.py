@@ -143,8 +143,11 @@ def now() -> str:
 
 
 def append_label(path: Path, label: Label) -> None:
-    """Append one row durably: one write of the whole line (O_APPEND), then fsync."""
-    line = (label.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+    """Append one row durably: one write of the whole line (O_APPEND), then fsync. `label` is
+    always written (null = unsure is a value, and the field is required)."""
+    row = label.model_dump(mode="json", exclude_none=True)
+    row["label"] = label.label
+    line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
                  | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:

@@ -1,0 +1,246 @@
+"""A test set made by `localeval generate`, reviewed row by row: accept, reject with a reason, or
+edit the question or the reference answer. Every decision is one line appended (fsynced) to the
+decisions file beside the test set (testset.jsonl → testset.decisions.jsonl); the later decision
+for a row wins and every one is kept. The kept test set (testset.kept.jsonl) is the rows accepted
+or edited, edits applied, in the test set's order (with `unreviewed`, the rows not yet decided
+too); the test set itself is never rewritten."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from localeval.errors import OutputError, UsageError, first_error
+from localeval.labels.store import now
+
+DECISIONS = ("accept", "reject", "edit")
+
+
+class Decision(BaseModel):
+    """One line of the decisions file."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    decision: Literal["accept", "reject", "edit"]
+    reason: str | None = Field(None, description="why the row was rejected (required then)")
+    question: str | None = Field(None, description="edit: the new question")
+    ground_truth: str | None = Field(None, description="edit: the new reference answer")
+    who: str | None = None
+    when: str | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> Decision:
+        if self.decision == "reject" and not (self.reason or "").strip():
+            raise ValueError("a rejection needs a reason")
+        if self.decision == "edit":
+            if self.question is None and self.ground_truth is None:
+                raise ValueError("an edit gives a new question or ground_truth")
+            for name in ("question", "ground_truth"):
+                value = getattr(self, name)
+                if value is not None and not value.strip():
+                    raise ValueError(f"an edited {name} cannot be empty")
+        return self
+
+
+def beside(testset: Path, name: str) -> Path:
+    """testset.jsonl → testset.<name>.jsonl (as generate names its corpus and work file)."""
+    stem = testset.name[: -len(testset.suffix)] if testset.suffix else testset.name
+    return testset.with_name(f"{stem}.{name}.jsonl")
+
+
+def read_testset(path: Path) -> list[dict[str, Any]]:
+    """The test set's rows; a row that is not an object with an id and a question is one line
+    naming it."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the test set {path}: "
+                         f"{getattr(exc, 'strerror', None) or exc}") from None
+    rows: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except ValueError:
+            raise UsageError(f"{path}:{n}: not a JSON object; a test set has one row a line "
+                             "(as `localeval generate` writes it)") from None
+        rid = row.get("id") if isinstance(row, dict) else None
+        if isinstance(rid, bool) or not isinstance(rid, str | int) or not isinstance(
+                row.get("question"), str):
+            raise UsageError(f"{path}:{n}: a test-set row needs an id and a question (a test set "
+                             "written by `localeval generate`)")
+        row["id"] = str(rid)
+        if row["id"] in seen:
+            raise UsageError(f"{path}:{n}: id {row['id']!r} again (first on line "
+                             f"{seen[row['id']]}); ids must be unique")
+        seen[row["id"]] = n
+        rows.append(row)
+    if not rows:
+        raise UsageError(f"the test set {path} holds no row")
+    return rows
+
+
+def read_decisions(path: Path, ids: set[str]) -> tuple[dict[str, Decision], list[str]]:
+    """The latest decision per row, and one line per bad row of the decisions file."""
+    latest: dict[str, Decision] = {}
+    problems: list[str] = []
+    if not path.exists():
+        return latest, problems
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                decision = Decision.model_validate_json(line)
+            except ValidationError as exc:
+                where, msg = first_error(exc, "row")
+                problems.append(f"{path}:{n}: {where}: {msg}")
+                continue
+            if decision.id not in ids:
+                problems.append(f"{path}:{n}: id {decision.id!r} is not in the test set")
+                continue
+            latest[decision.id] = decision
+    return latest, problems
+
+
+def append_decision(path: Path, decision: Decision) -> None:
+    """One line, one write (O_APPEND, no link followed), fsynced."""
+    from localeval.results.runfiles import open_nofollow
+
+    line = (decision.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
+    try:
+        fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+        try:
+            os.write(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise OutputError(f"cannot write {path}: {exc.strerror or exc}; the decisions written "
+                          "before are kept") from None
+
+
+def refuse_in_progress(testset: Path) -> None:
+    """A test set whose generation is still under way (it holds the lock beside the test set)
+    or was killed (its work file is there) is refused in one line: the file may still be
+    replaced."""
+    from localeval.generate.store import paths_for
+    from localeval.labelpage.session import lock_holder
+
+    pid = lock_holder(paths_for(testset)["lock"])
+    if pid is not None:
+        raise UsageError(f"{testset} is still being generated by `localeval generate` (pid "
+                         f"{pid}); review it once the generation has finished")
+    work = beside(testset, "work")
+    if work.exists():
+        raise UsageError(f"{testset} is still being generated ({work.name} is beside it); "
+                         "review it once `localeval generate` has finished (run it again to "
+                         "finish a killed generation)")
+
+
+class ReviewSession:
+    """A test set opened for review (module doc). Thread-safe."""
+
+    def __init__(self, testset: Path, *, who: str | None = None) -> None:
+        refuse_in_progress(testset)
+        if not testset.is_file():
+            raise UsageError(f"{testset} is not a file; give a test set made by "
+                             "`localeval generate` (or a run folder)")
+        self.testset = testset
+        self.rows = read_testset(testset)
+        self.by_id = {r["id"]: r for r in self.rows}
+        self.path = beside(testset, "decisions")
+        self.kept_path = beside(testset, "kept")
+        if self.path.is_symlink():
+            raise OutputError(f"{self.path} is a symbolic link; remove it")
+        self.who = who
+        self._lock = threading.RLock()
+        self.decisions, problems = read_decisions(self.path, set(self.by_id))
+        self.notes = problems[:5]
+        langs = [r.get("language") for r in self.rows]
+        self.language = "zh" if langs.count("zh") > len(langs) / 2 else "en"
+
+    def state(self) -> dict[str, Any]:
+        with self._lock:
+            counts = {d: 0 for d in DECISIONS}
+            for d in self.decisions.values():
+                counts[d.decision] += 1
+            first_open = next((n for n, r in enumerate(self.rows)
+                               if r["id"] not in self.decisions), len(self.rows))
+            return {"kind": "review", "testset": str(self.testset), "who": self.who,
+                    "language": self.language, "decisions_file": str(self.path),
+                    "kept_file": str(self.kept_path), "notes": self.notes,
+                    "total": len(self.rows), "undecided": len(self.rows) - len(self.decisions),
+                    "start": first_open, **counts}
+
+    def item(self, pos: int) -> dict[str, Any]:
+        with self._lock:
+            if not 0 <= pos < len(self.rows):
+                raise UsageError(f"position {pos} is outside the {len(self.rows)} rows")
+            row = self.rows[pos]
+            decided = self.decisions.get(row["id"])
+            return {"pos": pos, "row": {k: row.get(k) for k in (
+                        "id", "kind", "language", "question", "ground_truth",
+                        "reference_contexts", "expected_ids", "source", "link", "parent")},
+                    "decision": decided.model_dump(exclude_none=True) if decided else None}
+
+    def decide(self, rid: str, decision: str, *, reason: str | None = None,
+               question: str | None = None, ground_truth: str | None = None) -> dict[str, Any]:
+        with self._lock:
+            if rid not in self.by_id:
+                raise UsageError(f"id {rid!r} is not in the test set")
+            row = self.by_id[rid]
+            if decision == "edit":  # an unchanged field is no edit of it
+                question = None if question == row.get("question") else question
+                ground_truth = None if ground_truth == row.get("ground_truth") else ground_truth
+                if question is None and ground_truth is None:
+                    decision = "accept"
+            try:
+                made = Decision(id=rid, decision=decision, reason=reason, question=question,
+                                ground_truth=ground_truth, who=self.who, when=now())
+            except ValidationError as exc:
+                where, msg = first_error(exc, "decision")
+                raise UsageError(f"{where}: {msg}") from None
+            append_decision(self.path, made)
+            self.decisions[rid] = made
+            return self.state()
+
+    def kept_rows(self, *, unreviewed: bool = False) -> list[dict[str, Any]]:
+        out = []
+        for row in self.rows:
+            made = self.decisions.get(row["id"])
+            if (made is None and not unreviewed) or (made is not None
+                                                     and made.decision == "reject"):
+                continue
+            row = dict(row)
+            if made is not None and made.decision == "edit":
+                if made.question is not None:
+                    row["question"] = made.question
+                if made.ground_truth is not None:
+                    row["ground_truth"] = made.ground_truth
+            out.append(row)
+        return out
+
+    def write_kept(self, *, unreviewed: bool = False) -> dict[str, Any]:
+        """Write the kept test set beside the test set (replaced atomically); its path and
+        row count."""
+        from localeval.results.runfiles import write_text
+
+        with self._lock:
+            rows = self.kept_rows(unreviewed=unreviewed)
+            if not rows:
+                raise UsageError("no row is kept yet: accept or edit rows first (or include the "
+                                 "rows not reviewed yet)")
+            if self.kept_path.resolve() == self.testset.resolve():
+                raise UsageError(f"{self.kept_path} is the test set itself; rename the test set")
+            write_text(self.kept_path, "".join(
+                json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+            return {"path": str(self.kept_path), "rows": len(rows), **self.state()}

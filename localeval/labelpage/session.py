@@ -1,0 +1,567 @@
+"""A run folder opened for labelling: its samples for one judge metric (the claims the judge
+judged, or the sample's score when the metric has none), the two orders over them, and the labels
+file every mark is appended to (labels/store.py).
+
+Orders: "random" is the samples in a uniform random order fixed by the seed (Python's
+`random.Random(seed).shuffle` of the scored ids in results order); it is labelled in sequence
+(the next sample opens only when the one before is labelled), so its labels are a uniform random
+draw — the only labels a corrected estimate uses. "informative" is the samples whose claim P is
+nearest τ first (for a metric without claims: the score nearest 0.5); its labels are for fitting.
+A sample first drawn at random keeps order "random" when corrected from the informative order;
+a sample labelled in the informative order counts in the random draw once the random order
+reaches it and the person confirms its marks there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import itertools
+import math
+import os
+import random
+import stat
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localeval.errors import OutputError, UsageError
+from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
+from localeval.results.records import SampleRecord
+
+ORDERS = ("random", "informative")
+CLAIM_LABELS = (0.0, 1.0, None)  # not supported, supported, unsure
+SAMPLE_LABELS = (0.0, 0.5, 1.0, None)  # the metric not at all, half, fully; unsure
+
+
+# ---- what the run folder is -------------------------------------------------------------------
+
+
+def lock_holder(path: Path) -> str | None:
+    """The pid of the process holding the flock on `path` (a run's lock, results/outfolder.py;
+    a generation's, generate/pipeline.py), tested and never kept; None when none holds it (or
+    the platform has no flock)."""
+    from localeval.results.runfiles import open_nofollow
+
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock to test
+        return None
+    try:
+        fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
+def writer_pid(run_dir: Path) -> str | None:
+    """The pid of the localeval run writing `run_dir` now (it holds the folder's lock)."""
+    from localeval.results.outfolder import LOCK_FILE
+
+    return lock_holder(run_dir / LOCK_FILE)
+
+
+def refuse_in_progress(run_dir: Path) -> None:
+    """A run still writing `run_dir` is refused in one line: its samples still to come are not
+    in the random order a seed fixes now, so labels drawn now would not be a uniform draw over
+    the run."""
+    pid = writer_pid(run_dir)
+    if pid is not None:
+        raise UsageError(
+            f"{run_dir} is still being written by a localeval run (pid {pid}); label it once "
+            "the run has finished (a random order fixed now would leave out the samples still "
+            "to come)")
+
+
+def default_who() -> str | None:
+    with contextlib.suppress(Exception):
+        return getpass.getuser()
+    return None
+
+
+# ---- one sample as the page shows it ----------------------------------------------------------
+
+
+def claims_of(record: SampleRecord, metric: str) -> list[dict[str, Any]] | None:
+    """The claims the judge judged for `metric` (details[metric]["statements"]), or None."""
+    details = record.details.get(metric)
+    found = details.get("statements") if isinstance(details, dict) else None
+    if isinstance(found, list) and found and all(
+            isinstance(s, dict) and isinstance(s.get("statement"), str) for s in found):
+        return found
+    return None
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def segments(text: str, marks: Sequence[tuple[str, int, str]]) -> list[dict[str, Any]]:
+    """`text` cut where the judge's evidence starts and ends: each piece with the claims whose
+    closest sentence ("c") or evidence passage ("p") covers it. `marks`: (evidence text, claim
+    index, "c" or "p"); evidence not found verbatim marks nothing."""
+    spans: list[tuple[int, int, int, str]] = []
+    for needle, claim, kind in marks:
+        needle = needle.strip()
+        at = text.find(needle) if needle else -1
+        if at >= 0:
+            spans.append((at, at + len(needle), claim, kind))
+    cuts = sorted({0, len(text), *(s for s, _, _, _ in spans), *(e for _, e, _, _ in spans)})
+    out = []
+    for start, end in itertools.pairwise(cuts):
+        if start == end:
+            continue
+        piece: dict[str, Any] = {"t": text[start:end]}
+        for kind in ("c", "p"):
+            covering = sorted({c for s, e, c, k in spans if k == kind and s <= start and end <= e})
+            if covering:
+                piece[kind] = covering
+        out.append(piece)
+    return out
+
+
+def found_in(text: str, evidence: str) -> bool:
+    return bool(evidence.strip()) and evidence.strip() in text
+
+
+# ---- the session ------------------------------------------------------------------------------
+
+
+@dataclass
+class MetricView:
+    """One metric's population (ids with a score, in results order), whether it has claims, and
+    its two orders."""
+
+    name: str
+    ids: list[str]
+    claims: bool
+    random_order: list[str]
+    informative_order: list[str]
+    judge_scores: list[float]
+    position: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def order(self, name: str) -> list[str]:
+        return self.random_order if name == "random" else self.informative_order
+
+
+class RunSession:
+    """A run folder opened for labelling (module doc). Thread-safe: the server's requests share
+    one session; the labels file is read again when another writer changed it."""
+
+    def __init__(self, run_dir: Path, *, seed: int | None = None, who: str | None = None,
+                 data: Path | None = None) -> None:
+        from localeval.results.loadrun import load_run
+        from localeval.results.runfiles import RUN_FILE, fingerprint_of, read_inputs
+
+        self.run_dir = run_dir
+        if not run_dir.is_dir():
+            raise UsageError(f"{run_dir} is not a folder; give the --out folder of "
+                             "`localeval run` (or a test set made by `localeval generate`)")
+        refuse_in_progress(run_dir)
+        run = load_run(run_dir)
+        self.records: dict[str, SampleRecord] = {r.id: r for r in run.records}
+        self.summary = run.summary
+        inputs = read_inputs(run_dir)
+        self.fingerprint = fingerprint_of(inputs) if inputs is not None else (
+            self.summary.get("run_fingerprint") or None)
+        self.notes: list[str] = list(run.notes)
+        if inputs is None:
+            self.notes.append(f"{run_dir / RUN_FILE} is missing or unreadable: labels are "
+                              "written without the run's fingerprint")
+        if self.summary.get("complete") is False:
+            self.notes.append("the run is incomplete (interrupted): the labels are a draw from "
+                              "the samples it finished; finish it with --resume before labelling "
+                              "for an estimate")
+        self.who = who
+        self.path = run_dir / LABELS_FILE
+        if self.path.is_symlink():
+            raise OutputError(f"{self.path} is a symbolic link; localeval never writes through "
+                              "a link in a run folder — remove the link")
+        self._lock = threading.RLock()
+        self._seen: tuple[int, int] | None = None
+        self.labels: dict[Key, Label] = {}
+        self._reload()
+        self.seed = seed if seed is not None else self._last_seed()
+        self.views: dict[str, MetricView] = {}
+        self.metrics = self._judge_metrics()
+        if not self.metrics:
+            raise UsageError(f"{run_dir} holds no score of a judge metric to label (only "
+                             "retrieval or embedding scores, or none); run a judge metric first")
+        self.tau: dict[str, float] = {
+            k: float(v) for k, v in (self.summary.get("support_threshold") or {}).items()
+            if _number(v) is not None}
+        self.dataset, self.dataset_note = self._open_dataset(data)
+        langs = [r.language for r in self.records.values()]
+        self.language = "zh" if langs.count("zh") > len(langs) / 2 else "en"
+
+    # -- labels file --
+
+    def _reload(self) -> None:
+        """Read the labels file again when it changed since last read (another page, a tool)."""
+        try:
+            st = os.stat(self.path, follow_symlinks=False)
+        except FileNotFoundError:
+            self._seen, self.labels = None, {}
+            return
+        except OSError as exc:
+            raise OutputError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise OutputError(f"{self.path} is not a regular file; remove it")
+        mark = (st.st_size, st.st_mtime_ns)
+        if mark == self._seen:
+            return
+        try:
+            read = read_labels(self.path, fingerprint=self.fingerprint)
+        except OSError as exc:
+            raise OutputError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        if self._seen is None:  # said once, at the start
+            self.notes += read.problems[:5]
+            if len(read.problems) > 5:
+                self.notes.append(f"{self.path}: {len(read.problems) - 5} more bad row(s) "
+                                  "left out")
+        self.labels, self._seen = read.labels, mark
+
+    def _last_seed(self) -> int:
+        """The seed of the random order labelled so far (the latest random row's), else 0."""
+        seeds = [lab.seed for lab in self.labels.values()
+                 if lab.order == "random" and lab.seed is not None]
+        return seeds[-1] if seeds else 0
+
+    # -- metrics and orders --
+
+    def _judge_metrics(self) -> list[str]:
+        from localeval.metrics import REGISTRY
+
+        scored = {k for r in self.records.values() for k, v in r.scores.items() if v is not None}
+        return [m.name for m in REGISTRY.values() if m.uses_judge and m.name in scored]
+
+    def view(self, metric: str) -> MetricView:
+        if metric not in self.metrics:
+            raise UsageError(f"--metric {metric}: not a judge metric this run scored; choose "
+                             f"one of {', '.join(self.metrics)}")
+        if metric in self.views:
+            return self.views[metric]
+        has_claims = any(claims_of(r, metric) for r in self.records.values())
+        ids = [r.id for r in self.records.values() if r.scores.get(metric) is not None
+               and (not has_claims or claims_of(r, metric))]
+        shuffled = list(ids)
+        random.Random(self.seed).shuffle(shuffled)
+        where = {i: n for n, i in enumerate(ids)}
+        informative = sorted(ids, key=lambda i: (self._closeness(self.records[i], metric),
+                                                 where[i]))
+        view = MetricView(metric, ids, has_claims, shuffled, informative,
+                          [self.records[i].scores[metric] for i in ids])  # type: ignore[misc]
+        view.position = {o: {i: n for n, i in enumerate(view.order(o))} for o in ORDERS}
+        self.views[metric] = view
+        return view
+
+    @staticmethod
+    def _description(metric: str) -> str:
+        from localeval.metrics import REGISTRY
+
+        return REGISTRY[metric].description if metric in REGISTRY else ""
+
+    def tau_for(self, record: SampleRecord) -> float | None:
+        return self.tau.get(record.language, self.tau.get("en"))
+
+    def _closeness(self, record: SampleRecord, metric: str) -> float:
+        """How far the judge was from undecided: min |P − τ| over the claims; |score − 0.5|
+        without claims (or P)."""
+        tau = self.tau_for(record)
+        claims = claims_of(record, metric) or []
+        ps = [_number(c.get("p_supported")) for c in claims]
+        found = [abs(p - tau) for p in ps if p is not None and tau is not None]
+        if found:
+            return min(found)
+        score = record.scores.get(metric)
+        return abs(score - 0.5) if score is not None else 1.0
+
+    # -- a sample's labels --
+
+    def _marks(self, metric: str, sid: str, n_claims: int | None) -> dict[str, Label]:
+        """Its labels for `metric`: "sample" and, per claim, the claim's index as text."""
+        out = {}
+        whole = self.labels.get((sid, metric, None))
+        if whole is not None:
+            out["sample"] = whole
+        for i in range(n_claims or 0):
+            found = self.labels.get((sid, metric, i))
+            if found is not None:
+                out[str(i)] = found
+        return out
+
+    def status(self, view: MetricView, sid: str) -> str:
+        """"none", "partial" (some claims), "random" or "informative" (labelled in full, every
+        label drawn at random / some in the informative order)."""
+        n = len(claims_of(self.records[sid], view.name) or []) if view.claims else 0
+        marks = self._marks(view.name, sid, n)
+        full = "sample" in marks or (view.claims and len(marks) == n)
+        if not full:
+            return "partial" if marks else "none"
+        return "random" if all(m.random for m in marks.values()) else "informative"
+
+    def human_value(self, view: MetricView, sid: str) -> float | None:
+        """The person's value of the sample's score: its sample label, else the mean of its
+        claim labels when every claim is labelled and none is unsure (as labels/estimate.py
+        reads the file); None otherwise."""
+        n = len(claims_of(self.records[sid], view.name) or []) if view.claims else 0
+        marks = self._marks(view.name, sid, n)
+        if "sample" in marks:
+            return marks["sample"].label
+        labels = [m.label for m in marks.values()]
+        if not view.claims or len(labels) < n or None in labels:
+            return None
+        return sum(labels) / n  # type: ignore[arg-type]
+
+    def frontier(self, view: MetricView) -> int:
+        """The random order's first sample not labelled in full as a random draw."""
+        for n, sid in enumerate(view.random_order):
+            if self.status(view, sid) != "random":
+                return n
+        return len(view.random_order)
+
+    # -- what the page asks --
+
+    def state(self, metric: str) -> dict[str, Any]:
+        with self._lock:
+            self._reload()
+            view = self.view(metric)
+            statuses = [self.status(view, i) for i in self._labelled(view)]
+            claims_done = sum(1 for k in self.labels if k[1] == metric and k[2] is not None
+                              and k[0] in view.position["random"])
+            first_open = next((n for n, i in enumerate(view.informative_order)
+                               if self.status(view, i) in ("none", "partial")),
+                              len(view.ids))
+            return {
+                "kind": "run",
+                "run": str(self.run_dir),
+                "metric": metric,
+                "metrics": [{"name": m, "claims": self.view(m).claims} for m in self.metrics],
+                "description": self._description(metric),
+                "claims": view.claims,
+                "seed": self.seed,
+                "who": self.who,
+                "language": self.language,
+                "labels_file": str(self.path),
+                "notes": self.notes + ([self.dataset_note] if self.dataset_note else []),
+                "total": len(view.ids),
+                "random_done": statuses.count("random"),
+                "frontier": self.frontier(view),
+                "informative_done": statuses.count("informative"),
+                "informative_start": first_open,
+                "claims_labelled": claims_done,
+                "interval": self.interval(view),
+            }
+
+    def item(self, metric: str, order: str, pos: int) -> dict[str, Any]:
+        if order not in ORDERS:
+            raise UsageError(f"order must be one of {', '.join(ORDERS)}")
+        with self._lock:
+            self._reload()
+            view = self.view(metric)
+            ids = view.order(order)
+            if not 0 <= pos < len(ids):
+                raise UsageError(f"position {pos} is outside the {len(ids)} samples")
+            frontier = self.frontier(view)
+            if order == "random" and pos > frontier:
+                raise UsageError("the random order is labelled in sequence: label sample "
+                                 f"{frontier + 1} first")
+            record = self.records[ids[pos]]
+            return {"pos": pos, "order": order, "metric": metric, "frontier": frontier,
+                    "status": self.status(view, record.id), **self._show(view, record)}
+
+    def _show(self, view: MetricView, record: SampleRecord) -> dict[str, Any]:
+        metric = view.name
+        claims = claims_of(record, metric) or [] if view.claims else []
+        row = self._row(record)
+        contexts: list[str] = list(row.get("contexts") or []) if row else []
+        shown = []
+        marks: list[tuple[str, int, str]] = []
+        for i, c in enumerate(claims):
+            closest = c.get("closest_sentence") if isinstance(c.get("closest_sentence"),
+                                                              str) else ""
+            passages = [p for p in c.get("evidence_passages") or [] if isinstance(p, str)]
+            marks += [(closest, i, "c")] + [(p, i, "p") for p in passages]
+            shown.append({
+                "i": i, "text": c["statement"], "sentence": c.get("sentence"),
+                "verdict": c.get("verdict"), "judge_verdict": c.get("judge_verdict"),
+                "p": _number(c.get("p_supported")), "reason": c.get("reason"),
+                "rule": c.get("rule"), "novel": c.get("novel_details") or [],
+                "evidence": closest,
+                "evidence_found": any(found_in(t, closest) for t in contexts),
+            })
+        marked = self._marks(metric, record.id, len(claims))
+        return {
+            "id": record.id, "language": record.language, "question": record.question,
+            "answer": record.answer, "ground_truth": (row or {}).get("ground_truth"),
+            "score": record.scores.get(metric), "soft": record.scores.get(f"{metric}.soft"),
+            "tau": self.tau_for(record), "claims": shown,
+            "reason": (record.details.get(metric) or {}).get("reason")
+            if isinstance(record.details.get(metric), dict) else None,
+            "contexts": [segments(t, marks) for t in contexts] if row else None,
+            "context_note": None if row else self._missing_context(record),
+            "marks": {k: {"label": m.label, "note": m.note, "order": m.order}
+                      for k, m in marked.items()},
+        }
+
+    # -- the dataset (the contexts are not in results.jsonl) --
+
+    def _open_dataset(self, data: Path | None) -> tuple[dict[str, Any] | None, str | None]:
+        """The run's rows by id (their contexts and ground truth), from `data` or the dataset
+        summary.json names; a row whose content changed since the run is left out."""
+        from localeval.data.dataset import input_hash, load
+        from localeval.errors import DatasetError
+
+        source = data or (self.summary.get("dataset") or {}).get("source")
+        if not source or source == "<rows>":
+            return None, ("the contexts are not shown: the run does not name its dataset file; "
+                          "give it with --data FILE")
+        path = Path(source)
+        try:
+            loaded = load(path)
+        except DatasetError as exc:
+            if data is not None:
+                raise
+            return None, (f"the contexts are not shown: {exc}; give the run's dataset with "
+                          "--data FILE")
+        rows, changed = {}, 0
+        for sample in loaded.samples:
+            record = self.records.get(sample.id)
+            if record is None:
+                continue
+            if record.input_hash and record.input_hash != input_hash(sample):
+                changed += 1
+                continue
+            rows[sample.id] = {"contexts": sample.contexts, "ground_truth": sample.ground_truth}
+        note = (f"{changed} row(s) of {path} changed since the run: their contexts are not shown"
+                if changed else None)
+        return rows, note
+
+    def _row(self, record: SampleRecord) -> dict[str, Any] | None:
+        return None if self.dataset is None else self.dataset.get(record.id)
+
+    def _missing_context(self, record: SampleRecord) -> str:
+        if self.dataset is None:
+            return self.dataset_note or "no dataset"
+        return "this sample's row is not in the dataset as the run read it (changed or removed)"
+
+    # -- marking --
+
+    def mark(self, metric: str, order: str, sid: str, claim: int | None, label: Any,
+             note: str | None) -> dict[str, Any]:
+        """Append one label (module doc: which order it counts in) and return the new state."""
+        with self._lock:
+            self._reload()
+            view = self.view(metric)
+            self._check_mark(view, order, sid, claim, label)
+            drawn = order
+            if order == "informative":
+                n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
+                earlier = self._marks(metric, sid, n).values()
+                if earlier and all(m.random for m in earlier):
+                    drawn = "random"  # a correction of a sample drawn at random
+            self._append(metric, sid, claim, None if label is None else float(label), drawn,
+                         note)
+            return self.state(metric)
+
+    def confirm(self, metric: str, sid: str) -> dict[str, Any]:
+        """The random order reached a sample labelled in the informative order: its marks, as
+        shown, count as the random draw's (each appended again with order "random")."""
+        with self._lock:
+            self._reload()
+            view = self.view(metric)
+            if sid not in view.position["random"]:
+                raise UsageError(f"sample {sid!r} is not among the samples of {metric}")
+            if view.position["random"][sid] > self.frontier(view):
+                raise UsageError("the random order is labelled in sequence")
+            n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
+            marks = self._marks(metric, sid, n)
+            full = "sample" in marks or (view.claims and len(marks) == n)
+            if not full:
+                raise UsageError(f"sample {sid!r} is not labelled in full; mark every claim")
+            for key, m in marks.items():
+                if not m.random:
+                    claim = None if key == "sample" else int(key)
+                    self._append(metric, sid, claim, m.label, "random", m.note)
+            return self.state(metric)
+
+    def _check_mark(self, view: MetricView, order: str, sid: str, claim: int | None,
+                    label: Any) -> None:
+        if order not in ORDERS:
+            raise UsageError(f"order must be one of {', '.join(ORDERS)}")
+        if sid not in view.position["random"]:
+            raise UsageError(f"sample {sid!r} is not among the samples of {view.name}")
+        allowed = CLAIM_LABELS if claim is not None else SAMPLE_LABELS
+        if label not in allowed or isinstance(label, bool):
+            raise UsageError(f"label must be one of {', '.join(map(str, allowed))} "
+                             "(null = unsure)")
+        if view.claims:
+            n = len(claims_of(self.records[sid], view.name) or [])
+            if claim is None or not 0 <= claim < n:
+                raise UsageError(f"{view.name} is labelled per claim: claim must be 0 to {n - 1}")
+        elif claim is not None:
+            raise UsageError(f"{view.name} has no claims: label the sample (claim null)")
+        if order == "random" and view.position["random"][sid] > self.frontier(view):
+            raise UsageError("the random order is labelled in sequence: label the samples "
+                             "before this one first")
+
+    def _append(self, metric: str, sid: str, claim: int | None, label: float | None,
+                order: str, note: str | None) -> None:
+        row = Label(id=sid, metric=metric, claim=claim, label=label, order=order,
+                    who=self.who, when=now(), note=(note or "").strip() or None,
+                    seed=self.seed if order == "random" else None, run=self.fingerprint)
+        try:
+            append_label(self.path, row)
+        except OSError as exc:
+            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}; the marks "
+                              "written before are kept") from None
+        self.labels[row.key] = row
+        with contextlib.suppress(OSError):
+            st = os.stat(self.path)
+            self._seen = (st.st_size, st.st_mtime_ns)
+
+    # -- the estimate so far --
+
+    def _labelled(self, view: MetricView) -> list[str]:
+        """The samples of `view` with a label of its metric, in the random order."""
+        where = view.position["random"]
+        found = {k[0] for k in self.labels if k[1] == view.name and k[0] in where}
+        return sorted(found, key=where.__getitem__)
+
+    def interval(self, view: MetricView) -> dict[str, Any] | None:
+        """The labels drawn at random so far, and the prediction-powered and labels-only 95 %
+        intervals of the metric's mean from them (labels/ppi.py)."""
+        labelled = [(self.records[i].scores[view.name], y) for i in self._labelled(view)
+                    if self.status(view, i) == "random"
+                    and (y := self.human_value(view, i)) is not None]
+        out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids)}
+        judge_all = view.judge_scores
+        out["judge_mean"] = sum(judge_all) / len(judge_all) if judge_all else None
+        if len(labelled) < 2:
+            return out
+        from localeval.errors import LabelsError
+        from localeval.labels.ppi import ppi_mean
+
+        try:
+            est = ppi_mean(judge_all, [f for f, _ in labelled], [y for _, y in labelled])
+        except LabelsError as exc:
+            out["problem"] = str(exc)
+            return out
+        out.update(mean=est.mean, ci=list(est.ci), labels_only_mean=est.labels_only_mean,
+                   labels_only_ci=list(est.labels_only_ci), judge_mean=est.judge_mean,
+                   effective_labels=est.effective_labels, lam=est.lam)
+        return out

@@ -1,0 +1,722 @@
+// The labelling page of `localeval label` (localeval/docs/label.md). Talks only to the server it
+// came from; every text from the run is set with textContent, never as markup.
+"use strict";
+
+const TOKEN = document.querySelector('meta[name="localeval-token"]').content;
+
+const T = {
+  en: {
+    metric: "Metric", keys_button: "Keys (?)", order: "Order:", prev: "Previous", next: "Next",
+    question: "Question", ground_truth: "Reference answer", contexts: "Contexts",
+    answer_claims: "The answer, and the claims the judge judged in it",
+    truth_claims: "The reference answer's claims the judge judged against the contexts",
+    answer_sample: "The answer", reference_answer: "Reference answer",
+    reference_contexts: "Reference contexts",
+    evidence_legend: "Underlined: passages the judge was shown for a claim; highlighted: the " +
+      "sentence closest to the focused claim.",
+    order_random: (s) => `Random order (seed ${s}) — for the estimate`,
+    order_informative: "Most informative first (P nearest τ) — for fitting",
+    supported: "Supported", not_supported: "Not supported", unsure: "Unsure",
+    right: "1 — fully", partly: "½ — partly", wrong: "0 — not at all",
+    grade_hint: (m, d) => `Your own value of ${m} for this sample, on the judge's scale ` +
+      `(${d}):`,
+    note: "note (optional, e)", judge: "judge", judge_yes: "supported", judge_no: "not supported",
+    why: "why", by_rule: "decided by a rule", score: "score", soft: "soft",
+    sample_of: (p, n, id) => `Sample ${p} of ${n} · id ${id}`,
+    row_of: (p, n, id) => `Row ${p} of ${n} · id ${id}`,
+    progress: (st) => `Random order: ${st.random_done} of ${st.total} samples labelled` +
+      ` · informative order: ${st.informative_done} · claims marked: ${st.claims_labelled}` +
+      ` · labels file: ${st.labels_file}`,
+    interval_wait: (iv) => `Current interval: after 2 samples labelled in the random order ` +
+      `with no unsure claim (${iv.n_labels} so far) · judge mean ${f3(iv.judge_mean)} over ` +
+      `${iv.n_rows} samples`,
+    interval: (m, iv) => `${m}: judge alone ${f3(iv.judge_mean)} · labels alone ` +
+      `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · corrected (prediction-powered) ` +
+      `${f3(iv.mean)} ${ci(iv.ci)} · 95 % intervals from ${iv.n_labels} random labels of ` +
+      `${iv.n_rows} samples, worth ${iv.effective_labels.toFixed(1)} labels alone`,
+    all_marked: "Every claim is marked: Enter or → for the next sample.",
+    mark_first: "Mark every claim (unsure counts) before the next sample: the random order is " +
+      "labelled in sequence, so that its labels are a uniform random draw.",
+    grade_first: "Grade the sample (unsure counts) before the next one: the random order is " +
+      "labelled in sequence.",
+    confirm: "This sample was labelled in the informative order. Its marks count in the random " +
+      "draw once you confirm them here (Enter).",
+    confirm_button: "Confirm these marks for the random draw",
+    correction: "Labelled in the random order: a correction made here stays a random label.",
+    random_done: "Every sample is labelled in the random order.",
+    informative_done: "The end of the informative order (← goes back).",
+    no_context: "Contexts not shown",
+    evidence_text: "closest sentence in the contexts:",
+    your_mark: "your mark", drawn: (o) => o === "random" ? "random draw" : "informative",
+    accept: "Accept (a)", reject: "Reject (r)", edit: "Edit (e)", save: "Reject with this reason",
+    save_edit: "Save the edit (Ctrl+Enter)", cancel: "Cancel (Esc)",
+    reason_ph: "why is this row wrong? (Enter saves)",
+    keep_unreviewed: "also keep the rows not reviewed yet",
+    write_kept: "Write the kept test set",
+    wrote: (w) => `wrote ${w.rows} rows to ${w.path}`,
+    review_progress: (st) => `${st.accept} accepted · ${st.edit} edited · ${st.reject} ` +
+      `rejected · ${st.undecided} not reviewed · of ${st.total} · decisions file: ` +
+      `${st.decisions_file}`,
+    decided: { accept: "Accepted", reject: "Rejected", edit: "Edited" },
+    review_title: "Review of a generated test set",
+    keys_title: "Keys",
+    keyline_run: "Keys: y supported · n not supported · u unsure · j/k next/previous claim · " +
+      "e note · Enter next sample · ← back · ? all keys",
+    keyline_sample: "Keys: y 1 · p ½ · n 0 · u unsure · e note · Enter next sample · ← back · " +
+      "? all keys",
+    keyline_review: "Keys: a accept · r reject (reason, Enter) · e edit (Ctrl+Enter saves) · " +
+      "→/← next/previous row · ? all keys",
+    orders_help: "The random order is what the corrected estimate uses: label it from the " +
+      "start, in sequence. The informative order shows first the samples whose claims the " +
+      "judge was least sure of; its labels are kept apart and serve to fit τ or a verifier " +
+      "head. Every mark is written to the labels file at once.",
+    keys_run: [
+      ["j / ↓", "next claim"], ["k / ↑", "previous claim"], ["y", "supported (sample: 1)"],
+      ["n", "not supported (sample: 0)"], ["p", "½ (a sample without claims)"],
+      ["u", "unsure"], ["e", "write a note for the focused claim; Enter keeps it"],
+      ["Enter / →", "next sample (confirm, where asked)"], ["←", "previous sample"],
+      ["o", "switch order"], ["?", "show or hide the keys"],
+    ],
+    keys_review: [
+      ["a", "accept the row"], ["r", "reject it: type the reason, Enter"],
+      ["e", "edit question or reference answer; Ctrl+Enter saves, Esc cancels"],
+      ["→ / ←", "next / previous row"], ["?", "show or hide the keys"],
+    ],
+  },
+  zh: {
+    metric: "指标", keys_button: "快捷键 (?)", order: "顺序：", prev: "上一个", next: "下一个",
+    question: "问题", ground_truth: "参考答案", contexts: "上下文",
+    answer_claims: "答案，及评审模型判断的各条论断", answer_sample: "答案",
+    truth_claims: "参考答案中评审模型对照上下文判断的论断",
+    reference_answer: "参考答案", reference_contexts: "参考上下文",
+    evidence_legend: "下划线：评审模型判断某条论断时看到的段落；高亮：与当前论断最接近的句子。",
+    order_random: (s) => `随机顺序（种子 ${s}）— 用于校正估计`,
+    order_informative: "信息量优先（P 最接近 τ）— 用于拟合",
+    supported: "有依据", not_supported: "无依据", unsure: "不确定",
+    right: "1 — 完全", partly: "½ — 部分", wrong: "0 — 完全不",
+    grade_hint: (m, d) => `你对该样本 ${m} 的取值，与评审同一尺度（${d}）：`,
+    note: "备注（可选，e）", judge: "评审", judge_yes: "有依据", judge_no: "无依据",
+    why: "理由", by_rule: "由规则判定", score: "得分", soft: "软得分",
+    sample_of: (p, n, id) => `第 ${p} / ${n} 个样本 · id ${id}`,
+    row_of: (p, n, id) => `第 ${p} / ${n} 行 · id ${id}`,
+    progress: (st) => `随机顺序：已标注 ${st.random_done} / ${st.total} 个样本` +
+      ` · 信息量顺序：${st.informative_done} · 已标论断：${st.claims_labelled}` +
+      ` · 标注文件：${st.labels_file}`,
+    interval_wait: (iv) => "当前区间：需随机顺序中至少 2 个标注完整且无“不确定”的样本" +
+      `（目前 ${iv.n_labels}）` +
+      ` · 评审均值 ${f3(iv.judge_mean)}（${iv.n_rows} 个样本）`,
+    interval: (m, iv) => `${m}：仅评审 ${f3(iv.judge_mean)} · 仅标注 ` +
+      `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · 校正后（预测驱动推断）` +
+      `${f3(iv.mean)} ${ci(iv.ci)} · 95% 区间，基于 ${iv.n_rows} 个样本中的 ${iv.n_labels} ` +
+      `个随机标注，相当于单独 ${iv.effective_labels.toFixed(1)} 个标注`,
+    all_marked: "所有论断都已标注：按 Enter 或 → 进入下一个样本。",
+    mark_first: "请先标完每条论断（“不确定”也算）：随机顺序须依次标注，标注才是均匀随机抽样。",
+    grade_first: "请先给该样本打分（“不确定”也算）：随机顺序须依次标注。",
+    confirm: "该样本是在信息量顺序中标注的。在此确认（Enter）后，这些标注计入随机抽样。",
+    confirm_button: "确认这些标注计入随机抽样",
+    correction: "该样本在随机顺序中标注：在此修改仍算随机标注。",
+    random_done: "随机顺序中的所有样本都已标注。",
+    informative_done: "信息量顺序已到末尾（← 返回）。",
+    no_context: "未显示上下文",
+    evidence_text: "上下文中最接近的句子：",
+    your_mark: "你的标注", drawn: (o) => o === "random" ? "随机抽样" : "信息量",
+    accept: "接受 (a)", reject: "拒绝 (r)", edit: "编辑 (e)", save: "以此理由拒绝",
+    save_edit: "保存编辑 (Ctrl+Enter)", cancel: "取消 (Esc)",
+    reason_ph: "这一行错在哪里？（Enter 保存）",
+    keep_unreviewed: "同时保留尚未审阅的行",
+    write_kept: "写出保留的测试集",
+    wrote: (w) => `已写出 ${w.rows} 行到 ${w.path}`,
+    review_progress: (st) => `接受 ${st.accept} · 编辑 ${st.edit} · 拒绝 ${st.reject} · ` +
+      `未审阅 ${st.undecided} · 共 ${st.total} · 决定文件：${st.decisions_file}`,
+    decided: { accept: "已接受", reject: "已拒绝", edit: "已编辑" },
+    review_title: "审阅生成的测试集",
+    keys_title: "快捷键",
+    keyline_run: "快捷键：y 有依据 · n 无依据 · u 不确定 · j/k 下/上一条论断 · e 备注 · " +
+      "Enter 下一个样本 · ← 返回 · ? 全部快捷键",
+    keyline_sample: "快捷键：y 1 · p ½ · n 0 · u 不确定 · e 备注 · Enter 下一个样本 · ← 返回 · " +
+      "? 全部快捷键",
+    keyline_review: "快捷键：a 接受 · r 拒绝（输入理由，Enter）· e 编辑（Ctrl+Enter 保存）· " +
+      "→/← 下/上一行 · ? 全部快捷键",
+    orders_help: "校正估计只使用随机顺序的标注：请从头依次标注。信息量顺序先显示评审模型最没把握的样本，" +
+      "其标注单独保存，用于拟合 τ 或验证头。每次标注都会立即写入标注文件。",
+    keys_run: [
+      ["j / ↓", "下一条论断"], ["k / ↑", "上一条论断"], ["y", "有依据（样本：1）"],
+      ["n", "无依据（样本：0）"], ["p", "½（无论断的样本）"], ["u", "不确定"],
+      ["e", "为当前论断写备注；Enter 保存"], ["Enter / →", "下一个样本（需要时为确认）"],
+      ["←", "上一个样本"], ["o", "切换顺序"], ["?", "显示或隐藏快捷键"],
+    ],
+    keys_review: [
+      ["a", "接受该行"], ["r", "拒绝：输入理由后按 Enter"],
+      ["e", "编辑问题或参考答案；Ctrl+Enter 保存，Esc 取消"],
+      ["→ / ←", "下一行 / 上一行"], ["?", "显示或隐藏快捷键"],
+    ],
+  },
+};
+
+function f3(x) { return x === null || x === undefined ? "—" : Number(x).toFixed(3); }
+function ci(pair) { return pair ? `[${f3(pair[0])}, ${f3(pair[1])}]` : ""; }
+const $ = (id) => document.getElementById(id);
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+let lang = "en";
+let state = null;   // the server's /api/state
+let item = null;    // the sample (or row) shown
+let metric = null;
+let order = "random";
+let pos = 0;
+let focus = 0;      // the focused claim
+let editing = false;
+const t = (key) => T[lang][key];
+
+async function api(path, body) {
+  const opts = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json", "X-Localeval-Token": TOKEN },
+    body: JSON.stringify(body),
+  };
+  const response = await fetch(path, opts);
+  const data = await response.json();
+  if (!response.ok) throw new Error(data.error || response.statusText);
+  return data;
+}
+
+function showError(err) {
+  const box = $("error");
+  box.hidden = !err;
+  box.textContent = err ? String(err.message || err) : "";
+}
+
+async function guarded(work) {
+  try {
+    showError(null);
+    await work();
+  } catch (err) {
+    showError(err);
+  }
+}
+
+// ---- language --------------------------------------------------------------------------------
+
+function applyLanguage() {
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  for (const node of document.querySelectorAll("[data-t]")) node.textContent = t(node.dataset.t);
+  $("lang").textContent = lang === "zh" ? "English" : "中文";
+  $("reason").placeholder = t("reason_ph");
+  const keys = $("keys");
+  keys.replaceChildren();
+  for (const [k, what] of t(state && state.kind === "review" ? "keys_review" : "keys_run")) {
+    const tr = el("tr");
+    tr.append(el("th", "", k), el("td", "", what));
+    keys.append(tr);
+  }
+  $("accept").textContent = t("accept");
+  $("reject").textContent = t("reject");
+  $("edit").textContent = t("edit");
+}
+
+$("lang").addEventListener("click", () => {
+  lang = lang === "zh" ? "en" : "zh";
+  localStorage.setItem("localeval-label-lang", lang);
+  applyLanguage();
+  render();
+});
+$("help-toggle").addEventListener("click", () => { $("help").hidden = !$("help").hidden; });
+
+// ---- run: header -----------------------------------------------------------------------------
+
+function renderHeader() {
+  $("keyline").textContent = t(state.kind === "review" ? "keyline_review"
+    : state.claims ? "keyline_run" : "keyline_sample");
+  if (state.kind === "review") {
+    $("where").textContent = `${t("review_title")} · ${state.testset}`;
+    $("progress").textContent = t("review_progress")(state);
+  } else {
+    $("where").textContent = state.run;
+    $("progress").textContent = t("progress")(state);
+    for (const b of document.querySelectorAll("button.order")) {
+      const o = b.dataset.order;
+      b.textContent = o === "random" ? t("order_random")(state.seed) : t("order_informative");
+      b.classList.toggle("on", o === order);
+    }
+    const iv = state.interval;
+    const box = $("interval");
+    box.hidden = !iv;
+    if (iv) {
+      box.textContent = iv.mean === undefined ? t("interval_wait")(iv) + (
+        iv.problem ? ` · ${iv.problem}` : "") : t("interval")(state.metric, iv);
+    }
+  }
+  const notes = $("notes");
+  notes.replaceChildren(...(state.notes || []).map((n) => el("p", "note", n)));
+}
+
+// ---- run: one sample -------------------------------------------------------------------------
+
+function markClass(mark) {
+  if (!mark) return "";
+  if (mark.label === null) return "m-unsure";
+  return mark.label >= 0.75 ? "m-yes" : mark.label <= 0.25 ? "m-no" : "m-partly";
+}
+
+function claimButtons(i, mark) {
+  const box = el("div", "buttons");
+  for (const [label, key, cls, k] of [[1, "supported", "yes", "y"], [0, "not_supported", "no", "n"],
+                                      [null, "unsure", "unsure", "u"]]) {
+    const b = el("button", `mark ${cls}`, `${t(key)} (${k})`);
+    b.type = "button";
+    b.dataset.claim = String(i);
+    b.dataset.label = JSON.stringify(label);
+    if (mark && mark.label === label) b.classList.add("chosen");
+    b.addEventListener("click", (ev) => {
+      ev.stopPropagation();
+      focus = i;
+      guarded(() => mark_(i, label));
+    });
+    box.append(b);
+  }
+  const note = el("input", "note");
+  note.type = "text";
+  note.maxLength = 500;
+  note.placeholder = t("note");
+  note.id = `note-${i}`;
+  note.value = (mark && mark.note) || "";
+  note.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" || ev.key === "Escape") {
+      ev.preventDefault();
+      const saved = item.marks[String(i)];
+      note.blur();
+      if (ev.key === "Enter" && saved && note.value !== (saved.note || "")) {
+        guarded(() => mark_(i, saved.label));
+      }
+    }
+  });
+  box.append(note);
+  return box;
+}
+
+function renderSample() {
+  $("review").hidden = true;
+  const done = state.total === 0 || pos >= state.total;
+  $("sample").hidden = done;
+  $("done").hidden = !done;
+  if (done) {
+    $("done").textContent = order === "random" ? t("random_done") : t("informative_done");
+    return;
+  }
+  if (!item) return;
+  $("position").textContent = t("sample_of")(pos + 1, state.total, item.id);
+  $("question").textContent = item.question || "—";
+  $("truth-box").hidden = !item.ground_truth;
+  $("truth").textContent = item.ground_truth || "";
+  const judge = $("judge");
+  judge.replaceChildren();
+  const scoreText = `${t("judge")} ${state.metric} ${t("score")} ${f3(item.score)}` +
+    (item.soft !== null && item.soft !== undefined ? ` · ${t("soft")} ${f3(item.soft)}` : "") +
+    (item.tau !== null && item.tau !== undefined ? ` · τ ${item.tau}` : "");
+  judge.append(el("span", "", scoreText));
+  const banner = $("banner");
+  banner.hidden = true;
+  banner.replaceChildren();
+  if (order === "random" && item.status === "informative") {
+    banner.hidden = false;
+    const b = el("button", "confirm", t("confirm_button"));
+    b.type = "button";
+    b.addEventListener("click", () => guarded(confirm_));
+    banner.append(el("span", "", t("confirm") + " "), b);
+  } else if (order === "informative" && item.status === "random") {
+    banner.hidden = false;
+    banner.append(el("span", "", t("correction")));
+  }
+  if (state.claims) renderClaims(); else renderGrade();
+  renderContexts();
+  $("prev").disabled = pos === 0;
+}
+
+function renderClaims() {
+  const truth = state.metric === "context_recall";
+  $("answer-head").textContent = t(truth ? "truth_claims" : "answer_claims");
+  $("answer").hidden = truth || !item.answer;
+  $("answer").textContent = item.answer || "";
+  $("grade").hidden = true;
+  const list = $("claims");
+  list.hidden = false;
+  list.replaceChildren();
+  for (const c of item.claims) {
+    const mark = item.marks[String(c.i)];
+    const li = el("li", `claim ${markClass(mark)}${c.i === focus ? " focus" : ""}`);
+    li.dataset.claim = String(c.i);
+    li.append(el("div", "ctext", c.text));
+    const verdict = el("div", "verdict small");
+    const ok = c.verdict === 1;
+    verdict.append(el("span", ok ? "ok" : "bad", ok ? "✓" : "✗"),
+                   el("span", "", ` ${t("judge")}: ${ok ? t("judge_yes") : t("judge_no")}`));
+    if (c.p !== null && c.p !== undefined) verdict.append(el("span", "p", ` · P ${f3(c.p)}`));
+    if (c.rule === "check") verdict.append(el("span", "muted", ` · ${t("by_rule")}`));
+    if (c.reason) {
+      const d = el("details", "why");
+      d.append(el("summary", "", t("why")), el("span", "", c.reason));
+      verdict.append(d);
+    }
+    li.append(verdict);
+    if (c.evidence && (item.contexts === null || !c.evidence_found)) {
+      li.append(el("div", "evidence small", `${t("evidence_text")} ${c.evidence}`));
+    }
+    if (mark) {
+      li.append(el("div", "yours small muted", `${t("your_mark")}: ` +
+        `${mark.label === null ? t("unsure") : mark.label >= 0.5 ? t("supported") :
+          t("not_supported")} · ${t("drawn")(mark.order || "random")}`));
+    }
+    li.append(claimButtons(c.i, mark));
+    li.addEventListener("click", () => { focus = c.i; updateFocus(); });
+    list.append(li);
+  }
+  const all = item.claims.every((c) => item.marks[String(c.i)]);
+  if (all && item.status !== "informative") $("judge").append(el("p", "hint", t("all_marked")));
+}
+
+function renderGrade() {
+  $("answer-head").textContent = t("answer_sample");
+  $("answer").hidden = true;
+  $("claims").hidden = true;
+  const box = $("grade");
+  box.hidden = false;
+  box.replaceChildren();
+  box.append(el("p", "text", item.answer || "—"));
+  if (item.reason) box.append(el("p", "small muted", item.reason));
+  box.append(el("p", "small", t("grade_hint")(state.metric, state.description)));
+  const mark = item.marks.sample;
+  const buttons = el("div", "buttons");
+  for (const [label, key, cls, k] of [[1, "right", "yes", "y"], [0.5, "partly", "partly", "p"],
+                                      [0, "wrong", "no", "n"], [null, "unsure", "unsure", "u"]]) {
+    const b = el("button", `mark ${cls}`, `${t(key)} (${k})`);
+    b.type = "button";
+    b.dataset.label = JSON.stringify(label);
+    if (mark && mark.label === label) b.classList.add("chosen");
+    b.addEventListener("click", () => guarded(() => mark_(null, label)));
+    buttons.append(b);
+  }
+  const note = el("input", "note");
+  note.type = "text";
+  note.id = "note-sample";
+  note.maxLength = 500;
+  note.placeholder = t("note");
+  note.value = (mark && mark.note) || "";
+  buttons.append(note);
+  box.append(buttons);
+}
+
+function renderContexts() {
+  const box = $("contexts");
+  box.replaceChildren();
+  if (!item.contexts) {
+    box.append(el("p", "muted", `${t("no_context")}: ${item.context_note || ""}`));
+    return;
+  }
+  item.contexts.forEach((segs, n) => {
+    const div = el("div", "ctx");
+    div.append(el("span", "ctx-num", `[${n + 1}]`));
+    for (const s of segs) {
+      const span = el("span", "", s.t);
+      if (s.c) { span.classList.add("ev-c"); span.dataset.c = s.c.join(" "); }
+      if (s.p) { span.classList.add("ev-p"); span.dataset.p = s.p.join(" "); }
+      div.append(span);
+    }
+    box.append(div);
+  });
+  updateFocus();
+}
+
+function updateFocus() {
+  for (const li of document.querySelectorAll("#claims li")) {
+    li.classList.toggle("focus", Number(li.dataset.claim) === focus);
+  }
+  let first = null;
+  for (const span of document.querySelectorAll("#contexts span[data-c], #contexts span[data-p]")) {
+    const c = (span.dataset.c || "").split(" ").includes(String(focus));
+    const p = (span.dataset.p || "").split(" ").includes(String(focus));
+    span.classList.toggle("focus-c", c);
+    span.classList.toggle("focus-p", p);
+    if (c && !first) first = span;
+  }
+  const li = document.querySelector(`#claims li[data-claim="${focus}"]`);
+  if (li) scrollWithin(li, null);
+  if (first) scrollWithin(first, $("contexts").parentElement);
+}
+
+function scrollWithin(node, box) {
+  // keep the node in view: in its own scrolling column (wide screens), else in the window
+  const r = node.getBoundingClientRect();
+  if (box && box.scrollHeight > box.clientHeight + 4) {
+    const b = box.getBoundingClientRect();
+    if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += r.top - b.top - 40;
+  } else if (!box && (r.top < 0 || r.bottom > window.innerHeight)) {
+    window.scrollBy(0, r.top - window.innerHeight / 3);
+  }
+}
+
+function firstOpen() {
+  // the first claim not marked yet (a reopened page carries on where it was left)
+  const open = item && item.claims.find((c) => !item.marks[String(c.i)]);
+  return open ? open.i : 0;
+}
+
+async function loadItem() {
+  if (pos >= state.total) { item = null; render(); return; }
+  item = await api(`/api/item?metric=${encodeURIComponent(metric)}&order=${order}&pos=${pos}`);
+  focus = firstOpen();
+  render();
+}
+
+async function refresh() {
+  state = await api(`/api/state?metric=${encodeURIComponent(metric)}`);
+}
+
+async function mark_(claim, label) {
+  const noteBox = $(claim === null ? "note-sample" : `note-${claim}`);
+  const note = noteBox ? noteBox.value : null;
+  state = await api("/api/mark", { metric, order, id: item.id, claim, label, note });
+  item = await api(`/api/item?metric=${encodeURIComponent(metric)}&order=${order}&pos=${pos}`);
+  if (claim !== null) {
+    const open = item.claims.find((c) => c.i > claim && !item.marks[String(c.i)]) ||
+      item.claims.find((c) => !item.marks[String(c.i)]);
+    focus = open ? open.i : Math.min(claim + 1, item.claims.length - 1);
+  }
+  render();
+}
+
+async function confirm_() {
+  state = await api("/api/confirm", { metric, id: item.id });
+  await loadItem();
+}
+
+function labelledInFull() {
+  if (!item) return false;
+  return item.status === "random" || item.status === "informative";
+}
+
+async function go(step) {
+  if (step > 0) {
+    if (order === "random" && item && item.status !== "random") {
+      if (item.status === "informative") { await confirm_(); return; }
+      throw new Error(state.claims ? t("mark_first") : t("grade_first"));
+    }
+    if (pos + 1 > state.total) return;
+    pos += 1;
+  } else {
+    if (pos === 0) return;
+    pos -= 1;
+  }
+  focus = 0;
+  await refresh();
+  await loadItem();
+}
+
+async function switchOrder(to) {
+  order = to;
+  await refresh();
+  pos = Math.min(order === "random" ? state.frontier : state.informative_start,
+                 Math.max(state.total - 1, 0));
+  if (order === "random" && state.frontier >= state.total) pos = state.total;
+  focus = 0;
+  await loadItem();
+}
+
+for (const b of document.querySelectorAll("button.order")) {
+  b.addEventListener("click", () => guarded(() => switchOrder(b.dataset.order)));
+}
+$("prev").addEventListener("click", () => guarded(() => go(-1)));
+$("next").addEventListener("click", () => guarded(() => go(1)));
+$("metric").addEventListener("change", () => guarded(async () => {
+  metric = $("metric").value;
+  await switchOrder(order);
+}));
+
+function runKeys(ev) {
+  const n = item && state.claims ? item.claims.length : 0;
+  const k = ev.key;
+  if (k === "ArrowRight" || k === "Enter") return go(1);
+  if (k === "ArrowLeft") return go(-1);
+  if (k === "o") return switchOrder(order === "random" ? "informative" : "random");
+  if (!item || pos >= state.total) return null;
+  if (state.claims) {
+    if (k === "j" || k === "ArrowDown") { focus = Math.min(focus + 1, n - 1); updateFocus(); return null; }
+    if (k === "k" || k === "ArrowUp") { focus = Math.max(focus - 1, 0); updateFocus(); return null; }
+    const labels = { y: 1, n: 0, u: null };
+    if (k in labels) return mark_(focus, labels[k]);
+    if (k === "e") { const box = $(`note-${focus}`); if (box) box.focus(); return null; }
+  } else {
+    const labels = { y: 1, p: 0.5, n: 0, u: null };
+    if (k in labels) return mark_(null, labels[k]);
+    if (k === "e") { $("note-sample").focus(); return null; }
+  }
+  return null;
+}
+
+// ---- review of a test set --------------------------------------------------------------------
+
+function renderReview() {
+  $("sample").hidden = true;
+  const done = pos >= state.total;
+  $("review").hidden = done || !item;
+  $("done").hidden = !done;
+  if (done) {
+    $("done").textContent = t("review_progress")(state);
+    return;
+  }
+  if (!item) return;
+  const row = item.row;
+  const made = item.decision;
+  $("rposition").textContent = t("row_of")(pos + 1, state.total, row.id);
+  $("rmeta").textContent = [row.kind, row.language, row.source, row.link]
+    .filter(Boolean).join(" · ");
+  const q = made && made.question ? made.question : row.question;
+  const a = made && made.ground_truth ? made.ground_truth : row.ground_truth;
+  $("rquestion").textContent = q || "—";
+  $("rtruth").textContent = a || "—";
+  const box = $("rdecision");
+  box.hidden = !made;
+  box.className = `banner ${made ? "d-" + made.decision : ""}`;
+  box.textContent = made ? t("decided")[made.decision] + (made.reason ? `: ${made.reason}` : "") : "";
+  const ctx = $("rcontexts");
+  const refs = row.reference_contexts || [];
+  ctx.replaceChildren();
+  if (!refs.length) ctx.append(el("p", "muted", "—"));
+  ctx.append(...refs.map((c, n) => {
+    const div = el("div", "ctx");
+    div.append(el("span", "ctx-num", `[${n + 1}] ${(row.expected_ids || [])[n] || ""}`),
+               el("span", "", c));
+    return div;
+  }));
+  setEditing(false);
+  $("reason-box").hidden = true;
+  $("rprev").disabled = pos === 0;
+}
+
+function setEditing(on) {
+  editing = on;
+  $("equestion").hidden = !on;
+  $("etruth").hidden = !on;
+  $("rquestion").hidden = on;
+  $("rtruth").hidden = on;
+  $("edit-box").hidden = !on;
+  if (on) {
+    $("equestion").value = $("rquestion").textContent;
+    $("etruth").value = $("rtruth").textContent === "—" ? "" : $("rtruth").textContent;
+    $("equestion").focus();
+  }
+}
+
+async function decide(decision, extra) {
+  state = await api("/api/decide", { id: item.row.id, decision, ...extra });
+  await reviewGo(1);
+}
+
+async function reviewGo(step) {
+  pos = Math.max(0, Math.min(pos + step, state.total));
+  item = pos < state.total ? await api(`/api/item?pos=${pos}`) : null;
+  render();
+}
+
+$("accept").addEventListener("click", () => guarded(() => decide("accept", {})));
+$("reject").addEventListener("click", () => {
+  $("reason-box").hidden = false;
+  $("reason").value = "";
+  $("reason").focus();
+});
+$("reason-save").addEventListener("click", () => guarded(
+  () => decide("reject", { reason: $("reason").value })));
+$("reason").addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter") {
+    ev.preventDefault();
+    guarded(() => decide("reject", { reason: $("reason").value }));
+  } else if (ev.key === "Escape") {
+    $("reason-box").hidden = true;
+    $("reason").blur();
+  }
+});
+$("edit").addEventListener("click", () => setEditing(true));
+$("edit-cancel").addEventListener("click", () => setEditing(false));
+function saveEdit() {
+  return guarded(() => decide("edit", { question: $("equestion").value,
+                                        ground_truth: $("etruth").value }));
+}
+$("edit-save").addEventListener("click", saveEdit);
+for (const id of ["equestion", "etruth"]) {
+  $(id).addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && (ev.ctrlKey || ev.metaKey)) { ev.preventDefault(); saveEdit(); }
+    if (ev.key === "Escape") { ev.preventDefault(); setEditing(false); }
+  });
+}
+$("rprev").addEventListener("click", () => guarded(() => reviewGo(-1)));
+$("rnext").addEventListener("click", () => guarded(() => reviewGo(1)));
+$("write").addEventListener("click", () => guarded(async () => {
+  const wrote = await api("/api/write", { unreviewed: $("unreviewed").checked });
+  state = wrote;
+  $("written").textContent = t("wrote")(wrote);
+  renderHeader();
+}));
+
+function reviewKeys(ev) {
+  const k = ev.key;
+  if (k === "ArrowRight") return reviewGo(1);
+  if (k === "ArrowLeft") return reviewGo(-1);
+  if (!item) return null;
+  if (k === "a") return decide("accept", {});
+  if (k === "r") { ev.preventDefault(); $("reject").click(); return null; }
+  if (k === "e") { ev.preventDefault(); setEditing(true); return null; }
+  return null;
+}
+
+// ---- both ------------------------------------------------------------------------------------
+
+document.addEventListener("keydown", (ev) => {
+  const tag = (ev.target && ev.target.tagName) || "";
+  if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || ev.ctrlKey || ev.metaKey || ev.altKey) {
+    return;
+  }
+  if (ev.key === "?") { $("help").hidden = !$("help").hidden; return; }
+  if (!state) return;
+  const handled = ["ArrowRight", "ArrowLeft", "ArrowUp", "ArrowDown", "Enter"].includes(ev.key);
+  if (handled) ev.preventDefault();
+  guarded(async () => { await (state.kind === "review" ? reviewKeys(ev) : runKeys(ev)); });
+});
+
+function render() {
+  renderHeader();
+  if (state.kind === "review") renderReview(); else renderSample();
+}
+
+async function start() {
+  state = await api("/api/state");
+  lang = localStorage.getItem("localeval-label-lang") || state.language || "en";
+  if (state.kind === "review") {
+    pos = Math.min(state.start, state.total);
+    item = pos < state.total ? await api(`/api/item?pos=${pos}`) : null;
+  } else {
+    metric = state.metric;
+    const select = $("metric");
+    select.replaceChildren(...state.metrics.map((m) => {
+      const o = el("option", "", m.name);
+      o.value = m.name;
+      return o;
+    }));
+    select.value = metric;
+    $("metric-box").hidden = state.metrics.length < 2;
+    $("orders").hidden = false;
+    pos = state.frontier;
+    if (pos < state.total) {
+      item = await api(`/api/item?metric=${encodeURIComponent(metric)}&order=${order}&pos=${pos}`);
+      focus = firstOpen();
+    }
+  }
+  applyLanguage();
+  render();
+  document.body.dataset.ready = "1";
+}
+
+guarded(start);
