@@ -5,3 +5,5 @@ a test set made by `generate`, in a local browser page served on 127.0.0.1.
 decisions file), `server` (the HTTP server and its JSON API), `static/` (the page: HTML, CSS,
 JS; no network). A plug-in: the core never imports it.
 """
+
+__all__ = ["review", "server", "session"]
