@@ -34,6 +34,10 @@ def default_cache_path() -> Path:
     return base / "localeval" / "judge-cache.sqlite"
 
 
+NO_HEAD = ("auto", "none")
+"""`verifier` values that take no head: the judge's own P(supported)."""
+
+
 class Settings(BaseModel):
     """Everything a run can be told. Each field can be set in a TOML file or by a flag."""
 
@@ -79,9 +83,9 @@ class Settings(BaseModel):
     verifier: str = Field(
         "auto", min_length=1,
         description="the learned verifier head that scores support verdicts from the judge's "
-                    "activations: auto (the packaged head made for the judge in use, if any), "
-                    "none (the judge's own P(supported)) or a head file "
-                    "(`localeval verifier fit`; localeval/verifier/)")
+                    "activations: a head file (`localeval verifier fit`; the verifier plug-in, "
+                    "localeval/verifier/), or auto / none: no head, the judge's own "
+                    "P(supported) (no head is packaged, so auto finds none)")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(
@@ -115,6 +119,10 @@ class Settings(BaseModel):
         if not all(math.isfinite(w) and w >= 0 for w in v) or sum(v) == 0:
             raise ValueError("must be two non-negative numbers, not both 0, e.g. [0.75, 0.25]")
         return v
+
+    def names_head(self) -> bool:
+        """Whether `verifier` names a head file (the verifier plug-in scores the verdicts)."""
+        return self.verifier not in NO_HEAD
 
     def cache_path(self) -> Path | None:
         if self.no_cache:

@@ -21,7 +21,7 @@ from localeval.config import Settings
 from localeval.distributed import RayOptions
 from localeval.errors import ConfigError, ModelError
 from localeval.models.embed import HashEmbedder
-from localeval.runner import run
+from localeval.runner import run as run_here
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -32,6 +32,16 @@ else:
     ray = pytest.importorskip("ray")
 
 TWO = RayOptions(workers=2, cpus_per_worker=1)
+
+
+def run(rows: Any, out: Path | None, settings: Settings, *, ray: Any = None, judge: Any = None,
+        embedder: Any = None, **kwargs: Any) -> Any:
+    """runner.run in this process, or on Ray workers when `ray` names them."""
+    from localeval.distributed.driver import ray_executor
+
+    executor = None if ray is None else ray_executor(ray, judge=judge, embedder=embedder)
+    return run_here(rows, out, settings, judge=judge, embedder=embedder, executor=executor,
+                    **kwargs)
 
 
 @pytest.fixture(scope="module")

@@ -130,7 +130,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument("--verifier", metavar="auto|none|HEAD.json",
                      help="learned verifier head that scores support verdicts from the judge's "
-                          "activations (default auto: the packaged head for the judge, if any)")
+                          "activations (default auto = none: the judge's own P(supported))")
     run.add_argument(
         "--no-cache", action="store_true", default=None, help="neither read nor write the cache"
     )
@@ -263,14 +263,13 @@ def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser
 
 
 def _add_ray(run: argparse.ArgumentParser) -> None:
-    """The `--ray` flags of `run` (read by cli/run.py into distributed/options.RayOptions)."""
-    from localeval.distributed.options import LOCAL
-
+    """The `--ray` flags of `run` (read by cli/run.py into distributed/options.RayOptions, whose
+    LOCAL the bare flag gives: the Ray plug-in is imported only with --ray)."""
     group = run.add_argument_group("Ray (evaluate on the workers of a Ray cluster)")
     group.add_argument(
         "--ray",
         nargs="?",
-        const=LOCAL,
+        const="local",
         default=None,
         metavar="ADDRESS",
         help="spread the samples over Ray workers: no ADDRESS = start Ray on this machine, "

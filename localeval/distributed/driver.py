@@ -41,6 +41,12 @@ from localeval.metrics import Metric
 Log = Callable[[str], None]
 
 
+def ray_executor(ray: Any, *, judge: Any = None, embedder: Any = None) -> RayExecutor:
+    """The executor of a run on Ray workers: `ray` is True (a Ray instance on this machine), an
+    address, a dict or RayOptions (Ray is imported only when it starts)."""
+    return RayExecutor(RayOptions.coerce(ray), judge=judge, embedder=embedder)
+
+
 @dataclass
 class RayExecutor:
     """The execution.Executor of `--ray`: the workers hold the models and run

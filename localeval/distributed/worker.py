@@ -195,6 +195,8 @@ class EvalWorker:
         if plan.cpus and settings.n_threads is None:
             settings = settings.model_copy(update={"n_threads": plan.cpus})
         self.settings = settings
+        if settings.names_head():  # the verifier plug-in scores the verdicts here too
+            import localeval.verifier  # noqa: F401
         self.metrics = resolve(plan.metric_names)
         needed = [m for m in self.metrics if m.name in set(plan.needed_names)]
         try:

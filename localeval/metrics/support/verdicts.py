@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from localeval.errors import PromptTooLong
+from localeval.judge.interface import raw_p
 from localeval.judge.schemas import checked_verdicts
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.checks import decide
@@ -33,7 +34,6 @@ from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
 from localeval.text import Sentences, json_safe, sentences_of_all
-from localeval.verifier.apply import raw_p
 
 if TYPE_CHECKING:
     from localeval.config import Settings
