@@ -7,7 +7,7 @@ responds at all, the judge's per-part probabilities how much of the question it 
   evasive, vague, non-committal); each is compared with the real question by
   rescaled_i = max(0, (cos_i − b_q) / (1 − b_q)), cos_i = cos(E(q), E(q_i)) and b_q the mean
   cosine of E(q) and the 40 bundled unrelated sentences of the language
-  (metrics/baseline_text.py). related = 0.9 · share + 0.1 · expected share: share is the
+  (models/baseline_text.py). related = 0.9 · share + 0.1 · expected share: share is the
   share of the distinct questions that are clear (P(clear) ≥ ½) and closer to the real question
   than that baseline (rescaled_i > 0), expected share the mean of P(clear_i) · [rescaled_i > 0]
   with P(clear_i) the judge's probability of its flag (its written digit when it gives none).
@@ -105,7 +105,7 @@ def share(items: list[dict[str, Any]], key: str) -> float:
 async def question_baseline(ctx: MetricContext, question: str) -> float:
     """b_q: the mean cosine of the question and the bundled unrelated sentences of the sample's
     language (at most 0.99)."""
-    from localeval.metrics.baseline_text import SENTENCES
+    from localeval.models.baseline_text import SENTENCES
 
     store = await ctx.embedder()
     others = SENTENCES.get(ctx.language, SENTENCES["en"])

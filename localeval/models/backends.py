@@ -118,7 +118,7 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
         manifest = models.load_manifest()
         spec = manifest.get(manifest.profile(settings.profile)["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.lazy import LazyJudge, resolve_parallel
+    from localeval.judge.lazy import LazyJudge, gpu_offload, resolve_parallel
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
     verifier, _ = _verifier(settings, sha)
@@ -132,17 +132,10 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
         "path": str(path),
         "sha256": sha,
         "n_ctx": settings.n_ctx,
-        "gpu_offload": _gpu_offload(settings.n_gpu_layers),
+        "gpu_offload": gpu_offload(settings.n_gpu_layers),
         "parallel": parallel,
         "prompt_chunk": settings.n_batch,
     }
-
-
-def _gpu_offload(n_gpu_layers: int) -> bool:
-    """Whether llama.cpp was built with a GPU backend that the settings use (no model load)."""
-    from localeval.judge.llama import import_llama
-
-    return bool(import_llama().llama_supports_gpu_offload()) and n_gpu_layers != 0
 
 
 def _make_embedder(settings: Settings) -> tuple[Any, dict]:
