@@ -130,23 +130,6 @@ class Settings(BaseModel):
         return self.cache or default_cache_path()
 
 
-RETIRED = {
-    "verdict_style": "the support verdict is always bare (evidence-copy, reason and focused "
-                     "styles bought no agreement with the 1.5B judge)",
-    "contrast": "contrast twins cost agreement with the 1.5B judge",
-    "contrast_style": "contrast twins and the forced choice cost agreement with the 1.5B judge",
-}
-"""Settings retired by issue 28 (one verdict path) and why; their measurements are in
-localeval/docs/research.md."""
-
-
-def retired_message(key: str, name: str | None = None) -> str:
-    """One line: the setting `key` (written `name`: a flag, a file's key) was retired, why, and
-    what to do."""
-    return (f"{name or repr(key)} was retired: {RETIRED[key]} (localeval/docs/research.md); "
-            "remove it")
-
-
 def option_value(text: str) -> Any:
     """A --metric-option value as TOML reads it (60, 0.5, true, [1, 2], "x"), else the text."""
     try:
@@ -185,10 +168,6 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
             merged[name] = {**(before if isinstance(before, dict) else {}), **options}
         overrides["metric_options"] = merged
     values.update(overrides)
-    for key in values:
-        if key in RETIRED:
-            where = f" (in {path})" if path and key not in overrides else ""
-            raise ConfigError(retired_message(key, f"setting {key!r}{where}"))
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

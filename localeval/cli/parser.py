@@ -57,16 +57,6 @@ class _MetricOptions(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-class _Retired(argparse.Action):
-    """A flag retired by issue 28 (one verdict path): one line saying so, exit status 2."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        from localeval.config import retired_message
-
-        parser.exit(2, f"localeval: error: {retired_message(self.dest, option_string)}\n")
-
-
 class _Parser(argparse.ArgumentParser):
     """No abbreviated long options (`--overw` is no `--overwrite`): the resume command printed
     after Ctrl-C must repeat the flags as given. Subcommand parsers are of this class too."""
@@ -124,8 +114,6 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
                      help="judge each sentence as written (default) or extracted statements")
     run.add_argument("--support-threshold", type=float, metavar="P",
                      help="P(supported) a claim needs (default: fitted per language)")
-    for flag in ("--verdict-style", "--contrast", "--contrast-style"):
-        run.add_argument(flag, action=_Retired, nargs="?", help=argparse.SUPPRESS)
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument("--verifier", metavar="auto|none|HEAD.json",

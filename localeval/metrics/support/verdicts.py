@@ -14,7 +14,7 @@ The work grows linearly with the material.
 its own P(1) was low). So every support verdict (faithfulness, context_recall,
 answer_correctness, context_relevance, context_precision) is decided by P(verdict = 1),
 renormalised over the two verdicts, against τ. τ was fitted with
-`scripts/provenance/fit_threshold.py` on the fit half of the dev sets (docs/research.md,
+`scripts/provenance/fit_threshold.py` on the fit half of the dev sets (research/notes.md,
 *Support verdicts measured: τ, claims, passages*); `--support-threshold` overrides it. A judge
 that gives no probabilities (the fake judge) keeps its written verdict.
 """
