@@ -247,6 +247,35 @@ def test_a_run_naming_a_head_file_loads_the_verifier_plug_in(tmp_path: Path) -> 
     assert run("none", "--verifier", "none")["sha"] is None
 
 
+API_WITH_HEAD = """
+import sys
+import localeval
+from localeval.judge.fake import FakeJudge
+row = {"id": "1", "question": "Where is the tower?", "answer": "The tower is in Paris.",
+       "contexts": ["The tower stands in Paris."]}
+judge = FakeJudge([{"verdicts": [{"verdict": 1}]}])
+results = localeval.evaluate([row], metrics=["faithfulness"], language="en", no_cache=True,
+                             judge=judge, verifier=sys.argv[1])
+print(results.summary["models"]["verifier"]["id"])
+"""
+
+
+def test_the_python_api_loads_the_verifier_plug_in_for_a_head_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from localeval import prompts
+
+    template = prompts.template_sha256("en", "faithfulness_verdicts")
+    head = _head(judge="fake").model_copy(
+        update={"templates": {"en/faithfulness_verdicts": template}})
+    save_head(head, tmp_path / "h.json")
+    done = subprocess.run([sys.executable, "-c", API_WITH_HEAD, str(tmp_path / "h.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [head.id]
+
+
 def test_the_core_asks_for_the_plug_in_when_a_head_is_named_without_it() -> None:
     from localeval.config import Settings
     from localeval.models import backends
