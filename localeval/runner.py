@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval import __version__, prompts
+from localeval import prompts
 from localeval.config import Settings
 from localeval.data import dataset
 from localeval.data.dataset import Dataset, PickledList, Sample
@@ -32,6 +32,7 @@ from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary
 from localeval.results.tally import ScoreTally
+from localeval.version import __version__
 
 
 @dataclass

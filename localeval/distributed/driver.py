@@ -241,7 +241,8 @@ def _connect(ray: Any, options: RayOptions, backends: RayExecutor) -> None:
 
 
 def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
-    from localeval import __version__, prompts
+    from localeval import prompts
+    from localeval.version import __version__
 
     options, settings, metrics, needed = backends.options, work.settings, work.metrics, work.needed
     judge, embedder, n_todo = backends.judge, backends.embedder, len(work.todo)
