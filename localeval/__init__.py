@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from localeval.version import __version__
+
 __all__ = ["EvalResults", "GeneratedSet", "__version__", "evaluate", "generate_testset"]
 
 if TYPE_CHECKING:  # pragma: no cover

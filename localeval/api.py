@@ -152,7 +152,7 @@ def evaluate(
     LocalevalError subclasses with a message that says what to do.
     """
     from localeval.config import load_config
-    from localeval.runner import make_executor, run
+    from localeval.runner import run
 
     overrides = dict(settings)
     if isinstance(metrics, str):
@@ -175,12 +175,21 @@ def evaluate(
         )
     cfg = Path(config) if config is not None else None
     resolved = load_config(cfg, {k: v for k, v in overrides.items() if v is not None})
+    if resolved.names_head():  # the verifier plug-in scores the verdicts
+        import localeval.verifier  # noqa: F401
+    executor = None  # this process
+    if ray is not None and ray is not False:  # the Ray plug-in evaluates the samples
+        from localeval.distributed.driver import ray_executor
+
+        executor = ray_executor(ray, judge=judge_obj, embedder=embedder_obj)
     out_dir = Path(out) if out is not None else None
     outcome = run(
         as_rows(data),
         out_dir,
         resolved,
-        executor=make_executor(ray, judge=judge_obj, embedder=embedder_obj),
+        judge=judge_obj,
+        embedder=embedder_obj,
+        executor=executor,
         progress=progress,
         resume=resume,
         overwrite=overwrite,

@@ -34,6 +34,10 @@ def default_cache_path() -> Path:
     return base / "localeval" / "judge-cache.sqlite"
 
 
+NO_HEAD = ("auto", "none")
+"""`verifier` values that take no head: the judge's own P(supported)."""
+
+
 class Settings(BaseModel):
     """Everything a run can be told. Each field can be set in a TOML file or by a flag."""
 
@@ -79,9 +83,9 @@ class Settings(BaseModel):
     verifier: str = Field(
         "auto", min_length=1,
         description="the learned verifier head that scores support verdicts from the judge's "
-                    "activations: auto (the packaged head made for the judge in use, if any), "
-                    "none (the judge's own P(supported)) or a head file "
-                    "(`localeval verifier fit`; localeval/verifier/)")
+                    "activations: a head file (`localeval verifier fit`; the verifier plug-in, "
+                    "localeval/verifier/), or auto / none: no head, the judge's own "
+                    "P(supported) (no head is packaged, so auto finds none)")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(
@@ -116,27 +120,14 @@ class Settings(BaseModel):
             raise ValueError("must be two non-negative numbers, not both 0, e.g. [0.75, 0.25]")
         return v
 
+    def names_head(self) -> bool:
+        """Whether `verifier` names a head file (the verifier plug-in scores the verdicts)."""
+        return self.verifier not in NO_HEAD
+
     def cache_path(self) -> Path | None:
         if self.no_cache:
             return None
         return self.cache or default_cache_path()
-
-
-RETIRED = {
-    "verdict_style": "the support verdict is always bare (evidence-copy, reason and focused "
-                     "styles bought no agreement with the 1.5B judge)",
-    "contrast": "contrast twins cost agreement with the 1.5B judge",
-    "contrast_style": "contrast twins and the forced choice cost agreement with the 1.5B judge",
-}
-"""Settings retired by issue 28 (one verdict path) and why; their measurements are in
-localeval/docs/research.md."""
-
-
-def retired_message(key: str, name: str | None = None) -> str:
-    """One line: the setting `key` (written `name`: a flag, a file's key) was retired, why, and
-    what to do."""
-    return (f"{name or repr(key)} was retired: {RETIRED[key]} (localeval/docs/research.md); "
-            "remove it")
 
 
 def option_value(text: str) -> Any:
@@ -177,10 +168,6 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
             merged[name] = {**(before if isinstance(before, dict) else {}), **options}
         overrides["metric_options"] = merged
     values.update(overrides)
-    for key in values:
-        if key in RETIRED:
-            where = f" (in {path})" if path and key not in overrides else ""
-            raise ConfigError(retired_message(key, f"setting {key!r}{where}"))
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

@@ -4,8 +4,8 @@
 SampleRecord (scores, details, errors, skips). An `Executor` evaluates a run's samples and
 reports its part of the summary: `LocalExecutor` here, in this process, with bounded
 concurrency; `distributed.driver.RayExecutor` on Ray workers, each of which runs
-`evaluate_sample` itself. The CLI and the API choose one (`runner.make_executor`) and hand it
-to the runner, which knows nothing else of where the samples are evaluated."""
+`evaluate_sample` itself. The CLI and the API choose one and hand it to the runner, which
+knows nothing else of where the samples are evaluated."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localeval import __version__, prompts
+from localeval import prompts
 from localeval.config import Settings
 from localeval.data import dataset
 from localeval.data.dataset import Dataset, PickledList, Sample
@@ -32,6 +32,7 @@ from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary
 from localeval.results.tally import ScoreTally
+from localeval.version import __version__
 
 
 @dataclass
@@ -71,17 +72,17 @@ def run(
     log: Callable[[str], None] | None = None,
     resume: bool = False,
     overwrite: bool = False,
-    ray: Any = None,
     executor: Executor | None = None,
 ) -> RunOutcome:
     """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
-    RunInterrupted. `executor` evaluates the samples (default: make_executor(ray, judge=judge,
-    embedder=embedder): this process, or Ray workers when `ray` is given)."""
+    RunInterrupted. `executor` evaluates the samples (default: this process,
+    execute.LocalExecutor(judge, embedder); the Ray plug-in's distributed.driver.RayExecutor
+    on Ray workers, which the CLI and the Python API make for `--ray`)."""
     started = time.perf_counter()
     if executor is None:
-        executor = make_executor(ray, judge=judge, embedder=embedder)
+        executor = LocalExecutor(judge, embedder)
     judge, embedder = executor.judge, executor.embedder
     data = dataset.load(source, compact=out_dir is not None)  # a file's rows as pickles
     metrics = resolve(settings.metrics)
@@ -112,18 +113,6 @@ def run(
     finally:
         if folder is not None:
             folder.close()
-
-
-def make_executor(ray: Any = None, *, judge: Any = None, embedder: Any = None) -> Executor:
-    """The executor a run asks for: `ray` None/False → this process (execute.LocalExecutor);
-    True, an address, a dict or a RayOptions → Ray workers (distributed.driver.RayExecutor; Ray
-    is imported only when they start). `judge`/`embedder` objects override the settings."""
-    if ray is None or ray is False:
-        return LocalExecutor(judge, embedder)
-    from localeval.distributed.driver import RayExecutor
-    from localeval.distributed.options import RayOptions
-
-    return RayExecutor(RayOptions.coerce(ray), judge=judge, embedder=embedder)
 
 
 @dataclass

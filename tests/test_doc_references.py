@@ -16,7 +16,7 @@ import tomllib
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "localeval"
-PREFIXES = sorted({"localeval", "scripts", "tests", "docs", "prompts"}
+PREFIXES = sorted({"localeval", "scripts", "tests", "docs", "prompts", "research"}
                   | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()})
 EXTENSIONS = ("py", "md", "j2", "sh", "toml", "jsonl", "json", "txt")
 PATH = re.compile(

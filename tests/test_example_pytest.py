@@ -1,4 +1,4 @@
-"""How a RAG project gates its answers in its own pytest suite (the README's *pytest* section).
+"""How a RAG project gates its answers in its own pytest suite (localeval/docs/api.md, *pytest*).
 
 Copy this file into your project, replace `my_rag_pipeline` with yours and the rows with your
 questions. `assert_scores` evaluates through `localeval.evaluate` with the local judge (profile

@@ -1,41 +1,84 @@
-"""The shape of the package: no import cycle among localeval's modules, at import time or
-through the imports done lazily inside functions (scripts/import_cycles.py)."""
+"""The shape of the package: the import contracts of pyproject.toml's [tool.importlinter] hold
+(entry points over plug-ins over the core, the core never importing a plug-in, the llama.cpp
+engine behind judge/, no import cycle), every import counted, those inside functions too; and a
+plain run imports no plug-in."""
 
 from __future__ import annotations
 
-import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "import_cycles.py"
+REPO = Path(__file__).resolve().parent.parent
+PACKAGE = REPO / "localeval"
+PLUG_INS = ("localeval.distributed", "localeval.estimate", "localeval.meta_eval",
+            "localeval.verifier", "localeval.generate", "localeval.retrieval", "localeval.labels",
+            "localeval.labelpage", "localeval.report.compare", "localeval.report.meta_eval_page",
+            "localeval.cli.estimate")
+"""What a plain `run --metrics faithfulness` must not import."""
 
 
-def _script():  # type: ignore[no-untyped-def]
-    spec = importlib.util.spec_from_file_location("import_cycles", SCRIPT)
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
-    return module
+def _lint_imports(root: Path, config: Path) -> subprocess.CompletedProcess[str]:
+    tool = Path(sys.executable).with_name("lint-imports")
+    command = [str(tool)] if tool.exists() else [shutil.which("lint-imports") or "lint-imports"]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run([*command, "--no-cache", "--no-logo", str(config)], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=300)
 
 
-@pytest.mark.parametrize("lazy", [False, True])
-def test_no_import_cycle(lazy: bool) -> None:
-    script = _script()
-    assert script.cycles(script.graph(script.modules(), lazy)) == []
+def test_the_import_contracts_hold() -> None:
+    done = _lint_imports(REPO, REPO / "pyproject.toml")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
 
 
-def test_the_cycle_finder_finds_a_cycle() -> None:
-    script = _script()
-    assert script.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == [["a", "b", "c", "a"]]
+def test_the_contracts_catch_a_core_module_that_imports_a_plug_in(tmp_path: Path) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(PACKAGE, copy / "localeval",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.md", "*.jsonl"))
+    shutil.copy(REPO / "pyproject.toml", copy / "pyproject.toml")
+    results = copy / "localeval" / "results" / "summary.py"
+    results.write_text(results.read_text(encoding="utf-8")
+                       + "\n\ndef _verifier() -> object:\n"
+                         "    from localeval.verifier import head\n\n    return head\n",
+                       encoding="utf-8")
+    done = _lint_imports(copy, copy / "pyproject.toml")
+    assert done.returncode == 1
+    assert "localeval.results.summary -> localeval.verifier.head" in done.stdout
 
 
-PACKAGE = Path(__file__).resolve().parent.parent / "localeval"
+ROUTE = """
+import sys
+from localeval.cli import main
+status = main(sys.argv[2:])
+with open(sys.argv[1], "w", encoding="utf-8") as f:
+    f.write("\\n".join(sorted(m for m in sys.modules if m.split(".")[0] == "localeval")))
+sys.exit(status)
+"""
 
 
-def test_no_module_over_400_lines() -> None:
-    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
-            if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
-    assert long == {}
+def test_a_plain_run_imports_no_plug_in(tmp_path: Path) -> None:
+    data, answers = tmp_path / "d.jsonl", tmp_path / "a.json"
+    data.write_text(json.dumps({"id": "1", "question": "Where is the tower?",
+                                "answer": "The tower is in Paris.",
+                                "contexts": ["The tower stands in Paris."]}) + "\n",
+                    encoding="utf-8")
+    answers.write_text(json.dumps([{"verdicts": [{"verdict": 1}]}]), encoding="utf-8")
+    listed = tmp_path / "modules.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", ROUTE, str(listed), "run", str(data), "--out", str(tmp_path / "o"),
+         "--metrics", "faithfulness", "--judge", "fake", "--fake-answers", str(answers),
+         "--no-cache", "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    modules = listed.read_text(encoding="utf-8").split()
+    assert "localeval.runner" in modules and "localeval.report" in modules
+    loaded = [m for m in modules if any(m == p or m.startswith(p + ".") for p in PLUG_INS)]
+    assert loaded == []
 
 
 def test_every_package_lists_its_public_names() -> None:
@@ -45,11 +88,27 @@ def test_every_package_lists_its_public_names() -> None:
 
 
 def test_both_executors_have_the_executor_protocol() -> None:
-    from localeval.distributed.driver import RayExecutor
+    from localeval.distributed.driver import RayExecutor, ray_executor
     from localeval.execute import Executor, LocalExecutor
-    from localeval.runner import make_executor
 
-    assert isinstance(make_executor(None), LocalExecutor)
-    assert isinstance(make_executor({"workers": 1}), RayExecutor)  # Ray starts only in start()
+    assert isinstance(ray_executor({"workers": 1}), RayExecutor)  # Ray starts only in start()
     for executor in (LocalExecutor(), RayExecutor()):
         assert isinstance(executor, Executor)
+
+
+@pytest.mark.parametrize("flag", ["--ray-workers", "--ray-models"])
+def test_a_ray_flag_without_ray_is_one_line(flag: str, tmp_path: Path) -> None:
+    from localeval.cli import main
+
+    data = tmp_path / "d.jsonl"
+    data.write_text('{"id": 1, "answer": "a", "contexts": ["c"]}\n', encoding="utf-8")
+    value = "2" if flag == "--ray-workers" else str(tmp_path)
+    assert main(["run", str(data), "--out", str(tmp_path / "o"), flag, value]) == 2
+
+
+def test_the_bare_ray_flag_gives_the_plug_in_s_local_address() -> None:
+    from localeval.cli.parser import build_parser
+    from localeval.distributed.options import LOCAL
+
+    args = build_parser(["run"]).parse_args(["run", "d.jsonl", "--out", "o", "--ray"])
+    assert args.ray == LOCAL

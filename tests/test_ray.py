@@ -21,7 +21,7 @@ from localeval.config import Settings
 from localeval.distributed import RayOptions
 from localeval.errors import ConfigError, ModelError
 from localeval.models.embed import HashEmbedder
-from localeval.runner import run
+from localeval.runner import run as run_here
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -32,6 +32,16 @@ else:
     ray = pytest.importorskip("ray")
 
 TWO = RayOptions(workers=2, cpus_per_worker=1)
+
+
+def run(rows: Any, out: Path | None, settings: Settings, *, ray: Any = None, judge: Any = None,
+        embedder: Any = None, **kwargs: Any) -> Any:
+    """runner.run in this process, or on Ray workers when `ray` names them."""
+    from localeval.distributed.driver import ray_executor
+
+    executor = None if ray is None else ray_executor(ray, judge=judge, embedder=embedder)
+    return run_here(rows, out, settings, judge=judge, embedder=embedder, executor=executor,
+                    **kwargs)
 
 
 @pytest.fixture(scope="module")
@@ -121,16 +131,17 @@ sys.path.insert(0, {tests!r})
 from ray_judges import ContentJudge
 from localeval.config import Settings
 from localeval.distributed import RayOptions
+from localeval.distributed.driver import ray_executor
 from localeval.models.embed import HashEmbedder
 from localeval.results import RunInterrupted
 from localeval.runner import run
 
 data, out, cache, address, resume = sys.argv[1:6]
 settings = Settings(metrics=["faithfulness"], language="en", parallel=1, cache=Path(cache))
+workers = ray_executor(RayOptions(address=address, workers=2, cpus_per_worker=1),
+                       judge=ContentJudge(0.25), embedder=HashEmbedder())
 try:
-    outcome = run(data, Path(out), settings, judge=ContentJudge(0.25), embedder=HashEmbedder(),
-                  ray=RayOptions(address=address, workers=2, cpus_per_worker=1),
-                  resume=resume == "1")
+    outcome = run(data, Path(out), settings, executor=workers, resume=resume == "1")
 except RunInterrupted as exc:
     print(exc, file=sys.stderr)
     sys.exit(130)

@@ -59,7 +59,7 @@ def cosine(a: str, b: str) -> float:
 
 def baseline(question: str) -> float:
     """b_q: the mean cosine of the question and the bundled unrelated English sentences."""
-    from localeval.metrics.baseline_text import SENTENCES
+    from localeval.models.baseline_text import SENTENCES
 
     return sum(cosine(question, s) for s in SENTENCES["en"]) / len(SENTENCES["en"])
 

@@ -75,7 +75,7 @@ def test_overlap_is_the_shorter_texts_share_of_content_terms() -> None:
 
 def test_baseline_is_the_mean_cosine_of_the_bundled_sentences_and_cached(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from localeval.metrics.baseline_text import SENTENCES
+    from localeval.models.baseline_text import SENTENCES
 
     monkeypatch.setattr(embed, "_BASELINES", {})
     vecs = HashEmbedder().encode(list(SENTENCES["zh"])).astype(np.float64)

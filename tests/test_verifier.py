@@ -196,37 +196,98 @@ def test_the_cli_says_a_bad_fit_in_one_line(tmp_path: Path) -> None:
     assert not out.exists()
 
 
-def test_show_takes_a_packaged_head_by_its_name_and_says_whether_auto_uses_it() -> None:
+def test_show_prints_a_head_file(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from localeval.verifier.apply import HEADS
-
-    heads = sorted(HEADS.glob("*.json"))
-    if not heads:
-        pytest.skip("no head is packaged")
-    done = subprocess.run([sys.executable, "-m", "localeval", "verifier", "show", heads[0].stem],
-                          capture_output=True, text=True, timeout=120)
+    save_head(_head(), tmp_path / "h.json")
+    done = subprocess.run([sys.executable, "-m", "localeval", "verifier", "show",
+                           str(tmp_path / "h.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert shown["id"] == load_head(heads[0]).id
-    assert shown["adopted"] is load_head(heads[0]).adopted
+    assert shown["id"] == _head().id and shown["layers"] == [3, -1]
 
 
-def test_the_packaged_head_matches_the_small_judge_and_today_s_templates() -> None:
-    from localeval import models, prompts
-    from localeval.verifier.apply import HEADS
+def test_a_run_naming_a_head_file_loads_the_verifier_plug_in(tmp_path: Path) -> None:
+    """The core never imports the verifier: the CLI does when --verifier names a head file, and
+    the run's fingerprint holds the file's sha256 (`auto`, the default: the hash of no bytes)."""
+    import hashlib
+    import subprocess
+    import sys
 
-    heads = sorted(HEADS.glob("*.json"))
-    if not heads:
-        pytest.skip("no head is packaged")
-    manifest = models.load_manifest()
-    small = models.expected_sha256(manifest.get(manifest.profile("small")["judge"]))
-    for path in heads:
-        head = load_head(path)
-        assert head.judge_sha256 == small
-        head.check(small, {k: prompts.template_sha256(*k.split("/", 1)) for k in head.templates})
-        assert len(path.read_bytes()) < 400_000
+    from localeval import prompts
+
+    template = prompts.template_sha256("en", "faithfulness_verdicts")
+    head = _head(judge="fake").model_copy(
+        update={"templates": {"en/faithfulness_verdicts": template}})
+    save_head(head, tmp_path / "h.json")
+    data, answers = tmp_path / "d.jsonl", tmp_path / "a.json"
+    data.write_text(json.dumps({"id": "1", "question": "Where is the tower?",
+                                "answer": "The tower is in Paris.",
+                                "contexts": ["The tower stands in Paris."]}) + "\n")
+    answers.write_text(json.dumps([{"verdicts": [{"verdict": 1}]}]))
+
+    def run(out: str, *extra: str) -> dict:
+        done = subprocess.run(
+            [sys.executable, "-m", "localeval", "run", str(data), "--out", str(tmp_path / out),
+             "--metrics", "faithfulness", "--judge", "fake", "--fake-answers", str(answers),
+             "--language", "en", "--no-cache", "--quiet", *extra],
+            capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        summary = json.loads((tmp_path / out / "summary.json").read_text())
+        inputs = json.loads((tmp_path / out / "run.json").read_text())["inputs"]
+        return {"verifier": summary["models"]["verifier"], "sha": inputs["verifier_sha256"]}
+
+    named = run("head", "--verifier", str(tmp_path / "h.json"))
+    assert named["verifier"]["id"] == head.id and named["verifier"]["head"] == "h.json"
+    assert named["sha"] == hashlib.sha256((tmp_path / "h.json").read_bytes()).hexdigest()
+    plain = run("plain")
+    assert plain["verifier"]["head"] == "none: raw P(supported)"
+    assert plain["sha"] == hashlib.sha256(b"").hexdigest()
+    assert run("none", "--verifier", "none")["sha"] is None
+
+
+API_WITH_HEAD = """
+import sys
+import localeval
+from localeval.judge.fake import FakeJudge
+row = {"id": "1", "question": "Where is the tower?", "answer": "The tower is in Paris.",
+       "contexts": ["The tower stands in Paris."]}
+judge = FakeJudge([{"verdicts": [{"verdict": 1}]}])
+results = localeval.evaluate([row], metrics=["faithfulness"], language="en", no_cache=True,
+                             judge=judge, verifier=sys.argv[1])
+print(results.summary["models"]["verifier"]["id"])
+"""
+
+
+def test_the_python_api_loads_the_verifier_plug_in_for_a_head_file(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from localeval import prompts
+
+    template = prompts.template_sha256("en", "faithfulness_verdicts")
+    head = _head(judge="fake").model_copy(
+        update={"templates": {"en/faithfulness_verdicts": template}})
+    save_head(head, tmp_path / "h.json")
+    done = subprocess.run([sys.executable, "-c", API_WITH_HEAD, str(tmp_path / "h.json")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [head.id]
+
+
+def test_the_core_asks_for_the_plug_in_when_a_head_is_named_without_it() -> None:
+    from localeval.config import Settings
+    from localeval.models import backends
+
+    kept = list(backends._head_loader)
+    backends._head_loader.clear()
+    try:
+        with pytest.raises(ConfigError, match="needs the verifier plug-in"):
+            backends._verifier(Settings(verifier="h.json"), "fake")
+        assert backends._verifier(Settings(), "fake")[0] is None
+    finally:
+        backends._head_loader[:] = kept
 
 
 @pytest.mark.model

@@ -1,10 +1,10 @@
 """The wheel carries its templates, manifest, example and docs, installs into a fresh venv and
 runs outside the checkout (issue 19, item 1); where prompts and models are looked for.
 
-The `wheel` tests build the wheel. `test_air_gapped_recipe` is the README's recipe in full
-(scripts/wheelhouse.sh, `pip install --no-index`, `models pull --from`, the example on the tiny
-judge); it runs where pip's wheel cache holds llama-cpp-python (after scripts/setup.sh, as in
-CI), so no 6-minute build happens inside the test.
+The `wheel` tests build the wheel. `test_air_gapped_recipe` is the recipe of
+localeval/docs/install.md in full (scripts/wheelhouse.sh, `pip install --no-index`, `models pull
+--from`, the example on the tiny judge); it runs where pip's wheel cache holds llama-cpp-python
+(after scripts/setup.sh, as in CI), so no 6-minute build happens inside the test.
 """
 
 from __future__ import annotations
@@ -211,7 +211,7 @@ def llama_wheel_cached() -> bool:
 
 @pytest.mark.wheel
 def test_air_gapped_recipe(tmp_path: Path) -> None:
-    """README "Air-gapped install": scripts/wheelhouse.sh, a fresh venv, `pip install
+    """install.md, *Air-gapped install*: scripts/wheelhouse.sh, a fresh venv, `pip install
     --no-index --find-links`, `models pull --from`, the example on the tiny judge, outside the
     checkout, with every index and hub switched off."""
     if not llama_wheel_cached():

@@ -57,16 +57,6 @@ class _MetricOptions(argparse.Action):
         setattr(namespace, self.dest, options)
 
 
-class _Retired(argparse.Action):
-    """A flag retired by issue 28 (one verdict path): one line saying so, exit status 2."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        from localeval.config import retired_message
-
-        parser.exit(2, f"localeval: error: {retired_message(self.dest, option_string)}\n")
-
-
 class _Parser(argparse.ArgumentParser):
     """No abbreviated long options (`--overw` is no `--overwrite`): the resume command printed
     after Ctrl-C must repeat the flags as given. Subcommand parsers are of this class too."""
@@ -127,13 +117,11 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     run.add_argument("--calibration", type=Path, metavar="FILE",
                      help="τ fitted for this judge from human labels (`localeval calibrate`; "
                           "refused for another judge or other templates)")
-    for flag in ("--verdict-style", "--contrast", "--contrast-style"):
-        run.add_argument(flag, action=_Retired, nargs="?", help=argparse.SUPPRESS)
     run.add_argument("--seed", type=int)
     run.add_argument("--cache", type=Path, help="answer cache file (SQLite)")
     run.add_argument("--verifier", metavar="auto|none|HEAD.json",
                      help="learned verifier head that scores support verdicts from the judge's "
-                          "activations (default auto: the packaged head for the judge, if any)")
+                          "activations (default auto = none: the judge's own P(supported))")
     run.add_argument(
         "--no-cache", action="store_true", default=None, help="neither read nor write the cache"
     )
@@ -266,14 +254,13 @@ def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser
 
 
 def _add_ray(run: argparse.ArgumentParser) -> None:
-    """The `--ray` flags of `run` (read by cli/run.py into distributed/options.RayOptions)."""
-    from localeval.distributed.options import LOCAL
-
+    """The `--ray` flags of `run` (read by cli/run.py into distributed/options.RayOptions, whose
+    LOCAL the bare flag gives: the Ray plug-in is imported only with --ray)."""
     group = run.add_argument_group("Ray (evaluate on the workers of a Ray cluster)")
     group.add_argument(
         "--ray",
         nargs="?",
-        const=LOCAL,
+        const="local",
         default=None,
         metavar="ADDRESS",
         help="spread the samples over Ray workers: no ADDRESS = start Ray on this machine, "

@@ -7,12 +7,11 @@ import argparse
 from typing import TYPE_CHECKING
 
 from localeval.cli.common import gate_report, say, summary_table
-from localeval.cli.estimate import cmd_estimate
 from localeval.errors import ConfigError, UsageError
 from localeval.safe import terminal_safe
 
 if TYPE_CHECKING:
-    from localeval.distributed.options import RayOptions
+    from localeval.distributed.driver import RayExecutor
     from localeval.results.gates import Gate
 
 ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
@@ -59,7 +58,11 @@ def cmd_run(args: argparse.Namespace) -> int:
     chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
     fail_under = fail_under_gates(args.fail_under, chosen)  # before any model is loaded
     check_flags(args)
+    if settings.names_head():  # the verifier plug-in scores the verdicts
+        import localeval.verifier  # noqa: F401
     if args.estimate:
+        from localeval.cli.estimate import cmd_estimate
+
         return cmd_estimate(args, settings)
     outcome = run(
         args.data,
@@ -69,7 +72,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         log=say,
-        ray=ray_options(args),  # None: this process; else Ray workers
+        executor=ray_executor(args),  # None: this process
     )
     if (args.out / "labels.jsonl").exists():  # a labelled folder: its corrected figures again
         from localeval.labels.attach import refresh
@@ -130,9 +133,9 @@ def check_flags(args: argparse.Namespace) -> None:
         raise UsageError("--no-calibrate and --recalibrate contradict each other")
 
 
-def ray_options(args: argparse.Namespace) -> RayOptions | None:
-    """RayOptions from the --ray flags, or None without --ray (the other
-    --ray-* flags alone are an error). Ray's options are read only when --ray is given."""
+def ray_executor(args: argparse.Namespace) -> RayExecutor | None:
+    """The Ray plug-in's executor from the --ray flags, or None without --ray (the other
+    --ray-* flags alone are an error). The plug-in is imported only when --ray is given."""
     extra = {
         "workers": args.ray_workers,
         "cpus_per_worker": args.ray_cpus_per_worker,
@@ -143,6 +146,6 @@ def ray_options(args: argparse.Namespace) -> RayOptions | None:
         if given:
             raise ConfigError("--ray-workers, --ray-cpus-per-worker and --ray-models need --ray")
         return None
-    from localeval.distributed.options import RayOptions
+    from localeval.distributed.driver import ray_executor
 
-    return RayOptions.coerce({"address": args.ray, **given})
+    return ray_executor({"address": args.ray, **given})

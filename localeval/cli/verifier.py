@@ -34,7 +34,7 @@ def add_parser(subparsers: Any) -> None:
     f.add_argument("--json", action="store_true", help="print the figures as JSON")
     f.set_defaults(func=cmd_fit)
     s = sub.add_parser("show", help="a head's judge, templates, layers, τ and figures")
-    s.add_argument("head", help="a head file, or a packaged head's name (verifier/heads/)")
+    s.add_argument("head", type=Path, help="a head file")
     s.set_defaults(func=cmd_show)
 
 
@@ -86,10 +86,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from localeval.verifier.apply import head_path
     from localeval.verifier.head import load_head
 
-    head = load_head(head_path(args.head))
+    head = load_head(args.head)
     print(json.dumps({"id": head.id, "adopted": head.adopted, "judge_sha256": head.judge_sha256,
                       "templates": head.templates, "layers": head.layers, "tau": head.tau,
                       "trained_on": head.trained_on, "reached": head.reached},

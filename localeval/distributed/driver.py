@@ -41,6 +41,12 @@ from localeval.metrics import Metric
 Log = Callable[[str], None]
 
 
+def ray_executor(ray: Any, *, judge: Any = None, embedder: Any = None) -> RayExecutor:
+    """The executor of a run on Ray workers: `ray` is True (a Ray instance on this machine), an
+    address, a dict or RayOptions (Ray is imported only when it starts)."""
+    return RayExecutor(RayOptions.coerce(ray), judge=judge, embedder=embedder)
+
+
 @dataclass
 class RayExecutor:
     """The execution.Executor of `--ray`: the workers hold the models and run
@@ -235,7 +241,8 @@ def _connect(ray: Any, options: RayOptions, backends: RayExecutor) -> None:
 
 
 def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
-    from localeval import __version__, prompts
+    from localeval import prompts
+    from localeval.version import __version__
 
     options, settings, metrics, needed = backends.options, work.settings, work.metrics, work.needed
     judge, embedder, n_todo = backends.judge, backends.embedder, len(work.todo)

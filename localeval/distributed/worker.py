@@ -127,7 +127,7 @@ def seal_plan(plan: WorkerPlan) -> tuple[str, bytes]:
 
 def open_plan(header: str, blob: bytes, node: str) -> WorkerPlan:
     """Check the driver's version header, and only then unpickle its plan."""
-    from localeval import __version__
+    from localeval.version import __version__
 
     if not isinstance(header, str) or header != __version__:
         shown = header[:40] if isinstance(header, str) else type(header).__name__
@@ -171,10 +171,11 @@ class EvalWorker:
             }
 
     def _load(self) -> dict[str, Any]:
-        from localeval import __version__, prompts
+        from localeval import prompts
         from localeval.execute import sample_concurrency
         from localeval.metrics import resolve
         from localeval.models.backends import build_backends
+        from localeval.version import __version__
 
         plan = self.plan = open_plan(self.header, self.blob or b"", self.node)
         self.blob = None
@@ -195,6 +196,8 @@ class EvalWorker:
         if plan.cpus and settings.n_threads is None:
             settings = settings.model_copy(update={"n_threads": plan.cpus})
         self.settings = settings
+        if settings.names_head():  # the verifier plug-in scores the verdicts here too
+            import localeval.verifier  # noqa: F401
         self.metrics = resolve(plan.metric_names)
         needed = [m for m in self.metrics if m.name in set(plan.needed_names)]
         try:

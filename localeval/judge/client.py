@@ -6,16 +6,13 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from localeval.errors import JudgeError, first_error
 from localeval.judge.cache import AnswerCache, cache_key
-from localeval.judge.interface import Judge, JudgeReply, JudgeRequest
-
-if TYPE_CHECKING:
-    from localeval.verifier.apply import Verifier
+from localeval.judge.interface import Judge, JudgeReply, JudgeRequest, VerdictScorer
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -112,12 +109,12 @@ class JudgeClient:
     """
 
     def __init__(self, judge: Judge, cache: AnswerCache | None = None,
-                 verifier: Verifier | None = None) -> None:
+                 verifier: VerdictScorer | None = None) -> None:
         self.judge = judge
         self.cache = cache
         self.verifier = verifier
-        """A learned head that scores the verdicts of the steps it was made for from the judge's
-        activations (localeval/verifier/); None: the judge's own P(supported)."""
+        """Scores the verdicts of the steps it was made for from the judge's activations (the
+        verifier plug-in, localeval/verifier/); None: the judge's own P(supported)."""
         self.stats = JudgeStats()
         self.cache_error: str | None = None
         self.warn: Callable[[str], None] | None = None

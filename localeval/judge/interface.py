@@ -1,5 +1,6 @@
 """The judge's interface: the request a metric sends, the reply it gets, what every judge
-implements (the llama.cpp judge in judge/lazy.py, the fake one in judge/fake.py)."""
+implements (the llama.cpp judge in judge/lazy.py, the fake one in judge/fake.py), and what a
+scorer of verdicts wrapped around the judge client implements (the verifier plug-in)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ class FieldProbs(BaseModel):
                                                         "numpy row; in memory only, never cached)")
 
 
+def raw_p(entry: FieldProbs) -> float | None:
+    """The judge's own P(supported): its P(verdict = 1), renormalised over the two verdicts."""
+    yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
+    return yes / (yes + no) if yes + no > 0 else None
+
+
 class JudgeReply(BaseModel):
     text: str
     finish_reason: str = Field(description="'stop' or 'length' (max_tokens reached)")
@@ -73,3 +80,19 @@ class Judge(Protocol):
     async def complete(self, request: JudgeRequest) -> JudgeReply: ...
 
     def close(self) -> None: ...
+
+
+class VerdictScorer(Protocol):
+    """Scores the verdicts of some steps from the judge's activations (localeval/verifier, a
+    plug-in): the client lets it add to a request what the engine must read (which enters the
+    cache key) and has it score the reply before the cache stores it."""
+
+    layers: list[int]
+    head: Any
+    """What scored the verdicts (its `steps` and `tau` are read by metrics/support/verdicts)."""
+
+    def applies(self, request: JudgeRequest) -> bool: ...
+
+    def prepare(self, request: JudgeRequest) -> JudgeRequest: ...
+
+    def scored(self, reply: JudgeReply) -> JudgeReply: ...

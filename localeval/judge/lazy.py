@@ -114,3 +114,10 @@ class LazyJudge:
         if self._vocab is not None:
             self._vocab.close()
             self._vocab = None
+
+
+def gpu_offload(n_gpu_layers: int) -> bool:
+    """Whether llama.cpp was built with a GPU backend that `n_gpu_layers` uses (no model load)."""
+    from localeval.judge.llama import import_llama
+
+    return bool(import_llama().llama_supports_gpu_offload()) and n_gpu_layers != 0

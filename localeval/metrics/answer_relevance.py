@@ -7,13 +7,13 @@ responds at all, the judge's per-part probabilities how much of the question it 
   evasive, vague, non-committal); each is compared with the real question by
   rescaled_i = max(0, (cos_i − b_q) / (1 − b_q)), cos_i = cos(E(q), E(q_i)) and b_q the mean
   cosine of E(q) and the 40 bundled unrelated sentences of the language
-  (metrics/baseline_text.py). related = 0.9 · share + 0.1 · expected share: share is the
+  (models/baseline_text.py). related = 0.9 · share + 0.1 · expected share: share is the
   share of the distinct questions that are clear (P(clear) ≥ ½) and closer to the real question
   than that baseline (rescaled_i > 0), expected share the mean of P(clear_i) · [rescaled_i > 0]
   with P(clear_i) the judge's probability of its flag (its written digit when it gives none).
   The share decides; the judge's doubt only breaks what would tie: a terse direct answer ("no",
   "不一定…") whose every flag the judge writes 0 still ranks above an evasive one, which scores
-  at most 0.1 · its mean P(clear) (docs/research.md, *answer_relevance: P(clear) as the
+  at most 0.1 · its mean P(clear) (research/notes.md, *answer_relevance: P(clear) as the
   tie-break*). n = settings.answer_relevance_n (default 3), asked for in one call; repeats
   (after normalising case, width and spaces) count once.
 - **completeness**: the judge lists the parts of the question (what it asks for: usually one;
@@ -25,7 +25,7 @@ responds at all, the judge's per-part probabilities how much of the question it 
   clear_i · rescaled_i. It is not in the score: on the relevance dev pairs it ranked a partial
   answer above the complete one (a partial answer's questions all match one part of the
   question well; a complete answer's spread over its parts), and every product with it ranked
-  worse in English than related × completeness (docs/research.md, *answer_relevance and
+  worse in English than related × completeness (research/notes.md, *answer_relevance and
   context_relevance: round 10*).
 - `.focus` (option `focus`): for each sentence of the answer (text.split_sentences) the judge
   gives P(it gives something the question asks for); the factor is the mean P, `.focus` =
@@ -37,7 +37,7 @@ the ½-cut share, is the factor: the cut shares flipped on P near ½ and ranked 
 `.related`, `.similarity`, `.completeness` (and `.focus`).
 
 Options (`--metric-option answer_relevance.<option>=<value>`): `reasons` (a short reason before
-each clear flag, off by default: docs/research.md, *answer_relevance without reasons*);
+each clear flag, off by default: research/notes.md, *answer_relevance without reasons*);
 `completeness` (true; false leaves that factor out and its requests unsent); `focus` (false;
 true multiplies the focus factor in and sends its requests).
 """
@@ -105,7 +105,7 @@ def share(items: list[dict[str, Any]], key: str) -> float:
 async def question_baseline(ctx: MetricContext, question: str) -> float:
     """b_q: the mean cosine of the question and the bundled unrelated sentences of the sample's
     language (at most 0.99)."""
-    from localeval.metrics.baseline_text import SENTENCES
+    from localeval.models.baseline_text import SENTENCES
 
     store = await ctx.embedder()
     others = SENTENCES.get(ctx.language, SENTENCES["en"])

@@ -14,7 +14,7 @@ lowers it.
   answer's sentences the contexts support. This is faithfulness's figure with sentences as
   claims, asked with faithfulness's own requests (step faithfulness_verdicts), so a run of both
   metrics judges them once. Off by default: it cannot see padding, and on a long context it
-  cost more than the context direction (docs/research.md, *answer_relevance and
+  cost more than the context direction (research/notes.md, *answer_relevance and
   context_relevance: round 10*).
 
 Candidates: a context sentence with no content term (number, English 5-letter stem of a content
@@ -47,7 +47,7 @@ from localeval.text import sentences_of
 
 NAME = "context_relevance"
 HEADLINE = "context_supported_precision.soft"
-"""The sub-score the main score equals (chosen on the dev pairs, docs/research.md)."""
+"""The sub-score the main score equals (chosen on the dev pairs, research/notes.md)."""
 NOT_CANDIDATE = "not a candidate"
 NO_SHARED_TERM = ("shares no word, number or name with the answer, or fewer than the context "
                   "sentences ranked above it for each answer sentence: not stated by it")

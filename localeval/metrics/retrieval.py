@@ -11,7 +11,6 @@ from collections import OrderedDict
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import GROUPS, MetricContext, MetricResult, metric
-from localeval.retrieval import RETRIEVAL_METRICS, metric_names, score_query, score_texts
 
 DESCRIPTIONS = {
     "hit_rate": "1 if any expected id was retrieved",
@@ -23,6 +22,8 @@ DESCRIPTIONS = {
     "average_precision": "average precision (trec_eval map)",
     "ndcg": "normalised discounted cumulative gain (graded with expected_relevance)",
 }
+"""Every retrieval metric, in the order of localeval.retrieval's RETRIEVAL_METRICS (the library
+is imported when a retrieval metric scores a row, never to register them)."""
 
 
 _Found = tuple[dict[str, float | None], str | None, str]
@@ -38,6 +39,8 @@ def _score_all(sample: Sample, ctx: MetricContext) -> _Found | None:
     cached = _RECENT.get(id(sample))
     if cached is not None and cached[0] is sample and cached[1] == options:
         return cached[2]
+    from localeval.retrieval.query import score_query, score_texts
+
     kw = {"at": options[0], "gain": options[1]}
     expected = sample.expected_relevance or sample.expected_ids
     if sample.has("retrieved_ids") and expected:
@@ -55,6 +58,8 @@ def _score_all(sample: Sample, ctx: MetricContext) -> _Found | None:
 
 @functools.lru_cache(maxsize=256)
 def _keys(name: str, at: tuple[int, ...]) -> list[str]:
+    from localeval.retrieval.options import metric_names
+
     return metric_names((name,), at)
 
 
@@ -84,6 +89,6 @@ def _register(name: str) -> None:
     )(score)
 
 
-for _name in RETRIEVAL_METRICS:
+for _name in DESCRIPTIONS:
     _register(_name)
-GROUPS["retrieval"] = RETRIEVAL_METRICS
+GROUPS["retrieval"] = tuple(DESCRIPTIONS)

@@ -3,15 +3,28 @@ lazily, or the fake judge) behind its answer cache, and the embedder."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.models.embed import EmbeddingStore
 from localeval.errors import ConfigError, ModelError
 from localeval.judge.client import JudgeClient
+from localeval.judge.interface import VerdictScorer
 from localeval.metrics import Metric
+from localeval.models.embed import EmbeddingStore
+
+HeadLoader = Callable[[Settings, str], tuple[VerdictScorer, dict[str, Any]]]
+"""(settings, the judge's sha256) → the scorer of the head file `settings.verifier` names, and
+what summary.json says of it."""
+_head_loader: list[HeadLoader] = []
+
+
+def plug_head(loader: HeadLoader) -> None:
+    """Where the verifier plug-in attaches (localeval/verifier/__init__.py, on import): the core
+    never imports it."""
+    _head_loader[:] = [loader]
 
 
 @dataclass
@@ -72,11 +85,18 @@ def build_backends(
     return backends
 
 
-def _verifier(settings: Settings, judge_sha256: str) -> tuple[Any, dict[str, Any]]:
-    """The learned verifier head for this judge (localeval/verifier/apply.select)."""
-    from localeval.verifier.apply import select
-
-    return select(settings, judge_sha256)
+def _verifier(settings: Settings, judge_sha256: str
+              ) -> tuple[VerdictScorer | None, dict[str, Any]]:
+    """The scorer of the head file `--verifier` names (the verifier plug-in); with `auto` or
+    `none` no head: the judge's own P(supported)."""
+    if not settings.names_head():
+        reason = ("--verifier none" if settings.verifier == "none"
+                  else "--verifier auto: no head is packaged")
+        return None, {"head": "none: raw P(supported)", "reason": reason}
+    if not _head_loader:
+        raise ConfigError(f"--verifier {settings.verifier}: a head file needs the verifier "
+                          "plug-in; import localeval.verifier before the run")
+    return _head_loader[0](settings, judge_sha256)
 
 
 def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, dict]:
@@ -98,7 +118,7 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
         manifest = models.load_manifest()
         spec = manifest.get(manifest.profile(settings.profile)["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.lazy import LazyJudge, resolve_parallel
+    from localeval.judge.lazy import LazyJudge, gpu_offload, resolve_parallel
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
     verifier, _ = _verifier(settings, sha)
@@ -112,17 +132,10 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
         "path": str(path),
         "sha256": sha,
         "n_ctx": settings.n_ctx,
-        "gpu_offload": _gpu_offload(settings.n_gpu_layers),
+        "gpu_offload": gpu_offload(settings.n_gpu_layers),
         "parallel": parallel,
         "prompt_chunk": settings.n_batch,
     }
-
-
-def _gpu_offload(n_gpu_layers: int) -> bool:
-    """Whether llama.cpp was built with a GPU backend that the settings use (no model load)."""
-    from localeval.judge.llama import import_llama
-
-    return bool(import_llama().llama_supports_gpu_offload()) and n_gpu_layers != 0
 
 
 def _make_embedder(settings: Settings) -> tuple[Any, dict]:

@@ -186,11 +186,11 @@ class EmbeddingStore:
 
     async def baseline(self, language: str) -> float:
         """Mean cosine this embedder gives two unrelated texts of `language`: over every pair
-        of the bundled sentences (metrics/baseline_text.py; English for another language).
+        of the bundled sentences (models/baseline_text.py; English for another language).
         Computed once per embedder fingerprint and language in a process."""
         key = (self.embedder.fingerprint, language)
         if key not in _BASELINES:
-            from localeval.metrics.baseline_text import SENTENCES
+            from localeval.models.baseline_text import SENTENCES
 
             vecs = (await self.vectors(list(SENTENCES.get(language, SENTENCES["en"])))).astype(
                 np.float64)

@@ -7,6 +7,7 @@
   and `html` (with `charts`) only lay it out.
 - the comparison of two runs (`compare`: compare.md, compare.html, compare.json);
 - the meta-eval page (`meta_eval_page`: the terminal table, meta_eval.md, meta_eval.html);
+  these two are imported on first use (a run writes neither);
 - the kit itself (`kit`): CSS, `page`, `esc`, number formatters, text/Markdown/HTML tables and
   a metric's details as Markdown or HTML.
 """
@@ -17,8 +18,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localeval.report import compare, meta_eval_page
-from localeval.report.compare import Comparison, ScoreDiff, compare_runs
 from localeval.report.html import render_html as _html
 from localeval.report.kit import (
     CSS,
@@ -51,6 +50,21 @@ __all__ = [
     "meta_eval_page", "page", "render_html", "render_markdown", "rerender", "text_table",
     "write_report",
 ]
+
+
+_LAZY = {"compare": "compare", "meta_eval_page": "meta_eval_page", "Comparison": "compare",
+         "ScoreDiff": "compare", "compare_runs": "compare"}
+"""Names of the pages a run does not write (compare, meta-eval), imported on first use: a run
+never loads them."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    module = importlib.import_module(f"{__name__}.{_LAZY[name]}")
+    return module if name == _LAZY[name] else getattr(module, name)
 
 
 def render_markdown(run: RunFolder | ReportView) -> str:

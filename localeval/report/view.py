@@ -45,14 +45,15 @@ def histogram(values: Iterable[float]) -> list[int]:
 def lowest_keys(metrics: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(score key, owner) to list the lowest samples of: one key per metric (its main score when
     it has one), and the first retrieval figure."""
-    from localeval.retrieval import RETRIEVAL_METRICS
+    from localeval.metrics import GROUPS
 
+    retrieval = GROUPS["retrieval"]
     chosen: dict[str, tuple[str, str]] = {}  # group → (key, owner)
     for key, m in metrics.items():
         owner = m.get("metric", key)
         if m.get("count", 0) == 0:
             continue
-        group = "retrieval" if owner in RETRIEVAL_METRICS else owner  # one list for all figures
+        group = "retrieval" if owner in retrieval else owner  # one list for all figures
         if group not in chosen or (key == owner and group != "retrieval"):
             chosen[group] = (key, owner)
     return list(chosen.values())

@@ -132,9 +132,7 @@ def fingerprint_inputs(
     settings: BaseModel, metric_names: list[str], prompt_hashes: Mapping[str, str], version: str
 ) -> dict[str, Any]:
     """Everything that can change a score: settings (bar speed/storage ones), metrics, prompts,
-    the verifier heads the run may take (verifier/apply.heads_sha256)."""
-    from localeval.verifier.apply import heads_sha256
-
+    the verifier head the run takes (head_sha256)."""
     values = settings.model_dump(mode="json")
     inputs = {k: v for k, v in sorted(values.items()) if k not in NOT_IN_FINGERPRINT}
     fake = values.get("fake_answers")
@@ -143,11 +141,30 @@ def fingerprint_inputs(
             inputs["fake_answers_sha256"] = hashlib.sha256(Path(fake).read_bytes()).hexdigest()
         except OSError:
             inputs["fake_answers_sha256"] = None
-    inputs["verifier_sha256"] = heads_sha256(values.get("verifier"))
+    inputs["verifier_sha256"] = head_sha256(values.get("verifier"))
     inputs["metrics_run"] = list(metric_names)
     inputs["prompts"] = dict(sorted(prompt_hashes.items()))
     inputs["localeval_version"] = version
     return inputs
+
+
+NO_HEAD_SHA256 = hashlib.sha256().hexdigest()
+"""What run.json holds of `--verifier auto`: the hash of no head's bytes (no head is packaged;
+when heads were, none was adopted, so runs made then hold the same and still resume)."""
+
+
+def head_sha256(choice: str | None) -> str | None:
+    """The `--verifier` choice as the fingerprint holds it: None with `none`, NO_HEAD_SHA256
+    with `auto`, else the sha256 of the head file's bytes (None when it cannot be read): a head
+    changed under the same name changes the fingerprint."""
+    if not choice or choice == "none":
+        return None
+    if choice == "auto":
+        return NO_HEAD_SHA256
+    try:
+        return hashlib.sha256(Path(choice).read_bytes()).hexdigest()
+    except OSError:
+        return None
 
 
 def fingerprint_of(inputs: Mapping[str, Any]) -> str:

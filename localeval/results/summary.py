@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from localeval import __version__, prompts
+from localeval import prompts
 from localeval.config import Settings
 from localeval.data.dataset import Dataset
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
 from localeval.metrics.support.verdicts import calibration_status, effective_thresholds
 from localeval.results.tally import ScoreTally
+from localeval.version import __version__
 
 
 def _retrieval_options(metrics: list[Metric], settings: Settings) -> dict[str, Any] | None:

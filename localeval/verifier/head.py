@@ -50,9 +50,8 @@ class Head(BaseModel):
     weights: str = Field(description="logistic-regression weights (base64 float32)")
     bias: float
     tau: dict[str, float] = Field(description="P(supported) a claim needs, per language")
-    adopted: bool = Field(False, description="`--verifier auto` uses this packaged head (it beat "
-                                             "the judge's raw P out of dataset); otherwise it "
-                                             "runs only when named")
+    adopted: bool = Field(False, description="whether the head beat the judge's raw P out of "
+                                             "dataset when it was made (part of its id)")
     trained_on: dict[str, Any] = Field(default_factory=dict,
                                        description="training data: files, sha256, counts")
     reached: dict[str, Any] = Field(default_factory=dict,

@@ -67,6 +67,7 @@ def rows(n: int) -> list[dict[str, Any]]:
 def one(data: list[dict[str, Any]], out: Path, delay: float, parallel: int,
         ray: Any) -> dict[str, Any]:
     from localeval.config import Settings
+    from localeval.distributed.driver import ray_executor
     from localeval.models.embed import HashEmbedder
     from localeval.runner import run
 
@@ -78,8 +79,10 @@ def one(data: list[dict[str, Any]], out: Path, delay: float, parallel: int,
         if message.startswith("ray:") and "ready" in message:
             marks.update(cpu=time.process_time(), wall=time.perf_counter())
 
-    outcome = run(data, out, settings, judge=DelayJudge(delay), embedder=HashEmbedder(),
-                  overwrite=True, ray=ray, log=log)
+    judge, embedder = DelayJudge(delay), HashEmbedder()
+    executor = None if ray is None else ray_executor(ray, judge=judge, embedder=embedder)
+    outcome = run(data, out, settings, judge=judge, embedder=embedder, overwrite=True,
+                  executor=executor, log=log)
     wall, cpu = time.perf_counter() - marks["wall"], time.process_time() - marks["cpu"]
     assert len(outcome.records) == len(data) and not any(r.errors for r in outcome.records)
     return {"wall_s": round(wall, 3), "driver_cpu_s": round(cpu, 3),

@@ -1,7 +1,7 @@
 """Train the `small` profile's verifier head from ../shared/data/train and measure it on dev.
 
-The provenance of localeval/verifier/heads/*.json. Steps (each reads the stored activations of
-scripts/verifier/extract_rows.py; nothing here judges):
+The provenance of research/verifier/*.json (not adopted, so not packaged). Steps (each reads
+the stored activations of scripts/verifier/extract_rows.py; nothing here judges):
 1. the training claims (scripts/verifier/build_training.py) and the dev pairs
    (scripts/verifier/dev_pairs.py) as tables;
 2. `--sweep`: for each layer set × C, claim AUROC out of fold on train (grouped by source row)
@@ -14,7 +14,7 @@ scripts/verifier/extract_rows.py; nothing here judges):
     python scripts/verifier/train_head.py --train runs/verifier/train.jsonl \\
         --dev runs/verifier/dev.jsonl --store runs/verifier/store [--sweep] [--write HEAD.json]
         [--ids scripts/verifier/train_ids.txt] [--layers 17] [--C 0.01]
-The packaged head: `--train` from `build_training.py --paraphrases
+That head: `--train` from `build_training.py --paraphrases
 scripts/verifier/data/paraphrases.jsonl --embellished scripts/verifier/data/embellished.jsonl`,
 `--ids scripts/verifier/train_ids.txt --layers 17 --C 0.01` (layer and C chosen by the
 out-of-fold claim AUROC on train, never on dev). train_ids.txt names the 808 rows whose states
@@ -148,7 +148,7 @@ def main() -> int:
     ap.add_argument("--write", type=Path, help="write the head here")
     ap.add_argument("--ids", type=Path,
                     help="train on these rows only (one id a line; scripts/verifier/train_ids.txt "
-                         "names the rows the packaged head was trained on)")
+                         "names the rows research/verifier's head was trained on)")
     ap.add_argument("--stored-only", action="store_true",
                     help="use the rows whose states are stored; judge nothing")
     args = ap.parse_args()

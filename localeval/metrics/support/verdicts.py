@@ -14,7 +14,7 @@ The work grows linearly with the material.
 its own P(1) was low). So every support verdict (faithfulness, context_recall,
 answer_correctness, context_relevance, context_precision) is decided by P(verdict = 1),
 renormalised over the two verdicts, against τ. τ was fitted with
-`scripts/provenance/fit_threshold.py` on the fit half of the dev sets (docs/research.md,
+`scripts/provenance/fit_threshold.py` on the fit half of the dev sets (research/notes.md,
 *Support verdicts measured: τ, claims, passages*); `--support-threshold` overrides it. A judge
 that gives no probabilities (the fake judge) keeps its written verdict.
 """
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from localeval.errors import PromptTooLong
+from localeval.judge.interface import raw_p
 from localeval.judge.schemas import checked_verdicts
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.checks import decide
@@ -33,7 +34,6 @@ from localeval.metrics.support.evidence import Index, is_long
 from localeval.metrics.support.pieces import Piece, narrow, route, split_material
 from localeval.metrics.support.retry import retry_split
 from localeval.text import Sentences, json_safe, sentences_of_all
-from localeval.verifier.apply import raw_p
 
 if TYPE_CHECKING:
     from localeval.config import Settings
