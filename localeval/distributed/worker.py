@@ -185,7 +185,8 @@ class EvalWorker:
                 f"ray worker on node {self.node} runs localeval {__version__}, the driver "
                 f"{plan.version}; install the same version on every node"
             )
-        if prompts.metric_prompt_hashes(resolve(plan.metric_names)) != plan.prompt_hashes:
+        rubrics = plan.settings.rubrics  # the metrics files' content travels in the settings
+        if prompts.metric_prompt_hashes(resolve(plan.metric_names, rubrics)) != plan.prompt_hashes:
             raise LocalevalError(
                 f"ray worker on node {self.node} has other prompt templates than the driver "
                 f"(prompts folder {prompts.PROMPTS_DIR}); install the same localeval everywhere"
@@ -195,7 +196,7 @@ class EvalWorker:
         if plan.cpus and settings.n_threads is None:
             settings = settings.model_copy(update={"n_threads": plan.cpus})
         self.settings = settings
-        self.metrics = resolve(plan.metric_names)
+        self.metrics = resolve(plan.metric_names, rubrics)
         needed = [m for m in self.metrics if m.name in set(plan.needed_names)]
         try:
             self.backends = build_backends(settings, needed, judge=plan.judge,
