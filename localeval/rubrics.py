@@ -307,24 +307,14 @@ def _template_file(value: Any, path: Path, where: str) -> str:
 
 
 def load_files(paths: Iterable[Path | str]) -> list[Rubric]:
-    """The rubrics of every metrics file, in order; a name defined twice, or one that names a
-    built-in metric or group, is an error naming the file and the key."""
+    """The rubrics of every metrics file, in order; a name defined twice is an error naming the
+    file and the key (a name that is a built-in metric's: metrics/rubric.py, check_name)."""
     out: list[Rubric] = []
     for path in paths:
         for r in load_file(Path(path)):
-            check_name(r, out)
+            for other in out:
+                if other.name == r.name:
+                    raise RubricError(f"{r.where()}: {r.name!r} is defined twice (first in "
+                                      f"{other.source}); rename one")
             out.append(r)
     return out
-
-
-def check_name(r: Rubric, earlier: Iterable[Rubric] = ()) -> None:
-    """A rubric's name must not clash with a built-in metric, a group or an earlier rubric."""
-    from localeval.metrics import GROUPS, REGISTRY
-
-    if r.name in REGISTRY or r.name in GROUPS:
-        raise RubricError(f"{r.where()}: {r.name!r} is a built-in metric"
-                          f"{' group' if r.name in GROUPS else ''}; give the rubric another name")
-    for other in earlier:
-        if other.name == r.name:
-            raise RubricError(f"{r.where()}: {r.name!r} is defined twice (first in "
-                              f"{other.source}); rename one")

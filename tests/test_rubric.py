@@ -98,8 +98,8 @@ def test_a_bad_file_is_one_line_naming_the_file_and_the_key(
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1, err
     assert str(path) in err and expected in err, err
-    with pytest.raises(RubricError):
-        load_files([path])
+    with pytest.raises(RubricError):  # the same at a run's start, before any model loads
+        resolve(None, load_files([path]))
 
 
 def test_a_field_no_row_has_is_said_once_and_its_rows_are_skipped(
@@ -287,9 +287,10 @@ def test_cache_and_resume_serve_every_rubric_request(tmp_path: Path) -> None:
     run(ROWS, tmp_path / "out", Settings(cache=cache, rubrics=rubrics, metrics=only), judge=judge,
         embedder=HashEmbedder(), resume=True)
     assert judge.requests == []
-    changed = [rubrics[0].model_copy(update={"criteria": {"en": "Other.", "zh": "其他。"}})]
+    changed = [rubrics[0].model_copy(update={"criteria": {"en": "Other.", "zh": "其他。"}}),
+               rubrics[1]]
     with pytest.raises(UsageError, match=r"cannot resume .* other settings \(rubrics"):
-        run(ROWS, tmp_path / "out", Settings(cache=cache, rubrics=changed, metrics=only[:1]),
+        run(ROWS, tmp_path / "out", Settings(cache=cache, rubrics=changed, metrics=only),
             judge=RubricJudge(), embedder=HashEmbedder(), resume=True)
 
 

@@ -159,6 +159,9 @@ class Metric:
 
 REGISTRY: dict[str, Metric] = {}
 GROUPS: dict[str, tuple[str, ...]] = {}
+RUBRIC_METRICS: Callable[[Iterable[Rubric]], dict[str, Metric]] | None = None
+"""A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when the
+package is imported (localeval.metrics imports every module)."""
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
@@ -223,9 +226,10 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
     (metrics files, `localeval.rubric(...)`: metrics/rubric.py) in their order; unknown →
     'did you mean'. None → every metric but those registered with default=False, and every
     rubric."""
-    from localeval.metrics.rubric import rubric_metrics
-
-    extra = rubric_metrics(rubrics)
+    rubrics = list(rubrics)
+    if rubrics and RUBRIC_METRICS is None:
+        raise RuntimeError("rubrics need localeval.metrics imported (metrics/rubric.py)")
+    extra = RUBRIC_METRICS(rubrics) if rubrics else {}
     if names is None:
         return [m for m in REGISTRY.values() if m.default] + list(extra.values())
     chosen: list[str] = []

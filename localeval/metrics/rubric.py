@@ -34,9 +34,18 @@ from localeval import prompts
 from localeval.data.dataset import Sample
 from localeval.judge.interface import FieldProbs
 from localeval.judge.schemas import REASON_CHARS
-from localeval.metrics.base import ExampleFn, Metric, MetricContext, MetricResult, register_metric
+from localeval.metrics import base
+from localeval.metrics.base import (
+    GROUPS,
+    REGISTRY,
+    ExampleFn,
+    Metric,
+    MetricContext,
+    MetricResult,
+    register_metric,
+)
 from localeval.metrics.examples import Example
-from localeval.rubrics import LANGUAGES, YES_NO, Rubric, check_name, rubric, template_env
+from localeval.rubrics import LANGUAGES, YES_NO, Rubric, RubricError, rubric, template_env
 
 STEP = "rubric"
 DRAFT_STEP = "rubric_steps"
@@ -262,6 +271,20 @@ def rubric_metrics(rubrics: Iterable[Rubric]) -> dict[str, Metric]:
         seen.append(r)
         out[r.name] = rubric_metric(r)
     return out
+
+
+def check_name(r: Rubric, earlier: Iterable[Rubric] = ()) -> None:
+    """A rubric's name must not clash with a built-in metric, a group or an earlier rubric."""
+    if r.name in REGISTRY or r.name in GROUPS:
+        raise RubricError(f"{r.where()}: {r.name!r} is a built-in metric"
+                          f"{' group' if r.name in GROUPS else ''}; give the rubric another name")
+    for other in earlier:
+        if other.name == r.name:
+            raise RubricError(f"{r.where()}: {r.name!r} is defined twice (first in "
+                              f"{other.source}); rename one")
+
+
+base.RUBRIC_METRICS = rubric_metrics  # what base.resolve builds a run's rubrics with
 
 
 def register_builtin(r: Rubric, frame: Frame, **options: Any) -> Metric:
