@@ -15,7 +15,7 @@ percentile bootstrap 95 % interval (localeval.meta_eval.stats, 2,000 resamples, 
 ties. Each rubric's score (probability-weighted level) beside its `.raw` (greedy level), and a
 length-only baseline (the longer answer wins) on the same pairs.
 
-    python scripts/bench/rubric_agreement.py --set ragchecker --n 40 --out /work/runs-rubric/rc
+    python scripts/bench/rubric_agreement.py --set ragchecker --n 40 --out runs/rubric-ragchecker
 """
 
 from __future__ import annotations
