@@ -3,10 +3,11 @@
 - ragchecker: RAGChecker's human-labelled pairs (en; ../shared/data/dev). Each instance has two
   annotators whose `correctness_label` and `completeness_label` (−2..2) rate model2's response
   against model1's; their sums give the preferred answer per aspect. The pairs used are those
-  with a preference on both aspects, the `--n` with the fewest characters (question, reference
-  and both responses): the same pairs for every score. Rubrics `completeness` and
-  `correctness` (scripts/bench/rubric_agreement.toml) against their own preference, beside
-  the built-in metrics named with `--metrics` (answer_relevance, answer_correctness) against both.
+  with a preference on both aspects and two non-empty responses, the `--n` with the fewest
+  characters (question, reference and both responses): the same pairs for every score.
+  Rubrics `completeness` and `correctness` (scripts/bench/rubric_agreement.toml) against their
+  own preference, beside the built-in metrics named with `--metrics` (answer_relevance,
+  answer_correctness) against both.
 - halluqa: HalluQA dev (zh): `Best Answer1` against `Wrong_Answer1`, judged against `Source`
   (as context); the rubric `source_correct` (zh criteria); people prefer the best answer.
 
@@ -45,8 +46,9 @@ def ragchecker_pairs(n: int) -> list[dict[str, Any]]:
         first = group[0]
         corr = sum(int(r["correctness_label"]) for r in group)
         comp = sum(int(r["completeness_label"]) for r in group)
-        if corr == 0 or comp == 0:
-            continue
+        if corr == 0 or comp == 0 or not all(
+                first[m]["response"].strip() for m in ("model1", "model2")):
+            continue  # no preference on an aspect, or an empty response (no metric scores it)
         base = {"question": first["query"], "ground_truth": first["gt_answer"]}
         a = {**base, "answer": first["model1"]["response"]}
         b = {**base, "answer": first["model2"]["response"]}
@@ -85,6 +87,17 @@ def agreement(pairs: list[dict[str, Any]], aspect: str, score: dict[str, float |
                 score.get(f"{p['pair_id']}/{s}") is None for p in pairs for s in "ab")}
 
 
+def stored_scores(path: Path) -> dict[str, dict[str, float | None]]:
+    """Score key → row id → score, from a run folder's results.jsonl."""
+    out: dict[str, dict[str, float | None]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            record = json.loads(line)
+            for key, value in record["scores"].items():
+                out.setdefault(key, {})[record["id"]] = value
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", choices=sorted(ASPECTS), required=True)
@@ -95,19 +108,30 @@ def main() -> int:
     parser.add_argument("--profile", default="small")
     parser.add_argument("--cache", type=Path, default=None)
     parser.add_argument("--explain", action="store_true", help="ask reasons (default: none)")
+    parser.add_argument("--from-results", action="store_true",
+                        help="judge nothing: the figures of the pairs --out holds both rows of "
+                             "(a run stopped early)")
     args = parser.parse_args()
     pairs = ragchecker_pairs(args.n) if args.set == "ragchecker" else halluqa_pairs(args.n)
     rubrics = list(ASPECTS[args.set])
     built_in = [m for m in args.metrics.split(",") if m]
     rows = [{**p[s], "id": f"{p['pair_id']}/{s}"} for p in pairs for s in "ab"]
-    resume = (args.out / "results.jsonl").is_file()
-    results = localeval.evaluate(
-        rows, metrics=rubrics + built_in, metrics_files=[RUBRICS], out=args.out, resume=resume,
-        profile=args.profile, cache=args.cache, explain=args.explain, progress=False)
-    scores = {k: results.scores(k) for k in results.metrics}
+    if args.from_results:
+        scores = stored_scores(args.out / "results.jsonl")
+        done = {i for per in scores.values() for i in per}
+        pairs = [p for p in pairs if {f"{p['pair_id']}/a", f"{p['pair_id']}/b"} <= done]
+        calls = None
+    else:
+        resume = (args.out / "results.jsonl").is_file()
+        results = localeval.evaluate(
+            rows, metrics=rubrics + built_in, metrics_files=[RUBRICS], out=args.out,
+            resume=resume, profile=args.profile, cache=args.cache, explain=args.explain,
+            progress=False)
+        scores = {k: results.scores(k) for k in results.metrics}
+        calls = results.judge_calls
     out: dict[str, Any] = {"set": args.set, "pairs": [p["pair_id"] for p in pairs],
                            "profile": args.profile, "explain": args.explain,
-                           "judge_calls": results.judge_calls, "figures": {}}
+                           "judge_calls": calls, "figures": {}}
     length = {r["id"]: float(len(r["answer"])) for r in rows}
     for aspect in sorted({a for p in pairs for a in p["preferred"]}):
         figures: dict[str, Any] = {"length (longer wins)": agreement(pairs, aspect, length)}
