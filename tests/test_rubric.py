@@ -458,3 +458,14 @@ def test_the_same_bytes_at_parallel_1_and_4_and_a_rows_material_read_once(
     read = judge[2]["prompt_tokens_processed"] - judge[1]["prompt_tokens_processed"]
     asked = judge[2]["prompt_tokens"] - judge[1]["prompt_tokens"]
     assert judge[2]["calls"] == 2 and read < asked / 2, (read, asked)
+
+
+def test_a_config_file_lists_metrics_files_relative_to_itself(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    write(tmp_path / "conf", MINIMAL)
+    config = write(tmp_path / "conf", 'metrics_files = ["rubrics.toml"]\n', "localeval.toml")
+    settings = load_config(config, {})
+    assert [r.name for r in settings.rubrics] == ["covers_question"]
+    assert "covers_question" in [m.name for m in resolve(None, settings.rubrics)]
+    with pytest.raises(RubricError, match="defined twice"):
+        load_config(config, {"metrics_files": [tmp_path / "conf" / "rubrics.toml"] * 2})
