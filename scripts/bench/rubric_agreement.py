@@ -9,7 +9,9 @@
   own preference, beside the built-in metrics named with `--metrics` (answer_relevance,
   answer_correctness) against both.
 - halluqa: HalluQA dev (zh): `Best Answer1` against `Wrong_Answer1`, judged against `Source`
-  (as context); the rubric `source_correct` (zh criteria); people prefer the best answer.
+  (as context); the rubrics `source_correct` (answers correctly by the source) and
+  `source_consistent` (says nothing against or beyond the source), zh criteria; people prefer
+  the best answer.
 
 Per score: pairwise agreement (wins + ½ ties) / pairs, a pair without both scores a loss, with a
 percentile bootstrap 95 % interval (localeval.meta_eval.stats, 2,000 resamples, seed 0), and the
@@ -33,7 +35,7 @@ from localeval.meta_eval.stats import bootstrap_ci, mean, pair_outcome
 
 RUBRICS = Path(__file__).with_suffix(".toml")
 ASPECTS = {"ragchecker": {"completeness": "completeness", "correctness": "correctness"},
-           "halluqa": {"source_correct": "best"}}
+           "halluqa": {"source_correct": "best", "source_consistent": "best"}}
 """Per set: rubric → the human preference it is measured against."""
 
 
