@@ -141,10 +141,13 @@ def evaluate(
 ) -> EvalResults:
     """Evaluate a dataset file, a list of dicts, a DataFrame or a `datasets.Dataset`.
 
-    metrics: names or groups (default: every metric the rows can feed). out: a folder for
-    results.jsonl, summary.json and the reports (none written when omitted). config: a TOML
-    file. judge / embedder: a setting value ("llama", "fake"; a path) or a ready object with
-    the Judge / Embedder protocol (e.g. a FakeJudge in tests; with ray, copied to each worker).
+    metrics: names or groups, or Rubric objects (`localeval.rubric(...)`) (default: every
+    metric the rows can feed, and every rubric). metrics_files=[...]: TOML metrics files
+    (localeval/docs/rubrics.md); rubrics=[...]: Rubric objects, run with the others. out: a
+    folder for results.jsonl, summary.json and the reports (none written when omitted).
+    config: a TOML file. judge / embedder: a setting value ("llama", "fake"; a path) or a ready
+    object with the Judge / Embedder protocol (e.g. a FakeJudge in tests; with ray, copied to
+    each worker).
     ray: evaluate on Ray workers — True (a Ray instance on this machine), "auto", "HOST:PORT",
     or a dict / localeval.distributed.RayOptions (workers, cpus_per_worker, models_dir).
     **settings: any Settings field
@@ -152,13 +155,18 @@ def evaluate(
     LocalevalError subclasses with a message that says what to do.
     """
     from localeval.config import load_config
+    from localeval.rubrics import Rubric
     from localeval.runner import run
 
     overrides = dict(settings)
     if isinstance(metrics, str):
         metrics = [m.strip() for m in metrics.split(",")]
     if metrics is not None:
-        overrides["metrics"] = list(metrics)
+        metrics = list(metrics)
+        given = [m for m in metrics if isinstance(m, Rubric)]
+        if given:  # a Rubric among the metrics: run it, by name
+            overrides["rubrics"] = [*(overrides.get("rubrics") or []), *given]
+        overrides["metrics"] = [m.name if isinstance(m, Rubric) else m for m in metrics]
     judge_obj = embedder_obj = None
     if isinstance(judge, str):
         overrides["judge"] = judge

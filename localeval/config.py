@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from localeval.errors import ConfigError, first_error
+from localeval.rubrics import Rubric, load_files
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -104,13 +105,21 @@ class Settings(BaseModel):
                     "--metric-option name.key=value); checked against each metric's options "
                     "model at run start (models/preflight.check_metric_options)")
 
+    rubrics: list[Rubric] = Field(
+        default_factory=list,
+        description="rubric metrics: the rubrics of --metrics-file files (`metrics_files` in "
+                    "a config file) and of localeval.rubric(...) (localeval/rubrics.py)")
+
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        """No metric options → no `metric_options` key: run.json, summary.json and a run
-        folder's fingerprint stay what they were before metrics had options."""
+        """No metric options → no `metric_options` key, no rubrics → no `rubrics` key:
+        run.json, summary.json and a run folder's fingerprint stay what they were before
+        metrics had options and rubrics existed."""
         values: dict[str, Any] = handler(self)
         if not self.metric_options:
             values.pop("metric_options", None)
+        if not self.rubrics:
+            values.pop("rubrics", None)
         return values
 
     @field_validator("correctness_weights")
@@ -168,6 +177,15 @@ def load_config(path: Path | None, overrides: dict[str, Any]) -> Settings:
             merged[name] = {**(before if isinstance(before, dict) else {}), **options}
         overrides["metric_options"] = merged
     values.update(overrides)
+    files = values.pop("metrics_files", None)
+    if files:  # a config file's paths are relative to it
+        base = Path(path).parent if path is not None and "metrics_files" not in overrides else None
+        if isinstance(files, (str, Path)):
+            files = [files]
+        if not isinstance(files, list):
+            raise ConfigError(f"setting 'metrics_files': a list of TOML files, got {files!r}")
+        loaded = load_files(base / f if base is not None else Path(f) for f in files)
+        values["rubrics"] = [*(values.get("rubrics") or []), *loaded]
     try:
         return Settings.model_validate(values)
     except ValidationError as exc:

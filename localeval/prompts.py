@@ -53,9 +53,13 @@ def template_name(lang: str, step: str) -> str:
 
 def render(lang: str, step: str, **variables: object) -> list[dict[str, str]]:
     """Chat messages for one judge step: the language's system prompt, then the step's text."""
-    env = _env()
-    system = env.get_template(template_name(lang, "system")).render().strip()
-    user = env.get_template(template_name(lang, step)).render(**variables).strip()
+    user = _env().get_template(template_name(lang, step)).render(**variables).strip()
+    return with_system(lang, user)
+
+
+def with_system(lang: str, user: str) -> list[dict[str, str]]:
+    """Chat messages: the language's system prompt, then `user` (a rendered step)."""
+    system = _env().get_template(template_name(lang, "system")).render().strip()
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 

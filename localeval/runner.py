@@ -85,11 +85,16 @@ def run(
         executor = LocalExecutor(judge, embedder)
     judge, embedder = executor.judge, executor.embedder
     data = dataset.load(source, compact=out_dir is not None)  # a file's rows as pickles
-    metrics = resolve(settings.metrics)
+    metrics = resolve(settings.metrics, settings.rubrics)
     for problem in data.problems:
         if log:
             log(f"skipped input {problem}")
     applicable = [m for m in metrics if any(not s.missing(m.requires) for s in data.samples)]
+    if log:
+        from localeval.metrics.rubric import said_once
+
+        for line in said_once(settings.rubrics, metrics, data.samples):
+            log(line)
     check_before_loading(settings, applicable, judge=judge, embedder=embedder)
     folder: OutputFolder | None = None
     if out_dir is not None:

@@ -10,7 +10,7 @@ import os
 import signal
 from pathlib import Path
 
-from localeval.judge.interface import JudgeReply, JudgeRequest
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 
 
 class ContentJudge:
@@ -65,3 +65,39 @@ class KillerJudge(ContentJudge):
                 Path(self.marker).write_text(str(os.getpid()))
                 os.kill(os.getpid(), signal.SIGKILL)
         return await super().complete(request)
+
+
+class RubricJudge:
+    """Answers every rubric request from its content (never from the order requests come in):
+    a level of the schema's enum and a probability per level, both from a hash of the
+    messages; a drafting request gets two steps."""
+
+    name = "rubric-judge"
+    fingerprint = "rubric-judge-v1"
+
+    def __init__(self) -> None:
+        self.requests: list[JudgeRequest] = []
+
+    def sampling_key(self) -> str:
+        return "rubric"
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        self.requests.append(request)
+        props = json.loads(request.answer_schema)["properties"]
+        tokens = sum(len(m["content"]) for m in request.messages) // 4
+        if "steps" in props:
+            return JudgeReply(text=json.dumps({"steps": ["Read the answer.", "Grade it."]}),
+                              finish_reason="stop", prompt_tokens=tokens)
+        field = next(k for k in props if k != "reason")
+        values = props[field]["enum"]
+        digest = hashlib.sha256(json.dumps(request.messages).encode()).digest()
+        weights = [1 + digest[i] for i in range(len(values))]
+        best = max(range(len(values)), key=lambda i: weights[i])
+        answer = {"reason": "because"} if "reason" in props else {}
+        answer[field] = values[best]
+        probs = {str(v): w / sum(weights) for v, w in zip(values, weights, strict=True)}
+        return JudgeReply(text=json.dumps(answer), finish_reason="stop", prompt_tokens=tokens,
+                          field_probs=[FieldProbs(field=field, probs=probs)])
+
+    def close(self) -> None:
+        pass

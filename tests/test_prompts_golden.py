@@ -14,6 +14,7 @@ import pytest
 from localeval.generate.drafting import EXAMPLES as GENERATE_EXAMPLES
 from localeval.metrics import REGISTRY
 from localeval.metrics.examples import EXAMPLES
+from localeval.metrics.rubric import EXAMPLES as RUBRIC_EXAMPLES
 from localeval.prompts import PROMPTS_DIR, render
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -27,6 +28,8 @@ def variables(lang: str, step: str) -> dict[str, object]:
             return m.examples[step](EXAMPLES[lang])
     if step in GENERATE_EXAMPLES:  # `localeval generate`'s steps (generate/drafting.py)
         return GENERATE_EXAMPLES[step][lang]
+    if step in RUBRIC_EXAMPLES:  # every rubric's steps, on an example rubric (metrics/rubric.py)
+        return RUBRIC_EXAMPLES[step](EXAMPLES[lang])
     raise AssertionError(f"no metric declares examples for step {step!r}: give them with "
                          "@metric(examples={step: lambda ex: {...}})")
 
@@ -71,7 +74,8 @@ def test_every_judge_step_has_an_en_and_a_zh_template_and_examples() -> None:
 
 
 def test_every_template_is_a_step_of_a_metric() -> None:
-    steps = {s for m in REGISTRY.values() for s in m.steps} | set(GENERATE_EXAMPLES)
+    steps = {s for m in REGISTRY.values() for s in m.steps} | set(GENERATE_EXAMPLES) | set(
+        RUBRIC_EXAMPLES)
     assert {step for _, step in TEMPLATES} <= steps
 
 

@@ -292,3 +292,28 @@ def test_tiny_model_through_ray_scores_as_a_local_run(cluster: str, tmp_path: Pa
     assert dist.summary["judge"]["calls"] == local.summary["judge"]["calls"] > 0
     worker = dist.summary["ray"]["workers"][0]
     assert worker["judge_sha256"] == local.summary["models"]["judge"]["sha256"]
+
+
+def test_rubrics_of_a_metrics_file_run_on_the_workers(cluster: str, tmp_path: Path) -> None:
+    """The rubrics travel in the run's settings: the workers read no metrics file (it is gone
+    before they start) and give the results of a local run."""
+    from ray_judges import RubricJudge
+
+    from localeval.config import load_config
+
+    path = tmp_path / "rubrics.toml"
+    path.write_text('[covers_question]\nrequires = ["question", "answer"]\n'
+                    'criteria = "The answer answers every part of the question."\n'
+                    'scale = [1, 5]\n\n[grounded]\nrequires = ["answer", "contexts"]\n'
+                    'criteria = { en = "Every claim is in the context." }\nscale = "yes/no"\n',
+                    encoding="utf-8")
+    settings = load_config(None, {"metrics_files": [path], "no_cache": True, "language": "en",
+                                  "metrics": ["covers_question", "grounded"]})
+    path.unlink()
+    rows = _rows(6)
+    run(rows, tmp_path / "local", settings, judge=RubricJudge(), embedder=HashEmbedder())
+    run(rows, tmp_path / "ray", settings, judge=RubricJudge(), embedder=HashEmbedder(), ray=TWO)
+    local = (tmp_path / "local" / "results.jsonl").read_text()
+    assert local == (tmp_path / "ray" / "results.jsonl").read_text()
+    assert all({"covers_question", "grounded.raw"} <= r["scores"].keys()
+               for r in _lines(tmp_path / "ray"))

@@ -4,29 +4,60 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from localeval.rubrics import Rubric
 
 
 def cmd_metrics(args: argparse.Namespace) -> int:
     from localeval.metrics import GROUPS, REGISTRY
+    from localeval.metrics.rubric import rubric_metrics
+    from localeval.rubrics import load_files
 
-    width = max(len(n) for n in REGISTRY)
-    for m in REGISTRY.values():
+    rubrics = {r.name: r for r in load_files(getattr(args, "metrics_files", None) or [])}
+    extra = rubric_metrics(rubrics.values())
+    width = max(len(n) for n in [*REGISTRY, *extra])
+    pad = " " * width
+    for m in [*REGISTRY.values(), *extra.values()]:
         needs = ", ".join(m.requires)
         uses = (
             "+".join(u for u, on in (("judge", m.uses_judge), ("embedder", m.uses_embedder)) if on)
             or "-"
         )
         print(
-            f"{m.name.ljust(width)}  needs: {needs}  uses: {uses}\n{' ' * width}  {m.description}"
+            f"{m.name.ljust(width)}  needs: {needs}  uses: {uses}\n{pad}  {m.description}"
         )
         if not m.default:
-            print(f"{' ' * width}  runs only when named (--metrics {m.name})")
+            print(f"{pad}  runs only when named (--metrics {m.name})")
         if m.options is not None:  # with their defaults
             options = ", ".join(f"{k}={f.default!r}" for k, f in m.options.model_fields.items())
-            print(f"{' ' * width}  options [metric_options.{m.name}]: {options}")
+            print(f"{pad}  options [metric_options.{m.name}]: {options}")
+        if m.name in rubrics:
+            for line in rubric_lines(rubrics[m.name]):
+                print(f"{pad}  {line}")
     for group, members in GROUPS.items():
         print(f"{group.ljust(width)}  group: {', '.join(members)}")
     return 0
+
+
+def rubric_lines(r: Rubric) -> list[str]:
+    """What `metrics --metrics-file` says of a rubric besides its needs: its fields."""
+    scale = "yes/no" if r.scale == "yes/no" else f"{r.scale[0]}..{r.scale[1]}"
+    lines = [f"rubric from {r.source}: scale {scale}, "
+             f"{'higher' if r.higher_is_better else 'lower'} is better; scores {r.name} "
+             f"(probability-weighted level) and {r.name}.raw (greedy level)"]
+    if r.criteria["zh"] != r.criteria["en"]:  # the English one is the description above
+        lines.append(f"criteria (zh): {r.criteria['zh']}")
+    lines += [f"level {v}: {t['en']}" + (f" / {t['zh']}" if t["zh"] != t["en"] else "")
+              for v, t in r.levels.items()]
+    if r.steps == "draft":
+        lines.append("steps: drafted by the judge from the criteria (one request a language)")
+    elif r.steps:
+        lines.append(f"steps: {'; '.join(r.steps['en'])}")
+    if r.template:
+        lines.append("template: its own (variables checked)")
+    return lines + [f"note: {n}" for n in r.notes]
 
 
 def cmd_models_list(args: argparse.Namespace) -> int:

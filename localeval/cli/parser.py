@@ -86,6 +86,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         help="output folder for results.jsonl and summary.json (required, except with --estimate)"
     )
     run.add_argument("--config", type=Path, help="TOML file with settings (flags win)")
+    _add_metrics_file(run)
     run.add_argument(
         "--metrics", type=_csv_list, help="comma-separated metric names (default: all that apply)"
     )
@@ -188,6 +189,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     cmp.set_defaults(func=cmd_compare)
 
     met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
+    _add_metrics_file(met)
     met.set_defaults(func=cmd_metrics)
 
     mod = sub.add_parser("models", help="list, pull or verify the models")
@@ -240,6 +242,12 @@ def _named_command(argv: list[str] | None) -> str | None:
         elif not word.startswith("-"):
             return word if word in OWN_MODULE else ""
     return None
+
+
+def _add_metrics_file(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--metrics-file", dest="metrics_files", action="append", type=Path, metavar="FILE",
+        help="rubric metrics of your own: a TOML file (repeatable; localeval/docs/rubrics.md)")
 
 
 def _add_models_dir(top: argparse.ArgumentParser, *subs: argparse.ArgumentParser) -> None:

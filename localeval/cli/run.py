@@ -48,6 +48,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "retrieval_at",
             "metric_options",
             "verifier",
+            "metrics_files",
         )
     }
     settings = load_config(args.config, overrides)
@@ -55,8 +56,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         from localeval.labels.calibrate import calibrated
 
         settings, _ = calibrated(settings, args.calibration)
-    chosen = None if settings.metrics is None else [m.name for m in resolve(settings.metrics)]
-    fail_under = fail_under_gates(args.fail_under, chosen)  # before any model is loaded
+    chosen = None if settings.metrics is None else [
+        m.name for m in resolve(settings.metrics, settings.rubrics)]
+    fail_under = fail_under_gates(args.fail_under, chosen,  # before any model is loaded
+                                  [r.name for r in settings.rubrics])
     check_flags(args)
     if settings.names_head():  # the verifier plug-in scores the verdicts
         import localeval.verifier  # noqa: F401
@@ -107,16 +110,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     return gate_report(failures, len(fail_under))
 
 
-def fail_under_gates(specs: list[str] | None, chosen: list[str] | None) -> list[Gate]:
-    """The --fail-under gates, each naming a score this run computes (results/gates.py); none
-    without the flag, and then the run never reads the gates module."""
+def fail_under_gates(specs: list[str] | None, chosen: list[str] | None,
+                     rubrics: list[str] | None = None) -> list[Gate]:
+    """The --fail-under gates, each naming a score this run computes (results/gates.py), a
+    built-in metric's or a rubric's; none without the flag, and then the run never reads the
+    gates module."""
     if not specs:
         return []
     from localeval.metrics import REGISTRY
     from localeval.results.gates import check_names, parse_gates
 
     gates = parse_gates(specs, "--fail-under")
-    check_names(gates, REGISTRY, chosen)
+    check_names(gates, [*REGISTRY, *(rubrics or [])], chosen)
     return gates
 
 

@@ -186,7 +186,8 @@ class EvalWorker:
                 f"ray worker on node {self.node} runs localeval {__version__}, the driver "
                 f"{plan.version}; install the same version on every node"
             )
-        if prompts.metric_prompt_hashes(resolve(plan.metric_names)) != plan.prompt_hashes:
+        rubrics = plan.settings.rubrics  # the metrics files' content travels in the settings
+        if prompts.metric_prompt_hashes(resolve(plan.metric_names, rubrics)) != plan.prompt_hashes:
             raise LocalevalError(
                 f"ray worker on node {self.node} has other prompt templates than the driver "
                 f"(prompts folder {prompts.PROMPTS_DIR}); install the same localeval everywhere"
@@ -198,7 +199,7 @@ class EvalWorker:
         self.settings = settings
         if settings.names_head():  # the verifier plug-in scores the verdicts here too
             import localeval.verifier  # noqa: F401
-        self.metrics = resolve(plan.metric_names)
+        self.metrics = resolve(plan.metric_names, rubrics)
         needed = [m for m in self.metrics if m.name in set(plan.needed_names)]
         try:
             self.backends = build_backends(settings, needed, judge=plan.judge,

@@ -98,7 +98,7 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
     from localeval.models.preflight import check_before_loading
 
     data = dataset.load(source)
-    metrics = resolve(settings.metrics)
+    metrics = resolve(settings.metrics, settings.rubrics)
     samples = [s for s in data.samples if s.id not in (skip_ids or set())]
     judged = [m for m in metrics
               if m.uses_judge and any(not s.missing(m.requires) for s in samples)]

@@ -168,7 +168,7 @@ def evaluate(
     names = settings.metrics or ([owner_of(score)] if score else None)
     if not names:
         raise UsageError("meta-eval needs --metrics or --score (the score key that decides)")
-    metric_names = [m.name for m in resolve(names)]
+    metric_names = [m.name for m in resolve(names, settings.rubrics)]
     score = score or metric_names[0]
     if owner_of(score) not in metric_names:
         raise UsageError(

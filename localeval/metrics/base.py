@@ -22,7 +22,7 @@ import functools
 import json
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -36,6 +36,9 @@ from localeval.judge.schemas import schema_json
 from localeval.metrics.examples import Example
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
+
+if TYPE_CHECKING:
+    from localeval.rubrics import Rubric
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -81,22 +84,27 @@ class MetricContext:
         return prompts.render(self.language, step,
                               **{"explain": self.settings.explain, **variables})
 
-    def request(self, step: str, schema: type[BaseModel], **variables: Any) -> JudgeRequest:
-        """The judge request for one step: its `messages` and the answer's schema."""
-        messages = self.messages(step, **variables)
+    def request(self, step: str, schema: type[BaseModel], *,
+                rendered: list[dict[str, str]] | None = None, **variables: Any) -> JudgeRequest:
+        """The judge request for one step: its `messages` (or the `rendered` ones: a user's
+        own template, metrics/rubric.py) and the answer's schema."""
+        if rendered is not None and self.steps is not None and step not in self.steps:
+            raise UndeclaredStep(f"step {step!r} is asked by a metric that does not declare it")
+        messages = rendered if rendered is not None else self.messages(step, **variables)
         return JudgeRequest(step=step, sample_id=self.sample.id, answer_schema=schema_json(schema),
                             messages=messages, max_tokens=self.settings.max_tokens)
 
     async def ask(self, step: str, schema: type[T], **variables: Any) -> T:
         return (await self.ask_probs(step, schema, [], **variables))[0]
 
-    async def ask_probs(self, step: str, schema: type[T], probe: list[str],
+    async def ask_probs(self, step: str, schema: type[T], probe: list[str], *,
+                        rendered: list[dict[str, str]] | None = None,
                         **variables: Any) -> tuple[T, list[FieldProbs]]:
         """The parsed answer, and the probabilities of the `probe` fields' values (in the
         order they were written; empty from a judge that gives none)."""
         if self.judge is None:
             raise ConfigError(f"step {step} needs a judge, but none is configured")
-        request = self.request(step, schema, **variables)
+        request = self.request(step, schema, rendered=rendered, **variables)
         request.probe_fields = probe
         key = request.model_dump_json()
         if key not in self._pending:
@@ -151,6 +159,9 @@ class Metric:
 
 REGISTRY: dict[str, Metric] = {}
 GROUPS: dict[str, tuple[str, ...]] = {}
+RUBRIC_METRICS: Callable[[Iterable[Rubric]], dict[str, Metric]] | None = None
+"""A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when the
+package is imported (localeval.metrics imports every module)."""
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
@@ -173,20 +184,25 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
     better lower (a refusal rate): what `compare` calls better or worse."""
 
     def register(fn: MetricFn) -> MetricFn:
-        if name in REGISTRY:
-            raise ValueError(f"metric {name!r} is registered twice ({fn.__module__} and "
-                             f"{REGISTRY[name].fn.__module__}): rename one")
         steps_t = tuple(steps)
         run = fn if options is None else _with_options(name, options, fn)
-        REGISTRY[name] = Metric(
+        register_metric(Metric(
             name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
             uses_judge=bool(steps_t), uses_embedder=bool(embedder),
             embedder_when=embedder if callable(embedder) else None, options=options,
             examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
-            order=order, higher_is_better=higher_is_better)
+            order=order, higher_is_better=higher_is_better))
         return fn
 
     return register
+
+
+def register_metric(m: Metric) -> None:
+    """Add a built-in metric to the registry (a name registered twice is an error)."""
+    if m.name in REGISTRY:
+        raise ValueError(f"metric {m.name!r} is registered twice ({m.fn.__module__} and "
+                         f"{REGISTRY[m.name].fn.__module__}): rename one")
+    REGISTRY[m.name] = m
 
 
 def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:
@@ -205,11 +221,17 @@ def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:
     return run
 
 
-def resolve(names: Iterable[str] | None) -> list[Metric]:
-    """Metric names (or group names) → metrics, in registry order; unknown → 'did you mean'.
-    None → every metric but those registered with default=False."""
+def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list[Metric]:
+    """Metric names (or group names) → metrics, in registry order, then the run's `rubrics`
+    (metrics files, `localeval.rubric(...)`: metrics/rubric.py) in their order; unknown →
+    'did you mean'. None → every metric but those registered with default=False, and every
+    rubric."""
+    rubrics = list(rubrics)
+    if rubrics and RUBRIC_METRICS is None:
+        raise RuntimeError("rubrics need localeval.metrics imported (metrics/rubric.py)")
+    extra = RUBRIC_METRICS(rubrics) if rubrics else {}
     if names is None:
-        return [m for m in REGISTRY.values() if m.default]
+        return [m for m in REGISTRY.values() if m.default] + list(extra.values())
     chosen: list[str] = []
     for raw in names:
         name = raw.strip()
@@ -217,14 +239,15 @@ def resolve(names: Iterable[str] | None) -> list[Metric]:
             continue
         expanded = GROUPS.get(name, (name,))
         for n in expanded:
-            if n not in REGISTRY:
-                known = sorted(REGISTRY) + sorted(GROUPS)
+            if n not in REGISTRY and n not in extra:
+                known = sorted(REGISTRY) + sorted(extra) + sorted(GROUPS)
                 raise UsageError(
                     f"unknown metric {n!r}{did_you_mean(n, known)} (known: {', '.join(known)})"
                 )
             if n not in chosen:
                 chosen.append(n)
-    return [REGISTRY[n] for n in REGISTRY if n in chosen]
+    return [REGISTRY[n] for n in REGISTRY if n in chosen] + [
+        m for n, m in extra.items() if n in chosen]
 
 
 def ratio(numerator: float, denominator: float) -> float:

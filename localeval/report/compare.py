@@ -7,6 +7,7 @@ compare.md / .html / .json into a folder only where none of them is another tool
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,7 +142,7 @@ def compare_runs(a_dir: Path, b_dir: Path, *, top: int = TOP,
                 only_a=len(set(sa) - set(sb)),
                 only_b=len(set(sb) - set(sa)),
                 movers=movers[:top],
-                higher_is_better=higher_is_better(key),
+                higher_is_better=higher_is_better(key, b.summary, a.summary),
             )
         )
     return Comparison(a=a, b=b, rows=rows, differences=_differences(a.summary, b.summary),
@@ -156,13 +157,20 @@ def _default_ids(a: RunFolder, b: RunFolder) -> list[str]:
             if r.id in bare_a and not r.question and r.id == f"row-{r.line}"]
 
 
-def higher_is_better(key: str) -> bool:
+def higher_is_better(key: str, *summaries: Mapping[str, Any]) -> bool:
     """The direction of a score key (`metric`, `metric.sub`, `metric@k`) as its metric declares
-    it; a metric this version does not know (an older run's) counts higher as better."""
+    it, a rubric's as the runs' settings hold it (`summaries`); a metric this version does not
+    know (an older run's) counts higher as better."""
     from localeval.metrics import REGISTRY
 
     m = REGISTRY.get(owner_of(key))
-    return m.higher_is_better if m is not None else True
+    if m is not None:
+        return m.higher_is_better
+    for summary in summaries:
+        for r in (summary.get("settings") or {}).get("rubrics") or []:
+            if isinstance(r, Mapping) and r.get("name") == owner_of(key):
+                return bool(r.get("higher_is_better", True))
+    return True
 
 
 def _other_questions(a: RunFolder, b: RunFolder) -> list[str]:

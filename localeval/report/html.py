@@ -9,7 +9,7 @@ from localeval.report.charts import forest_svg, histogram_svg
 from localeval.report.kit import details_html, esc, fmt, fmt_ci, html_table, html_text, page
 from localeval.report.labelled import HEADER as CORRECTED_HEADER
 from localeval.report.labelled import NOTE as CORRECTED_NOTE
-from localeval.report.view import HEADERS, ROWS_KEPT, SCORES_NOTE, ReportView
+from localeval.report.view import HEADERS, ROWS_KEPT, RUBRICS_NOTE, SCORES_NOTE, ReportView
 
 MAX_ROWS = ROWS_KEPT  # error rows shown: as many as the view keeps
 
@@ -39,6 +39,9 @@ def render_html(view: ReportView) -> str:
     if view.forest:
         body.append(forest_svg(view.forest))
     body.append(html_table(HEADERS["overview"], view.overview, numeric=range(1, 7)))
+    if view.rubrics:
+        body.append(f"<h3>Rubrics</h3><p>{RUBRICS_NOTE}</p>"
+                    + html_table(HEADERS["rubrics"], view.rubrics, numeric=[1]))
     if view.corrected or view.corrected_lines:
         body.append(f"<h2>Corrected by human labels</h2><p>{esc(CORRECTED_NOTE)}</p>")
         if view.corrected:

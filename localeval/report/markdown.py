@@ -7,7 +7,7 @@ from typing import Any
 from localeval.report.kit import clip_text, details_md, fmt, md_cell, md_table
 from localeval.report.labelled import HEADER as CORRECTED_HEADER
 from localeval.report.labelled import NOTE as CORRECTED_NOTE
-from localeval.report.view import BINS, HEADERS, SCORES_NOTE, ReportView
+from localeval.report.view import BINS, HEADERS, RUBRICS_NOTE, SCORES_NOTE, ReportView
 
 MAX_ROWS = 50  # at most view.ROWS_KEPT: the error rows the view keeps
 
@@ -33,6 +33,8 @@ def render_markdown(view: ReportView) -> str:
     if view.calibration:
         out += [f"> {md_cell(view.calibration)}", ""]
     out += ["## Scores", "", SCORES_NOTE, "", md_table(HEADERS["overview"], view.overview), ""]
+    if view.rubrics:
+        out += ["### Rubrics", "", RUBRICS_NOTE, "", md_table(HEADERS["rubrics"], view.rubrics), ""]
     if view.corrected or view.corrected_lines:
         out += ["## Corrected by human labels", "", CORRECTED_NOTE, ""]
         if view.corrected:

@@ -28,7 +28,12 @@ HEADERS = {
     "prompts": ["template", "sha256"],
     "settings": ["setting", "value"],
     "run": ["item", "value"],
+    "rubrics": ["score", "mean", "scale", "better", "criteria"],
 }
+RUBRICS_NOTE = (
+    "Each rubric's score is the judge's probability-weighted level normalised to [0, 1] "
+    "(`.raw`: its greedy level), graded on these criteria."
+)
 SCORES_NOTE = (
     "Mean per score with a percentile bootstrap 95% confidence interval "
     "(2,000 resamples of the scored samples)."
@@ -105,6 +110,8 @@ class ReportView:
     corrected: list[list[Any]] = field(default_factory=list)  # report/labelled.py
     corrected_lines: list[str] = field(default_factory=list)
     calibration: str | None = None
+    rubrics: list[list[Any]] = field(default_factory=list)
+    """Each rubric's score beside its criteria (en, and zh when it differs)."""
 
 
 def build_view(run: RunFolder) -> ReportView:
@@ -158,7 +165,24 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         corrected=table,
         corrected_lines=table_lines,
         calibration=calibration_note(s),
+        rubrics=_rubric_rows(s),
     )
+
+
+def _rubric_rows(summary: Mapping[str, Any]) -> list[list[Any]]:
+    """The run's rubrics (settings.rubrics) with their score's mean and their criteria."""
+    metrics = summary.get("metrics") or {}
+    rows = []
+    for r in (summary.get("settings") or {}).get("rubrics") or []:
+        if not isinstance(r, Mapping) or r.get("name") not in metrics:
+            continue
+        scale, criteria = r.get("scale"), r.get("criteria") or {}
+        shown = criteria.get("en", "") + (
+            f" / {criteria['zh']}" if criteria.get("zh") not in (None, criteria.get("en")) else "")
+        rows.append([r["name"], fmt(metrics[r["name"]].get("mean")),
+                     "yes/no" if scale == "yes/no" else f"{scale[0]}..{scale[1]}",
+                     "higher" if r.get("higher_is_better", True) else "lower", shown])
+    return rows
 
 
 def _overview_row(key: str, m: Mapping[str, Any]) -> list[Any]:

@@ -105,11 +105,12 @@ def _unknown_key(gate: Gate, keys: list[str]) -> UsageError:
     )
 
 
-def higher_is_better(key: str) -> bool:
-    """The direction its metric declares for a score key (higher, for a key of no metric)."""
+def higher_is_better(key: str, summary: Mapping[str, Any] | None = None) -> bool:
+    """The direction its metric declares for a score key, a rubric's as the run's settings hold
+    it (higher, for a key of no metric)."""
     from localeval.report.compare import higher_is_better as declared
 
-    return declared(key)
+    return declared(key, *([summary] if summary is not None else []))
 
 
 def is_fake(summary: Mapping[str, Any]) -> bool:
@@ -134,7 +135,8 @@ def check_fail_under(gates: Iterable[Gate], summary: Mapping[str, Any], *,
     for gate in gates:
         if gate.key not in metrics:
             raise _unknown_key(gate, list(metrics))
-        message = _fail_under(gate, metrics[gate.key], unreadable, max_unscored, forged)
+        message = _fail_under(gate, metrics[gate.key], unreadable, max_unscored, forged,
+                              higher_is_better(gate.key, summary))
         if message is None:
             continue
         if advisory_until_checked and _unchecked(gate, summary):
@@ -147,7 +149,7 @@ def check_fail_under(gates: Iterable[Gate], summary: Mapping[str, Any], *,
 
 
 def _fail_under(gate: Gate, m: Mapping[str, Any], unreadable: int, max_unscored: int,
-                forged: bool) -> str | None:
+                forged: bool, higher: bool) -> str | None:
     """Why one --fail-under gate fails on its score's summary `m`, or None when it passes."""
     mean = m.get("mean")
     missing = {"errors": int(m.get("errors", 0)), "skipped": int(m.get("skipped", 0)),
@@ -159,10 +161,10 @@ def _fail_under(gate: Gate, m: Mapping[str, Any], unreadable: int, max_unscored:
     if mean is None:
         return (f"gate failed: {gate.key}: no sample was scored ({m.get('errors', 0)} errors, "
                 f"{m.get('skipped', 0)} skipped) ({gate})")
-    if not higher_is_better(gate.key) and mean > gate.value + EPS:
+    if not higher and mean > gate.value + EPS:
         return (f"gate failed: {gate.key} mean {mean:.4f} > {gate.value:g}, and lower is "
                 f"better (n={m.get('count', 0)}) ({gate})")
-    if higher_is_better(gate.key) and mean < gate.value - EPS:
+    if higher and mean < gate.value - EPS:
         return (f"gate failed: {gate.key} mean {mean:.4f} < {gate.value:g} "
                 f"(n={m.get('count', 0)}) ({gate})")
     if total > max_unscored:

@@ -1,0 +1,342 @@
+"""Rubric metrics: one judge request per sample and rubric, the level chosen under a grammar, the
+score read from the judge's probabilities (G-Eval). The record and its file: localeval/rubrics.py;
+the user's guide: localeval/docs/rubrics.md.
+
+The judge reads the row's fields the rubric requires (question, answer, reference, contexts,
+then any other column, under its name), then the rubric's own text: criteria, evaluation steps,
+levels, the reply's shape. The row material comes first, in a fixed order, so the rubrics of one
+row share their prompt's prefix and the engine reads it once (judge/prefix_pool.py). The answer
+is `{"reason": "…", "level": n}` (`"verdict": 1|0` for a yes/no scale; no reason with
+--no-explain), the level an enum of the scale's digits.
+
+Scores: `<name>` = the probability-weighted level, Σ P(level)·level over the levels, normalised
+to [0, 1] by (x − lo) / (hi − lo) (yes/no: P(yes)); `<name>.raw` = the greedy level normalised.
+A judge that gives no probabilities (the fake one) gets the greedy level for both.
+
+The same machinery runs a built-in single-judged-field metric with its own template, answer
+model names and field (`Frame`): refusal (metrics/refusal.py) renders its packaged template
+with its schema, so its requests and their cache keys are what they were, and keeps its score
+names (the greedy verdict as the score, P(refused) as `.soft`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from localeval import prompts
+from localeval.data.dataset import Sample
+from localeval.judge.interface import FieldProbs
+from localeval.judge.schemas import REASON_CHARS
+from localeval.metrics import base
+from localeval.metrics.base import (
+    GROUPS,
+    REGISTRY,
+    ExampleFn,
+    Metric,
+    MetricContext,
+    MetricResult,
+    register_metric,
+)
+from localeval.metrics.examples import Example
+from localeval.rubrics import LANGUAGES, YES_NO, Rubric, RubricError, rubric, template_env
+
+STEP = "rubric"
+DRAFT_STEP = "rubric_steps"
+ORDER = 1500
+"""Where a file's rubrics stand in a report: after the built-in metrics, in the file's order."""
+MAX_DRAFTED_STEPS = 6
+STEP_CHARS = 200
+LABELS = {
+    "en": {"question": "Question", "answer": "Answer", "ground_truth": "Reference answer",
+           "contexts": "Context"},
+    "zh": {"question": "问题", "answer": "回答", "ground_truth": "参考答案", "contexts": "上下文"},
+}
+"""The judge's names for the built-in fields; any other column is shown under its own name."""
+FIELD_ORDER = ("question", "answer", "ground_truth", "contexts")
+"""The order of the material: the fields most rubrics share first, so that their prompts share
+the longest prefix; other columns follow in the order `requires` names them."""
+REPLY = {
+    "en": {(True, True): 'Reply as {"reason": "one short sentence", "verdict": 1 or 0}.',
+           (True, False): 'Reply as {"verdict": 1 or 0}.',
+           (False, True): 'Reply as {{"reason": "one short sentence", "level": an integer from '
+                          '{lo} to {hi}}}.',
+           (False, False): 'Reply as {{"level": an integer from {lo} to {hi}}}.'},
+    "zh": {(True, True): '输出 {"reason": "一句简短的话", "verdict": 1 或 0}。',
+           (True, False): '输出 {"verdict": 1 或 0}。',
+           (False, True): '输出 {{"reason": "一句简短的话", "level": {lo} 到 {hi} 的整数}}。',
+           (False, False): '输出 {{"level": {lo} 到 {hi} 的整数}}。'},
+}
+"""(yes/no scale, explain) → the reply's shape in words: `reply` in a user's template (the
+packaged one writes the same text itself)."""
+
+
+@dataclass(frozen=True)
+class Frame:
+    """How a rubric is asked and scored. The default asks prompts/<lang>/rubric.j2 with the
+    field `level` (`verdict` for yes/no) and scores the weighted level, `.raw` the greedy one.
+    A built-in gives its own packaged template (`step`, whose variables `variables` makes from
+    the row), answer model names (bare, with a reason), field and its description, and which
+    score is the main one (`main="greedy"`: the greedy level, the weighted one as `.soft`)."""
+
+    step: str = STEP
+    field: str | None = None
+    models: tuple[str, str] | None = None
+    description: str | None = None
+    main: Literal["weighted", "greedy"] = "weighted"
+    variables: Callable[[Sample], dict[str, Any]] | None = None
+
+
+FRAME = Frame()
+
+
+def field_of(r: Rubric, frame: Frame = FRAME) -> str:
+    return frame.field or ("verdict" if r.scale == YES_NO else "level")
+
+
+@lru_cache(maxsize=256)
+def _answer_model(name: str, field_name: str, values: tuple[int, ...], description: str,
+                  explain: bool) -> type[BaseModel]:
+    choice = (Literal[values], Field(description=description))  # type: ignore[valid-type]
+    fields: dict[str, Any] = {field_name: choice}
+    if explain:  # the reason first: the judge reasons, then decides
+        fields = {"reason": (str, Field(max_length=REASON_CHARS,
+                                        description="one short sentence")), **fields}
+    return create_model(name, **fields)
+
+
+def answer_model(r: Rubric, frame: Frame, explain: bool) -> type[BaseModel]:
+    """The answer's model: its name and the field's description enter the schema, hence the
+    cache key."""
+    lo, hi = r.bounds
+    if frame.models is not None:
+        name = frame.models[1 if explain else 0]
+    else:
+        name = ("RubricVerdict" if r.scale == YES_NO else f"RubricLevel{lo}to{hi}") + (
+            "R" if explain else "")
+    description = frame.description or (
+        "1 = the material meets the criterion, 0 = it does not" if r.scale == YES_NO
+        else f"{lo} = does not meet the criterion at all … {hi} = meets it fully")
+    return _answer_model(name, field_of(r, frame), r.values, description, explain)
+
+
+class DraftedSteps(BaseModel):
+    steps: list[Annotated[str, Field(max_length=STEP_CHARS)]] = Field(
+        min_length=1, max_length=MAX_DRAFTED_STEPS, description="one short, concrete step each")
+
+
+def show(value: Any) -> str:
+    """A field's value as the judge reads it: text as is, a list of texts numbered, anything
+    else as JSON."""
+    if isinstance(value, str):
+        return value.strip()
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value[0].strip() if len(value) == 1 else "\n".join(
+            f"[{i}] {v.strip()}" for i, v in enumerate(value, 1))
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def material(r: Rubric, sample: Sample, lang: str) -> list[tuple[str, str]]:
+    """The row fields the rubric requires as (label, text), in FIELD_ORDER then as named."""
+    names = [f for f in FIELD_ORDER if f in r.requires] + [
+        f for f in r.requires if f not in FIELD_ORDER]
+    return [(LABELS[lang].get(f, f), show(getattr(sample, f, None))) for f in names]
+
+
+def frame_variables(r: Rubric, lang: str, steps: Iterable[str]) -> dict[str, Any]:
+    """The rubric's own variables of a prompt in language `lang` (docs/rubrics.md)."""
+    lo, hi = r.bounds
+    return {"name": r.name, "criteria": r.criteria[lang], "steps": list(steps),
+            "levels": [(v, t[lang]) for v, t in r.levels.items()], "scale": r.scale,
+            "yes_no": r.scale == YES_NO, "lo": lo, "hi": hi}
+
+
+def user_template(r: Rubric, lang: str, sample: Sample, steps: list[str],
+                  explain: bool) -> list[dict[str, str]]:
+    """The messages of a rubric with the user's own template: the system prompt, then the
+    template rendered with the row's required fields (as the row holds them) and the frame's
+    variables."""
+    lo, hi = r.bounds
+    variables = {**frame_variables(r, lang, steps), "explain": explain,
+                 "reply": REPLY[lang][(r.scale == YES_NO, explain)].format(lo=lo, hi=hi),
+                 **{f: getattr(sample, f, None) for f in r.requires}}
+    text = _compiled(r.template[lang]).render(**variables).strip()
+    return prompts.with_system(lang, text)
+
+
+@lru_cache(maxsize=64)
+def _compiled(text: str) -> Any:
+    return template_env().from_string(text)
+
+
+def level_probs(entry: FieldProbs | None, values: tuple[int, ...]) -> dict[int, float] | None:
+    """P(level) renormalised over the scale's levels, from the probed field's probabilities."""
+    if entry is None:
+        return None
+    raw = {v: float(entry.probs.get(str(v), 0.0)) for v in values}
+    total = sum(raw.values())
+    return {v: p / total for v, p in raw.items()} if total > 0 else None
+
+
+def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, order: int = ORDER,
+                  description: str | None = None,
+                  examples: Mapping[str, ExampleFn] | None = None,
+                  verdict_keys: Iterable[str] = ()) -> Metric:
+    """The metric of one rubric (see the module doc)."""
+    name, key = r.name, field_of(r, frame)
+    draft = r.steps == "draft"
+    drafted: dict[str, asyncio.Future[list[str]]] = {}  # language → steps, once per run
+
+    async def steps_for(ctx: MetricContext, lang: str) -> list[str]:
+        if not draft:
+            return list(r.steps.get(lang, ())) if isinstance(r.steps, dict) else []
+        if lang not in drafted:
+            drafted[lang] = asyncio.ensure_future(
+                ctx.ask(DRAFT_STEP, DraftedSteps, criteria=r.criteria[lang]))
+        found = await asyncio.shield(drafted[lang])
+        return [s.strip() for s in found.steps if s.strip()]  # type: ignore[attr-defined]
+
+    async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
+        lang = ctx.language if ctx.language in LANGUAGES else "en"
+        explain = ctx.settings.explain
+        schema = answer_model(r, frame, explain)
+        steps: list[str] = []
+        if frame.variables is not None:
+            answer, probs = await ctx.ask_probs(frame.step, schema, [key],
+                                                **frame.variables(sample))
+        else:
+            steps = await steps_for(ctx, lang)
+            if r.template:
+                answer, probs = await ctx.ask_probs(
+                    frame.step, schema, [key],
+                    rendered=user_template(r, lang, sample, steps, explain))
+            else:
+                answer, probs = await ctx.ask_probs(
+                    frame.step, schema, [key], material=material(r, sample, lang),
+                    **frame_variables(r, lang, steps))
+        return score(r, frame, answer, probs[0] if probs else None,
+                     steps if draft else None)
+
+    lo, hi = r.bounds
+    return Metric(
+        name=name, requires=r.requires, fn=run,
+        description=description or f"rubric ({'yes/no' if r.scale == YES_NO else f'{lo}–{hi}'}"
+                                   f"): {r.criteria['en']}",
+        steps=(frame.step, DRAFT_STEP) if draft else (frame.step,), uses_judge=True,
+        examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
+        order=order, higher_is_better=r.higher_is_better)
+
+
+def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
+          drafted: list[str] | None) -> MetricResult:
+    """The scores and details of one answer (module doc)."""
+    key = field_of(r, frame)
+    greedy = int(getattr(answer, key))
+    probs = level_probs(entry, r.values)
+    weighted: float | None = None
+    details = answer.model_dump()
+    if r.scale == YES_NO:
+        p_yes = entry.score if entry is not None and entry.score is not None else (
+            probs[1] if probs else None)
+        if p_yes is not None:
+            weighted = p_yes
+            details[f"p_{key}"] = round(p_yes, 4)
+    elif probs is not None:
+        weighted = r.normalised(sum(v * p for v, p in probs.items()))
+        details["p_levels"] = {str(v): round(p, 4) for v, p in probs.items()}
+    if drafted is not None:
+        details["steps"] = drafted
+    raw = float(r.normalised(greedy))
+    if frame.main == "greedy":
+        scores = {r.name: raw}
+        if weighted is not None:
+            scores[f"{r.name}.soft"] = weighted
+    else:
+        scores = {r.name: weighted if weighted is not None else raw, f"{r.name}.raw": raw}
+    return MetricResult(scores=scores, details=details)
+
+
+def rubric_metrics(rubrics: Iterable[Rubric]) -> dict[str, Metric]:
+    """A run's rubrics as metrics, by name (a name that clashes is an error naming its file)."""
+    out: dict[str, Metric] = {}
+    seen: list[Rubric] = []
+    for r in rubrics:
+        check_name(r, seen)
+        seen.append(r)
+        out[r.name] = rubric_metric(r)
+    return out
+
+
+def check_name(r: Rubric, earlier: Iterable[Rubric] = ()) -> None:
+    """A rubric's name must not clash with a built-in metric, a group or an earlier rubric."""
+    if r.name in REGISTRY or r.name in GROUPS:
+        raise RubricError(f"{r.where()}: {r.name!r} is a built-in metric"
+                          f"{' group' if r.name in GROUPS else ''}; give the rubric another name")
+    for other in earlier:
+        if other.name == r.name:
+            raise RubricError(f"{r.where()}: {r.name!r} is defined twice (first in "
+                              f"{other.source}); rename one")
+
+
+base.RUBRIC_METRICS = rubric_metrics  # what base.resolve builds a run's rubrics with
+
+
+def register_builtin(r: Rubric, frame: Frame, **options: Any) -> Metric:
+    """Register a built-in metric that is one judged field (e.g. refusal) as a rubric."""
+    m = rubric_metric(r, frame, **options)
+    register_metric(m)
+    return m
+
+
+EXAMPLE_RUBRIC = rubric(
+    "covers_question", requires=("question", "answer"),
+    criteria={"en": "The answer directly and completely answers every part of the question.",
+              "zh": "回答直接、完整地回答了问题的每一部分。"},
+    scale=(1, 5), levels={1: {"en": "does not answer it", "zh": "没有回答"},
+                          5: {"en": "answers every part", "zh": "回答了每一部分"}},
+    steps={"en": ["List the parts of the question.", "Check which parts the answer answers."],
+           "zh": ["列出问题的各个部分。", "逐一检查回答回答了哪些部分。"]},
+    source="localeval/metrics/rubric.py")
+"""The rubric the golden prompts of the rubric templates are rendered with."""
+
+
+def _example_sample(ex: Example) -> Sample:
+    return Sample(id="example", question=ex.question, answer=ex.answer, contexts=ex.contexts)
+
+
+EXAMPLES: dict[str, ExampleFn] = {
+    STEP: lambda ex: {"material": material(EXAMPLE_RUBRIC, _example_sample(ex), ex.language),
+                      **frame_variables(EXAMPLE_RUBRIC, ex.language,
+                                        EXAMPLE_RUBRIC.steps[ex.language])},  # type: ignore[index]
+    DRAFT_STEP: lambda ex: {"criteria": EXAMPLE_RUBRIC.criteria[ex.language]},
+}
+"""The golden-prompt variables of the rubric templates (tests/test_prompts_golden.py): no
+registered metric renders them, every rubric does."""
+
+
+def said_once(rubrics: Iterable[Rubric], metrics: Iterable[Metric],
+              samples: Iterable[Sample]) -> list[str]:
+    """What a run says once about the rubrics it runs: their notes (a language given for both),
+    and each required field that no row has (the rubric's rows are then skipped, each saying
+    so in its record)."""
+    running = {m.name for m in metrics}
+    chosen = [r for r in rubrics if r.name in running]
+    if not chosen:
+        return []
+    wanted = {f for r in chosen for f in r.requires}
+    present: set[str] = set()
+    for s in samples:
+        present |= {f for f in wanted - present if s.has(f)}
+        if present == wanted:
+            break
+    out = [note for r in chosen for note in r.notes]
+    for r in chosen:
+        out += [f"{r.where('requires')}: no row has {f!r}; every row skips {r.name}"
+                for f in r.requires if f not in present]
+    return out
