@@ -16,7 +16,7 @@ scored higher; ties ½) and the answer-level balanced accuracy (score 1 vs label
 and at the shipped τ (metrics/support/verdicts.FITTED), over `--tau-draws` draws: out of fold.
 
     python scripts/ppi_coverage.py --metric faithfulness \\
-        --set halueval=/work/runs/halueval:/work/runs/pairs/halueval.jsonl ... \\
+        --set halueval=runs/halueval:runs/pairs/halueval.jsonl ... \\
         [--pool halueval ...] [--resample 400] [--tau halueval halluqa]
 """
 
