@@ -202,3 +202,13 @@ def test_a_negative_allowance_is_a_usage_error(runs: tuple[Path, Path],
     with pytest.raises(SystemExit) as exit_:
         main(["compare", a, b, "--max-unpaired", "-1"])
     assert exit_.value.code == 2 and "must be 0 or more" in capsys.readouterr().err
+
+
+def test_a_change_on_a_few_pairs_says_it_is_too_few_to_be_sure(tmp_path: Path) -> None:
+    """A Low item of issue 41: three pairs that all dropped were called "worse" outright."""
+    a = {f"s{i}": {"faithfulness": 0.9} for i in range(3)}
+    b = {f"s{i}": {"faithfulness": 0.8 - i / 100} for i in range(3)}
+    row = compare_runs(make_run(tmp_path / "a", a), make_run(tmp_path / "b", b)).rows[0]
+    assert row.excludes_zero and row.small
+    assert row.verdict == "worse? (only 3 pairs: too few to be sure)"
+    assert compare_runs(tmp_path / "a", tmp_path / "b").to_json()["scores"][0]["few_pairs"]

@@ -34,6 +34,11 @@ class Mover:
     question: str | None = None
 
 
+FEW_PAIRS = 10
+"""Below this many paired samples a percentile bootstrap interval is too narrow to call a change
+(3 pairs that all drop exclude 0 at any spread): the verdict says so."""
+
+
 @dataclass
 class ScoreDiff:
     key: str
@@ -52,6 +57,11 @@ class ScoreDiff:
         return bool(self.ci95) and (self.ci95[0] > 0 or self.ci95[1] < 0)
 
     @property
+    def small(self) -> bool:
+        """Fewer pairs than a bootstrap interval can be trusted on (it comes out too narrow)."""
+        return 0 < self.n < FEW_PAIRS
+
+    @property
     def verdict(self) -> str:
         if self.diff is None:
             return "no paired samples"
@@ -59,7 +69,8 @@ class ScoreDiff:
             return "too few samples"
         if not self.excludes_zero:
             return "no clear change"
-        return "better" if (self.diff > 0) == self.higher_is_better else "worse"
+        side = "better" if (self.diff > 0) == self.higher_is_better else "worse"
+        return f"{side}? (only {self.n} pairs: too few to be sure)" if self.small else side
 
 
 @dataclass
@@ -82,7 +93,8 @@ class Comparison:
             "ids_with_other_questions": self.other_questions,
             "default_ids_not_paired": self.default_ids,
             "scores": [
-                asdict(r) | {"excludes_zero": r.excludes_zero, "verdict": r.verdict}
+                asdict(r) | {"excludes_zero": r.excludes_zero, "verdict": r.verdict,
+                             "few_pairs": r.small}
                 for r in self.rows
             ],
         }
