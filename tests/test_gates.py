@@ -210,8 +210,11 @@ def test_advisory_gates_warn_until_a_meta_eval_checked_the_metric_with_this_judg
     assert len(warned) == 1 and "advisory" in warned[0] and "faithfulness" in warned[0]
     result = SimpleNamespace(
         models={"judge": {"name": "qwen", "sha256": "abc"}}, status=SimpleNamespace(complete=True),
-        groups={"all": SimpleNamespace(pairwise_accuracy=0.8)}, metrics=["faithfulness"],
+        groups={"all": SimpleNamespace(pairwise_accuracy=0.8, pairs=4)}, metrics=["faithfulness"],
         score="faithfulness", kind="pairs", data="dev.jsonl")
+    assert checks.record(result, tmp_path) == []  # four pairs check nothing (issue 41, Low)
+    assert len(gates.check_fail_under(fail_under, summary, advisory_until_checked=True)) == 1
+    result.groups["all"].pairs = checks.MIN_CHECKED
     assert checks.record(result, tmp_path) == ["faithfulness"]
     assert len(gates.check_fail_under(fail_under, summary, advisory_until_checked=True)) == 2
     other_judge = summary | {"models": {"judge": {"name": "q", "sha256": "zzz"}}}

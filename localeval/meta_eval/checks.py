@@ -18,6 +18,15 @@ from typing import Any
 from localeval.config import default_cache_path
 
 FILE = "meta_eval_checks.json"
+MIN_CHECKED = 30
+"""The pairs or rows a meta-eval must have judged to be recorded: agreement on four rows says
+nothing, and a record turns advisory gates into enforced ones."""
+
+
+def judged(result: Any) -> int:
+    """The pairs (or labelled rows) a meta-eval result judged in all."""
+    overall = result.groups.get("all")
+    return int(getattr(overall, "pairs", None) or getattr(overall, "rows", None) or 0)
 
 
 def checks_path() -> Path:
@@ -35,12 +44,13 @@ def load() -> dict[str, dict[str, Any]]:
 
 def record(result: Any, out_dir: Path) -> list[str]:
     """Add a complete meta-eval result (run.MetaEvalResult) for each of its metrics; returns the
-    metrics recorded (none for an incomplete run or the fake judge)."""
+    metrics recorded (none for an incomplete run, the fake judge, or fewer than MIN_CHECKED
+    pairs or rows judged)."""
     from localeval.results.runfiles import write_json
 
     judge = (result.models or {}).get("judge") or {}
     sha = judge.get("sha256")
-    if not result.status.complete or not sha or sha == "fake":
+    if not result.status.complete or not sha or sha == "fake" or judged(result) < MIN_CHECKED:
         return []
     overall = result.groups.get("all")
     agreement = getattr(overall, "pairwise_accuracy", None) or getattr(overall, "auroc", None)

@@ -220,6 +220,9 @@ def evaluate(
     if checks.record(result, out_dir) and log:
         log(f"recorded in {checks.checks_path()}: {', '.join(result.metrics)} checked with this "
             "judge (gates with --advisory-until-checked now count)")
+    elif log and result.status.complete and checks.judged(result) < checks.MIN_CHECKED:
+        log(f"not recorded as a check of this judge: {checks.judged(result)} judged, fewer than "
+            f"{checks.MIN_CHECKED} (gates with --advisory-until-checked stay advisory)")
     return MetaEvalOutcome(result=result, records=by_id, files=files, interrupted=interrupted)
 
 
