@@ -86,6 +86,22 @@ def _request() -> JudgeRequest:
                         answer_schema="{}", max_tokens=10, probe_fields=["verdict"])
 
 
+@pytest.mark.parametrize("field, value", [
+    ("tau", {"en": float("nan")}), ("tau", {"en": float("inf")}), ("tau", {"en": 1.5}),
+    ("weights", "not base64!"), ("weights", "AAAA"), ("bias", float("inf")),
+])
+def test_a_head_file_with_bad_numbers_is_refused_in_one_line(tmp_path: Path, field: str,
+                                                             value: object) -> None:
+    """A Low item of issue 41: τ NaN or Infinity was accepted (and written into summary.json),
+    and bad base64 failed every sample as an internal error with exit 0."""
+    data = _head().model_dump()
+    data[field] = value
+    (tmp_path / "h.json").write_text(json.dumps(data))  # NaN and Infinity as Python writes them
+    with pytest.raises(ConfigError, match="not a head file") as exc:
+        load_head(tmp_path / "h.json")
+    assert "\n" not in str(exc.value)
+
+
 def test_the_client_scores_verdicts_with_the_head_and_caches_the_score_not_the_states(
         tmp_path: Path) -> None:
     from pydantic import BaseModel

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from localeval.errors import ConfigError, first_error
 
@@ -31,7 +31,7 @@ def _pack(a: np.ndarray) -> str:
 
 
 def _unpack(s: str) -> np.ndarray:
-    return np.frombuffer(base64.b64decode(s), dtype="<f4").astype(np.float64)
+    return np.frombuffer(base64.b64decode(s, validate=True), dtype="<f4").astype(np.float64)
 
 
 class Head(BaseModel):
@@ -63,6 +63,27 @@ class Head(BaseModel):
         if v != FORMAT:
             raise ValueError(f"unknown head format {v!r} (this localeval reads {FORMAT})")
         return v
+
+    @field_validator("tau")
+    @classmethod
+    def _thresholds(cls, v: dict[str, float]) -> dict[str, float]:
+        bad = {k: t for k, t in v.items() if not (math.isfinite(t) and 0.0 <= t <= 1.0)}
+        if bad:
+            raise ValueError(f"τ must be a number in [0, 1], not {bad}")
+        return v
+
+    @model_validator(mode="after")
+    def _arrays_fit(self) -> Head:
+        """The three arrays decode, hold finite numbers and are of one length; the bias too."""
+        if not math.isfinite(self.bias):
+            raise ValueError("bias must be a finite number")
+        try:
+            arrays = [_unpack(a) for a in (self.mean, self.scale, self.weights)]
+        except ValueError as exc:  # binascii.Error, or a length that is no float32 array
+            raise ValueError(f"mean, scale and weights must be base64 float32 ({exc})") from None
+        if len({a.shape for a in arrays}) != 1 or not all(np.isfinite(a).all() for a in arrays):
+            raise ValueError("mean, scale and weights must be finite and of one length")
+        return self
 
     # ---------------------------------------------------------------- identity
 
