@@ -368,3 +368,38 @@ def test_the_fit_command_s_bad_options_are_one_line(tmp_path: Path, extra: list[
                           timeout=120)
     assert done.returncode == 2, done.stderr
     assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr
+
+
+def test_fit_s_folders_and_stored_rows_that_cannot_serve_are_one_line_or_judged_again(
+        tmp_path: Path) -> None:
+    """Low items of issue 41: `verifier fit` gave tracebacks for --store naming a file and --out
+    under a file, and a corrupt stored row was never judged again."""
+    from localeval.config import Settings
+    from localeval.verifier.extract import _readable
+    from localeval.verifier.learn import learn
+
+    data = tmp_path / "rows.jsonl"
+    data.write_text("\n".join(json.dumps({"id": f"r{i}", "question": "q", "answer": "a.",
+                                          "contexts": ["c"], "label": i % 2}) for i in range(60)))
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    with pytest.raises(ConfigError, match=r"--store .* name a folder"):
+        learn(data, tmp_path / "h.json", Settings(judge="fake"), store=a_file)
+    with pytest.raises(ConfigError, match="a folder above it is a file"):
+        learn(data, a_file / "h.json", Settings(judge="fake"))
+    torn = tmp_path / "row.npz"
+    torn.write_bytes(b"PK\x03\x04 torn")
+    assert not _readable(torn) and not torn.exists()
+
+
+def test_fitted_taus_are_plain_strings_and_floats() -> None:
+    """τ per language as plain str keys and floats (fit printed np.str_, a Low item of issue
+    41)."""
+    from types import SimpleNamespace
+
+    from localeval.verifier.fit import taus_for
+
+    table = SimpleNamespace(language=np.array(["en", "en", "zh", "zh"]),
+                            label=np.array([1, 0, 1, 0]))
+    taus = taus_for(table, np.array([0.9, 0.1, 0.8, 0.2]))  # type: ignore[arg-type]
+    assert taus and all(type(k) is str and type(v) is float for k, v in taus.items())

@@ -46,7 +46,10 @@ class HiddenTap:
     def __init__(self, llama_cpp: Any, layers: Sequence[int], n_layer: int, n_embd: int) -> None:
         bad = [il for il in layers if not -1 <= il < n_layer]
         if bad:
-            raise ValueError(f"layers {bad} outside 0..{n_layer - 1} (or -1: the final state)")
+            from localeval.errors import ConfigError
+
+            raise ConfigError(f"--layers {','.join(map(str, bad))}: this judge has layers "
+                              f"0..{n_layer - 1} (or -1: the final state)")
         self.layers, self.n_embd = list(layers), n_embd
         self._names = {(b"result_norm" if il == -1 else f"l_out-{il}".encode()): il
                        for il in self.layers}

@@ -69,6 +69,18 @@ def _save(path: Path, feats: RowFeatures) -> None:
     tmp.replace(path)
 
 
+def _readable(path: Path) -> bool:
+    """A stored row that loads; a torn or corrupt one is removed (the row is judged again)."""
+    if not path.exists():
+        return False
+    try:
+        _load(path)
+        return True
+    except Exception:
+        path.unlink(missing_ok=True)
+        return False
+
+
 def _load(path: Path) -> RowFeatures:
     with np.load(path) as z:
         meta = json.loads(str(z["meta"]))
@@ -86,7 +98,7 @@ def _load(path: Path) -> RowFeatures:
 async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: Any
                      ) -> RowFeatures:
     from localeval.data.dataset import to_sample
-    from localeval.errors import LocalevalError
+    from localeval.errors import ConfigError, LocalevalError
     from localeval.execute import sample_language
     from localeval.metrics.base import MetricContext
     from localeval.metrics.support.score import judge_claims
@@ -110,6 +122,8 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
     try:
         claims = await judge_claims(ctx, STEP, sample.answer or "", sample.question,
                                     [c for c in sample.contexts or [] if c.strip()])
+    except ConfigError:
+        raise  # a setting no row can be judged with (--layers past the judge's): one line
     except LocalevalError as exc:
         feats.error = str(exc)
         return feats
@@ -144,7 +158,7 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
     sha = backends.judge.judge.fingerprint
     store.mkdir(parents=True, exist_ok=True)
     paths = [store / f"{row_key(r, sha, layers, templates)}.npz" for _, r in rows]
-    todo = [] if stored_only else [i for i, p in enumerate(paths) if not p.exists()]
+    todo = [] if stored_only else [i for i, p in enumerate(paths) if not _readable(p)]
 
     async def go() -> None:
         gate = asyncio.Semaphore(max(2, 2 * (settings.parallel or 4)))
@@ -168,7 +182,7 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
         backends.close()
     out = []
     for (rid, _), path in zip(rows, paths, strict=True):
-        if stored_only and not path.exists():
+        if stored_only and not _readable(path):
             continue
         feats = _load(path)
         feats.row_id = rid

@@ -121,7 +121,8 @@ def choose_tau(p: np.ndarray, y: np.ndarray, default: float = 0.5) -> float:
 
 def taus_for(table: Table, p: np.ndarray) -> dict[str, float]:
     lang = table.language
-    return {g: choose_tau(p[lang == g], table.label[lang == g]) for g in sorted(set(lang))}
+    return {str(g): float(choose_tau(p[lang == g], table.label[lang == g]))
+            for g in sorted(set(lang))}  # plain str and float: printed and written as such
 
 
 def folds(groups: Sequence[str], k: int, seed: int = 0) -> list[np.ndarray]:

@@ -109,7 +109,14 @@ def learn(path: Path, out: Path, settings: Any, *, layers: list[int] | None = No
     data = read(path)
     if out.is_dir():
         raise ConfigError(f"--out {out} is a folder; name the head file to write")
+    if any(p.exists() and not p.is_dir() for p in out.parents):
+        raise ConfigError(f"--out {out}: a folder above it is a file; choose another --out")
     store = store or out.with_name(out.name + ".features")
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(f"--store {store} cannot be a folder of stored activations "
+                          f"({exc.strerror or exc}); name a folder") from None
     feats = extract(data.rows, store, settings, layers, progress=progress)
     broken = [f.row_id for f in feats if f.error]
     table, pairs = _table(data, feats)
