@@ -4,6 +4,9 @@ A metric asks the judge through `ctx.ask(step, Schema, **vars)` (step = template
 embedder through `ctx.cosine(a, b)`, and returns a MetricResult: scores (None when undefined,
 with a reason) and details that explain the score.
 
+Every metric that asks the judge runs behind the shield (metrics/shield.py): an instruction to
+the evaluator in its material flags the sample and can only lower its scores.
+
 A metric is one module of this package (found by metrics/__init__.py) plus, when it asks the
 judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for each step. Its `@metric(...)`
 declares everything else, and nothing else lists it: its judge steps (every template it renders,
@@ -34,6 +37,7 @@ from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
 from localeval.metrics.examples import Example
+from localeval.metrics.shield import shielded
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
 
@@ -186,6 +190,8 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
     def register(fn: MetricFn) -> MetricFn:
         steps_t = tuple(steps)
         run = fn if options is None else _with_options(name, options, fn)
+        if steps_t:  # what the judge reads passes the one shield (metrics/shield.py)
+            run = shielded(run, higher_is_better)
         register_metric(Metric(
             name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
             uses_judge=bool(steps_t), uses_embedder=bool(embedder),
