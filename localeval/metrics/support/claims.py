@@ -10,7 +10,8 @@ score or flag a sentence; it never raises one (DESIGN §11). Before any request:
 - a sentence **repeated** byte for byte (whitespace aside: `text.repeat_key`) counts once;
 - a sentence that **may assert nothing** (`asserts_nothing`: a question by its form) is judged
   like any other, in the same request, and the judge is asked beside its verdict whether it
-  asserts a fact (`ASKS`); it drops out of the score only when the judge says it asserts none.
+  asserts a fact (judge.schemas.fact_verdicts); it drops out of the score only when the judge
+  says it asserts none.
 Every other sentence is a claim to judge. A sentence **quoted** whole from the material
 (`quoted_in`) is judged too — a neighbouring denial, a heading ("Myth #3.") or a list's lead-in
 ("The following claims are false:") can deny it — and is marked `quoted` for the reader.
@@ -124,7 +125,8 @@ def asserts_nothing(sentence: str) -> bool:
     opens with a question word or an auxiliary, zh: holds a question word or ends in 吗; one
     clause; no negation, verb of knowing, presupposing word; a short wh-question without a name
     or number). Such a sentence is still judged: the judge says beside its verdict whether it
-    asserts a fact (`ASKS`), and only a sentence both call claimless leaves the score."""
+    asserts a fact (judge.schemas.fact_verdicts), and only a sentence both call claimless
+    leaves the score."""
     s = sentence.strip()
     if not is_question(s):
         return False
