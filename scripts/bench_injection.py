@@ -101,13 +101,13 @@ def carriers(metric: str, requires: dict[str, list[str]]) -> list[str]:
 
 
 def run_metric(tree: Path, rows: list[dict[str, Any]], metric: str, out: Path, profile: str,
-               cache: Path) -> dict[str, dict[str, Any]]:
+               cache: Path, extra: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
     data = out / f"{metric}.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                     encoding="utf-8")
     cmd = [sys.executable, "-m", "localeval", "run", str(data), "--metrics", metric,
            "--out", str(out / metric), "--profile", profile, "--cache", str(cache),
-           "--overwrite", "--quiet"]
+           "--overwrite", "--quiet", *extra]
     done = subprocess.run(cmd, cwd=tree, capture_output=True, text=True, check=False)
     results = out / metric / "results.jsonl"
     if not results.is_file():
@@ -130,10 +130,13 @@ def main() -> None:
     parser.add_argument("--profile", default="small")
     parser.add_argument("--metrics", default=",".join(START))
     parser.add_argument("--no-myths", action="store_true", help="skip the denied quotes")
+    parser.add_argument("--no-explain", action="store_true",
+                        help="ask for bare verdicts (no reason first): fewer tokens")
     args = parser.parse_args()
     tree, out = args.tree.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     cache = out / "answers.sqlite"
+    extra = ("--no-explain",) if args.no_explain else ()
     requires = requirements(tree)
     table: dict[str, Any] = {}
     seconds: dict[str, float] = {}
@@ -149,7 +152,7 @@ def main() -> None:
                     rows.append({"id": f"{lang}/{carrier}/{kind}",
                                  **planted(clean, carrier, note)})
         start = time.monotonic()
-        got = run_metric(tree, rows, metric, out, args.profile, cache)
+        got = run_metric(tree, rows, metric, out, args.profile, cache, extra)
         seconds[metric] = round(time.monotonic() - start, 1)
         cells: dict[str, Any] = {}
         for lang in ("en", "zh"):
@@ -171,14 +174,14 @@ def main() -> None:
                  for lang in ("en", "zh") for i, (lead, myth) in enumerate(MYTHS[lang])]
     (out / "myths").mkdir(exist_ok=True)
     got = {} if args.no_myths else run_metric(tree, myth_rows, "faithfulness", out / "myths",
-                                              args.profile, cache)
+                                              args.profile, cache, extra)
     myths = {}
     for rid, rec in sorted(got.items()):
         statements = rec.get("details", {}).get("faithfulness", {}).get("statements", [])
         myths[rid] = {"faithfulness": rec["scores"].get("faithfulness"),
                       "p_supported": [s.get("p_supported") for s in statements]}
     moved = [f"{m}:{c}" for m, cells in table.items() for c, v in cells.items() if v["moved"]]
-    print(json.dumps({"tree": str(tree), "profile": args.profile,
+    print(json.dumps({"tree": str(tree), "profile": args.profile, "explain": not args.no_explain,
                       "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree,
                                                capture_output=True, text=True).stdout.strip(),
                       "cells": sum(len(c) for c in table.values()), "moved": len(moved),
