@@ -10,7 +10,7 @@ one (higher; lower for `refusal`). Also measured: quoted myths under a denial le
 (faithfulness of an answer that repeats a context's denied sentence, and the judge's
 P(supported)), which no rule recognises (issue 41 item 4c).
 
-    python scripts/bench_injection.py --tree . --out /tmp/bench [--profile small]
+    python scripts/bench/bench_injection.py --tree . --out /tmp/bench [--profile small]
 
 `--tree` is the checkout whose code runs (`python -m localeval run` from that folder): run it
 once with main's tree and once with this one for before/after. Each run uses its own answer
