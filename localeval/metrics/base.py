@@ -190,8 +190,6 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
     def register(fn: MetricFn) -> MetricFn:
         steps_t = tuple(steps)
         run = fn if options is None else _with_options(name, options, fn)
-        if steps_t:  # what the judge reads passes the one shield (metrics/shield.py)
-            run = shielded(run, higher_is_better)
         register_metric(Metric(
             name=name, requires=tuple(requires), fn=run, description=description, steps=steps_t,
             uses_judge=bool(steps_t), uses_embedder=bool(embedder),
@@ -204,10 +202,13 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
 
 
 def register_metric(m: Metric) -> None:
-    """Add a built-in metric to the registry (a name registered twice is an error)."""
+    """Add a built-in metric to the registry (a name registered twice is an error). A metric
+    that asks the judge is registered behind the one shield (metrics/shield.py)."""
     if m.name in REGISTRY:
         raise ValueError(f"metric {m.name!r} is registered twice ({m.fn.__module__} and "
                          f"{REGISTRY[m.name].fn.__module__}): rename one")
+    if m.uses_judge:
+        m = dataclasses.replace(m, fn=shielded(m.fn, m.higher_is_better))
     REGISTRY[m.name] = m
 
 
