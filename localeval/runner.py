@@ -85,6 +85,7 @@ def run(
         executor = LocalExecutor(judge, embedder)
     judge, embedder = executor.judge, executor.embedder
     data = dataset.load(source, compact=out_dir is not None)  # a file's rows as pickles
+    dataset.require_samples(data, source)
     metrics = resolve(settings.metrics, settings.rubrics)
     for problem in data.problems:
         if log:

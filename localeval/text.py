@@ -131,6 +131,12 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def repeat_key(text: str) -> str:
+    """The text with its whitespace collapsed, nothing else changed: two sentences are one
+    repeated only when their keys are equal ("2.5 mg" and "25 mg", "-40" and "40" differ)."""
+    return " ".join(text.split())
+
+
 def match_key(text: str) -> str:
     """`normalize`, then every punctuation mark and space removed: the form in which a quoted
     span is looked up in its source ("U.S.", "U. S." and "us" all become "us")."""

@@ -16,7 +16,12 @@ code of issue 29 item 4 (a statement that leaves out part of its sentence is rep
 sentence): its 11 statement requests kept their keys and answers, 78 of its 89 keys are those
 of 22c0345, and the verdict requests of the replaced statements are new. answer_relevance's
 questions request probes its clear flags since issue 32 round 11 (their P breaks ties): those
-6 keys per variant were written again, every other key and every score stayed. The judge is
+6 keys per variant were written again, every other key and every score stayed. Issue 41
+(no rule raises a score) moved every key on purpose: every metric template fences its
+material as data (one added line), the faithfulness and context_recall verdict templates ask
+whether a question asserts a fact, and a narrowed context's passages carry their frame; all
+three variants were written again (`python tests/test_cache_survives_layout.py WRITE`), with
+every score the same as before. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""

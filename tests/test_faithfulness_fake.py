@@ -293,22 +293,29 @@ def test_a_short_sentence_found_in_the_context_is_still_judged() -> None:
                                                 "faithfulness_verdicts"]
 
 
-def test_a_question_claims_nothing_and_an_answer_of_questions_is_unscored() -> None:
+def test_a_question_is_judged_and_claims_nothing_only_when_the_judge_agrees() -> None:
     row = ROW | {"answer": "When was the tower built? It was built in 1889."}
     outcome, judge = run_st([row], {
-        "faithfulness_statements": [{"statements": [["The tower was built in 1889."]]}],
-        "faithfulness_verdicts": [{"verdicts": [VERDICTS["verdicts"][0]]}],
+        "faithfulness_statements": [{"statements": [["When was the tower built?"],
+                                                    ["The tower was built in 1889."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 0},
+                                                {"fact": 1, "verdict": 1}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 1.0}
     assert rec.details["faithfulness"]["no_claim"] == [1]
     assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [2]
-    assert "sentences 2 to 2" in judge.requests[0].messages[-1]["content"]
+    assert "sentences 1 to 2" in judge.requests[0].messages[-1]["content"]
+    assert "fact" in judge.requests[1].answer_schema  # asked in the verdicts' own request
 
-    outcome, judge = run_st([ROW | {"answer": "Was it built in 1889？ Who knows?"}], [],
-                            metrics=["faithfulness"])
+    outcome, judge = run_st([ROW | {"answer": "Was it built in 1889？ Who knows?"}], {
+        "faithfulness_statements": [{"statements": [["Was it built in 1889？"],
+                                                    ["Who knows?"]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 0},
+                                                {"fact": 0, "verdict": 0}]}],
+    }, metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": None} and not judge.requests
+    assert rec.scores == {"faithfulness": None} and len(judge.requests) == 2
     assert "every sentence is a question" in rec.details["faithfulness"]["unscored_reason"]
 
 
@@ -332,12 +339,15 @@ def test_soft_context_recall_of_a_quoted_sentence_is_the_judges_probability() ->
 
 def test_sentences_around_a_question_share_one_request() -> None:
     row = ROW | {"answer": "It was built in 1889. What colour? It is red."}
-    outcome, judge = run_st([row], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
+    statements = {"statements": [["The tower was built in 1889."], ["What colour?"],
+                                 ["The tower is red."]]}
+    verdicts = {"verdicts": [{"fact": 1, "verdict": 1}, {"fact": 0, "verdict": 0},
+                             {"fact": 1, "verdict": 0}]}
+    outcome, judge = run_st([row], [statements, verdicts], metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": 0.5} and not rec.errors
     assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [1, 3]
     first = judge.requests[0]
-    assert "Statements of sentences 1, 3:" in first.messages[-1]["content"]
-    assert "exactly 2 lists" in first.messages[-1]["content"]
-    assert "2. What colour?" in first.messages[-1]["content"]  # shown, but not asked for
-    assert json.loads(first.answer_schema)["properties"]["statements"]["maxItems"] == 2
+    assert "sentences 1 to 3" in first.messages[-1]["content"]  # the question is asked for too
+    assert "exactly 3 lists" in first.messages[-1]["content"]
+    assert json.loads(first.answer_schema)["properties"]["statements"]["maxItems"] == 3

@@ -105,13 +105,11 @@ def test_a_question_that_can_carry_a_claim_is_a_claim(sentence: str) -> None:
     "What is photosynthesis?", "Who was born first?", "Is it red?", "How can I help?",
     "Would you like to know more?", "Did Bell patent the telephone in 1876?", "光合作用是什么？",
     "谁先出生？", "它有多高？", "电话是1876年发明的吗？"])
-def test_a_question_by_its_form_alone_asserts_nothing(sentence: str) -> None:
-    assert asserts_nothing(sentence)
+def test_a_question_by_its_form_alone_may_assert_nothing(sentence: str) -> None:
+    assert asserts_nothing(sentence)  # a candidate only: the judge is asked (test_rules_judged)
 
 
-def test_the_samples_own_question_asserts_nothing() -> None:
-    question = "Did Einstein invent the telephone, as some say?"
-    assert asserts_nothing("Did Einstein invent the telephone, as some say?", question)
+def test_the_samples_own_question_is_judged_as_any_sentence() -> None:
     assert not asserts_nothing("Did Einstein invent the telephone, as some say?")
 
 

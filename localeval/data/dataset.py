@@ -239,6 +239,38 @@ def load(source: str | Path | Iterable[Mapping[str, Any]], *, compact: bool = Fa
     return _validate(raw_rows, name, PickledList() if compact else [])
 
 
+_CSV_LINE = re.compile(r"^[^{}\[\]]*[,\t;][^{}\[\]]*$")
+
+
+def require_samples(data: Dataset, source: str | Path | Iterable[Mapping[str, Any]]) -> None:
+    """Refuse a dataset file that gave no sample (`nothing_usable` says why, in one line): a
+    run of it would exit 0 with nothing scored. `load` itself never refuses a readable JSONL
+    file (every line is a sample or a problem)."""
+    if isinstance(source, (str, Path)) and len(data.samples) == 0:
+        raise DatasetError(nothing_usable(Path(source), data.source, data.problems))
+
+
+def nothing_usable(path: Path, name: str, problems: Sequence[RowProblem]) -> str:
+    """Why a dataset file gave no sample, in one line with what to do: an empty file, CSV
+    content under a JSON name, or every row unreadable (the first problem shown)."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096).decode("utf-8", "replace").lstrip("\ufeff")
+    except OSError:
+        head = ""
+    first = next((line.strip() for line in head.splitlines() if line.strip()), "")
+    suffix = path.suffix.lower()
+    if not first and not problems:
+        return f"dataset {name} is empty: no rows to evaluate (one JSON object per line)"
+    if suffix in (".jsonl", ".json") and first and _CSV_LINE.match(first):
+        return (f"dataset {name} looks like CSV (first line: {clip(first, 60)!r}), not JSON "
+                f"Lines: rename it to {path.with_suffix('.csv').name}")
+    if not problems:
+        return f"dataset {name} has no rows to evaluate (a header without rows?)"
+    return (f"dataset {name}: none of its {len(problems)} row(s) can be used (line "
+            f"{problems[0].line}: {problems[0].message})")
+
+
 def not_a_file(path: Path) -> str | None:
     """Why `path` cannot be read as a dataset file (None: a regular file, links followed)."""
     try:

@@ -43,6 +43,12 @@ class BareVerdict(BaseModel):
     verdict: Literal[0, 1] = Field(description="1 = yes (supported / useful), 0 = no")
 
 
+class FactVerdict(BaseModel):
+    fact: Literal[0, 1] = Field(description="1 = the statement asserts, presupposes or implies "
+                                            "a fact, 0 = it only asks")
+    verdict: Literal[0, 1] = Field(description="1 = yes (supported / useful), 0 = no")
+
+
 class Rating(BaseModel):
     reason: str = Field(max_length=REASON_CHARS, description="one short sentence")
     rating: Literal[0, 1, 2, 3] = Field(description="0 irrelevant … 3 answers the question")
@@ -105,6 +111,13 @@ def checked_verdicts(n: int, chars: int = 160) -> type[BaseModel]:
     return exactly(f"CheckedVerdicts{n}b{chars}", "verdicts", BareVerdict, n)
 
 
+@lru_cache(maxsize=64)
+def fact_verdicts(n: int) -> type[BaseModel]:
+    """Exactly `n` support verdicts, each after whether its item asserts a fact: a request that
+    holds a sentence that may assert nothing (support/claims.asserts_nothing)."""
+    return exactly(f"FactVerdicts{n}", "verdicts", FactVerdict, n)
+
+
 def verdict(explain: bool = True) -> type[BaseModel]:
     """One yes/no decision (with a reason first when `explain`)."""
     return Verdict if explain else BareVerdict
@@ -137,6 +150,6 @@ def schema_json(model: type[BaseModel]) -> str:
 ALL_SCHEMAS: tuple[type[BaseModel], ...] = (
     Statements, statements_up_to(2), Entities, Verdict, BareVerdict, Rating, BareRating,
     verdict_list(1), verdict_list(3, False), question_list(3), question_list(2, False),
-    sentence_statements(2, 3, 120), checked_verdicts(2, 80),
+    sentence_statements(2, 3, 120), checked_verdicts(2, 80), fact_verdicts(2),
 )
 """One of every shape the metrics ask for (grammar-validity test)."""

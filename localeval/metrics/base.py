@@ -4,6 +4,9 @@ A metric asks the judge through `ctx.ask(step, Schema, **vars)` (step = template
 embedder through `ctx.cosine(a, b)`, and returns a MetricResult: scores (None when undefined,
 with a reason) and details that explain the score.
 
+Every metric that asks the judge runs behind the shield (metrics/shield.py): an instruction to
+the evaluator in its material flags the sample and can only lower its scores.
+
 A metric is one module of this package (found by metrics/__init__.py) plus, when it asks the
 judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for each step. Its `@metric(...)`
 declares everything else, and nothing else lists it: its judge steps (every template it renders,
@@ -34,6 +37,7 @@ from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
 from localeval.metrics.examples import Example
+from localeval.metrics.shield import shielded
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
 
@@ -198,10 +202,13 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
 
 
 def register_metric(m: Metric) -> None:
-    """Add a built-in metric to the registry (a name registered twice is an error)."""
+    """Add a built-in metric to the registry (a name registered twice is an error). A metric
+    that asks the judge is registered behind the one shield (metrics/shield.py)."""
     if m.name in REGISTRY:
         raise ValueError(f"metric {m.name!r} is registered twice ({m.fn.__module__} and "
                          f"{REGISTRY[m.name].fn.__module__}): rename one")
+    if m.uses_judge:
+        m = dataclasses.replace(m, fn=shielded(m.fn, m.higher_is_better))
     REGISTRY[m.name] = m
 
 

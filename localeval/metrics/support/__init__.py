@@ -2,10 +2,11 @@
 goes through them:
 
 1. `claims` — a text's sentences (text.sentences_of: every text split once, for every step), the
-   rules that settle a few without the judge, the claims to judge (`statements`: the judge's
-   statements instead, with `claims = "statements"`);
-2. `evidence` — what a claim is judged against: the material without instructions, narrowed to
-   the passages that bear on it (`pieces`: split when too long for the window);
+   rules that may lower or flag, never raise (aimed at the evaluator, repeated byte for byte),
+   the claims to judge (`statements`: the judge's statements instead, with
+   `claims = "statements"`);
+2. `evidence` — what a claim is judged against: the whole material, narrowed to the passages
+   that bear on it, each with its frame (`pieces`: split when too long for the window);
 3. `verdicts` — the judge asked in groups (`retry`: a failed request asked again in halves),
    its P(supported) against τ decides (`threshold`);
 4. `checks` — a detail the material never mentions overrules a verdict of support

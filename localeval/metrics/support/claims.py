@@ -1,23 +1,17 @@
-"""A text's claims: its sentences, each judged, or settled by a rule that cannot let a false
-answer pass.
+"""A text's claims: its sentences, every one that carries content judged.
 
-The text and its material come split into sentences (text.sentences_of). Before any request:
-- a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction to the judge, a
-  verdict or verdict JSON, a claim of a reviewer's approval, chat-control tokens, the prompt's
-  own section markers) is an unsupported claim, so the rest of the answer is judged exactly as
-  it would be without it (such sentences in the material are removed: `without_instructions`);
-- a sentence **repeated** (after an index mark such as "[1]") counts once;
-- a sentence that **asserts nothing** is listed in `no_claim` (`asserts_nothing`). The rule is
-  inverted from a list of tag forms: a sentence is claimless only when it is the sample's own
-  question, or a question by its form alone — it opens with a question word or an auxiliary
-  (zh: holds a question word or ends in 吗), is one clause (no comma, dash, bracket, quote), and
-  holds no negation, no verb of knowing or saying with a clause after it, no word that
-  presupposes, and, for a wh-question, no number or (en) name. A claim with any question ending
-  appended ("…, who knew?", "… — did you know?", "… (surprising?)", "…，你知道吗？", "…吧？")
-  fails one of these and is judged like any sentence; so is a wh-question longer than
-  `WH_WORDS` words (`WH_CHARS` characters), whose verb phrase can presuppose a claim ("When did
-  the sun start orbiting the earth?", "爱因斯坦是哪年发明电话的？"). Not caught: a short
-  presupposing wh-question without a name or number ("When did the sun orbit?", "它何时倒塌？").
+The text and its material come split into sentences (text.sentences_of). A rule may lower a
+score or flag a sentence; it never raises one (DESIGN §11). Before any request:
+- a sentence **aimed at the evaluator** (`addresses_judge`: a note or instruction addressed to
+  the judge, grader or checker, a verdict or verdict JSON, chat-control tokens, the prompt's own
+  section markers) is an unsupported claim (verdict 0, flagged). The same sentence in the
+  material is never deleted: the judge sees it, fenced as data (prompts/*/system.j2), and the
+  sample is flagged by the shield (metrics/shield.py), which lets it only lower a score;
+- a sentence **repeated** byte for byte (whitespace aside: `text.repeat_key`) counts once;
+- a sentence that **may assert nothing** (`asserts_nothing`: a question by its form) is judged
+  like any other, in the same request, and the judge is asked beside its verdict whether it
+  asserts a fact (judge.schemas.fact_verdicts); it drops out of the score only when the judge
+  says it asserts none.
 Every other sentence is a claim to judge. A sentence **quoted** whole from the material
 (`quoted_in`) is judged too — a neighbouring denial, a heading ("Myth #3.") or a list's lead-in
 ("The following claims are false:") can deny it — and is marked `quoted` for the reader.
@@ -26,8 +20,8 @@ What is judged for a sentence (`claim_texts`): the sentence as written; a fragme
 the question ("Delhi") as the answer to it ("Q: … A: Delhi"); a leading "It" with its referent
 ("It (the Eiffel Tower) is …"). A fragment none of whose content terms (`terms`) occurs in the
 material or the question, and that denies nothing, is unsupported without a request
-(`unfounded`). With `claims = "statements"` the judge's statements replace the sentences
-(support/statements.py).
+(`unfounded`: a rule that lowers). With `claims = "statements"` the judge's statements replace
+the sentences (support/statements.py).
 """
 
 from __future__ import annotations
@@ -38,12 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from localeval.metrics.shield import aimed_at_evaluator
 from localeval.text import (
     Sentences,
     content,  # noqa: F401  (metrics/context_relevance.py imports it here)
     has_cjk,
     match_key,
-    sentences_of,
+    repeat_key,
     terms,
     word_count,
 )
@@ -88,21 +83,6 @@ WH_WORDS, WH_CHARS = 6, 8
 verb phrase can carry a claim it presupposes ("When did the sun start orbiting the earth?")."""
 
 
-_TO_THE_JUDGE = re.compile(
-    r"\b(?:evaluators?|graders?|assessors?)\b"
-    r"|\b(?:note|message|instructions?)\s+(?:to|for)\s+(?:the\s+)?(?:judge|reviewer|model)"
-    r"|\bverdicts?\s*(?:[:=]|of|is|as)?\s*[\"']?[01]\b|\bgive\s+(?:a\s+)?verdict"
-    r"|\{\s*[\"']verdicts?[\"']|<\|im_(?:start|end)\|>|<\|endoftext\|>"
-    r"|\b(?:every|each|all)\s+(?:of\s+the\s+)?statements?\b"
-    r"|\bsupported\s+by\s+the\s+context\b|\bignore\s+(?:all\s+|the\s+)?(?:previous|above)"
-    r"|\b(?:reviewed|approved|verified)\s+(?:and\s+\w+\s+)?by\s+(?:a|an|the)?\s*(?:\w+\s+){0,2}"
-    r"(?:fact[- ]?checkers?|reviewers?|experts?)\s+as\b"
-    r"|^\s*(?:context|statements?|sentences?)\s*:\s*$"
-    r"|评审须知|致评审|评估者|判[断定]为\s*[01]|核查员审核|每条陈述|陈述都|上下文的支持|忽略.{0,6}指令"
-    r"|符合上下文|^\s*(?:上下文|陈述)\s*[:：]\s*$", re.IGNORECASE)
-_INDEX_MARK = re.compile(r"^\s*\[\d+\]\s*")
-
-
 @dataclass
 class Claim:
     """One claim to judge and the numbered sentence (1-based) it came from; `extracted` is the
@@ -111,6 +91,9 @@ class Claim:
     statement: str
     sentence: int
     extracted: str | None = None
+    asks: bool = False
+    """The sentence may assert nothing (`asserts_nothing`): the judge is asked whether it
+    asserts a fact beside its verdict."""
 
 
 @dataclass
@@ -128,24 +111,23 @@ class TextClaims:
 
 
 def addresses_judge(sentence: str) -> bool:
-    """Text aimed at the evaluator rather than at the world: an instruction or a note to the
-    judge, a verdict, a claim of a reviewer's approval, chat-control tokens, the prompt's own
-    section markers. Such a sentence is never a claim a context could support."""
-    return bool(_TO_THE_JUDGE.search(sentence))
+    """Text aimed at the evaluator rather than at the world (metrics/shield.aimed_at_evaluator):
+    never a claim a context could support."""
+    return aimed_at_evaluator(sentence)
 
 
 def is_question(sentence: str) -> bool:
     return bool(_QUESTION.search(sentence.strip()))
 
 
-def asserts_nothing(sentence: str, question: str | None = None) -> bool:
-    """The sentence asserts nothing a context could deny (module doc): the sample's own
-    question again, or a question by its form alone. A claim with a question appended, a
-    leading, negative, tag or rhetorical question, a wh-question naming a name or a number (it
-    presupposes them) is a claim to judge."""
+def asserts_nothing(sentence: str) -> bool:
+    """The sentence may assert nothing a context could deny: a question by its form alone (it
+    opens with a question word or an auxiliary, zh: holds a question word or ends in 吗; one
+    clause; no negation, verb of knowing, presupposing word; a short wh-question without a name
+    or number). Such a sentence is still judged: the judge says beside its verdict whether it
+    asserts a fact (judge.schemas.fact_verdicts), and only a sentence both call claimless
+    leaves the score."""
     s = sentence.strip()
-    if question and match_key(s) and match_key(s) == match_key(question):
-        return True
     if not is_question(s):
         return False
     body = s.rstrip(_CLOSING)  # the question mark and what closes it
@@ -270,73 +252,59 @@ def unfounded(fragment: str, material: list[str], question: str | None) -> list[
 @dataclass
 class SentenceRules:
     """What the rules found per sentence of a text (0-based indices): sentences aimed at the
-    evaluator, repeated, asserting nothing, quoted whole from the material."""
+    evaluator, repeated byte for byte, that may assert nothing (judged, and asked), quoted
+    whole from the material (judged)."""
 
     aimed: list[int] = field(default_factory=list)
     repeated: list[int] = field(default_factory=list)
-    no_claim: list[int] = field(default_factory=list)
+    asks: list[int] = field(default_factory=list)
     quoted: list[int] = field(default_factory=list)
 
     @property
     def skip(self) -> set[int]:
-        """Sentences not judged: aimed at the evaluator, repeated, or asserting nothing (a
-        quote is judged: its frame in the material may deny it)."""
-        return set(self.aimed) | set(self.repeated) | set(self.no_claim)
+        """Sentences not judged: aimed at the evaluator (verdict 0) or repeated (counted once).
+        A question and a quote are judged."""
+        return set(self.aimed) | set(self.repeated)
 
     def fired(self) -> Counter[str]:
-        return Counter({"asserts nothing": len(self.no_claim), "quote": len(self.quoted),
+        return Counter({"may assert nothing: asked": len(self.asks), "quote": len(self.quoted),
                         "instruction to the judge": len(self.aimed),
                         "repeated": len(self.repeated)})
 
 
-def sentence_rules(sentences: Sequence[str], question: str | None,
-                   material: Sequence[Sentences]) -> SentenceRules:
+def sentence_rules(sentences: Sequence[str], material: Sequence[Sentences]) -> SentenceRules:
     """Apply the module doc's rules to each sentence, in order."""
     found = SentenceRules()
     seen: set[str] = set()
     for i, sentence in enumerate(sentences):
-        key = match_key(_INDEX_MARK.sub("", sentence))
+        key = repeat_key(sentence)
         if addresses_judge(sentence):
             found.aimed.append(i)
         elif key in seen:
-            found.repeated.append(i)  # the same sentence again: counted once
-        elif asserts_nothing(sentence, question):
-            found.no_claim.append(i)
-        elif quoted_in(sentence, material):
-            found.quoted.append(i)
+            found.repeated.append(i)  # the same bytes again: counted once
+        else:
+            if asserts_nothing(sentence):
+                found.asks.append(i)
+            if quoted_in(sentence, material):
+                found.quoted.append(i)
         seen.add(key)
     return found
 
 
 def sentence_claims(sentences: list[str], question: str | None, language: str,
-                    skip: set[int]) -> list[Claim]:
+                    skip: set[int], asks: set[int] | frozenset[int] = frozenset()
+                    ) -> list[Claim]:
     """The claims of `claims = "sentences"`: each sentence not in `skip` as `claim_texts`
-    writes it."""
-    return [Claim(c, i + 1) for i, c in enumerate(claim_texts(sentences, question, language))
-            if i not in skip]
-
-
-def without_instructions(material: Sequence[Sentences]) -> tuple[tuple[Sentences, ...], int]:
-    """The material with its sentences aimed at the evaluator removed (a text that lost one is
-    joined and split again), and how many were."""
-    out, removed = [], 0
-    for text in material:
-        kept = [s for s in text.items if not addresses_judge(s)]
-        if len(kept) == len(text.items):
-            out.append(text)
-            continue
-        removed += len(text.items) - len(kept)
-        joiner = "" if has_cjk(text.text) else " "
-        out.append(sentences_of(joiner.join(kept)))
-    return tuple(t for t in out if t.text.strip()), removed
+    writes it, those in `asks` marked to be asked whether they assert a fact."""
+    return [Claim(c, i + 1, asks=i in asks)
+            for i, c in enumerate(claim_texts(sentences, question, language)) if i not in skip]
 
 
 @dataclass
 class Ruled:
-    """What the rules settle before any request: the text's sentences, the material without
-    its sentences aimed at the evaluator, each sentence's rule (`found`), the verdict entries of
-    the sentences settled without the judge (sentence number, entry) and the count of each rule
-    that fired."""
+    """What the rules settle before any request: the text's sentences, the material (whole),
+    each sentence's rule (`found`), the verdict entries of the sentences settled without the
+    judge (sentence number, entry) and the count of each rule that fired."""
 
     sentences: list[str]
     material: tuple[Sentences, ...]
@@ -349,10 +317,9 @@ def rule_out(text: Sentences, question: str | None, material: Sequence[Sentences
              material_name: str = "context") -> Ruled:
     """Apply the rules (module doc) to a text's sentences and its material."""
     sentences = list(text.items)
-    material, removed = without_instructions(material)
-    found = sentence_rules(sentences, question, material)
-    rules = Counter({"context instruction removed": removed})
-    rules.update(found.fired())
+    material = tuple(material)
+    found = sentence_rules(sentences, material)
+    rules = found.fired()
     entries = [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
                         "rule": "check", "p_supported": 0.0,
                         "reason": "addressed to the evaluator: not a claim the "
@@ -363,13 +330,15 @@ def rule_out(text: Sentences, question: str | None, material: Sequence[Sentences
 def sentence_items(ruled: Ruled, question: str | None, language: str,
                    material_name: str = "context") -> list[Claim]:
     """The claims of `claims = "sentences"` left for the judge: `sentence_claims`, less each
-    fragment answer that names only what the material and the question never mention
-    (`unfounded`), whose unsupported entry joins `ruled.entries`."""
+    fragment answer (not a question: the judge says whether it asserts anything) that names
+    only what the material and the question never mention (`unfounded`), whose unsupported
+    entry joins `ruled.entries`."""
     kept, sentences = [], ruled.sentences
-    for a in sentence_claims(sentences, question, language, ruled.found.skip):
+    for a in sentence_claims(sentences, question, language, ruled.found.skip,
+                             set(ruled.found.asks)):
         sentence = sentences[a.sentence - 1]
-        novel = is_fragment(a.statement, sentence) and unfounded(
-            sentence, [m.text for m in ruled.material], question)
+        novel = not a.asks and is_fragment(a.statement, sentence) and unfounded(
+            sentence, [m.text for m in ruled.material], question)  # a question: the judge's
         if not novel:
             kept.append(a)
             continue

@@ -3,8 +3,9 @@
 faithfulness and context_recall (`claims_supported`) take a text's sentences, let the rules of
 support/claims.py settle the few that need no judge, turn the rest into claims (the sentences,
 or with `claims = "statements"` the judge's statements, support/statements.py), judge each
-against the material without its instructions, narrowed to the passages that bear on it
-(support/evidence.py, support/verdicts.py), and score the share supported. answer_correctness
+against the whole material (an instruction in it is fenced and flagged, metrics/shield.py),
+narrowed to the passages that bear on it, with their frame (support/evidence.py,
+support/verdicts.py), and score the share supported. answer_correctness
 takes the claims of its two texts from `claims_of`.
 """
 
@@ -86,12 +87,15 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
     cut, contexts = sentences_of(text), sentences_of_all(material)
     ruled = rule_out(cut, question, contexts, material_name)
     sentences = ruled.sentences
-    claims = Claims(sentences, no_claim=[i + 1 for i in ruled.found.no_claim], rules=ruled.rules)
+    claims = Claims(sentences, rules=ruled.rules)
     if ctx.settings.claims == "statements":
-        # a quote is not skipped: a heading or a neighbouring denial in the material can deny it
+        # a quote and a question are not skipped: the judge reads them like any sentence
         skip = ruled.found.skip
         written = await anchored_statements(ctx, cut, question, skip=skip)
         items = true_to_sentence(written.items, sentences, question, claims.rules, skip)
+        asks = {i + 1 for i in ruled.found.asks}
+        for a in items:  # a question kept as its own statement is asked as in "sentences"
+            a.asks = a.sentence in asks and a.statement == sentences[a.sentence - 1]
         claims.retries = written.retries
     else:
         items = sentence_items(ruled, question, ctx.language, material_name)
@@ -100,13 +104,20 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
         support = await support_verdicts(ctx, step, [a.statement for a in items],
                                          split="contexts", cut=ruled.material,
                                          contexts=[m.text for m in ruled.material],
-                                         question=question, material_name=material_name)
+                                         question=question, material_name=material_name,
+                                         asks={k for k, a in enumerate(items) if a.asks})
         quoted = {i + 1 for i in ruled.found.quoted}  # judged too: its frame may deny it
-        entries += [(a.sentence, {"statement": a.statement, "sentence": a.sentence, **v,
-                                  **({"extracted": a.extracted} if a.extracted else {}),
-                                  **({"quoted": True} if a.sentence in quoted else {})})
-                    for a, v in zip(items, support.verdicts, strict=True)]
+        for a, v in zip(items, support.verdicts, strict=True):
+            if a.asks and v.get("asserts_fact") == 0:  # the rule and the judge agree
+                claims.no_claim.append(a.sentence)
+                claims.rules["asserts nothing (judge agreed)"] += 1
+                continue
+            entries.append((a.sentence, {
+                "statement": a.statement, "sentence": a.sentence, **v,
+                **({"extracted": a.extracted} if a.extracted else {}),
+                **({"quoted": True} if a.sentence in quoted else {})}))
         claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
+    claims.no_claim = sorted(set(claims.no_claim))
     claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]
     claims.rules = Counter({k: v for k, v in claims.rules.items() if v})
     return claims
@@ -127,7 +138,8 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
         return MetricResult.unscored(name, f"{whose} has no sentence", statements=[])
     if not claims.statements:
         return MetricResult.unscored(name, f"{whose} makes no claim: every sentence is a "
-                                     "question that asserts nothing", **claims.details())
+                                     "question the judge found asserts nothing",
+                                     **claims.details())
     scores = {name: claims.supported / len(claims.statements)}
     soft = mean_p(claims.statements)
     if soft is not None:

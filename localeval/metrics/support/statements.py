@@ -29,7 +29,7 @@ from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.claims import Claim, TextClaims
 from localeval.metrics.support.retry import degenerate, retry_split
-from localeval.text import CJK, Sentences, content, json_safe, match_key, word_count
+from localeval.text import CJK, Sentences, content, json_safe, match_key, repeat_key, word_count
 
 STEP = "faithfulness_statements"
 PER_SENTENCE_MAX = 3
@@ -117,10 +117,10 @@ async def anchored_statements(ctx: MetricContext, text: Sentences, question: str
             number = index + 1
             # a statement already written for an earlier sentence is that sentence's, not this
             kept = [s for s in dict.fromkeys(s.strip() for s in per if _WORDY.search(s))
-                    if match_key(s) not in seen]
+                    if repeat_key(s) not in seen]
             if not kept:  # the sentence itself stands for its claim: no sentence is dropped
                 kept = [sentences[number - 1]]
-            seen.update(match_key(s) for s in kept)
+            seen.update(repeat_key(s) for s in kept)
             result.items.extend(Claim(s, number) for s in kept)
     return result
 
@@ -156,7 +156,7 @@ def true_to_sentence(items: list[Claim], sentences: list[str], question: str | N
         if numbers or len(foreign) > 1 or len(added) > max(2, len(sets[own - 1]) // 3):
             rules["replaced"] += 1
             text, extracted = sentences[own - 1], item.statement
-        key = match_key(text)
+        key = repeat_key(text)  # the same bytes only: "2.5 mg" and "25 mg" are two claims
         if key in seen:
             rules["duplicate"] += 1
             continue

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from localeval.errors import PromptTooLong
 from localeval.judge.interface import raw_p
-from localeval.judge.schemas import checked_verdicts
+from localeval.judge.schemas import checked_verdicts, fact_verdicts
 from localeval.metrics.base import MetricContext
 from localeval.metrics.support.checks import decide
 from localeval.metrics.support.evidence import Index, is_long
@@ -134,13 +134,16 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                            items_var: str = "statements", question: str | None = None,
                            material_name: str = "context", details: bool = True,
                            focus: bool = True, cut: Sequence[Sentences] | None = None,
+                           asks: set[int] | frozenset[int] = frozenset(),
                            **variables: Any) -> Support:
     """One verdict per item against the material `variables[split]` (module doc), split into
     sentences once (`cut`, when the caller has it: text.sentences_of) for every step.
     `details=False` skips the novel-detail check (when the material is an answer that may say
     "it" where the item names the subject). With `focus`, material longer than
     evidence.LONG_WORDS is narrowed per item to the passages that bear on it; items with the
-    same passages share a request."""
+    same passages share a request. A request holding an item of `asks` (indices: a sentence
+    that may assert nothing) asks beside each verdict whether the item asserts a fact; the
+    entries of `asks` carry the answer as `asserts_fact`."""
     schema_chars = SCHEMA_CHARS.get(ctx.language, 160)
     size = items_per_request(ctx)
     material: list[str] = variables[split]
@@ -151,9 +154,12 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
 
     async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
         """The judge's verdict and P(verdict = 1) of each item against `texts`."""
+        facts = any(i in asks for i in indices)
+        schema = fact_verdicts(len(indices)) if facts else checked_verdicts(len(indices),
+                                                                             schema_chars)
         answer, probs = await ctx.ask_probs(
-            step, checked_verdicts(len(indices), schema_chars), ["verdict"],
-            question=question or "",
+            step, schema, ["verdict"], question=question or "",
+            **({"ask_fact": True} if facts else {}),
             **{**variables, split: [json_safe(t) for t in texts],
                items_var: [json_safe(items[i]) for i in indices]})
         verdicts = [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
@@ -167,6 +173,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             judged = dict(judged)
             p = judged.pop("_p", None)
             judge_p = judged.pop("_judge_p", None)  # set when the verifier head gave p
+            fact = judged.pop("fact", None)
             greedy = int(judged["verdict"])
             if p is not None:  # the judge's probability decides, not its greedy digit
                 judged["verdict"] = int(p >= tau)
@@ -183,6 +190,8 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 entry["reason"] = f"{who} {p:.2f} {sign} τ {tau:g}: {entry['reason']}"
             if judge_p is not None:
                 entry["p_judge"] = round(judge_p, 4)
+            if i in asks and fact is not None:
+                entry["asserts_fact"] = int(fact)
             if focused:
                 entry["evidence_passages"] = texts
             if piece is not None:
