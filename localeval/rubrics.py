@@ -150,12 +150,7 @@ def _localised(value: Any, where: str, notes: list[str], what: str) -> dict[str,
         if not isinstance(text, str) or not text.strip():
             raise RubricError(f"{where}.{lang}: a non-empty text, got {text!r}")
         texts[lang] = text.strip()
-    if len(texts) == 1:
-        (given, text), = texts.items()
-        other = next(lang for lang in LANGUAGES if lang != given)
-        notes.append(f"{what} given in {given} only: {other} rows get the {given} text")
-        texts[other] = text
-    return {lang: texts[lang] for lang in LANGUAGES}
+    return _both_languages(texts, what, "text", notes)
 
 
 def _scale(value: Any, where: str) -> tuple[int, int] | Literal["yes/no"]:
@@ -206,12 +201,7 @@ def _steps(value: Any, where: str, notes: list[str]) -> dict[str, tuple[str, ...
             raise RubricError(f"{where} steps: unknown language {unknown[0]!r} (en or zh)"
                               if unknown else f"{where} steps: empty")
         per = {lang: _step_list(v, f"{where} steps.{lang}") for lang, v in value.items()}
-        if len(per) == 1:
-            (given, listed), = per.items()
-            other = next(lang for lang in LANGUAGES if lang != given)
-            notes.append(f"steps given in {given} only: {other} rows get the {given} steps")
-            per[other] = listed
-        return {lang: per[lang] for lang in LANGUAGES}
+        return _both_languages(per, "steps", "steps", notes)
     listed = _step_list(value, f"{where} steps")
     return {lang: listed for lang in LANGUAGES}
 
@@ -251,6 +241,17 @@ def template_env() -> Any:
                              lstrip_blocks=True, keep_trailing_newline=False, autoescape=False)
     env.filters["numbered"] = lambda items: "\n".join(f"{i}. {s}" for i, s in enumerate(items, 1))
     return env
+
+
+def _both_languages(per: dict[str, Any], what: str, noun: str,
+                    notes: list[str]) -> dict[str, Any]:
+    """`per` (language → value) for every language: one language given serves both, said once."""
+    if len(per) == 1:
+        (given, value), = per.items()
+        other = next(lang for lang in LANGUAGES if lang != given)
+        notes.append(f"{what} given in {given} only: {other} rows get the {given} {noun}")
+        per = {**per, other: value}
+    return {lang: per[lang] for lang in LANGUAGES}
 
 
 def load_file(path: Path) -> list[Rubric]:
