@@ -469,3 +469,15 @@ def test_a_config_file_lists_metrics_files_relative_to_itself(tmp_path: Path) ->
     assert "covers_question" in [m.name for m in resolve(None, settings.rubrics)]
     with pytest.raises(RubricError, match="defined twice"):
         load_config(config, {"metrics_files": [tmp_path / "conf" / "rubrics.toml"] * 2})
+
+
+def test_the_labelling_page_offers_a_runs_rubrics_with_their_criteria(tmp_path: Path) -> None:
+    """Issue 44 item 1: a metrics file's rubrics are labelled on the page as built-ins are."""
+    from localeval.labelpage.session import RunSession
+
+    evaluate(ROWS, rubrics=_two_rubrics(), metrics=["covers_question", "polite"],
+             out=tmp_path / "run")
+    session = RunSession(tmp_path / "run", who="tester")
+    assert {"covers_question", "polite"} <= set(session.metrics)
+    assert session._description("covers_question") == "Answers every part."
+    assert session.view("polite").ids

@@ -247,7 +247,14 @@ class RunSession:
         from localeval.metrics import REGISTRY
 
         scored = {k for r in self.records.values() for k, v in r.scores.items() if v is not None}
-        return [m.name for m in REGISTRY.values() if m.uses_judge and m.name in scored]
+        built_in = [m.name for m in REGISTRY.values() if m.uses_judge and m.name in scored]
+        return built_in + [name for name in self._rubrics() if name in scored]
+
+    def _rubrics(self) -> dict[str, str]:
+        """The run's rubric metrics (its metrics files: summary.json's settings) → criteria."""
+        found = (self.summary.get("settings") or {}).get("rubrics") or []
+        return {r["name"]: (r.get("criteria") or {}).get("en", "")
+                for r in found if isinstance(r, dict) and isinstance(r.get("name"), str)}
 
     def view(self, metric: str) -> MetricView:
         if metric not in self.metrics:
@@ -269,11 +276,12 @@ class RunSession:
         self.views[metric] = view
         return view
 
-    @staticmethod
-    def _description(metric: str) -> str:
+    def _description(self, metric: str) -> str:
         from localeval.metrics import REGISTRY
 
-        return REGISTRY[metric].description if metric in REGISTRY else ""
+        if metric in REGISTRY:
+            return REGISTRY[metric].description
+        return self._rubrics().get(metric, "")
 
     def tau_for(self, record: SampleRecord) -> float | None:
         return self.tau.get(record.language, self.tau.get("en"))
