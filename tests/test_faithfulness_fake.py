@@ -298,7 +298,7 @@ def test_a_question_is_judged_and_claims_nothing_only_when_the_judge_agrees() ->
     outcome, judge = run_st([row], {
         "faithfulness_statements": [{"statements": [["When was the tower built?"],
                                                     ["The tower was built in 1889."]]}],
-        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 0},
+        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 1},
                                                 {"fact": 1, "verdict": 1}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
@@ -311,12 +311,20 @@ def test_a_question_is_judged_and_claims_nothing_only_when_the_judge_agrees() ->
     outcome, judge = run_st([ROW | {"answer": "Was it built in 1889？ Who knows?"}], {
         "faithfulness_statements": [{"statements": [["Was it built in 1889？"],
                                                     ["Who knows?"]]}],
-        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 0},
-                                                {"fact": 0, "verdict": 0}]}],
+        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 1},
+                                                {"fact": 0, "verdict": 1}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
     assert rec.scores == {"faithfulness": None} and len(judge.requests) == 2
     assert "every sentence is a question" in rec.details["faithfulness"]["unscored_reason"]
+    # a question the judge finds unsupported stays a claim: leaving it out would raise the score
+    outcome, judge = run_st([row], {
+        "faithfulness_statements": [{"statements": [["When was the tower built?"],
+                                                    ["The tower was built in 1889."]]}],
+        "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 0},
+                                                {"fact": 1, "verdict": 1}]}],
+    }, metrics=["faithfulness"])
+    assert outcome.records[0].scores == {"faithfulness": 0.5}
 
 
 def test_soft_context_recall_of_a_quoted_sentence_is_the_judges_probability() -> None:
@@ -341,7 +349,7 @@ def test_sentences_around_a_question_share_one_request() -> None:
     row = ROW | {"answer": "It was built in 1889. What colour? It is red."}
     statements = {"statements": [["The tower was built in 1889."], ["What colour?"],
                                  ["The tower is red."]]}
-    verdicts = {"verdicts": [{"fact": 1, "verdict": 1}, {"fact": 0, "verdict": 0},
+    verdicts = {"verdicts": [{"fact": 1, "verdict": 1}, {"fact": 0, "verdict": 1},
                              {"fact": 1, "verdict": 0}]}
     outcome, judge = run_st([row], [statements, verdicts], metrics=["faithfulness"])
     (rec,) = outcome.records

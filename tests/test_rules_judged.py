@@ -110,8 +110,18 @@ def test_every_question_is_judged_and_the_judge_says_whether_it_asserts(question
     assert '"fact"' in judge.requests[0].answer_schema
     assert len(judge.requests) == 1  # asked in the verdicts' own request, no extra call
     assert rec.scores["faithfulness"] == 0.5
-    # only when the judge says it asserts nothing does it leave the score
+    # the judge says it asserts nothing, but finds it unsupported: leaving it out would raise
+    # the score, so it stays a claim (the 1.5B said a false zh tag question asserts nothing)
     judge = ReadingJudge(lambda c: "1878" in c, asks=lambda c: c.endswith(question))
+    rec = faith(TAY_EN | {"answer": f"The Tay Bridge opened in 1878. {question}"}, judge)
+    assert rec.scores["faithfulness"] == 0.5 and "no_claim" not in rec.details["faithfulness"]
+
+
+def test_only_a_question_that_asserts_nothing_and_is_supported_leaves_the_score() -> None:
+    """Leaving out a supported sentence can only lower the share; an unsupported one stays."""
+    question = "What is its height?"
+    judge = ReadingJudge(lambda c: "1878" in c or c.endswith(question),
+                         asks=lambda c: c.endswith(question))
     rec = faith(TAY_EN | {"answer": f"The Tay Bridge opened in 1878. {question}"}, judge)
     assert rec.scores["faithfulness"] == 1.0 and rec.details["faithfulness"]["no_claim"] == [2]
 

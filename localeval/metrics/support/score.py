@@ -108,7 +108,10 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
                                          asks={k for k, a in enumerate(items) if a.asks})
         quoted = {i + 1 for i in ruled.found.quoted}  # judged too: its frame may deny it
         for a, v in zip(items, support.verdicts, strict=True):
-            if a.asks and v.get("asserts_fact") == 0:  # the rule and the judge agree
+            # the rule and the judge agree it asserts nothing, and leaving it out cannot raise
+            # the score: only a sentence the judge found supported leaves (an unsupported one,
+            # "泰桥是罗马工程师设计的对吗？", stays a claim whatever its form)
+            if a.asks and v.get("asserts_fact") == 0 and v.get("verdict") == 1:
                 claims.no_claim.append(a.sentence)
                 claims.rules["asserts nothing (judge agreed)"] += 1
                 continue
