@@ -39,36 +39,9 @@ SAMPLE_LABELS = (0.0, 0.5, 1.0, None)  # the metric not at all, half, fully; uns
 # ---- what the run folder is -------------------------------------------------------------------
 
 
-def lock_holder(path: Path) -> str | None:
-    """The pid of the process holding the flock on `path` (a run's lock, results/outfolder.py;
-    a generation's, generate/pipeline.py), tested and never kept; None when none holds it (or
-    the platform has no flock)."""
-    from localeval.results.runfiles import open_nofollow
-
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - Windows: no lock to test
-        return None
-    try:
-        fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError:
-            return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
 def writer_pid(run_dir: Path) -> str | None:
     """The pid of the localeval run writing `run_dir` now (it holds the folder's lock)."""
-    from localeval.results.outfolder import LOCK_FILE
+    from localeval.results.outfolder import LOCK_FILE, lock_holder
 
     return lock_holder(run_dir / LOCK_FILE)
 

@@ -12,8 +12,6 @@ run lacks, duplicates, partly labelled samples, rows refused) is one line each, 
 
 from __future__ import annotations
 
-import errno
-import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,7 +25,6 @@ from localeval.results.records import RESULTS_FILE, SampleRecord, read_results
 from localeval.results.runfiles import (
     SUMMARY_FILE,
     fingerprint_of,
-    open_nofollow,
     read_inputs,
     read_json,
 )
@@ -77,25 +74,9 @@ def run_fingerprint(run_dir: Path) -> str | None:
 def being_written(run_dir: Path) -> str | None:
     """The pid of the localeval run writing `run_dir` now (it holds the folder's lock), else
     None. The lock is only tested, never kept."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - no flock: no way to tell
-        return None
-    try:
-        fd = open_nofollow(run_dir / LOCK_FILE, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError:
-        return None  # no lock file: no run has it
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except OSError as exc:
-            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
-            return None
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
+    from localeval.results.outfolder import lock_holder
+
+    return lock_holder(run_dir / LOCK_FILE)
 
 
 def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[LabelsRead, Path,

@@ -163,6 +163,32 @@ def hold_lock(path: Path, in_use: str) -> int | None:
     return fd
 
 
+def lock_holder(path: Path) -> str | None:
+    """The pid of the process holding the flock on `path` (a run's lock, `hold_lock`), tested and
+    never kept; None when none holds it, there is no such regular file, or no flock."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows: no lock to test
+        return None
+    try:
+        fd = open_nofollow(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+            return None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
+
+
 def _make_dir(out_dir: Path) -> None:
     if out_dir.exists() and not out_dir.is_dir():
         raise UsageError(f"--out {out_dir} is a file, not a folder; choose a folder")
