@@ -375,7 +375,7 @@ def test_fit_s_folders_and_stored_rows_that_cannot_serve_are_one_line_or_judged_
     """Low items of issue 41: `verifier fit` gave tracebacks for --store naming a file and --out
     under a file, and a corrupt stored row was never judged again."""
     from localeval.config import Settings
-    from localeval.verifier.extract import _readable
+    from localeval.verifier.extract import _stored
     from localeval.verifier.learn import learn
 
     data = tmp_path / "rows.jsonl"
@@ -389,7 +389,7 @@ def test_fit_s_folders_and_stored_rows_that_cannot_serve_are_one_line_or_judged_
         learn(data, a_file / "h.json", Settings(judge="fake"))
     torn = tmp_path / "row.npz"
     torn.write_bytes(b"PK\x03\x04 torn")
-    assert not _readable(torn) and not torn.exists()
+    assert _stored(torn) is None and not torn.exists()
 
 
 def test_fitted_taus_are_plain_strings_and_floats() -> None:

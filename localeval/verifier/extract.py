@@ -69,16 +69,15 @@ def _save(path: Path, feats: RowFeatures) -> None:
     tmp.replace(path)
 
 
-def _readable(path: Path) -> bool:
-    """A stored row that loads; a torn or corrupt one is removed (the row is judged again)."""
+def _stored(path: Path) -> RowFeatures | None:
+    """A stored row, or None; a torn or corrupt one is removed (the row is judged again)."""
     if not path.exists():
-        return False
+        return None
     try:
-        _load(path)
-        return True
+        return _load(path)
     except Exception:
         path.unlink(missing_ok=True)
-        return False
+        return None
 
 
 def _load(path: Path) -> RowFeatures:
@@ -158,7 +157,8 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
     sha = backends.judge.judge.fingerprint
     store.mkdir(parents=True, exist_ok=True)
     paths = [store / f"{row_key(r, sha, layers, templates)}.npz" for _, r in rows]
-    todo = [] if stored_only else [i for i, p in enumerate(paths) if not _readable(p)]
+    held = {i: f for i, p in enumerate(paths) if (f := _stored(p)) is not None}
+    todo = [] if stored_only else [i for i in range(len(paths)) if i not in held]
 
     async def go() -> None:
         gate = asyncio.Semaphore(max(2, 2 * (settings.parallel or 4)))
@@ -181,10 +181,10 @@ def extract(rows: list[tuple[str, dict[str, Any]]], store: Path, settings: Any,
     finally:
         backends.close()
     out = []
-    for (rid, _), path in zip(rows, paths, strict=True):
-        if stored_only and not _readable(path):
+    for i, ((rid, _), path) in enumerate(zip(rows, paths, strict=True)):
+        feats = held.get(i) or (None if stored_only else _load(path))  # judged now: as stored
+        if feats is None:
             continue
-        feats = _load(path)
         feats.row_id = rid
         out.append(feats)
     return out
