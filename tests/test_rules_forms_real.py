@@ -39,8 +39,19 @@ CASES = {
 }
 
 
+@pytest.fixture(scope="module")
+def judge() -> Any:
+    """A 1.5B judge of this module's own (a run closes the judge it is handed, and other
+    modules hand runs the session's), kept open across the cases by `Kept`."""
+    from tests.conftest import _llama_judge
+
+    opened = _llama_judge("small", n_ctx=4096)
+    yield opened
+    opened.close()
+
+
 class Kept:
-    """The session's judge, left open when a run ends (the session fixture closes it)."""
+    """The module's judge, left open when a run ends (the fixture closes it)."""
 
     def __init__(self, judge: Any) -> None:
         self.judge = judge
@@ -54,13 +65,13 @@ class Kept:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_false_claim_in_a_form_a_rule_used_to_decide_is_not_scored_true(
-        small_judge: Any, case: str) -> None:
+        judge: Any, case: str) -> None:
     from localeval.runner import run
 
     question, context, answer = CASES[case]
     outcome = run([{"id": "s", "question": question, "answer": answer, "contexts": [context]}],
                   None, Settings(no_cache=True, metrics=["faithfulness"]),
-                  judge=Kept(small_judge), embedder=HashEmbedder())
+                  judge=Kept(judge), embedder=HashEmbedder())
     (record,) = outcome.records
     assert not record.errors, record.errors
     assert record.scores["faithfulness"] is not None
