@@ -8,7 +8,8 @@ Three layers, all here or wired from here:
 2. **Detected and flagged.** `aimed_at_evaluator` recognises a sentence addressed to the judge:
    a note, message or instruction to the judge, grader, checker or evaluator; an imperative to
    rate, mark or score the text; a verdict or verdict JSON; "ignore the previous instructions";
-   a claim of a reviewer's approval; chat-control tokens; the prompt's own section markers. A
+   a claim of a reviewer's approval; chat-control tokens and forged roles ("[system] …",
+   "【系统】…"); a note to whoever checks the text; the prompt's own section markers. A
    sentence that only talks about grading ("Two graders mark each essay independently.",
    "法院认定嫌疑人的陈述都是自愿作出的。") is not one. `planted` lists them per field of a sample.
 3. **Scored the worse way.** `shielded` wraps every metric that asks the judge
@@ -56,6 +57,11 @@ _TO_THE_JUDGE = re.compile(
     r"|\b(?:reviewed|approved|verified)\s+(?:and\s+\w+\s+)?by\s+(?:a|an|the)?\s*(?:\w+\s+){0,2}"
     r"(?:fact[- ]?checkers?|reviewers?|experts?)\s+as\b"
     r"|^\s*(?:context|statements?|sentences?)\s*:\s*$"
+    # a forged chat role or system message, and a note to whoever checks the text
+    r"|^\W{0,3}[\[<(]\s*(?:system|assistant|developer|admin(?:istrator)?|evaluator|grader)\s*[\]>)]"
+    r"|\bsystem\s+(?:note|message|prompt|notice)\s*:"
+    r"|\bwhoever\s+(?:checks|grades|scores|rates|reviews|evaluates|marks|reads)\s+(?:this|these|it|"
+    r"the\s+(?:answer|reply|response|text))\b"
     # Chinese
     r"|评审须知|致(?:评审|评估者|检查者|核查者|评分者|判断者|审核者|裁判)|(?:评审|评估者|检查者|核查者|评分者)"
     r"(?:请|注意)|给(?:评审|评估者|检查者|核查者|评分者)的(?:说明|提示|留言)"
@@ -63,7 +69,9 @@ _TO_THE_JUDGE = re.compile(
     r"|每条陈述(?:都|均)?(?:是|为)?(?:正确|属实|有依据|得到(?:了)?支持|被支持)"
     r"|上下文的支持|忽略.{0,6}(?:指令|指示|说明)"
     r"|请(?:将|把)?(?:此|这|本)(?:段|条|篇|个|份)?.{0,8}(?:评|判|标|打|视)(?:为|成)"
-    r"|符合上下文|^\s*(?:上下文|陈述)\s*[:：]\s*$", re.IGNORECASE)
+    r"|符合上下文|^\s*(?:上下文|陈述)\s*[:：]\s*$"
+    r"|^\W{0,3}[【\[<(（]\s*(?:系统|助手|管理员|开发者|评审|评估者)\s*[】\]>)）]|系统(?:提示|消息|通知)\s*[:：]"
+    r"|无论谁(?:来)?(?:核对|检查|评审|审核|打分|评分|阅读)", re.IGNORECASE)
 
 FIELDS = ("answer", "ground_truth", "contexts", "retrieved_texts")
 """The material a metric reads: every field the shield scans."""
