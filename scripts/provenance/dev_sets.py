@@ -22,9 +22,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-from localeval.meta_eval.convert import CONVERTERS, UHGEVAL_QUESTION, default_src, dev_rows
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # scripts.provenance.convert
+
 from localeval.metrics.support.claims import content
 from localeval.text import split_sentences
+from scripts.provenance.convert import (
+    CONVERTERS,
+    UHGEVAL_QUESTION,
+    default_src,
+    dev_rows,
+)
 
 SETS = ("halueval", "halueval_summarization", "halluqa", "uhgeval")
 SWAPS = Path(__file__).with_name("data") / "swaps.jsonl"
