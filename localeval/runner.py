@@ -91,7 +91,7 @@ def run(
         if log:
             log(f"skipped input {problem}")
     applicable = [m for m in metrics if any(not s.missing(m.requires) for s in data.samples)]
-    if log:
+    if log and settings.rubrics:
         from localeval.metrics.rubric import said_once
 
         for line in said_once(settings.rubrics, metrics, data.samples):

@@ -7,14 +7,15 @@ with a reason) and details that explain the score.
 Every metric that asks the judge runs behind the shield (metrics/shield.py): an instruction to
 the evaluator in its material flags the sample and can only lower its scores.
 
-A metric is one module of this package (found by metrics/__init__.py) plus, when it asks the
-judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for each step. Its `@metric(...)`
-declares everything else, and nothing else lists it: its judge steps (every template it renders,
-checked as it renders; they give the run fingerprint's template hashes and `run --estimate`'s
-step kinds), its place in the report (`order`), whether a higher score is better (`compare`), its
-options (a pydantic model, set under `[metric_options.<name>]` in the config or with
-`--metric-option name.key=value`, read as `ctx.options`), the template variables of each step's
-golden prompt (`examples`) and the 0/1 detail keys the report shows as ✓ / ✗ (`verdict_keys`).
+A metric is one module of this package (imported by the registry when first named, see
+`Registry`) plus, when it asks the judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for
+each step. Its `@metric(...)` declares everything else, and nothing else lists it: its judge
+steps (every template it renders, checked as it renders; they give the run fingerprint's
+template hashes and `run --estimate`'s step kinds), its place in the report (`order`), whether a
+higher score is better (`compare`), its options (a pydantic model, set under
+`[metric_options.<name>]` in the config or with `--metric-option name.key=value`, read as
+`ctx.options`), the template variables of each step's golden prompt (`examples`) and the 0/1
+detail keys the report shows as ✓ / ✗ (`verdict_keys`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import importlib
+import itertools
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import pkgutil
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
@@ -161,11 +166,107 @@ class Metric:
         return self.uses_embedder and (self.embedder_when is None or self.embedder_when(settings))
 
 
-REGISTRY: dict[str, Metric] = {}
-GROUPS: dict[str, tuple[str, ...]] = {}
+class _Modules:
+    """The metric modules of this package, each imported on first need: a name's own module
+    (metrics/<name>.py) when there is one, every module (in name order) when the name is not
+    found there."""
+
+    def __init__(self) -> None:
+        self.names = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])
+                            if m.name not in ("base", "__init__"))
+        self.complete = False
+
+    def load(self, module: str) -> None:
+        importlib.import_module(f"{__package__}.{module}")
+
+    def find(self, name: str) -> None:
+        """Import what registers the metric or group `name`."""
+        if name in self.names:
+            self.load(name)
+        if name not in REGISTRY.held and name not in GROUPS.held:
+            self.load_all()
+
+    def load_all(self) -> None:
+        if not self.complete:
+            self.complete = True
+            for module in self.names:
+                self.load(module)
+
+
+class _Lazy(MutableMapping[str, Any]):
+    """A name → value table whose entries register themselves when their module is imported:
+    looking a name up imports its module (`_Modules.find`); iterating or counting imports every
+    module."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.held and not MODULES.complete:
+            MODULES.find(name)
+        return self.held[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.held[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self.held[name]
+
+    def __iter__(self) -> Iterator[str]:
+        MODULES.load_all()
+        return iter(list(self.held))
+
+    def __len__(self) -> int:
+        MODULES.load_all()
+        return len(self.held)
+
+    def clear(self) -> None:
+        MODULES.load_all()
+        self.held.clear()
+
+
+class Registry(_Lazy):
+    """The built-in metrics by name, in report order: `order`, lower first; equal ones by the
+    module that defines the function, then in registration order. A metric module is imported
+    when its metric is first looked up (`--metrics faithfulness` imports metrics/faithfulness.py
+    alone), every one when the registry is read whole (`resolve(None)`, `localeval metrics`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seq = itertools.count()
+        self._rank: dict[str, tuple[int, str, int]] = {}
+
+    def __setitem__(self, name: str, m: Metric) -> None:
+        if name not in self._rank:
+            module = getattr(m.fn, "__module__", None) or ""
+            self._rank[name] = (m.order, module, next(self._seq))
+        self.held[name] = m
+
+    def __delitem__(self, name: str) -> None:
+        del self.held[name]
+        self._rank.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        MODULES.load_all()
+        return iter(sorted(self.held, key=self._rank.__getitem__))
+
+    def clear(self) -> None:
+        super().clear()
+        self._rank.clear()
+
+    def ordered(self, names: Iterable[str]) -> list[Metric]:
+        """The metrics of these names, in registry order, importing only their modules."""
+        found = {n: self[n] for n in names}
+        return [found[n] for n in sorted(found, key=self._rank.__getitem__)]
+
+
+MODULES = _Modules()
+REGISTRY = Registry()
+GROUPS: MutableMapping[str, tuple[str, ...]] = _Lazy()
+"""Group name → its metrics' names (`--metrics retrieval`), registered by the group's module."""
 RUBRIC_METRICS: Callable[[Iterable[Rubric]], dict[str, Metric]] | None = None
-"""A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when the
-package is imported (localeval.metrics imports every module)."""
+"""A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when that
+module is imported (`resolve` imports it for a run with rubrics)."""
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
@@ -204,7 +305,7 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
 def register_metric(m: Metric) -> None:
     """Add a built-in metric to the registry (a name registered twice is an error). A metric
     that asks the judge is registered behind the one shield (metrics/shield.py)."""
-    if m.name in REGISTRY:
+    if m.name in REGISTRY.held:
         raise ValueError(f"metric {m.name!r} is registered twice ({m.fn.__module__} and "
                          f"{REGISTRY[m.name].fn.__module__}): rename one")
     if m.uses_judge:
@@ -234,9 +335,9 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
     'did you mean'. None → every metric but those registered with default=False, and every
     rubric."""
     rubrics = list(rubrics)
-    if rubrics and RUBRIC_METRICS is None:
-        raise RuntimeError("rubrics need localeval.metrics imported (metrics/rubric.py)")
-    extra = RUBRIC_METRICS(rubrics) if rubrics else {}
+    if rubrics:
+        MODULES.load("rubric")  # sets RUBRIC_METRICS
+    extra = RUBRIC_METRICS(rubrics) if rubrics and RUBRIC_METRICS else {}
     if names is None:
         return [m for m in REGISTRY.values() if m.default] + list(extra.values())
     chosen: list[str] = []
@@ -244,7 +345,7 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
         name = raw.strip()
         if not name:
             continue
-        expanded = GROUPS.get(name, (name,))
+        expanded = (name,) if name in extra or name in REGISTRY else GROUPS.get(name, (name,))
         for n in expanded:
             if n not in REGISTRY and n not in extra:
                 known = sorted(REGISTRY) + sorted(extra) + sorted(GROUPS)
@@ -253,7 +354,7 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
                 )
             if n not in chosen:
                 chosen.append(n)
-    return [REGISTRY[n] for n in REGISTRY if n in chosen] + [
+    return REGISTRY.ordered(n for n in chosen if n not in extra) + [
         m for n, m in extra.items() if n in chosen]
 
 

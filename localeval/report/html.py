@@ -66,7 +66,8 @@ def render_html(view: ReportView) -> str:
             rows = [("question", html_text(r.question)) if r.question else None,
                     ("answer", html_text(r.answer)) if r.answer else None,
                     ("also", ", ".join(esc(a) for a in r.also)) if r.also else None,
-                    ("explanation", details_html(r.details)) if r.details is not None else None]
+                    ("explanation", details_html(r.details, keys=low.verdict_keys))
+                    if r.details is not None else None]
             body.append(
                 f"<details{' open' if i == 0 else ''}><summary>{esc(r.id)} · {esc(low.key)} = "
                 f"{fmt(r.score)} · line {r.line}</summary><table class=\"kv\">"

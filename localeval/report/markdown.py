@@ -61,7 +61,7 @@ def render_markdown(view: ReportView) -> str:
             if r.also:
                 out.append("- also: " + ", ".join(md_cell(a) for a in r.also))
             if r.details is not None:
-                out += ["- explanation:", *details_md(r.details, "  ")]
+                out += ["- explanation:", *details_md(r.details, "  ", low.verdict_keys)]
             out.append("")
     out += _table_section("## Errors", HEADERS["errors"], view.errors, total=view.n_errors)
     out += _table_section("## Input rows skipped", HEADERS["problems"], view.problems)

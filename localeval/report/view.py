@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.report.kit import fmt, fmt_ci
+from localeval.report.kit import fmt, fmt_ci, verdict_keys_of
 from localeval.report.labelled import calibration_note, corrected
 from localeval.results.loadrun import RunFolder
 from localeval.results.records import SampleRecord
@@ -90,6 +90,8 @@ class LowSample:
 class LowList:
     key: str
     samples: list[LowSample]
+    verdict_keys: frozenset[str] = frozenset()
+    """The 0/1 keys of the owner metric's details (kit.verdict_keys_of), when they are shown."""
 
 
 @dataclass
@@ -194,7 +196,8 @@ def _low_list(
     lowest: list[SampleRecord], metrics: Mapping[str, Mapping[str, Any]], key: str, owner: str
 ) -> LowList:
     siblings = [k for k, m in metrics.items() if m.get("metric") == owner and k != key]
-    return LowList(key, [
+    shown = any(r.details.get(owner) is not None for r in lowest)
+    return LowList(key, verdict_keys=verdict_keys_of(owner) if shown else frozenset(), samples=[
         LowSample(
             id=r.id,
             line=r.line,
