@@ -10,7 +10,8 @@ from localeval.metrics.base import (
     Metric,
     MetricContext,
     MetricResult,
+    group_of,
     resolve,
 )
 
-__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "resolve"]
+__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "group_of", "resolve"]

@@ -41,12 +41,12 @@ from localeval.errors import ConfigError, UsageError
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
-from localeval.metrics.examples import Example
 from localeval.metrics.shield import shielded
-from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
 
 if TYPE_CHECKING:
+    from localeval.metrics.examples import Example
+    from localeval.models.embed import EmbeddingStore
     from localeval.rubrics import Rubric
 
 T = TypeVar("T", bound=BaseModel)
@@ -129,6 +129,8 @@ class MetricContext:
     async def embedder(self) -> EmbeddingStore:
         if self.embeddings is None:
             raise ConfigError("this metric needs an embedder, but none is configured")
+        from localeval.models.embed import store_for
+
         return await store_for(self.embeddings, self.language)
 
 
@@ -137,7 +139,7 @@ class UndeclaredStep(RuntimeError):
 
 
 MetricFn = Callable[[Sample, MetricContext], Awaitable[MetricResult]]
-ExampleFn = Callable[[Example], dict[str, Any]]
+ExampleFn = Callable[["Example"], dict[str, Any]]
 """A step's template variables for the fixed example sample of one language (metrics/examples.py):
 what tests/test_prompts_golden.py renders the step's golden prompts with."""
 
@@ -262,7 +264,7 @@ class Registry(_Lazy):
 
 MODULES = _Modules()
 REGISTRY = Registry()
-GROUPS: MutableMapping[str, tuple[str, ...]] = _Lazy()
+GROUPS = _Lazy()
 """Group name → its metrics' names (`--metrics retrieval`), registered by the group's module."""
 RUBRIC_METRICS: Callable[[Iterable[Rubric]], dict[str, Metric]] | None = None
 """A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when that
@@ -300,6 +302,14 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
         return fn
 
     return register
+
+
+def group_of(name: str) -> str | None:
+    """The group of the built-in metric `name` (None: in none, or no built-in), importing only
+    the module that registers it (and with it its group)."""
+    if REGISTRY.get(name) is None:
+        return None
+    return next((g for g, members in GROUPS.held.items() if name in members), None)
 
 
 def register_metric(m: Metric) -> None:

@@ -50,15 +50,14 @@ def histogram(values: Iterable[float]) -> list[int]:
 def lowest_keys(metrics: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(score key, owner) to list the lowest samples of: one key per metric (its main score when
     it has one), and the first retrieval figure."""
-    from localeval.metrics import GROUPS
+    from localeval.metrics import group_of
 
-    retrieval = GROUPS["retrieval"]
     chosen: dict[str, tuple[str, str]] = {}  # group → (key, owner)
     for key, m in metrics.items():
         owner = m.get("metric", key)
         if m.get("count", 0) == 0:
             continue
-        group = "retrieval" if owner in retrieval else owner  # one list for all figures
+        group = "retrieval" if group_of(owner) == "retrieval" else owner  # one list for all figures
         if group not in chosen or (key == owner and group != "retrieval"):
             chosen[group] = (key, owner)
     return list(chosen.values())
