@@ -26,8 +26,7 @@ from localeval.errors import OutputError, RunInterrupted
 from localeval.execute import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
-from localeval.results.ordered import OrderedResults
-from localeval.results.outfolder import OutputFolder, previous_models
+from localeval.results.folder import OrderedResults, OutputFolder, previous_models
 from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary

@@ -38,8 +38,7 @@ from localeval.report.kit import (
 )
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, histogram, lowest_keys, view_of
-from localeval.results.loadrun import RunFolder, load_run
-from localeval.results.outfolder import check_run_folder
+from localeval.results.folder import RunFolder, check_run_folder, load_run
 from localeval.results.records import SampleRecord
 from localeval.results.runfiles import write_text
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from localeval.report.kit import fmt, fmt_ci, verdict_keys_of
 from localeval.report.labelled import calibration_note, corrected
-from localeval.results.loadrun import RunFolder
+from localeval.results.folder import RunFolder
 from localeval.results.records import SampleRecord
 from localeval.safe import unicode_safe
 
