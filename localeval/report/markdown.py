@@ -5,9 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from localeval.report.kit import clip_text, details_md, fmt, md_cell, md_table
-from localeval.report.labelled import HEADER as CORRECTED_HEADER
-from localeval.report.labelled import NOTE as CORRECTED_NOTE
-from localeval.report.view import BINS, HEADERS, RUBRICS_NOTE, SCORES_NOTE, ReportView
+from localeval.report.view import (
+    BINS,
+    CORRECTED_HEADER,
+    CORRECTED_NOTE,
+    HEADERS,
+    RUBRICS_NOTE,
+    SCORES_NOTE,
+    ReportView,
+)
 
 MAX_ROWS = 50  # at most view.ROWS_KEPT: the error rows the view keeps
 

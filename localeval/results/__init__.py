@@ -1,7 +1,7 @@
 """A run's results: its records (`records`: results.jsonl), the --out folder (`folder`: what it
 is, opening it, results.jsonl in input order, reading it back), its other files (`runfiles`:
 run.json, summary.json, durable writes), summary.json (`summary`), the statistics over records
-(`tally`, `resample`) and the CI gates (`gates`)."""
+(`tally`) and the CI gates (`gates`)."""
 
 from localeval.errors import RunInterrupted
 from localeval.results.folder import (
