@@ -8,8 +8,8 @@ import random
 import pytest
 
 from localeval import text as text_module
-from localeval.metrics.support.closest import SentenceIndex, grams
-from localeval.metrics.support.closest import closest_sentence as closest_in_split
+from localeval.metrics.support.checks import SentenceIndex, grams
+from localeval.metrics.support.checks import closest_sentence as closest_in_split
 from localeval.text import sentences_of_all, split_sentences
 
 

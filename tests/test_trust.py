@@ -12,10 +12,10 @@ from localeval.metrics.support.claims import (
     asserts_nothing,
     claim_text,
     referents,
+    true_to_sentence,
 )
 from localeval.metrics.support.claims import quoted_in as quoted_in_split
 from localeval.metrics.support.evidence import Index, is_long
-from localeval.metrics.support.statements import true_to_sentence
 from localeval.text import sentences_of_all
 from tests.conftest import load_manifest, run_fake
 

@@ -6,7 +6,7 @@
 
 One judge request per context, a bare verdict: "useful" is the judge's P(useful) against τ
 (metrics/support/verdicts.threshold); `.soft` is the mean P(useful). A context too long for the
-window is split (metrics/support/pieces.py) and counts as useful if any piece is.
+window is split (metrics/support/evidence.py) and counts as useful if any piece is.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from localeval.judge.interface import FieldProbs
 from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.support.checks import decide
-from localeval.metrics.support.pieces import ask_pieces
+from localeval.metrics.support.evidence import ask_pieces
 from localeval.metrics.support.score import mean_p
 from localeval.metrics.support.verdicts import p_yes, threshold
 

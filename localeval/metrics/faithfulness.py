@@ -6,7 +6,7 @@ The answer is split into sentences (deterministic); a sentence that asserts noth
 claim is supported when the judge's P(supported) reaches τ (metrics/support/verdicts.py) and it
 has no number or name the context lacks (metrics/support/checks.py); long contexts are
 narrowed to the passages that bear on each claim (metrics/support/evidence.py) and split into
-pieces when too long for the window (metrics/support/pieces.py).
+pieces when too long for the window (metrics/support/evidence.py).
 score = supported claims / claims; `.soft` = the mean of the judge's P(verdict = 1) over
 what the grammar allows (0 where a check overruled it). Empty contexts, an answer without a
 sentence, or one asserting nothing → unscored, with the reason. The body is

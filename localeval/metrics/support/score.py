@@ -2,7 +2,7 @@
 
 faithfulness and context_recall (`claims_supported`) take a text's sentences, let the rules of
 support/claims.py settle the few that need no judge, turn the rest into claims (the sentences,
-or with `claims = "statements"` the judge's statements, support/statements.py), judge each
+or with `claims = "statements"` the judge's statements, support/claims.py), judge each
 against the whole material (an instruction in it is fenced and flagged, metrics/shield.py),
 narrowed to the passages that bear on it, with their frame (support/evidence.py,
 support/verdicts.py), and score the share supported. answer_correctness
@@ -18,11 +18,12 @@ from typing import Any
 from localeval.metrics.base import MetricContext, MetricResult
 from localeval.metrics.support.claims import (
     TextClaims,
+    anchored_statements,
     rule_out,
     sentence_claims,
     sentence_items,
+    true_to_sentence,
 )
-from localeval.metrics.support.statements import anchored_statements, true_to_sentence
 from localeval.metrics.support.verdicts import support_verdicts
 from localeval.text import sentences_of, sentences_of_all
 
