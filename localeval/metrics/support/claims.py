@@ -18,8 +18,8 @@ Every other sentence is a claim to judge. A sentence **quoted** whole from the m
 
 What is judged for a sentence (`claim_texts`): the sentence as written; a fragment that answers
 the question ("Delhi") as the answer to it ("Q: … A: Delhi"); a leading "It" with its referent
-("It (the Eiffel Tower) is …"). A fragment none of whose content terms (`terms`) occurs in the
-material or the question, and that denies nothing, is unsupported without a request
+("It (the Eiffel Tower) is …"). A fragment none of whose content terms (`ranking_terms`) occurs
+in the material or the question, and that denies nothing, is unsupported without a request
 (`unfounded`: a rule that lowers). With `claims = "statements"` the judge's statements replace
 the sentences (support/claims.py).
 
@@ -59,12 +59,12 @@ from localeval.metrics.support.verdicts import degenerate, retry_split
 from localeval.text import (
     CJK,
     Sentences,
-    content,
     has_cjk,
     json_safe,
     match_key,
+    overlap_words,
+    ranking_terms,
     repeat_key,
-    terms,
     word_count,
 )
 
@@ -269,8 +269,8 @@ def unfounded(fragment: str, material: list[str], question: str | None) -> list[
     cannot be supported by it. A fragment that denies ("没有这样的APP", "no one") names nothing."""
     if _DENIAL.search(fragment):
         return []
-    own = terms(fragment)
-    known = set(terms(" ".join([*material, question or ""])))
+    own = ranking_terms(fragment)
+    known = set(ranking_terms(" ".join([*material, question or ""])))
     return [] if not own or any(t in known for t in own) else list(dict.fromkeys(own))
 
 
@@ -476,9 +476,9 @@ def true_to_sentence(items: list[Claim], sentences: list[str], question: str | N
     """Each statement kept under the sentence it belongs to, with nothing its sentence (and the
     question) lacks; see the module doc. Sentences in `skip` (0-based: settled mechanically)
     take no statement. `rules` counts what fired."""
-    sets = [content(s) for s in sentences]
-    q = content(question or "")
-    names = content(" ".join(sentences))  # pronouns may be replaced by the answer's own names
+    sets = [overlap_words(s) for s in sentences]
+    q = overlap_words(question or "")
+    names = overlap_words(" ".join(sentences))  # pronouns may be replaced by the answer's own names
     out: dict[int, list[Claim]] = {i + 1: [] for i in range(len(sentences)) if i not in skip}
     seen: set[str] = set()
     copied: set[int] = set()
@@ -488,7 +488,7 @@ def true_to_sentence(items: list[Claim], sentences: list[str], question: str | N
             copied.add(item.sentence)  # the sentence as its own statement: added below,
             continue  # only if nothing else is
         own = item.sentence if item.sentence in out else min(out)
-        words = content(item.statement)
+        words = overlap_words(item.statement)
         missing = {n: len(words - sets[n - 1] - q) for n in out}
         best = min(out, key=lambda n: (missing[n], n != own))
         if missing[best] < missing[own]:  # another sentence says it: it belongs there
@@ -535,9 +535,9 @@ def drops_or_changes(sentence: str, statements: list[str]) -> bool:
     """The statements of a sentence leave out one of its numbers or content words (a part of
     the sentence, or a word swapped for another), more than `CJK_MISSING` of its Chinese
     bigrams, or do not negate what it negates ("never" dropped, "not" added)."""
-    union = set().union(*(content(s) for s in statements))
-    missing = content(sentence) - union
-    han = {w for w in content(sentence) if CJK.match(w)}
+    union = set().union(*(overlap_words(s) for s in statements))
+    missing = overlap_words(sentence) - union
+    han = {w for w in overlap_words(sentence) if CJK.match(w)}
     dropped_han = {w for w in missing if CJK.match(w)}
     if missing - dropped_han or len(dropped_han) > max(2, int(len(han) * CJK_MISSING)):
         return True

@@ -4,7 +4,7 @@ The material reaches this step whole: nothing is deleted from a context (an inst
 is fenced and flagged, metrics/shield.py). A 1.5B judge reading a 1,700-token context says "no" to
 sentences that stand in it, so material longer than `LONG_WORDS` is narrowed per claim, as
 MiniCheck and AlignScore do with chunks (`Index.passages`): its sentences are scored against the
-claim with BM25 over content terms (text.terms), the `TOP` best are kept with
+claim with BM25 over content terms (text.ranking_terms), the `TOP` best are kept with
 `NEIGHBOURS` on each side (a pronoun's antecedent, the sentence a number belongs to), and
 overlapping windows merge into passages in document order, up to `MAX_WORDS`. A passage
 carries its **frame**: the first sentence of its text and the nearest heading or lead-in before
@@ -46,9 +46,9 @@ from localeval.metrics.support.checks import grams
 from localeval.text import (
     Sentences,
     no_space_after,
+    ranking_terms,
     sentences_of,
     sentences_of_all,
-    terms,
     word_count,
 )
 
@@ -94,12 +94,12 @@ class Index:
             frames.append(sorted({first} | ({heading} if heading is not None else set())))
             if j != first and is_heading(sentence):
                 heading = j
-        return cls(sentences, BM25([t for text in material for t in text.terms], k1=_K1, b=_B),
-                   frames)
+        bags = [t for text in material for t in text.ranking_terms]
+        return cls(sentences, BM25(bags, k1=_K1, b=_B), frames)
 
     def passages(self, claim: str) -> list[str]:
         """The passages (runs of consecutive sentences of one text) that bear on the claim."""
-        ranked = self.bm25.ranked(set(terms(claim)))[:TOP]
+        ranked = self.bm25.ranked(set(ranking_terms(claim)))[:TOP]
         keep: set[int] = set()
         words = 0.0
         for i in ranked:
