@@ -169,7 +169,7 @@ _TERM_WORD = re.compile(r"[a-z0-9]+")
 
 
 def ranking_terms(text: str) -> list[str]:
-    """Content terms with their repeats, for ranking (support/evidence.py's BM25): Latin words
+    """Content terms with their repeats, for ranking (claims/evidence.py's BM25): Latin words
     and numbers cut to 6-letter stems (function words left out), the character bigrams of each
     run of Chinese characters (a run of one: the character)."""
     flat = normalize(text)

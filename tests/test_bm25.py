@@ -37,7 +37,7 @@ def test_a_score_is_okapi_bm25_and_ties_keep_the_earlier_text() -> None:
 
 def test_the_evidence_step_and_the_generator_rank_with_it() -> None:
     from localeval.generate import tasks
-    from localeval.metrics.support import evidence
+    from localeval.metrics.claims import evidence
     from localeval.text import sentences_of_all
 
     material = sentences_of_all(["The survey counted 41 otters near Weir 7. Herons nest upstream.",

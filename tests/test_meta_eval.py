@@ -224,7 +224,7 @@ def test_convert_script_and_missing_source(tmp_path: Path,
 
 # Each side gets one statement whose verdict decides its faithfulness: 1 → 1.0, 0 → 0.0. Each
 # answer is the statement the fake judge writes for it (fake_answers), so the statement stays
-# true to its sentence (metrics/support/claims.true_to_sentence) and is judged as written.
+# true to its sentence (metrics/claims/split.true_to_sentence) and is judged as written.
 PAIRS = [  # (pair, verdict of a, verdict of b): p1 won, p2 tied, p3 lost
     (pair("p1", "the claim-zero.", "the claim-one.", language="en"), 1, 0),
     (pair("p2", "the claim-two.", "the claim-three.", language="en"), 1, 1),

@@ -128,11 +128,12 @@ def test_ranking_terms_have_repeats_and_overlap_words_are_a_set() -> None:
 
 
 def test_no_module_but_text_writes_a_cjk_range_or_a_number_pattern() -> None:
-    """One implementation of each (issue 31): metrics/support/ reads them from localeval.text."""
+    """One implementation of each (issue 31): metrics/claims/ reads them from localeval.text."""
     from pathlib import Path
 
-    support = Path(__file__).resolve().parents[1] / "localeval" / "metrics" / "support"
-    for path in support.glob("*.py"):
+    claims = Path(__file__).resolve().parents[1] / "localeval" / "metrics" / "claims"
+    assert list(claims.glob("*.py"))
+    for path in claims.glob("*.py"):
         source = path.read_text(encoding="utf-8")
         for pattern in ("\\u3400", "\\u4e00", "\\u9fff", "\\d+(?:[.,]"):
             assert pattern not in source, f"{path.name} writes {pattern}"

@@ -85,7 +85,7 @@ class MetricContext:
     def messages(self, step: str, **variables: Any) -> list[dict[str, str]]:
         """The chat messages of one step in the sample's language, rendered with `explain` from
         the settings unless the metric passes its own: what the judge is asked, and what a
-        material too long for the window is measured by (support/evidence.py)."""
+        material too long for the window is measured by (claims/evidence.py)."""
         if self.steps is not None and step not in self.steps:
             raise UndeclaredStep(f"step {step!r} is rendered by a metric that does not declare it "
                                  f"(declared: {', '.join(self.steps) or 'none'}): add it to the "

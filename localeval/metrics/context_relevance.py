@@ -7,7 +7,7 @@ lowers it.
   sentence that shares no content term with the answer (below). Chosen from the dev pairs of
   focused against padded contexts (docs/metrics.md, *context_relevance*);
 - context_supported_precision: the share of the contexts' sentences the answer states, each
-  P ≥ τ (metrics/support/verdicts.threshold);
+  P ≥ τ (metrics/claims/verdicts.threshold);
 - rank_weighted: each context's own context-supported precision, averaged with weights
   w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG);
 - answer_supported_precision (+ `.soft`), with the option `answer_supported`: the share of the
@@ -22,7 +22,7 @@ word, Chinese character bigram: text.overlap_words) in common with the answer is
 nor is one that, for every answer sentence, has `per_answer_sentence` (3) context sentences
 sharing more terms with it ranked above it (ties: the earlier first). These get P = 0 without a
 request (`rule: "not a candidate"`); only the others are judged, in numbered lists
-(support/verdicts.py), so the requests grow with the answer, not with the context. A
+(claims/verdicts.py), so the requests grow with the answer, not with the context. A
 one-sentence answer of a few words is shown to the judge with its question ("Q: … A: …",
 claims.claim_text), whose terms then count as the answer's.
 
@@ -40,9 +40,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.claims import claim_text
-from localeval.metrics.support.score import claims_supported, nonempty
-from localeval.metrics.support.verdicts import support_verdicts
+from localeval.metrics.claims.score import claims_supported, nonempty
+from localeval.metrics.claims.split import claim_text
+from localeval.metrics.claims.verdicts import support_verdicts
 from localeval.text import overlap_words, sentences_of
 
 NAME = "context_relevance"

@@ -21,7 +21,7 @@ the question ("Delhi") as the answer to it ("Q: … A: Delhi"); a leading "It" w
 ("It (the Eiffel Tower) is …"). A fragment none of whose content terms (`ranking_terms`) occurs
 in the material or the question, and that denies nothing, is unsupported without a request
 (`unfounded`: a rule that lowers). With `claims = "statements"` the judge's statements replace
-the sentences (support/claims.py).
+the sentences (claims/split.py).
 
 `claims = "statements"`: the judge writes the statements of each sentence, kept true to it.
 
@@ -32,7 +32,7 @@ at most a few characters longer than its sentence). So no sentence is dropped, n
 invented beside the sentences, and the longest possible answer of a request fits max_tokens:
 groups are formed so that n · per_sentence · (chars + 4) + 16 ≤ max_tokens (a token holds at
 least one character). A request that still fails (max_tokens, an invalid answer) or
-degenerates (the same n-gram over and over) is retried once split smaller (support/verdicts.py).
+degenerates (the same n-gram over and over) is retried once split smaller (claims/verdicts.py).
 
 Each statement is then checked against its own sentence (`true_to_sentence`): a statement that
 adds a number, a name or content words its sentence and the question lack, or that leaves out
@@ -54,8 +54,8 @@ from typing import Any
 
 from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
+from localeval.metrics.claims.verdicts import degenerate, retry_split
 from localeval.metrics.shield import aimed_at_evaluator
-from localeval.metrics.support.verdicts import degenerate, retry_split
 from localeval.text import (
     CJK,
     Sentences,
@@ -111,7 +111,7 @@ verb phrase can carry a claim it presupposes ("When did the sun start orbiting t
 @dataclass
 class Claim:
     """One claim to judge and the numbered sentence (1-based) it came from; `extracted` is the
-    judge's statement when a check replaced it by its sentence (support/claims.py)."""
+    judge's statement when a check replaced it by its sentence (claims/split.py)."""
 
     statement: str
     sentence: int

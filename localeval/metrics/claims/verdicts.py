@@ -1,12 +1,12 @@
 """One support verdict per claim: ask the judge, let τ decide, let the checks overrule.
 
 `support_verdicts` judges numbered items (claims, sentences) against the material: each item is
-shown the passages of a long material that bear on it (support/evidence.py), items go to the
+shown the passages of a long material that bear on it (claims/evidence.py), items go to the
 judge in groups that bound the answer's length, a group whose prompt does not fit is judged
-against the piece of the material most likely to hold its evidence (support/evidence.py), and a
-request that fails is asked again in halves (support/verdicts.py). The judge answers a bare digit
+against the piece of the material most likely to hold its evidence (claims/evidence.py), and a
+request that fails is asked again in halves (claims/verdicts.py). The judge answers a bare digit
 per item (grammar-constrained); its probability P(verdict = 1) (`p_yes`) against τ
-(`threshold`) decides, and the checks of support/checks.py may overrule a verdict of support.
+(`threshold`) decides, and the checks of claims/checks.py may overrule a verdict of support.
 The work grows linearly with the material.
 
 τ, the P(supported) a claim needs: the greedy verdict digit of a small judge leans to
@@ -36,8 +36,8 @@ from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.interface import raw_p
 from localeval.judge.schemas import checked_verdicts, fact_verdicts
 from localeval.metrics.base import MetricContext
-from localeval.metrics.support.checks import decide
-from localeval.metrics.support.evidence import Index, Piece, is_long, narrow, route, split_material
+from localeval.metrics.claims.checks import decide
+from localeval.metrics.claims.evidence import Index, Piece, is_long, narrow, route, split_material
 from localeval.text import Sentences, has_cjk, json_safe, sentences_of_all
 
 if TYPE_CHECKING:

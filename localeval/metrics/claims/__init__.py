@@ -1,7 +1,7 @@
-"""The support machinery the claim metrics share, one step per module, in the order a claim
-goes through them:
+"""The claim pipeline the claim metrics share (faithfulness, context_recall, ...), one step per
+module, in the order a claim goes through them:
 
-1. `claims` — a text's sentences (text.sentences_of: every text split once, for every step), the
+1. `split` — a text's sentences (text.sentences_of: every text split once, for every step), the
    rules that may lower or flag, never raise (aimed at the evaluator, repeated byte for byte),
    the claims to judge (with `claims = "statements"`, the judge's statements of each sentence,
    kept true to it);
@@ -15,9 +15,9 @@ goes through them:
 
 No metric is registered here."""
 
-from localeval.metrics.support.evidence import ask_pieces
-from localeval.metrics.support.score import claims_of, claims_supported, nonempty
-from localeval.metrics.support.verdicts import (
+from localeval.metrics.claims.evidence import ask_pieces
+from localeval.metrics.claims.score import claims_of, claims_supported, nonempty
+from localeval.metrics.claims.verdicts import (
     Support,
     effective_thresholds,
     p_yes,

@@ -1,11 +1,11 @@
 """The checks that can overrule a verdict of support: a detail the material never mentions.
 
-The judge's P(supported) against τ gives a verdict (support/verdicts.py); `decide` then keeps a
+The judge's P(supported) against τ gives a verdict (claims/verdicts.py); `decide` then keeps a
 verdict of support only when every number of the item and (in Latin script) every capitalised
 name is in the material or the question (`novel_details`): a detail the material never mentions
 cannot be supported by it. A number the material spells out ("nine-year-old", "五年") counts as
 mentioned. `reason` says in words what decided; the material's sentence closest to the item is
-shown to the reader (`closest_sentence`, support/checks.py), at no cost in tokens.
+shown to the reader (`closest_sentence`, claims/checks.py), at no cost in tokens.
 
 The material's sentence closest to an item: the one sharing the most character trigrams of
 the `text.match_key` form (the first such sentence; None when no sentence shares one).

@@ -12,7 +12,7 @@ it ("Myths", "The following claims are false:"; `is_heading`), written before it
 when the window does not hold them — a denial, a heading or a list's lead-in travels with every
 window cut from its section. The index is
 built once per material, so a claim costs one pass over the sentences. Material still too long
-for the judge's window is split into pieces (support/evidence.py).
+for the judge's window is split into pieces (claims/evidence.py).
 
 Material longer than the judge's window: split it into pieces that fit, ask against each.
 
@@ -42,7 +42,7 @@ from localeval.bm25 import BM25
 from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
-from localeval.metrics.support.checks import grams
+from localeval.metrics.claims.checks import grams
 from localeval.text import (
     Sentences,
     no_space_after,
