@@ -1,5 +1,5 @@
-"""Okapi BM25 over bags of content terms (text.terms): the evidence step ranks a long
-context's sentences for a claim with it (metrics/support/evidence.py), the generator the
+"""Okapi BM25 over bags of content terms (text.ranking_terms): the evidence step ranks a long
+context's sentences for a claim with it (metrics/claims/evidence.py), the generator the
 chunks of a corpus for a question (generate/tasks.py)."""
 
 from __future__ import annotations

@@ -76,11 +76,11 @@ class Settings(BaseModel):
                                  "written, or statements the judge extracts per sentence")
     evidence_passages: bool = Field(
         True, description="judge each claim against the passages of a long material that bear "
-                          "on it (metrics/support/evidence.py), not against the whole material")
+                          "on it (metrics/claims/evidence.py), not against the whole material")
     support_threshold: float | None = Field(
         None, ge=0.0, le=1.0,
         description="a claim is supported when the judge's P(supported) reaches it; None = the "
-                    "value fitted per language on the dev sets (metrics/support/verdicts.py)")
+                    "value fitted per language on the dev sets (metrics/claims/verdicts.py)")
     verifier: str = Field(
         "auto", min_length=1,
         description="the learned verifier head that scores support verdicts from the judge's "

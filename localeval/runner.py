@@ -26,8 +26,7 @@ from localeval.errors import OutputError, RunInterrupted
 from localeval.execute import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
-from localeval.results.ordered import OrderedResults
-from localeval.results.outfolder import OutputFolder, previous_models
+from localeval.results.folder import OrderedResults, OutputFolder, previous_models
 from localeval.results.records import SampleRecord
 from localeval.results.runfiles import SUMMARY_FILE, fingerprint_inputs, write_json
 from localeval.results.summary import build_summary
@@ -91,7 +90,7 @@ def run(
         if log:
             log(f"skipped input {problem}")
     applicable = [m for m in metrics if any(not s.missing(m.requires) for s in data.samples)]
-    if log:
+    if log and settings.rubrics:
         from localeval.metrics.rubric import said_once
 
         for line in said_once(settings.rubrics, metrics, data.samples):

@@ -159,16 +159,17 @@ def _bigrams(run: str) -> list[str]:
 
 
 # Two content tokenizers, kept apart on purpose (merging them moves narrowing, verdicts and cache
-# keys): `terms` is a bag of 6-letter stems and per-run CJK bigrams that BM25 weighs by count and
-# that picks the evidence passages shown to the judge (so its output is part of the prompt);
-# `content` is a set of numbers, 5-letter stems and whole-text CJK bigrams compared by overlap
-# (statements true to their sentence, context relevance, similarity); a number is its own term.
+# keys): `ranking_terms` is a bag of 6-letter stems and per-run CJK bigrams that BM25 weighs by
+# count and that picks the evidence passages shown to the judge (so its output is part of the
+# prompt); `overlap_words` is a set of numbers, 5-letter stems and whole-text CJK bigrams
+# compared by overlap (statements true to their sentence, context relevance, similarity); a
+# number is its own term.
 _TERM_STOP = STOPWORDS | {"q"}
 _TERM_WORD = re.compile(r"[a-z0-9]+")
 
 
-def terms(text: str) -> list[str]:
-    """Content terms with their repeats, for ranking (support/evidence.py's BM25): Latin words
+def ranking_terms(text: str) -> list[str]:
+    """Content terms with their repeats, for ranking (claims/evidence.py's BM25): Latin words
     and numbers cut to 6-letter stems (function words left out), the character bigrams of each
     run of Chinese characters (a run of one: the character)."""
     flat = normalize(text)
@@ -182,7 +183,7 @@ _CONTENT_STOP = STOPWORDS | {"one", "two"}
 _CONTENT_WORD = re.compile(r"[a-z][a-z'’-]*")
 
 
-def content(text: str) -> set[str]:
+def overlap_words(text: str) -> set[str]:
     """Content as a set, for overlap: `numbers`, 5-letter stems of the Latin words of three
     letters or more (function words left out), and the bigrams of the text's Chinese characters
     read as one run."""
@@ -234,9 +235,9 @@ class Sentences:
         return self.items or (self.text,)
 
     @functools.cached_property
-    def terms(self) -> tuple[list[str], ...]:
-        """The content terms (`terms`, a bag) of each of `or_whole`."""
-        return tuple(terms(s) for s in self.or_whole)
+    def ranking_terms(self) -> tuple[list[str], ...]:
+        """The content terms (`ranking_terms`, a bag) of each of `or_whole`."""
+        return tuple(ranking_terms(s) for s in self.or_whole)
 
 
 @functools.lru_cache(maxsize=KEPT)

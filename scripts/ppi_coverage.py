@@ -13,7 +13,7 @@ With `--tau SET...` it also fits τ from the answers of random pairs, `--tau-lab
 all (sample labels: a right answer marks its claims supported, a hallucinated one-claim answer
 its claim not), and measures, on the pairs not drawn, the pairwise accuracy (preferred answer
 scored higher; ties ½) and the answer-level balanced accuracy (score 1 vs label) at the fitted τ
-and at the shipped τ (metrics/support/verdicts.FITTED), over `--tau-draws` draws: out of fold.
+and at the shipped τ (metrics/claims/verdicts.FITTED), over `--tau-draws` draws: out of fold.
 
     python scripts/ppi_coverage.py --metric faithfulness \\
         --set halueval=runs/halueval:runs/pairs/halueval.jsonl ... \\
@@ -33,7 +33,7 @@ from typing import Any
 from localeval.errors import LabelsError
 from localeval.labels.calibrate import choose_tau, score_at
 from localeval.labels.ppi import ppi_mean
-from localeval.metrics.support.verdicts import FITTED
+from localeval.metrics.claims.verdicts import FITTED
 from localeval.results import read_results
 
 

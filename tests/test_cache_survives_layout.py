@@ -6,7 +6,7 @@ tests/golden/cache_layout.json holds every (key → reply) that runs of every me
 fixed rows (en and zh; answer, context, retrieval and reference columns; a context long enough
 to be narrowed to passages) put into the cache, with the default settings and with the other
 claim and passage settings (VARIANTS). The answers and scores were made from the code at
-22c0345 (main before the verdict styles and contrast twins were retired and metrics/support/
+22c0345 (main before the verdict styles and contrast twins were retired and metrics/claims/
 was laid out as one flow, issue 28 step 1; its default keys are those of dd79f9b, before the
 move of issue 20): `git archive 22c0345`, then `PYTHONPATH=<that tree> python
 tests/test_cache_survives_layout.py WRITE`. `prompts` (the template files' sha256, not part of
@@ -67,7 +67,7 @@ ROWS = [
      "contexts": ["Refusals decline to answer."]},
     {"id": "en4", "question": "What did the survey of the river find?",
      "answer": "The survey counted 41 otters. Most lived near Weir 7.",
-     # a context over 350 words: each claim is judged against its passages (support/evidence.py)
+     # a context over 350 words: each claim is judged against its passages (claims/evidence.py)
      "contexts": [" ".join(f"Station {i} on the river recorded {i + 3} herons, {2 * i} ducks and "
                            f"a water temperature of {10 + i % 7} degrees." for i in range(30))
                   + " The survey counted 41 otters, most of them near Weir 7."],

@@ -1,8 +1,8 @@
-"""The checks that can overrule a verdict of support (metrics/support/checks.py)."""
+"""The checks that can overrule a verdict of support (metrics/claims/checks.py)."""
 
 from __future__ import annotations
 
-from localeval.metrics.support.checks import decide, novel_details, spelled_numbers
+from localeval.metrics.claims.checks import decide, novel_details, spelled_numbers
 
 CONTEXT = ["Insulin was discovered in 1921 by Frederick Banting and Charles Best at the "
            "University of Toronto. Macleod ran the laboratory. It won a Nobel Prize in 1923."]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from localeval.metrics.support.claims import is_question
-from localeval.metrics.support.claims import quoted_in as quoted_in_split
+from localeval.metrics.claims.split import is_question
+from localeval.metrics.claims.split import quoted_in as quoted_in_split
 from localeval.text import sentences_of_all
 
 

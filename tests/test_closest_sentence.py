@@ -8,8 +8,8 @@ import random
 import pytest
 
 from localeval import text as text_module
-from localeval.metrics.support.closest import SentenceIndex, grams
-from localeval.metrics.support.closest import closest_sentence as closest_in_split
+from localeval.metrics.claims.checks import SentenceIndex, grams
+from localeval.metrics.claims.checks import closest_sentence as closest_in_split
 from localeval.text import sentences_of_all, split_sentences
 
 
@@ -107,7 +107,7 @@ def old_novel_details(item: str, known: list[str]) -> list[str]:
     """checks.novel_details before its known numbers and words were cached per material."""
     import unicodedata
 
-    from localeval.metrics.support import checks
+    from localeval.metrics.claims import checks
     from localeval.text import numbers
 
     known_numbers: set[str] = set()
@@ -122,7 +122,7 @@ def old_novel_details(item: str, known: list[str]) -> list[str]:
 
 
 def test_novel_details_with_the_cached_material_say_the_same() -> None:
-    from localeval.metrics.support.checks import novel_details
+    from localeval.metrics.claims.checks import novel_details
 
     rng = random.Random(5)
     extra = ["Toronto", "Toronto's", "1,200", "3.5", "2011", "Ju-hyun", "American", "America"]

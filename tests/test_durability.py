@@ -26,8 +26,7 @@ from localeval.cli import main
 from localeval.errors import OutputError
 from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.results import records
-from localeval.results.loadrun import load_run
-from localeval.results.outfolder import OutputFolder
+from localeval.results.folder import OutputFolder, load_run
 from localeval.results.runfiles import write_json
 from localeval.runner import run
 from tests.conftest import fake_run_args

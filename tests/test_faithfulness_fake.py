@@ -184,7 +184,7 @@ def test_long_answers_go_in_groups_whose_longest_answer_fits_max_tokens() -> Non
 
 def _echo_answers(answer: str) -> dict[str, list[Any]]:
     """Statements that copy each sentence, then a verdict of no support for each."""
-    from localeval.metrics.support.statements import groups
+    from localeval.metrics.claims.split import groups
     from localeval.text import split_sentences
 
     sentences = split_sentences(answer)

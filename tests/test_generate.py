@@ -520,7 +520,7 @@ def test_a_second_generation_into_the_same_out_is_refused_at_once(docs: Path,
     import os
 
     from localeval.errors import UsageError
-    from localeval.results.outfolder import hold_lock
+    from localeval.results.folder import hold_lock
 
     out = tmp_path / "t.jsonl"
     held = hold_lock(paths_for(out)["lock"], "held (pid {pid})")

@@ -296,7 +296,7 @@ def test_the_informative_order_puts_p_nearest_tau_first_and_keeps_its_labels_apa
 
 def test_the_current_interval_is_the_ppi_estimate_of_the_random_labels(run_dir: Path) -> None:
     from localeval.labels.ppi import ppi_mean
-    from localeval.results.loadrun import load_run
+    from localeval.results.folder import load_run
 
     session = open_run(run_dir)
     values = {"eiffel": [1, 1, 0], "nile": [1, 0], "tea": [None, 0], "moon": [None]}
@@ -388,7 +388,7 @@ def test_a_port_in_use_is_one_line(run_dir: Path, capsys: pytest.CaptureFixture[
 
 def test_a_run_folder_still_being_written_is_refused(
         run_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from localeval.results.outfolder import _lock
+    from localeval.results.folder import _lock
 
     fd = _lock(run_dir)  # what a run holds while it writes the folder
     try:

@@ -22,7 +22,7 @@ from localeval.labels.calibrate import (
     current_prompts,
     fit_calibration,
 )
-from localeval.metrics.support.verdicts import FITTED_FOR, calibration_status
+from localeval.metrics.claims.verdicts import FITTED_FOR, calibration_status
 from localeval.results.records import SampleRecord
 from localeval.results.runfiles import read_json, write_json
 from tests.conftest import EXAMPLE, model_path

@@ -14,7 +14,7 @@ import pytest
 from localeval.errors import LabelsError
 from localeval.labels.estimate import estimate_run, run_fingerprint
 from localeval.labels.ppi import ppi_mean
-from localeval.results.outfolder import LOCK_FILE
+from localeval.results.folder import LOCK_FILE
 from localeval.results.records import SampleRecord
 from localeval.results.runfiles import write_json, write_run_file
 from tests.conftest import run_fake

@@ -81,6 +81,33 @@ def test_a_plain_run_imports_no_plug_in(tmp_path: Path) -> None:
     assert loaded == []
 
 
+ROUTE_LIMIT = 60
+"""The localeval modules a plain `run --metrics faithfulness` with the real judge may import
+(research/house/README.md measures the route)."""
+
+
+@pytest.mark.model
+def test_a_plain_run_with_the_real_judge_imports_at_most_60_modules(tmp_path: Path) -> None:
+    from tests.conftest import _need, model_path
+
+    judge = _need(model_path("tiny"))
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "Where is the tower?",
+                                "answer": "The tower is in Paris.",
+                                "contexts": ["The tower stands in Paris."]}) + "\n",
+                    encoding="utf-8")
+    listed = tmp_path / "modules.txt"
+    done = subprocess.run(
+        [sys.executable, "-c", ROUTE, str(listed), "run", str(data), "--out", str(tmp_path / "o"),
+         "--metrics", "faithfulness", "--judge-model", str(judge), "--n-ctx", "2048",
+         "--no-cache", "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    modules = listed.read_text(encoding="utf-8").split()
+    assert "localeval.judge.engine" in modules  # the real judge ran
+    assert [m for m in modules if any(m == p or m.startswith(p + ".") for p in PLUG_INS)] == []
+    assert len(modules) <= ROUTE_LIMIT, modules
+
+
 def test_every_package_lists_its_public_names() -> None:
     missing = [str(p.relative_to(PACKAGE)) for p in PACKAGE.rglob("__init__.py")
                if "__all__" not in p.read_text(encoding="utf-8")]

@@ -1,6 +1,6 @@
 """meta-eval: statistics against hand-computed values, the input formats, the dev-set
-converters on the real files, the CLI end to end with the fake judge (pairs won, tied and lost
-on purpose), partial results after Ctrl-C and --resume."""
+converters (scripts/provenance/convert.py) on the real files, the CLI end to end with the fake
+judge (pairs won, tied and lost on purpose), partial results after Ctrl-C and --resume."""
 
 from __future__ import annotations
 
@@ -16,8 +16,9 @@ from localeval.config import Settings
 from localeval.errors import DatasetError, UsageError
 from localeval.judge.fake import FakeJudge
 from localeval.judge.interface import JudgeRequest
-from localeval.meta_eval import convert, formats, stats
+from localeval.meta_eval import formats, stats
 from localeval.meta_eval.run import evaluate
+from scripts.provenance import convert
 from tests.conftest import SHARED
 
 DEV = SHARED / "data" / "dev"
@@ -208,23 +209,22 @@ def test_convert_ragchecker_sums_the_annotators_correctness(tmp_path: Path) -> N
     assert first["preferred"] == {1: "b", -1: "a", 0: "tie"}[(sum(labels) > 0) - (sum(labels) < 0)]
 
 
-def test_convert_cli_and_missing_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_convert_script_and_missing_source(tmp_path: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     need_dev()
     out = tmp_path / "h.jsonl"
-    assert main(["meta-eval", "convert", "halueval", "--src", str(DEV), "--out", str(out)]) == 0
+    assert convert.main(["halueval", "--src", str(DEV), "--out", str(out)]) == 0
     assert "200 pairs written" in capsys.readouterr().out
-    assert main(["meta-eval", "convert", "uhgeval", "--src", str(tmp_path), "--out", str(out)]) == 2
+    assert convert.main(["uhgeval", "--src", str(tmp_path), "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "uhgeval_dev.jsonl not found" in err
-    assert main(["meta-eval", "convert", "--out", str(out)]) == 2
-    assert "needs a set" in capsys.readouterr().err
 
 
 # ---- end to end with the fake judge --------------------------------------------------------
 
 # Each side gets one statement whose verdict decides its faithfulness: 1 → 1.0, 0 → 0.0. Each
 # answer is the statement the fake judge writes for it (fake_answers), so the statement stays
-# true to its sentence (metrics/support/statements.true_to_sentence) and is judged as written.
+# true to its sentence (metrics/claims/split.true_to_sentence) and is judged as written.
 PAIRS = [  # (pair, verdict of a, verdict of b): p1 won, p2 tied, p3 lost
     (pair("p1", "the claim-zero.", "the claim-one.", language="en"), 1, 0),
     (pair("p2", "the claim-two.", "the claim-three.", language="en"), 1, 1),

@@ -18,9 +18,9 @@ from localeval.judge.fake import FakeJudge
 from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.metrics import REGISTRY, resolve
 from localeval.metrics.answer_correctness import correctness_scores
+from localeval.metrics.claims.evidence import pack
 from localeval.metrics.context_entities import entity_key, matches
 from localeval.metrics.context_precision import average_precision
-from localeval.metrics.support.pieces import pack
 from localeval.models.backends import Backends
 from localeval.models.embed import EmbeddingStore, HashEmbedder
 from localeval.results import SampleRecord
@@ -490,7 +490,7 @@ def test_long_contexts_are_split_and_each_statement_goes_to_the_piece_with_its_e
 
 
 def test_pieces_are_cut_at_sentence_boundaries_and_drop_nothing() -> None:
-    from localeval.metrics.support.pieces import _units
+    from localeval.metrics.claims.evidence import _units
     from localeval.text import sentences_of_all
 
     zh = "第一句话很长。第二句话也很长！第三句呢？" * 3
@@ -521,7 +521,7 @@ def test_token_counting_judge_gets_pieces_that_fit_first_time(
 
 
 def test_route_picks_the_piece_sharing_most_with_the_item() -> None:
-    from localeval.metrics.support.pieces import Piece, route
+    from localeval.metrics.claims.evidence import Piece, route
 
     pieces = [Piece(["上海男排主场3：1力克山东男排。"], [0]), Piece(["北京队获得亚军。"], [0])]
     assert route(["上海男排击败山东男排", "北京队是亚军", "无关"], pieces) == [0, 1, 0]
@@ -559,7 +559,7 @@ def test_per_context_metric_splits_a_long_context_and_takes_the_best_piece() -> 
 
 
 def test_statements_per_sentence_are_bounded_by_its_length() -> None:
-    from localeval.metrics.support.statements import chars_for, per_sentence
+    from localeval.metrics.claims.split import chars_for, per_sentence
 
     assert per_sentence("Channel 4") == 1
     assert per_sentence("Scottish, but he grew up in England and moved to Wales later.") == 2

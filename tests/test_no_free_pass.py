@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
-from localeval.metrics.support.claims import asserts_nothing
+from localeval.metrics.claims.split import asserts_nothing
 
 
 class ReadingJudge:

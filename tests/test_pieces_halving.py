@@ -10,7 +10,7 @@ from typing import Any
 from localeval.errors import PromptTooLong
 from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext
-from localeval.metrics.support.pieces import ask_pieces
+from localeval.metrics.claims.evidence import ask_pieces
 
 STEP = "context_entities_recall_entities"
 

@@ -15,9 +15,9 @@ import pytest
 from localeval.config import Settings
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.metrics import REGISTRY
+from localeval.metrics.claims.evidence import FRAME_GAP, Index
+from localeval.metrics.claims.split import addresses_judge, asserts_nothing
 from localeval.metrics.shield import aimed_at_evaluator, planted
-from localeval.metrics.support.claims import addresses_judge, asserts_nothing
-from localeval.metrics.support.evidence import FRAME_GAP, Index
 from localeval.models.embed import HashEmbedder
 from localeval.text import sentences_of_all
 

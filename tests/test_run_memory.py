@@ -16,7 +16,7 @@ import pytest
 from localeval.config import load_config
 from localeval.data import dataset
 from localeval.data.dataset import PickledList
-from localeval.results.ordered import rewrite_in_order
+from localeval.results.folder import rewrite_in_order
 from localeval.results.records import SampleRecord
 from localeval.results.tally import ScoreTally, metric_summary, score_keys
 from localeval.runner import run
@@ -114,7 +114,7 @@ def test_no_room_to_reorder_still_gives_every_record_in_input_order(
         next(iter(chunks))  # type: ignore[call-overload]
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr("localeval.results.ordered.write_atomic", full)
+    monkeypatch.setattr("localeval.results.folder.write_atomic", full)
     notes: list[str] = []
     lines = {r.id: r.line + 100 for r in records}
     ordered = rewrite_in_order(path, lines, notes.append)

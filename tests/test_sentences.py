@@ -10,11 +10,11 @@ import pytest
 
 import localeval
 from localeval import text
-from localeval.metrics import support
+from localeval.metrics import claims
 from localeval.models.embed import HashEmbedder
 from tests.test_cache_survives_layout import SchemaJudge
 
-SUPPORT = Path(support.__file__).parent
+CLAIMS = Path(claims.__file__).parent
 LONG = " ".join(f"Station {i} on the river recorded {i + 3} herons and {2 * i} ducks."
                 for i in range(40)) + " The survey counted 41 otters near Weir 7."
 ROW = {"id": "s", "question": "What did the survey find?",
@@ -45,5 +45,5 @@ def test_each_text_of_a_sample_is_split_once(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_no_support_step_splits_a_text_itself() -> None:
-    for module in SUPPORT.glob("*.py"):
+    for module in CLAIMS.glob("*.py"):
         assert "split_sentences(" not in module.read_text(encoding="utf-8"), module.name

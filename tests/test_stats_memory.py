@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from localeval.meta_eval import stats as meta_stats
-from localeval.results import resample
+from localeval.results import tally
 from localeval.results.tally import bootstrap_ci
 
 
@@ -43,7 +43,7 @@ def test_small_runs_keep_their_intervals(size: int) -> None:
 
 def test_chunks_smaller_than_all_resamples_give_the_same_means(monkeypatch) -> None:
     values = np.random.default_rng(3).random(999)
-    monkeypatch.setattr(resample, "CHUNK", 999 * 3)  # 3 resamples per chunk, 667 chunks
+    monkeypatch.setattr(tally, "CHUNK", 999 * 3)  # 3 resamples per chunk, 667 chunks
     assert bootstrap_ci(values.tolist()) == old_bootstrap_ci(values.tolist())
     y = [1, 0] * 20
     s = np.random.default_rng(4).random(40).tolist()
@@ -73,7 +73,7 @@ def test_large_runs_are_deterministic_and_as_wide_as_the_index_bootstrap(monkeyp
     values = np.random.default_rng(5).choice([0.0, 0.25, 0.5, 1.0], 40_000).tolist()
     ci = bootstrap_ci(values)
     assert ci is not None and ci == bootstrap_ci(values)  # fixed seed
-    monkeypatch.setattr(resample, "EXACT_LIMIT", 10**9)  # the index bootstrap, for reference
+    monkeypatch.setattr(tally, "EXACT_LIMIT", 10**9)  # the index bootstrap, for reference
     ref = bootstrap_ci(values)
     assert ref is not None
     width, ref_width = ci[1] - ci[0], ref[1] - ref[0]

@@ -110,7 +110,7 @@ def make_runs(work: Path) -> dict[str, Path]:
 
 def load_summary(folder: Path) -> dict:
     """summary.json as `localeval report` sees it (metrics recomputed from results.jsonl)."""
-    from localeval.results.loadrun import load_run
+    from localeval.results.folder import load_run
 
     return load_run(folder).summary
 

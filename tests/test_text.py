@@ -7,14 +7,14 @@ import pytest
 from localeval.text import (
     CJK,
     CJK_RANGES,
-    content,
     detect_language,
     join_sentences,
     no_space_after,
     normalize,
     numbers,
+    overlap_words,
+    ranking_terms,
     split_sentences,
-    terms,
 )
 
 
@@ -121,17 +121,19 @@ def test_numbers_drop_thousands_separators_only() -> None:
                                                                        "2,5"}
 
 
-def test_terms_rank_with_repeats_and_content_is_a_set_for_overlap() -> None:
-    assert terms("The tower, the TOWER: 长城很长") == ["tower", "tower", "长城", "城很", "很长"]
-    assert content("The tower is 1,200 m; 长城 长") == {"tower", "1200", "长城", "城长"}
+def test_ranking_terms_have_repeats_and_overlap_words_are_a_set() -> None:
+    assert ranking_terms("The tower, the TOWER: 长城很长") == [
+        "tower", "tower", "长城", "城很", "很长"]
+    assert overlap_words("The tower is 1,200 m; 长城 长") == {"tower", "1200", "长城", "城长"}
 
 
 def test_no_module_but_text_writes_a_cjk_range_or_a_number_pattern() -> None:
-    """One implementation of each (issue 31): metrics/support/ reads them from localeval.text."""
+    """One implementation of each (issue 31): metrics/claims/ reads them from localeval.text."""
     from pathlib import Path
 
-    support = Path(__file__).resolve().parents[1] / "localeval" / "metrics" / "support"
-    for path in support.glob("*.py"):
+    claims = Path(__file__).resolve().parents[1] / "localeval" / "metrics" / "claims"
+    assert list(claims.glob("*.py"))
+    for path in claims.glob("*.py"):
         source = path.read_text(encoding="utf-8")
         for pattern in ("\\u3400", "\\u4e00", "\\u9fff", "\\d+(?:[.,]"):
             assert pattern not in source, f"{path.name} writes {pattern}"

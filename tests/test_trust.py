@@ -7,15 +7,15 @@ from collections import Counter
 
 import pytest
 
-from localeval.metrics.support.claims import (
+from localeval.metrics.claims.evidence import Index, is_long
+from localeval.metrics.claims.split import (
     Claim,
     asserts_nothing,
     claim_text,
     referents,
+    true_to_sentence,
 )
-from localeval.metrics.support.claims import quoted_in as quoted_in_split
-from localeval.metrics.support.evidence import Index, is_long
-from localeval.metrics.support.statements import true_to_sentence
+from localeval.metrics.claims.split import quoted_in as quoted_in_split
 from localeval.text import sentences_of_all
 from tests.conftest import load_manifest, run_fake
 
@@ -288,7 +288,7 @@ def test_dataset_text_never_becomes_chat_control_tokens() -> None:
 
 
 def test_a_fragment_naming_what_the_context_never_mentions_is_unsupported_without_a_call() -> None:
-    from localeval.metrics.support.claims import unfounded
+    from localeval.metrics.claims.split import unfounded
 
     context = ["没有哪个地方的人都很小气。"]
     assert unfounded("上海。", context, "中国哪个地方的人都很小气？") == ["上海"]
@@ -343,6 +343,6 @@ def test_an_injection_in_the_context_is_shown_flagged_and_scored_the_worse_way()
     "He was a judge in Ohio.", "The jury returned a verdict.", "The paper was reviewed by experts.",
     "专家评审团审核了项目。"])
 def test_ordinary_sentences_about_judges_are_claims(sentence: str) -> None:
-    from localeval.metrics.support.claims import addresses_judge
+    from localeval.metrics.claims.split import addresses_judge
 
     assert not addresses_judge(sentence)

@@ -136,7 +136,7 @@ def test_the_client_scores_verdicts_with_the_head_and_caches_the_score_not_the_s
 def test_p_and_tau_come_from_the_head_only_for_the_steps_it_was_made_for() -> None:
     from types import SimpleNamespace
 
-    from localeval.metrics.support.verdicts import FITTED, p_yes, threshold
+    from localeval.metrics.claims.verdicts import FITTED, p_yes, threshold
 
     head = _head(tau=0.8)
     settings = SimpleNamespace(support_threshold=None)

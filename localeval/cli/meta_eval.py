@@ -1,5 +1,5 @@
-"""``localeval meta-eval``: measure the judge's agreement with people on labelled data, and
-``localeval meta-eval convert SET``: turn a dev set into pairs."""
+"""``localeval meta-eval``: measure the judge's agreement with people on labelled data (or, with
+--labels, correct a run's scores by human labels)."""
 
 from __future__ import annotations
 
@@ -24,16 +24,12 @@ USAGE = (
     "localeval meta-eval DATA --out DIR [--metrics A,B] [--score KEY] [--limit N] [--resume]\n"
     "           [run options: --profile, --judge-model, --parallel, --cache, --no-explain, "
     "--language, ...]\n"
-    "       localeval meta-eval RUN_DIR --labels LABELS.jsonl [--json]\n"
-    "       localeval meta-eval convert SET --out FILE [--src DIR]\n"
-    "       (SET: halueval, uhgeval, halluqa, halueval_summarization, adversarial, ragchecker)"
+    "       localeval meta-eval RUN_DIR --labels LABELS.jsonl [--json]"
 )
 
 
 def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
     """Register `meta-eval`; the judge and run options are the very actions of `run_parser`."""
-    from localeval.meta_eval.convert import FILES
-
     p = subparsers.add_parser(
         "meta-eval",
         help="agreement of the judge with people: pairs or labelled rows (see "
@@ -44,25 +40,18 @@ def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
             "--resume) and report pairwise accuracy (ties count ½) with a bootstrap 95% CI, "
             "wins / ties / losses, AUROC (label) or Spearman / Kendall (human_score), per "
             "language, with seconds per sample; writes meta_eval.json, meta_eval.md and "
-            "meta_eval.html into --out. `meta-eval convert SET` writes the pairs of a dev set."
+            "meta_eval.html into --out."
         ),
     )
     p.add_argument(
         "data",
         metavar="DATA",
-        help="pairs or labelled rows (JSONL or a JSON list); or the word 'convert'",
-    )
-    p.add_argument(
-        "convert_set",
-        nargs="?",
-        metavar="SET",
-        choices=list(FILES),
-        help="with 'convert': " + ", ".join(FILES),
+        help="pairs or labelled rows (JSONL or a JSON list); with --labels, a run folder",
     )
     p.add_argument(
         "--out",
         type=Path,
-        help="run folder (meta-eval) or output JSONL file (convert); required but with --labels",
+        help="run folder to write (required, except with --labels)",
     )
     p.add_argument(
         "--labels",
@@ -100,12 +89,6 @@ def add_parser(subparsers: Any, run_parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="start over in an --out folder that already holds results",
     )
-    p.add_argument(
-        "--src",
-        type=Path,
-        help="convert: folder of the dev files (default: ../shared/data/dev beside "
-        "the localeval checkout)",
-    )
     shared = p.add_argument_group("run options (the same as `localeval run`)")
     for action in run_parser._actions:  # argparse has no public way to share an action
         if action.dest not in NOT_SHARED:
@@ -125,15 +108,6 @@ def cmd_meta_eval(args: argparse.Namespace) -> int:
         raise UsageError("--json goes with --labels (meta-eval writes meta_eval.json itself)")
     if args.out is None:
         raise UsageError("the following arguments are required: --out")
-    if args.data == "convert":
-        return cmd_convert(args)
-    if args.convert_set is not None:
-        raise UsageError(
-            f"unexpected argument {args.convert_set!r} (did you mean "
-            f"`meta-eval convert {args.convert_set}`?)"
-        )
-    if args.src is not None:
-        raise UsageError("--src is an option of `meta-eval convert`")
     from localeval.config import load_config
     from localeval.meta_eval.run import evaluate
     from localeval.report.meta_eval_page import table
@@ -168,8 +142,7 @@ def cmd_labels(args: argparse.Namespace) -> int:
 
     wrong = [flag for flag, given in (("--out", args.out), ("--limit", args.limit),
                                       ("--score", args.score), ("--metrics", args.metrics),
-                                      ("--resume", args.resume), ("--overwrite", args.overwrite),
-                                      ("--src", args.src), ("SET", args.convert_set))
+                                      ("--resume", args.resume), ("--overwrite", args.overwrite))
              if given]
     if wrong:
         raise UsageError(f"{', '.join(wrong)} do(es) not go with --labels (it reads the run "
@@ -184,20 +157,3 @@ def cmd_labels(args: argparse.Namespace) -> int:
             print(terminal_safe(line))
     return 0
 
-
-def cmd_convert(args: argparse.Namespace) -> int:
-    from localeval.meta_eval.convert import FILES, METRIC, convert, default_src
-
-    if args.convert_set is None:
-        raise UsageError(
-            "meta-eval convert needs a set: "
-            + ", ".join(FILES)
-            + " (to judge a file named 'convert', write ./convert)"
-        )
-    src = args.src or default_src()
-    n = convert(args.convert_set, src, args.out)
-    print(
-        f"{n} pairs written to {args.out}; judge them with: python -m localeval meta-eval "
-        f"{args.out} --metrics {METRIC[args.convert_set]} --out runs/{args.convert_set}"
-    )
-    return 0

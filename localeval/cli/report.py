@@ -13,7 +13,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from localeval.labels.attach import attach_labels
     from localeval.report import rerender
     from localeval.results import gates
-    from localeval.results.outfolder import check_run_folder
+    from localeval.results.folder import check_run_folder
 
     fail_under = gates.parse_gates(args.fail_under, "--fail-under")
     if (args.run_dir / "results.jsonl").is_file():

@@ -8,8 +8,7 @@ import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION
 from localeval.generate.filters import ZH_ASKS, content_share
-from localeval.generate.subjects import word_key
-from localeval.generate.words import english_words
+from localeval.generate.words import english_words, word_key
 from localeval.text import CJK_RUN, has_cjk, normalize
 
 ANSWERABLE_RATING = 2 / 3

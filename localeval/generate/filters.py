@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
-from localeval.generate.subjects import NAME, names_subject, word_key
-from localeval.generate.words import LATIN, content_words, english_words, stem
+from localeval.generate.subjects import NAME, names_subject
+from localeval.generate.words import LATIN, content_words, english_words, stem, word_key
 from localeval.text import CJK_RANGES, CJK_RUN, STOPWORDS, has_cjk, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",

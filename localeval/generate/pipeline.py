@@ -176,7 +176,7 @@ def generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
 def claim(out: Path) -> int | None:
     """Check `out` can be a test set and hold its lock (`<stem>.lock` beside it) for this
     process: a second generation into the same --out is refused at once, not after judging."""
-    from localeval.results.outfolder import hold_lock
+    from localeval.results.folder import hold_lock
 
     if out.is_dir():
         raise UsageError(f"generate --out {out} is a folder; name the test set's file, e.g. "

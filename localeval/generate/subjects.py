@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 
 from localeval.generate.answer_kind import ZH_FUNCTION
-from localeval.generate.words import content_words, stem
+from localeval.generate.words import content_words, word_key
 from localeval.text import CJK_RUN, has_cjk, normalize, split_sentences
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
@@ -138,12 +138,6 @@ def names_subject(question: str, terms: set[str]) -> bool:
     """The question holds one of its document's subject terms (`subject_terms`), an English
     word as its stem ("honeybee" for "honeybees")."""
     return bool({word_key(w) for w in content_words(question)} & {word_key(w) for w in terms})
-
-
-def word_key(word: str) -> str:
-    """An English word as names_subject compares it: its stem less a final e ("honeybe" of
-    "honeybees" and "honeybee" both "honeyb")."""
-    return word if has_cjk(word) else stem(word).rstrip("e")
 
 
 _TITLE_WORD = re.compile(r"[A-Z][A-Za-z'’-]*")

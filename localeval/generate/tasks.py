@@ -43,8 +43,7 @@ from localeval.generate.subjects import Naming, named, names_subject, subject_na
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore, store_for
-from localeval.text import split_sentences
-from localeval.text import terms as term_bag
+from localeval.text import ranking_terms, split_sentences
 
 NEAREST = 2
 """Chunks an "unanswerable" question is checked against: its nearest by the embedder, and as
@@ -74,7 +73,7 @@ class Env:
 
     def bm25(self, language: str) -> BM25:
         if language not in self.lexical:
-            self.lexical[language] = BM25([term_bag(c.text) for c in self.corpus[language][0]],
+            self.lexical[language] = BM25([ranking_terms(c.text) for c in self.corpus[language][0]],
                                           k1=LEXICAL_K1)
         return self.lexical[language]
 
@@ -169,7 +168,7 @@ async def nearest_chunks(env: Env, text: str, language: str, source: str,
     store = await store_for(env.embeddings, language)
     query = (await store.vectors([text]))[0]
     sims = vectors @ query
-    lexical = env.bm25(language).scores(set(term_bag(text)))
+    lexical = env.bm25(language).scores(set(ranking_terms(text)))
     picked: list[int] = []
     for pool in (range(len(chunks)), [i for i, c in enumerate(chunks) if c.source == source]):
         picked += [i for i in sorted(pool, key=lambda i: (-lexical[i], i))[:k] if lexical[i] > 0]

@@ -1,12 +1,12 @@
 """Content words, as the generator's filters and subject rules compare texts: English words
-less the function words (by stem where asked), Chinese character pairs."""
+less the function words (by stem where asked: `word_key`), Chinese character pairs."""
 
 from __future__ import annotations
 
 import re
 
 from localeval.generate.answer_kind import ZH_FUNCTION
-from localeval.text import CJK_RUN, STOPWORDS, normalize
+from localeval.text import CJK_RUN, STOPWORDS, has_cjk, normalize
 
 LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
 _ZH_FUNCTION = set(ZH_FUNCTION)
@@ -28,6 +28,13 @@ def content_words(text: str) -> set[str]:
             words.add(run)
         words.update(run[i:i + 2] for i in range(len(run) - 1))
     return words
+
+
+def word_key(word: str) -> str:
+    """A word as the generator's rules compare it (names_subject, the filters): an English word's
+    stem less a final e ("honeybe" of "honeybees" and "honeybee" both "honeyb"), a Chinese one as
+    it is."""
+    return word if has_cjk(word) else stem(word).rstrip("e")
 
 
 def stem(word: str) -> str:

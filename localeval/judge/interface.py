@@ -89,7 +89,7 @@ class VerdictScorer(Protocol):
 
     layers: list[int]
     head: Any
-    """What scored the verdicts (its `steps` and `tau` are read by metrics/support/verdicts)."""
+    """What scored the verdicts (its `steps` and `tau` are read by metrics/claims/verdicts)."""
 
     def applies(self, request: JudgeRequest) -> bool: ...
 

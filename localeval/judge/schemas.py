@@ -107,14 +107,14 @@ def sentence_statements(n: int, per_sentence: int, chars: int) -> type[BaseModel
 def checked_verdicts(n: int, chars: int = 160) -> type[BaseModel]:
     """Exactly `n` bare decisions, one per numbered item (the support verdicts). `chars` only
     names the model: it sized the evidence copy of a retired verdict style, and the name is
-    part of the cache key (metrics/support/verdicts.py)."""
+    part of the cache key (metrics/claims/verdicts.py)."""
     return exactly(f"CheckedVerdicts{n}b{chars}", "verdicts", BareVerdict, n)
 
 
 @lru_cache(maxsize=64)
 def fact_verdicts(n: int) -> type[BaseModel]:
     """Exactly `n` support verdicts, each after whether its item asserts a fact: a request that
-    holds a sentence that may assert nothing (support/claims.asserts_nothing)."""
+    holds a sentence that may assert nothing (claims/split.asserts_nothing)."""
     return exactly(f"FactVerdicts{n}", "verdicts", FactVerdict, n)
 
 

@@ -133,7 +133,7 @@ def refuse_in_progress(testset: Path) -> None:
     or was killed (its work file is there) is refused in one line: the file may still be
     replaced."""
     from localeval.generate.store import paths_for
-    from localeval.results.outfolder import lock_holder
+    from localeval.results.folder import lock_holder
 
     pid = lock_holder(paths_for(testset)["lock"])
     if pid is not None:

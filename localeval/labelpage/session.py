@@ -41,7 +41,7 @@ SAMPLE_LABELS = (0.0, 0.5, 1.0, None)  # the metric not at all, half, fully; uns
 
 def writer_pid(run_dir: Path) -> str | None:
     """The pid of the localeval run writing `run_dir` now (it holds the folder's lock)."""
-    from localeval.results.outfolder import LOCK_FILE, lock_holder
+    from localeval.results.folder import LOCK_FILE, lock_holder
 
     return lock_holder(run_dir / LOCK_FILE)
 
@@ -137,7 +137,7 @@ class RunSession:
 
     def __init__(self, run_dir: Path, *, seed: int | None = None, who: str | None = None,
                  data: Path | None = None) -> None:
-        from localeval.results.loadrun import load_run
+        from localeval.results.folder import load_run
         from localeval.results.runfiles import RUN_FILE, fingerprint_of, read_inputs
 
         self.run_dir = run_dir

@@ -1,7 +1,7 @@
 """τ for any judge, fitted from human claim labels: `localeval calibrate RUN_DIR --out FILE`,
 used by `localeval run --calibration FILE`.
 
-τ is the P(supported) a claim needs (metrics/support/verdicts.py). The shipped τ was fitted for
+τ is the P(supported) a claim needs (metrics/claims/verdicts.py). The shipped τ was fitted for
 the 1.5B judge; a judge with no learned head (a user's own GGUF) gets its own here: the grid
 value (0.05 … 0.95) whose verdicts P ≥ τ best agree with the labelled claims (balanced accuracy;
 ties: nearest the shipped τ). Claims come from the labels file in any order (random and
@@ -180,7 +180,7 @@ def fit_calibration(run_dir: Path, labels_path: Path | None = None) -> tuple[Cal
                                                                              list[str]]:
     """The calibration of the run's judge from its labels, and the notes (one line each)."""
     from localeval.labels.estimate import run_fingerprint
-    from localeval.metrics.support.verdicts import FITTED
+    from localeval.metrics.claims.verdicts import FITTED
 
     run_dir = Path(run_dir)
     summary = read_json(run_dir / SUMMARY_FILE)

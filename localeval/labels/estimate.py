@@ -20,7 +20,7 @@ from typing import Any
 from localeval.errors import LabelsError
 from localeval.labels.ppi import PPIEstimate, ppi_mean
 from localeval.labels.store import LABELS_FILE, Label, LabelsRead, read_labels
-from localeval.results.outfolder import LOCK_FILE
+from localeval.results.folder import LOCK_FILE
 from localeval.results.records import RESULTS_FILE, SampleRecord, read_results
 from localeval.results.runfiles import (
     SUMMARY_FILE,
@@ -74,7 +74,7 @@ def run_fingerprint(run_dir: Path) -> str | None:
 def being_written(run_dir: Path) -> str | None:
     """The pid of the localeval run writing `run_dir` now (it holds the folder's lock), else
     None. The lock is only tested, never kept."""
-    from localeval.results.outfolder import lock_holder
+    from localeval.results.folder import lock_holder
 
     return lock_holder(run_dir / LOCK_FILE)
 

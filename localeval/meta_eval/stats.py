@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 
-from localeval.results.resample import CHUNK, resampled_means
+from localeval.results.tally import CHUNK, resampled_means
 
 TIE_EPS = 1e-9  # scores closer than this are a tie
 BOOTSTRAP_N = 2000

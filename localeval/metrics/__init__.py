@@ -1,10 +1,8 @@
-"""Every module of this package is imported here, and each metric registers itself with its
-`@metric(...)` decorator: a new metric is one new module (plus its templates), no list to edit.
-`REGISTRY` then holds them in the order they declare (`order`, then registration: module name
-order) = the report's order."""
-
-import importlib
-import pkgutil
+"""The metrics: each module of this package defines one or more, registered by its `@metric(...)`
+decorator when the module is imported; a new metric is one new module (plus its templates), no
+list to edit. `REGISTRY` imports a module when its metric is first looked up (metrics/<name>.py
+for a metric `name`; every module when the name is not found there, or when the registry is
+read whole), and holds them in the order they declare (`order`) = the report's order."""
 
 from localeval.metrics.base import (
     GROUPS,
@@ -12,13 +10,8 @@ from localeval.metrics.base import (
     Metric,
     MetricContext,
     MetricResult,
+    group_of,
     resolve,
 )
 
-for _module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
-    importlib.import_module(f"{__name__}.{_module}")
-
-for _metric in sorted(REGISTRY.values(), key=lambda m: m.order):  # stable: ties keep their place
-    REGISTRY[_metric.name] = REGISTRY.pop(_metric.name)
-
-__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "resolve"]
+__all__ = ["GROUPS", "REGISTRY", "Metric", "MetricContext", "MetricResult", "group_of", "resolve"]

@@ -20,8 +20,8 @@ from typing import Any
 from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.score import claims_of
-from localeval.metrics.support.verdicts import Support, support_verdicts
+from localeval.metrics.claims.score import claims_of
+from localeval.metrics.claims.verdicts import Support, support_verdicts
 
 NAME = "answer_correctness"
 

@@ -51,8 +51,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import question_list, verdict_list
 from localeval.metrics.base import MetricContext, MetricResult, metric
+from localeval.metrics.claims.verdicts import ITEMS_PER_REQUEST, p_yes
 from localeval.metrics.similarity import rescale
-from localeval.metrics.support.verdicts import ITEMS_PER_REQUEST, p_yes
 from localeval.text import json_safe, normalize, split_sentences
 
 NAME = "answer_relevance"

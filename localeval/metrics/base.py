@@ -7,14 +7,15 @@ with a reason) and details that explain the score.
 Every metric that asks the judge runs behind the shield (metrics/shield.py): an instruction to
 the evaluator in its material flags the sample and can only lower its scores.
 
-A metric is one module of this package (found by metrics/__init__.py) plus, when it asks the
-judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for each step. Its `@metric(...)`
-declares everything else, and nothing else lists it: its judge steps (every template it renders,
-checked as it renders; they give the run fingerprint's template hashes and `run --estimate`'s
-step kinds), its place in the report (`order`), whether a higher score is better (`compare`), its
-options (a pydantic model, set under `[metric_options.<name>]` in the config or with
-`--metric-option name.key=value`, read as `ctx.options`), the template variables of each step's
-golden prompt (`examples`) and the 0/1 detail keys the report shows as ✓ / ✗ (`verdict_keys`).
+A metric is one module of this package (imported by the registry when first named, see
+`Registry`) plus, when it asks the judge, `prompts/en/<step>.j2` and `prompts/zh/<step>.j2` for
+each step. Its `@metric(...)` declares everything else, and nothing else lists it: its judge
+steps (every template it renders, checked as it renders; they give the run fingerprint's
+template hashes and `run --estimate`'s step kinds), its place in the report (`order`), whether a
+higher score is better (`compare`), its options (a pydantic model, set under
+`[metric_options.<name>]` in the config or with `--metric-option name.key=value`, read as
+`ctx.options`), the template variables of each step's golden prompt (`examples`) and the 0/1
+detail keys the report shows as ✓ / ✗ (`verdict_keys`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import functools
+import importlib
+import itertools
 import json
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+import pkgutil
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
@@ -36,12 +41,12 @@ from localeval.errors import ConfigError, UsageError
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
-from localeval.metrics.examples import Example
 from localeval.metrics.shield import shielded
-from localeval.models.embed import EmbeddingStore, store_for
 from localeval.names import did_you_mean
 
 if TYPE_CHECKING:
+    from localeval.metrics.examples import Example
+    from localeval.models.embed import EmbeddingStore
     from localeval.rubrics import Rubric
 
 T = TypeVar("T", bound=BaseModel)
@@ -80,7 +85,7 @@ class MetricContext:
     def messages(self, step: str, **variables: Any) -> list[dict[str, str]]:
         """The chat messages of one step in the sample's language, rendered with `explain` from
         the settings unless the metric passes its own: what the judge is asked, and what a
-        material too long for the window is measured by (support/pieces.py)."""
+        material too long for the window is measured by (claims/evidence.py)."""
         if self.steps is not None and step not in self.steps:
             raise UndeclaredStep(f"step {step!r} is rendered by a metric that does not declare it "
                                  f"(declared: {', '.join(self.steps) or 'none'}): add it to the "
@@ -124,6 +129,8 @@ class MetricContext:
     async def embedder(self) -> EmbeddingStore:
         if self.embeddings is None:
             raise ConfigError("this metric needs an embedder, but none is configured")
+        from localeval.models.embed import store_for
+
         return await store_for(self.embeddings, self.language)
 
 
@@ -132,7 +139,7 @@ class UndeclaredStep(RuntimeError):
 
 
 MetricFn = Callable[[Sample, MetricContext], Awaitable[MetricResult]]
-ExampleFn = Callable[[Example], dict[str, Any]]
+ExampleFn = Callable[["Example"], dict[str, Any]]
 """A step's template variables for the fixed example sample of one language (metrics/examples.py):
 what tests/test_prompts_golden.py renders the step's golden prompts with."""
 
@@ -161,11 +168,107 @@ class Metric:
         return self.uses_embedder and (self.embedder_when is None or self.embedder_when(settings))
 
 
-REGISTRY: dict[str, Metric] = {}
-GROUPS: dict[str, tuple[str, ...]] = {}
+class _Modules:
+    """The metric modules of this package, each imported on first need: a name's own module
+    (metrics/<name>.py) when there is one, every module (in name order) when the name is not
+    found there."""
+
+    def __init__(self) -> None:
+        self.names = sorted(m.name for m in pkgutil.iter_modules([str(Path(__file__).parent)])
+                            if m.name not in ("base", "__init__"))
+        self.complete = False
+
+    def load(self, module: str) -> None:
+        importlib.import_module(f"{__package__}.{module}")
+
+    def find(self, name: str) -> None:
+        """Import what registers the metric or group `name`."""
+        if name in self.names:
+            self.load(name)
+        if name not in REGISTRY.held and name not in GROUPS.held:
+            self.load_all()
+
+    def load_all(self) -> None:
+        if not self.complete:
+            self.complete = True
+            for module in self.names:
+                self.load(module)
+
+
+class _Lazy(MutableMapping[str, Any]):
+    """A name → value table whose entries register themselves when their module is imported:
+    looking a name up imports its module (`_Modules.find`); iterating or counting imports every
+    module."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in self.held and not MODULES.complete:
+            MODULES.find(name)
+        return self.held[name]
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self.held[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        del self.held[name]
+
+    def __iter__(self) -> Iterator[str]:
+        MODULES.load_all()
+        return iter(list(self.held))
+
+    def __len__(self) -> int:
+        MODULES.load_all()
+        return len(self.held)
+
+    def clear(self) -> None:
+        MODULES.load_all()
+        self.held.clear()
+
+
+class Registry(_Lazy):
+    """The built-in metrics by name, in report order: `order`, lower first; equal ones by the
+    module that defines the function, then in registration order. A metric module is imported
+    when its metric is first looked up (`--metrics faithfulness` imports metrics/faithfulness.py
+    alone), every one when the registry is read whole (`resolve(None)`, `localeval metrics`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._seq = itertools.count()
+        self._rank: dict[str, tuple[int, str, int]] = {}
+
+    def __setitem__(self, name: str, m: Metric) -> None:
+        if name not in self._rank:
+            module = getattr(m.fn, "__module__", None) or ""
+            self._rank[name] = (m.order, module, next(self._seq))
+        self.held[name] = m
+
+    def __delitem__(self, name: str) -> None:
+        del self.held[name]
+        self._rank.pop(name, None)
+
+    def __iter__(self) -> Iterator[str]:
+        MODULES.load_all()
+        return iter(sorted(self.held, key=self._rank.__getitem__))
+
+    def clear(self) -> None:
+        super().clear()
+        self._rank.clear()
+
+    def ordered(self, names: Iterable[str]) -> list[Metric]:
+        """The metrics of these names, in registry order, importing only their modules."""
+        found = {n: self[n] for n in names}
+        return [found[n] for n in sorted(found, key=self._rank.__getitem__)]
+
+
+MODULES = _Modules()
+REGISTRY = Registry()
+GROUPS = _Lazy()
+"""Group name → its metrics' names (`--metrics retrieval`), registered by the group's module."""
 RUBRIC_METRICS: Callable[[Iterable[Rubric]], dict[str, Metric]] | None = None
-"""A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when the
-package is imported (localeval.metrics imports every module)."""
+"""A run's rubrics → their metrics by name: metrics/rubric.py's rubric_metrics, set when that
+module is imported (`resolve` imports it for a run with rubrics)."""
 
 
 def metric(name: str, *, requires: Iterable[str], description: str, steps: Iterable[str] = (),
@@ -201,10 +304,18 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
     return register
 
 
+def group_of(name: str) -> str | None:
+    """The group of the built-in metric `name` (None: in none, or no built-in), importing only
+    the module that registers it (and with it its group)."""
+    if REGISTRY.get(name) is None:
+        return None
+    return next((g for g, members in GROUPS.held.items() if name in members), None)
+
+
 def register_metric(m: Metric) -> None:
     """Add a built-in metric to the registry (a name registered twice is an error). A metric
     that asks the judge is registered behind the one shield (metrics/shield.py)."""
-    if m.name in REGISTRY:
+    if m.name in REGISTRY.held:
         raise ValueError(f"metric {m.name!r} is registered twice ({m.fn.__module__} and "
                          f"{REGISTRY[m.name].fn.__module__}): rename one")
     if m.uses_judge:
@@ -234,9 +345,9 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
     'did you mean'. None → every metric but those registered with default=False, and every
     rubric."""
     rubrics = list(rubrics)
-    if rubrics and RUBRIC_METRICS is None:
-        raise RuntimeError("rubrics need localeval.metrics imported (metrics/rubric.py)")
-    extra = RUBRIC_METRICS(rubrics) if rubrics else {}
+    if rubrics:
+        MODULES.load("rubric")  # sets RUBRIC_METRICS
+    extra = RUBRIC_METRICS(rubrics) if rubrics and RUBRIC_METRICS else {}
     if names is None:
         return [m for m in REGISTRY.values() if m.default] + list(extra.values())
     chosen: list[str] = []
@@ -244,7 +355,7 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
         name = raw.strip()
         if not name:
             continue
-        expanded = GROUPS.get(name, (name,))
+        expanded = (name,) if name in extra or name in REGISTRY else GROUPS.get(name, (name,))
         for n in expanded:
             if n not in REGISTRY and n not in extra:
                 known = sorted(REGISTRY) + sorted(extra) + sorted(GROUPS)
@@ -253,7 +364,7 @@ def resolve(names: Iterable[str] | None, rubrics: Iterable[Rubric] = ()) -> list
                 )
             if n not in chosen:
                 chosen.append(n)
-    return [REGISTRY[n] for n in REGISTRY if n in chosen] + [
+    return REGISTRY.ordered(n for n in chosen if n not in extra) + [
         m for n, m in extra.items() if n in chosen]
 
 

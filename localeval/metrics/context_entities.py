@@ -15,8 +15,8 @@ import unicodedata
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import Entities
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.pieces import ask_pieces
-from localeval.metrics.support.score import nonempty
+from localeval.metrics.claims.evidence import ask_pieces
+from localeval.metrics.claims.score import nonempty
 from localeval.text import CJK
 
 NAME = "context_entities_recall"

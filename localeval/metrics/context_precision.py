@@ -5,8 +5,8 @@
   context is useful, as average precision is when nothing relevant was retrieved).
 
 One judge request per context, a bare verdict: "useful" is the judge's P(useful) against τ
-(metrics/support/verdicts.threshold); `.soft` is the mean P(useful). A context too long for the
-window is split (metrics/support/pieces.py) and counts as useful if any piece is.
+(metrics/claims/verdicts.threshold); `.soft` is the mean P(useful). A context too long for the
+window is split (metrics/claims/evidence.py) and counts as useful if any piece is.
 """
 
 from __future__ import annotations
@@ -17,10 +17,10 @@ from localeval.data.dataset import Sample
 from localeval.judge.interface import FieldProbs
 from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.checks import decide
-from localeval.metrics.support.pieces import ask_pieces
-from localeval.metrics.support.score import mean_p
-from localeval.metrics.support.verdicts import p_yes, threshold
+from localeval.metrics.claims.checks import decide
+from localeval.metrics.claims.evidence import ask_pieces
+from localeval.metrics.claims.score import mean_p
+from localeval.metrics.claims.verdicts import p_yes, threshold
 
 NAME = "context_precision"
 

@@ -1,5 +1,5 @@
 """context_recall(C, g): the ground truth's claims (sentence by sentence), each judged
-attributable to C or not, the same flow as faithfulness (support/score.claims_supported).
+attributable to C or not, the same flow as faithfulness (claims/score.claims_supported).
 
 score = attributable / claims; `.soft` = the mean P(attributable), as faithfulness.soft.
 A ground truth without a sentence (or asserting nothing) → unscored. Contexts too long for the
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.score import claims_supported
+from localeval.metrics.claims.score import claims_supported
 
 NAME = "context_recall"
 

@@ -7,7 +7,7 @@ lowers it.
   sentence that shares no content term with the answer (below). Chosen from the dev pairs of
   focused against padded contexts (docs/metrics.md, *context_relevance*);
 - context_supported_precision: the share of the contexts' sentences the answer states, each
-  P ≥ τ (metrics/support/verdicts.threshold);
+  P ≥ τ (metrics/claims/verdicts.threshold);
 - rank_weighted: each context's own context-supported precision, averaged with weights
   w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG);
 - answer_supported_precision (+ `.soft`), with the option `answer_supported`: the share of the
@@ -18,11 +18,11 @@ lowers it.
   context_relevance: round 10*).
 
 Candidates: a context sentence with no content term (number, English 5-letter stem of a content
-word, Chinese character bigram: claims.content) in common with the answer is not stated by it;
+word, Chinese character bigram: text.overlap_words) in common with the answer is not stated by it;
 nor is one that, for every answer sentence, has `per_answer_sentence` (3) context sentences
 sharing more terms with it ranked above it (ties: the earlier first). These get P = 0 without a
 request (`rule: "not a candidate"`); only the others are judged, in numbered lists
-(support/verdicts.py), so the requests grow with the answer, not with the context. A
+(claims/verdicts.py), so the requests grow with the answer, not with the context. A
 one-sentence answer of a few words is shown to the judge with its question ("Q: … A: …",
 claims.claim_text), whose terms then count as the answer's.
 
@@ -40,10 +40,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.claims import claim_text, content
-from localeval.metrics.support.score import claims_supported, nonempty
-from localeval.metrics.support.verdicts import support_verdicts
-from localeval.text import sentences_of
+from localeval.metrics.claims.score import claims_supported, nonempty
+from localeval.metrics.claims.split import claim_text
+from localeval.metrics.claims.verdicts import support_verdicts
+from localeval.text import overlap_words, sentences_of
 
 NAME = "context_relevance"
 HEADLINE = "context_supported_precision.soft"
@@ -84,14 +84,14 @@ def candidates(sentences: list[str], material: str, per_sentence: int = 0) -> li
     shown); with `per_sentence` k > 0, it must also be among the k context sentences sharing the
     most terms with some answer sentence (ties: the earlier one), so the sentences judged grow
     with the answer, not with the context."""
-    terms = content(material)
-    own = [content(s) for s in sentences]
+    terms = overlap_words(material)
+    own = [overlap_words(s) for s in sentences]
     shared = [bool(t & terms) for t in own]
     if per_sentence <= 0:
         return shared
     keep = [False] * len(sentences)
     for piece in sentences_of(material).items or [material]:
-        mine = content(piece)
+        mine = overlap_words(piece)
         ranked = sorted((-len(t & mine), i) for i, t in enumerate(own) if t & mine)
         for _, i in ranked[:per_sentence]:
             keep[i] = True

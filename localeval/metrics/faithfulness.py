@@ -1,23 +1,23 @@
 """faithfulness(q, a, C): the claims of each of the answer's sentences, each judged against C.
 
 The answer is split into sentences (deterministic); a sentence that asserts nothing is no claim
-(metrics/support/claims.py). Each other sentence is judged as written (or, with
+(metrics/claims/split.py). Each other sentence is judged as written (or, with
 `--claims statements`, the statements the judge writes for it, kept true to their sentence). A
-claim is supported when the judge's P(supported) reaches τ (metrics/support/verdicts.py) and it
-has no number or name the context lacks (metrics/support/checks.py); long contexts are
-narrowed to the passages that bear on each claim (metrics/support/evidence.py) and split into
-pieces when too long for the window (metrics/support/pieces.py).
+claim is supported when the judge's P(supported) reaches τ (metrics/claims/verdicts.py) and it
+has no number or name the context lacks (metrics/claims/checks.py); long contexts are
+narrowed to the passages that bear on each claim (metrics/claims/evidence.py) and split into
+pieces when too long for the window (metrics/claims/evidence.py).
 score = supported claims / claims; `.soft` = the mean of the judge's P(verdict = 1) over
 what the grammar allows (0 where a check overruled it). Empty contexts, an answer without a
 sentence, or one asserting nothing → unscored, with the reason. The body is
-support/score.claims_supported, shared with context_recall.
+claims/score.claims_supported, shared with context_recall.
 """
 
 from __future__ import annotations
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.score import claims_supported
+from localeval.metrics.claims.score import claims_supported
 
 
 @metric("faithfulness", requires=("answer", "contexts"),

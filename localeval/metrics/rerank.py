@@ -10,8 +10,8 @@ from __future__ import annotations
 from localeval.data.dataset import Sample
 from localeval.judge.schemas import rating
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.metrics.support.pieces import ask_pieces
-from localeval.metrics.support.score import nonempty
+from localeval.metrics.claims.evidence import ask_pieces
+from localeval.metrics.claims.score import nonempty
 
 NAME = "rerank_relevancy"
 SCALE = 3

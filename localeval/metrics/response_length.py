@@ -34,7 +34,7 @@ def length_score(words: float, max_words: int) -> float:
     return max(0.0, min(1.0, 2.0 - words / max_words))
 
 
-@metric(NAME, requires=("answer",), options=ResponseLengthOptions, default=False,
+@metric(NAME, requires=("answer",), options=ResponseLengthOptions, default=False, order=1010,
         description="1 while the answer is within max_words words (a Chinese character counts "
                     "2/3), falling linearly to 0 at twice the limit")
 async def response_length(sample: Sample, ctx: MetricContext) -> MetricResult:

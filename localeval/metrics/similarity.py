@@ -8,7 +8,7 @@ m3e-small (the example's wrong insulin answer 0.905, the right photosynthesis on
   sentences of the sample's language (EmbeddingStore.baseline), as BERTScore's
   rescale_with_baseline: 0 is "as similar as two unrelated sentences";
 - `overlap` = |A ∩ G| / min(|A|, |G|) over content terms (numbers, 5-letter stems of English
-  content words, Chinese character bigrams: claims.content): the share of the shorter text's
+  content words, Chinese character bigrams: text.overlap_words): the share of the shorter text's
   content the longer one has (a complete answer to a short ground truth scores 1; a wrong
   name or year scores what else it shares);
 - `answer_similarity` = max(overlap, COSINE_WEIGHT · rescaled): shared content decides, the
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.text import content
+from localeval.text import overlap_words
 
 COSINE_WEIGHT = 0.25
 """Weight of the rescaled cosine against the overlap, fitted on the first half of the HalluQA
@@ -40,7 +40,7 @@ def rescale(cos: float, baseline: float) -> float:
 
 def overlap(answer: str, truth: str) -> float:
     """Shared content terms over the smaller text's count (0 when either has none)."""
-    a, g = content(answer), content(truth)
+    a, g = overlap_words(answer), overlap_words(truth)
     if not a or not g:
         return 0.0
     return len(a & g) / min(len(a), len(g))

@@ -6,14 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localeval.config import Settings
 from localeval.errors import ConfigError, ModelError
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import VerdictScorer
 from localeval.metrics import Metric
-from localeval.models.embed import EmbeddingStore
+
+if TYPE_CHECKING:
+    from localeval.models.embed import EmbeddingStore
 
 HeadLoader = Callable[[Settings, str], tuple[VerdictScorer, dict[str, Any]]]
 """(settings, the judge's sha256) → the scorer of the head file `settings.verifier` names, and
@@ -81,6 +83,8 @@ def build_backends(
             embedder, backends.info["embedder"] = _make_embedder(settings)
         else:
             backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
+        from localeval.models.embed import EmbeddingStore
+
         backends.embeddings = EmbeddingStore(embedder)
     return backends
 

@@ -4,7 +4,7 @@
   distribution (10 bins over [0, 1]) with the mean and its bootstrap 95% interval; the
   lowest-scoring samples with the judge's explanations (whatever the metric recorded in
   `details`); errors; and the run's metadata. `view` computes what is shown, once; `markdown`
-  and `html` (with `charts`) only lay it out.
+  and `html` (with its SVG charts) only lay it out.
 - the comparison of two runs (`compare`: compare.md, compare.html, compare.json);
 - the meta-eval page (`meta_eval_page`: the terminal table, meta_eval.md, meta_eval.html);
   these two are imported on first use (a run writes neither);
@@ -38,8 +38,7 @@ from localeval.report.kit import (
 )
 from localeval.report.markdown import render_markdown as _markdown
 from localeval.report.view import ReportView, build_view, histogram, lowest_keys, view_of
-from localeval.results.loadrun import RunFolder, load_run
-from localeval.results.outfolder import check_run_folder
+from localeval.results.folder import RunFolder, check_run_folder, load_run
 from localeval.results.records import SampleRecord
 from localeval.results.runfiles import write_text
 

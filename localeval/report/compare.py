@@ -14,9 +14,9 @@ from typing import Any
 
 from localeval.errors import OutputError, UsageError
 from localeval.names import owner_of
-from localeval.report.charts import forest_svg
+from localeval.report.html import forest_svg
 from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
-from localeval.results.loadrun import RunFolder, load_run
+from localeval.results.folder import RunFolder, load_run
 from localeval.results.runfiles import read_json, write_text
 from localeval.results.tally import bootstrap_ci
 

@@ -24,13 +24,14 @@ from localeval.safe import esc, terminal_safe
 __all__ = [
     "CSS", "TEXT_LIMIT", "VERDICT_KEYS", "clip_text", "details_html", "details_md", "esc",
     "fmt", "fmt_ci", "html_table", "html_text", "is_verdict", "md_cell", "md_scalar", "md_table",
-    "page", "text_table", "verdict_keys",
+    "page", "text_table", "verdict_keys", "verdict_keys_of",
 ]
 
 TEXT_LIMIT = 1200
-VERDICT_KEYS = {"flag", "useful", "attributable", "supported", "relevant"}
+VERDICT_KEYS = frozenset({"flag", "useful", "attributable", "supported", "relevant", "verdict"})
 """0/1 detail keys shown as ✓ / ✗ besides those the metrics declare (`@metric(verdict_keys=...)`:
-"verdict", "clear", ...); these are the keys of runs by earlier versions."""
+"clear", "refused", ...): "verdict", the judge's verdict of most metrics and of a yes/no rubric,
+and the keys of runs by earlier versions."""
 
 # ---- numbers and text -------------------------------------------------------------------------
 
@@ -52,14 +53,26 @@ def clip_text(text: str, limit: int = TEXT_LIMIT) -> str:
 
 @cache
 def verdict_keys() -> frozenset[str]:
+    """The 0/1 keys of any metric's details: VERDICT_KEYS and those every built-in declares."""
     from localeval.metrics import REGISTRY  # (lazy: only a page with details needs them)
 
-    return frozenset(VERDICT_KEYS.union(*(m.verdict_keys for m in REGISTRY.values())))
+    return VERDICT_KEYS.union(*(m.verdict_keys for m in REGISTRY.values()))
 
 
-def is_verdict(key: str, value: Any) -> bool:
-    """A 0/1 verdict-like field of a metric's details (shown as ✓ / ✗)."""
-    return key in verdict_keys() and not isinstance(value, bool) and value in (0, 1)
+def verdict_keys_of(metric: str) -> frozenset[str]:
+    """The 0/1 keys of one metric's details: VERDICT_KEYS and those it declares (a rubric, no
+    built-in: those of any metric)."""
+    from localeval.metrics import REGISTRY
+
+    m = REGISTRY.get(metric)
+    return VERDICT_KEYS.union(m.verdict_keys) if m is not None else verdict_keys()
+
+
+def is_verdict(key: str, value: Any, keys: frozenset[str] | None = None) -> bool:
+    """A 0/1 verdict-like field of a metric's details (shown as ✓ / ✗): its key among `keys`
+    (default: those of any metric)."""
+    return (key in (verdict_keys() if keys is None else keys) and not isinstance(value, bool)
+            and value in (0, 1))
 
 
 # ---- plain-text tables ------------------------------------------------------------------------
@@ -111,10 +124,10 @@ def md_table(header: list[str], rows: list[list[Any]]) -> str:
     return "\n".join(lines)
 
 
-def md_scalar(value: Any, key: str = "") -> str:
-    """One value as an inert Markdown cell: a verdict as ✓ / ✗, a float in 4 digits, a list or
-    mapping as clipped JSON, anything else as clipped text."""
-    if is_verdict(key, value):
+def md_scalar(value: Any, key: str = "", keys: frozenset[str] | None = None) -> str:
+    """One value as an inert Markdown cell: a verdict (is_verdict with `keys`) as ✓ / ✗, a float
+    in 4 digits, a list or mapping as clipped JSON, anything else as clipped text."""
+    if is_verdict(key, value, keys):
         return "✓" if value == 1 else "✗"
     if isinstance(value, float):
         return f"{value:.4g}"
@@ -123,30 +136,31 @@ def md_scalar(value: Any, key: str = "") -> str:
     return md_cell(clip_text(str(value), 600))
 
 
-def details_md(value: Any, indent: str = "") -> list[str]:
-    """A metric's details (statements and verdicts, questions, TP/FP/FN, ...) as bullet lines."""
+def details_md(value: Any, indent: str = "", keys: frozenset[str] | None = None) -> list[str]:
+    """A metric's details (statements and verdicts, questions, TP/FP/FN, ...) as bullet lines;
+    `keys`: its 0/1 keys (verdict_keys_of; default: those of any metric)."""
     if isinstance(value, Mapping):
         out = []
         for k, v in value.items():
             if isinstance(v, (Mapping, list)) and v:
                 out.append(f"{indent}- {md_cell(k)}:")
-                out += details_md(v, indent + "  ")
+                out += details_md(v, indent + "  ", keys)
             else:
-                out.append(f"{indent}- {md_cell(k)}: {md_scalar(v, str(k))}")
+                out.append(f"{indent}- {md_cell(k)}: {md_scalar(v, str(k), keys)}")
         return out
     if isinstance(value, list):
         out = []
         for item in value:
             if isinstance(item, Mapping):  # verdict marks first: "- ✗ statement: ...; reason: ..."
-                marks = [md_scalar(v, str(k)) + ("" if k == "verdict" else f" {md_cell(k)}")
-                         for k, v in item.items() if is_verdict(str(k), v)]
-                rest = [f"{md_cell(k)}: {md_scalar(v, str(k))}"
-                        for k, v in item.items() if not is_verdict(str(k), v)]
+                marks = [md_scalar(v, str(k), keys) + ("" if k == "verdict" else f" {md_cell(k)}")
+                         for k, v in item.items() if is_verdict(str(k), v, keys)]
+                rest = [f"{md_cell(k)}: {md_scalar(v, str(k), keys)}"
+                        for k, v in item.items() if not is_verdict(str(k), v, keys)]
                 out.append(f"{indent}- " + " ".join([*marks, "; ".join(rest)]).strip())
             else:
-                out.append(f"{indent}- {md_scalar(item)}")
+                out.append(f"{indent}- {md_scalar(item, keys=keys)}")
         return out
-    return [f"{indent}- {md_scalar(value)}"]
+    return [f"{indent}- {md_scalar(value, keys=keys)}"]
 
 
 # ---- HTML -------------------------------------------------------------------------------------
@@ -226,8 +240,9 @@ def html_text(value: str, tag: str = "span") -> str:
     return f'<{tag} class="text">{esc(clip_text(value))}</{tag}>'
 
 
-def details_html(value: Any, depth: int = 0) -> str:
-    """A metric's details (statements and verdicts, questions, TP/FP/FN, ...), generically."""
+def details_html(value: Any, depth: int = 0, keys: frozenset[str] | None = None) -> str:
+    """A metric's details (statements and verdicts, questions, TP/FP/FN, ...), generically;
+    `keys`: its 0/1 keys (verdict_keys_of; default: those of any metric)."""
     if depth > 6:
         text = json.dumps(value, ensure_ascii=False, default=str)
         return f"<code>{esc(clip_text(text, 300))}</code>"
@@ -235,7 +250,7 @@ def details_html(value: Any, depth: int = 0) -> str:
         return '<span class="muted">(none)</span>'
     if isinstance(value, Mapping):
         rows = "".join(
-            f"<tr><th>{heading(k)}</th><td>{_cell(str(k), v, depth)}</td></tr>"
+            f"<tr><th>{heading(k)}</th><td>{_cell(str(k), v, depth, keys)}</td></tr>"
             for k, v in value.items()
         )
         return f'<table class="kv">{rows}</table>'
@@ -247,14 +262,14 @@ def details_html(value: Any, depth: int = 0) -> str:
             head = "<th>#</th>" + "".join(f"<th>{heading(c)}</th>" for c in cols)
             body = "".join(
                 f'<tr><td class="num" data-label="#">{i}</td>'
-                + "".join(f'<td data-label="{esc(c)}">{_cell(c, item.get(c), depth)}</td>'
+                + "".join(f'<td data-label="{esc(c)}">{_cell(c, item.get(c), depth, keys)}</td>'
                           for c in cols)
                 + "</tr>"
                 for i, item in enumerate(value, 1)
             )
             return (f'<table class="items"><thead><tr>{head}</tr></thead><tbody>{body}</tbody>'
                     "</table>")
-        items = "".join(f"<li>{details_html(v, depth + 1)}</li>" for v in value)
+        items = "".join(f"<li>{details_html(v, depth + 1, keys)}</li>" for v in value)
         return f"<ol>{items}</ol>"
     if isinstance(value, float):
         return esc(f"{value:.4g}")
@@ -263,7 +278,7 @@ def details_html(value: Any, depth: int = 0) -> str:
     return html_text(str(value))
 
 
-def _cell(key: str, value: Any, depth: int) -> str:
-    if is_verdict(key, value):
+def _cell(key: str, value: Any, depth: int, keys: frozenset[str] | None) -> str:
+    if is_verdict(key, value, keys):
         return '<span class="ok">✓ 1</span>' if value == 1 else '<span class="bad">✗ 0</span>'
-    return details_html(value, depth + 1)
+    return details_html(value, depth + 1, keys)

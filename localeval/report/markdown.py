@@ -5,9 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from localeval.report.kit import clip_text, details_md, fmt, md_cell, md_table
-from localeval.report.labelled import HEADER as CORRECTED_HEADER
-from localeval.report.labelled import NOTE as CORRECTED_NOTE
-from localeval.report.view import BINS, HEADERS, RUBRICS_NOTE, SCORES_NOTE, ReportView
+from localeval.report.view import (
+    BINS,
+    CORRECTED_HEADER,
+    CORRECTED_NOTE,
+    HEADERS,
+    RUBRICS_NOTE,
+    SCORES_NOTE,
+    ReportView,
+)
 
 MAX_ROWS = 50  # at most view.ROWS_KEPT: the error rows the view keeps
 
@@ -61,7 +67,7 @@ def render_markdown(view: ReportView) -> str:
             if r.also:
                 out.append("- also: " + ", ".join(md_cell(a) for a in r.also))
             if r.details is not None:
-                out += ["- explanation:", *details_md(r.details, "  ")]
+                out += ["- explanation:", *details_md(r.details, "  ", low.verdict_keys)]
             out.append("")
     out += _table_section("## Errors", HEADERS["errors"], view.errors, total=view.n_errors)
     out += _table_section("## Input rows skipped", HEADERS["problems"], view.problems)

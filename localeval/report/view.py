@@ -1,5 +1,8 @@
 """What a report shows, computed once from a run's records and summary; the Markdown and HTML
-renderers only lay it out."""
+renderers only lay it out. With it, what a report shows of human labels and calibration, read
+from summary.json: the corrected figure beside the judge's (summary["labels"], written by
+localeval.labels.attach when the run folder holds labels.jsonl) and the judge's calibration note
+(summary["calibration"])."""
 
 from __future__ import annotations
 
@@ -11,11 +14,48 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.report.kit import fmt, fmt_ci
-from localeval.report.labelled import calibration_note, corrected
-from localeval.results.loadrun import RunFolder
+from localeval.report.kit import fmt, fmt_ci, verdict_keys_of
+from localeval.results.folder import RunFolder
 from localeval.results.records import SampleRecord
 from localeval.safe import unicode_safe
+
+CORRECTED_HEADER = ["score", "judge alone", "corrected", "95% CI", "labels only",
+                    "95% CI (labels)", "labels / rows", "labels worth"]
+CORRECTED_NOTE = (
+    "Corrected = the judge's scores on every row plus human labels on a uniform random "
+    "sample (prediction-powered inference, PPI++); 95 % interval (Student t). "
+    "Labels worth: how many labels the labels-only interval would need for the same width.")
+
+
+def corrected(summary: Mapping[str, Any]) -> tuple[list[list[Any]], list[str]]:
+    """The rows of the corrected-scores table and the lines under it (one sentence per score
+    saying what it rests on, then the scores not estimated and the labels' notes)."""
+    labels = summary.get("labels")
+    if not isinstance(labels, Mapping):
+        return [], []
+    if labels.get("error"):
+        return [], [f"labels.jsonl could not be used: {labels['error']}"]
+    rows, lines = [], []
+    for key, e in (labels.get("ppi") or {}).items():
+        rows.append([key, fmt(e.get("judge_mean")), fmt(e.get("mean")), fmt_ci(e.get("ci")),
+                     fmt(e.get("labels_only_mean")), fmt_ci(e.get("labels_only_ci")),
+                     f"{e.get('n_labels')} / {e.get('n_rows')}",
+                     f"{e.get('effective_labels', 0):.1f}"])
+        if e.get("basis"):
+            lines.append(str(e["basis"]))
+    lines += [f"{key}: not estimated: {why}"
+              for key, why in (labels.get("not_estimated") or {}).items()]
+    lines += [str(n) for n in labels.get("notes") or []]
+    return rows, lines
+
+
+def calibration_note(summary: Mapping[str, Any]) -> str | None:
+    """The sentence saying the judge's τ was not fitted for it, when it was not."""
+    cal = summary.get("calibration")
+    if isinstance(cal, Mapping) and not cal.get("calibrated", True):
+        return str(cal.get("note") or "")
+    return None
+
 
 LOWEST = 5  # samples listed per metric
 ROWS_KEPT = 200  # error rows a view keeps: the most a report shows (HTML 200, Markdown 50)
@@ -50,15 +90,14 @@ def histogram(values: Iterable[float]) -> list[int]:
 def lowest_keys(metrics: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str]]:
     """(score key, owner) to list the lowest samples of: one key per metric (its main score when
     it has one), and the first retrieval figure."""
-    from localeval.metrics import GROUPS
+    from localeval.metrics import group_of
 
-    retrieval = GROUPS["retrieval"]
     chosen: dict[str, tuple[str, str]] = {}  # group → (key, owner)
     for key, m in metrics.items():
         owner = m.get("metric", key)
         if m.get("count", 0) == 0:
             continue
-        group = "retrieval" if owner in retrieval else owner  # one list for all figures
+        group = "retrieval" if group_of(owner) == "retrieval" else owner  # one list for all figures
         if group not in chosen or (key == owner and group != "retrieval"):
             chosen[group] = (key, owner)
     return list(chosen.values())
@@ -90,6 +129,8 @@ class LowSample:
 class LowList:
     key: str
     samples: list[LowSample]
+    verdict_keys: frozenset[str] = frozenset()
+    """The 0/1 keys of the owner metric's details (kit.verdict_keys_of), when they are shown."""
 
 
 @dataclass
@@ -107,7 +148,7 @@ class ReportView:
     n_errors: int  # all of them
     problems: list[list[Any]]
     meta: dict[str, list[list[Any]]] = field(default_factory=dict)
-    corrected: list[list[Any]] = field(default_factory=list)  # report/labelled.py
+    corrected: list[list[Any]] = field(default_factory=list)  # report/view.py
     corrected_lines: list[str] = field(default_factory=list)
     calibration: str | None = None
     rubrics: list[list[Any]] = field(default_factory=list)
@@ -194,7 +235,8 @@ def _low_list(
     lowest: list[SampleRecord], metrics: Mapping[str, Mapping[str, Any]], key: str, owner: str
 ) -> LowList:
     siblings = [k for k, m in metrics.items() if m.get("metric") == owner and k != key]
-    return LowList(key, [
+    shown = any(r.details.get(owner) is not None for r in lowest)
+    return LowList(key, verdict_keys=verdict_keys_of(owner) if shown else frozenset(), samples=[
         LowSample(
             id=r.id,
             line=r.line,

@@ -1,12 +1,16 @@
-"""A run's results: its records (`records`: results.jsonl), the folder a run writes
-(`outfolder`), its other files (`runfiles`: run.json, summary.json, durable writes), a run
-folder read back (`loadrun`), results.jsonl in input order (`ordered`), summary.json
-(`summary`), the statistics over records (`tally`, `resample`) and the CI gates (`gates`)."""
+"""A run's results: its records (`records`: results.jsonl), the --out folder (`folder`: what it
+is, opening it, results.jsonl in input order, reading it back), its other files (`runfiles`:
+run.json, summary.json, durable writes), summary.json (`summary`), the statistics over records
+(`tally`) and the CI gates (`gates`)."""
 
 from localeval.errors import RunInterrupted
-from localeval.results.loadrun import RunFolder, load_run
-from localeval.results.ordered import OrderedResults, rewrite_in_order
-from localeval.results.outfolder import OutputFolder
+from localeval.results.folder import (
+    OrderedResults,
+    OutputFolder,
+    RunFolder,
+    load_run,
+    rewrite_in_order,
+)
 from localeval.results.records import (
     RESULTS_FILE,
     ReadResults,

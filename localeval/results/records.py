@@ -1,6 +1,6 @@
 """Per-sample records and results.jsonl: appended as samples finish (fsynced at most once a
 second), read back tolerantly, one line at a time (a line cut short by a crash, a hand-edited
-duplicate); ordering it is `ordered`'s job. Opened without following links (`runfiles`)."""
+duplicate); ordering it is `folder`'s job. Opened without following links (`runfiles`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The files of a run folder and how they are written: every one opened without following a
 link, replaced durably (an fsynced temporary file renamed); run.json, the run's fingerprint (how
 a folder is known as a localeval run, checked by --resume). results.jsonl's records: `records`;
-what an --out folder is and opening it: `outfolder`."""
+what an --out folder is, opening it and reading it back: `folder`."""
 
 from __future__ import annotations
 

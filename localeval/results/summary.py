@@ -11,7 +11,7 @@ from localeval.config import Settings
 from localeval.data.dataset import Dataset
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
-from localeval.metrics.support.verdicts import calibration_status, effective_thresholds
+from localeval.metrics.claims.verdicts import calibration_status, effective_thresholds
 from localeval.results.tally import ScoreTally
 from localeval.version import __version__
 

@@ -4,7 +4,7 @@
 request of a step its head was made for that probes `verdict`, it asks the engine for the head's
 layers at each verdict slot and names the head in the request (so the head is part of the answer
 cache's key); the engine's answer then gets each verdict's P(supported) from the head
-(`FieldProbs.score`), which metrics/support/verdicts.p_yes prefers to the judge's own
+(`FieldProbs.score`), which metrics/claims/verdicts.p_yes prefers to the judge's own
 probability. Without a head (`head=None`, `localeval verifier fit`) it only reads the layers, and
 scores nothing.
 

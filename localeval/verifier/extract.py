@@ -1,6 +1,6 @@
 """The judge's activations at every verdict of labelled rows, read once and kept on disk.
 
-Each row is judged exactly as `faithfulness` judges it (metrics/support/score.judge_claims: the
+Each row is judged exactly as `faithfulness` judges it (metrics/claims/score.judge_claims: the
 same sentences, rules, templates and requests), with the engine reading the chosen layers at
 each verdict slot (judge/hidden.py). What comes out per row: every claim of its answer with how
 it was settled (`rule`), the judge's own P(supported) and, for claims the judge decided, the
@@ -100,7 +100,7 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
     from localeval.errors import ConfigError, LocalevalError
     from localeval.execute import sample_language
     from localeval.metrics.base import MetricContext
-    from localeval.metrics.support.score import judge_claims
+    from localeval.metrics.claims.score import judge_claims
     from localeval.text import json_safe
 
     seen: list[tuple[str, Any]] = []

@@ -35,7 +35,8 @@ N_GPU_LAYERS = [-1]  # --n-gpu-layers: every model this script loads (engine, ce
 
 def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]]:
     """n rows: half English (HaluEval QA), half Chinese (UHGEval); answers alternate."""
-    from localeval.meta_eval.convert import dev_rows
+    sys.path.insert(0, str(ROOT))
+    from scripts.provenance.convert import dev_rows
 
     en, zh = dev_rows("halueval", data_dir), dev_rows("uhgeval", data_dir)
     rows: list[dict[str, Any]] = []

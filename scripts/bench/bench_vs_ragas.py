@@ -38,7 +38,8 @@ METRICS = ["faithfulness", "answer_relevance"]
 
 def load_rows(n: int, data: Path | None) -> list[dict[str, Any]]:
     """The first n HaluEval QA dev rows; right and hallucinated answers alternate."""
-    from localeval.meta_eval.convert import dev_rows
+    sys.path.insert(0, str(ROOT))
+    from scripts.provenance.convert import dev_rows
 
     rows = []
     for i, r in enumerate(dev_rows("halueval", data)[:n]):

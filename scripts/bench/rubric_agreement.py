@@ -29,9 +29,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # scripts.provenance.convert
+
 import localeval
-from localeval.meta_eval.convert import dev_rows
 from localeval.meta_eval.stats import bootstrap_ci, mean, pair_outcome
+from scripts.provenance.convert import dev_rows
 
 RUBRICS = Path(__file__).with_suffix(".toml")
 ASPECTS = {"ragchecker": {"completeness": "completeness", "correctness": "correctness"},

@@ -105,7 +105,9 @@ def main() -> int:
     args = parser.parse_args()
 
     from localeval.errors import DatasetError
-    from localeval.meta_eval.convert import dev_rows
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from scripts.provenance.convert import dev_rows
 
     def load(name: str) -> list[dict]:
         try:

@@ -22,9 +22,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from localeval.meta_eval.convert import CONVERTERS, UHGEVAL_QUESTION, default_src, dev_rows
-from localeval.metrics.support.claims import content
-from localeval.text import split_sentences
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # scripts.provenance.convert
+
+from localeval.text import overlap_words, split_sentences
+from scripts.provenance.convert import (
+    CONVERTERS,
+    UHGEVAL_QUESTION,
+    default_src,
+    dev_rows,
+)
 
 SETS = ("halueval", "halueval_summarization", "halluqa", "uhgeval")
 SWAPS = Path(__file__).with_name("data") / "swaps.jsonl"
@@ -157,7 +163,7 @@ def train_pool(train: Path, language: str) -> list[tuple[str, set[str]]]:
     for line in (train / name).read_text(encoding="utf-8").splitlines()[:rows]:
         row = json.loads(line)
         text = row["knowledge"] if language == "en" else row["newsRemainder"]
-        out += [(s, content(s)) for s in split_sentences(text) if 15 <= len(s) <= 300]
+        out += [(s, overlap_words(s)) for s in split_sentences(text) if 15 <= len(s) <= 300]
     return out
 
 
@@ -165,7 +171,7 @@ def related(pool: list[tuple[str, set[str]]], about: str, avoid: str, k: int) ->
     """The k pool sentences sharing the most content terms with `about` (at least one; ties in
     pool order), leaving out those that hold `avoid` or share over half their terms with it:
     padding a reader would call related, which the candidates rule cannot settle by itself."""
-    terms, near = content(about), content(avoid)
+    terms, near = overlap_words(about), overlap_words(avoid)
     scored = []
     for i, (s, own) in enumerate(pool):
         shared = len(own & terms)

@@ -33,10 +33,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from localeval.meta_eval import stats  # noqa: E402
-from localeval.meta_eval.convert import dev_rows  # noqa: E402
 from localeval.metrics import similarity  # noqa: E402
 from localeval.models import embed  # noqa: E402
 from localeval.models.embed import EmbeddingStore  # noqa: E402
+from scripts.provenance.convert import dev_rows  # noqa: E402
 
 
 def pairwise(right: np.ndarray, wrong: np.ndarray) -> float:

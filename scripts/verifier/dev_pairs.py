@@ -1,7 +1,7 @@
 """The dev pairs the verifier is chosen and reported on (never trained on), one meta-eval file.
 
-Per set the first pairs of ../shared/data/dev (meta_eval.convert), the hand-written swaps
-(scripts/provenance/data/swaps.jsonl), the length-fair HaluEval QA pairs (the hallucinated
+Per set the first pairs of ../shared/data/dev (scripts/provenance/convert.py), the hand-written
+swaps (scripts/provenance/data/swaps.jsonl), the length-fair HaluEval QA pairs (the hallucinated
 answer not longer than the right one, from all 200 dev rows) and a sample of the injection
 pairs. Each pair's `meta.set` names its set.
 
@@ -13,9 +13,12 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from pathlib import Path
 
-from localeval.meta_eval.convert import CONVERTERS, default_src
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # scripts.provenance.convert
+
+from scripts.provenance.convert import CONVERTERS, default_src
 
 SWAPS = Path(__file__).resolve().parents[1] / "provenance" / "data" / "swaps.jsonl"
 SIZES = {"halueval": 30, "halueval_summarization": 12, "halluqa": 30, "uhgeval": 20}

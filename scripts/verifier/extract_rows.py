@@ -61,7 +61,7 @@ def main() -> int:
                          "short runs lets others use the CPU between them")
     args = ap.parse_args()
     if args.judge_quotes:
-        from localeval.metrics.support import claims
+        from localeval.metrics.claims import claims
 
         claims.quoted_in = lambda sentence, material: False
     rows = rows_of(args.rows)

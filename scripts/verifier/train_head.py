@@ -35,7 +35,7 @@ import numpy as np
 
 from localeval.config import Settings
 from localeval.meta_eval.stats import auroc
-from localeval.metrics.support.verdicts import FITTED
+from localeval.metrics.claims.verdicts import FITTED
 from localeval.verifier.extract import STEP, extract
 from localeval.verifier.fit import Pair, fit, out_of_fold, pair_accuracy, taus_for
 from localeval.verifier.head import Head, save_head

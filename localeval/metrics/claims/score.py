@@ -1,11 +1,11 @@
 """The claim metrics' body: claims → evidence → judge → verdict → score.
 
 faithfulness and context_recall (`claims_supported`) take a text's sentences, let the rules of
-support/claims.py settle the few that need no judge, turn the rest into claims (the sentences,
-or with `claims = "statements"` the judge's statements, support/statements.py), judge each
+claims/split.py settle the few that need no judge, turn the rest into claims (the sentences,
+or with `claims = "statements"` the judge's statements, claims/split.py), judge each
 against the whole material (an instruction in it is fenced and flagged, metrics/shield.py),
-narrowed to the passages that bear on it, with their frame (support/evidence.py,
-support/verdicts.py), and score the share supported. answer_correctness
+narrowed to the passages that bear on it, with their frame (claims/evidence.py,
+claims/verdicts.py), and score the share supported. answer_correctness
 takes the claims of its two texts from `claims_of`.
 """
 
@@ -16,14 +16,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.metrics.base import MetricContext, MetricResult
-from localeval.metrics.support.claims import (
+from localeval.metrics.claims.split import (
     TextClaims,
+    anchored_statements,
     rule_out,
     sentence_claims,
     sentence_items,
+    true_to_sentence,
 )
-from localeval.metrics.support.statements import anchored_statements, true_to_sentence
-from localeval.metrics.support.verdicts import support_verdicts
+from localeval.metrics.claims.verdicts import support_verdicts
 from localeval.text import sentences_of, sentences_of_all
 
 

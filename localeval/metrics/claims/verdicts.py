@@ -1,12 +1,12 @@
 """One support verdict per claim: ask the judge, let τ decide, let the checks overrule.
 
 `support_verdicts` judges numbered items (claims, sentences) against the material: each item is
-shown the passages of a long material that bear on it (support/evidence.py), items go to the
+shown the passages of a long material that bear on it (claims/evidence.py), items go to the
 judge in groups that bound the answer's length, a group whose prompt does not fit is judged
-against the piece of the material most likely to hold its evidence (support/pieces.py), and a
-request that fails is asked again in halves (support/retry.py). The judge answers a bare digit
+against the piece of the material most likely to hold its evidence (claims/evidence.py), and a
+request that fails is asked again in halves (claims/verdicts.py). The judge answers a bare digit
 per item (grammar-constrained); its probability P(verdict = 1) (`p_yes`) against τ
-(`threshold`) decides, and the checks of support/checks.py may overrule a verdict of support.
+(`threshold`) decides, and the checks of claims/checks.py may overrule a verdict of support.
 The work grows linearly with the material.
 
 τ, the P(supported) a claim needs: the greedy verdict digit of a small judge leans to
@@ -17,27 +17,70 @@ renormalised over the two verdicts, against τ. τ was fitted with
 `scripts/provenance/fit_threshold.py` on the fit half of the dev sets (research/notes.md,
 *Support verdicts measured: τ, claims, passages*); `--support-threshold` overrides it. A judge
 that gives no probabilities (the fake judge) keeps its written verdict.
+
+A judge request that failed or looped, asked once more in two halves.
+
+A small judge sometimes runs to max_tokens, writes an answer its schema rejects, or loops (the
+same n-gram over and over). Such a request over several items is asked again split in two, once;
+the retries are counted and reported (`judge_retries`), never hidden.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from localeval.errors import PromptTooLong
+from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.interface import raw_p
 from localeval.judge.schemas import checked_verdicts, fact_verdicts
 from localeval.metrics.base import MetricContext
-from localeval.metrics.support.checks import decide
-from localeval.metrics.support.evidence import Index, is_long
-from localeval.metrics.support.pieces import Piece, narrow, route, split_material
-from localeval.metrics.support.retry import retry_split
-from localeval.text import Sentences, json_safe, sentences_of_all
+from localeval.metrics.claims.checks import decide
+from localeval.metrics.claims.evidence import Index, Piece, is_long, narrow, route, split_material
+from localeval.text import Sentences, has_cjk, json_safe, sentences_of_all
 
 if TYPE_CHECKING:
     from localeval.config import Settings
     from localeval.judge.interface import FieldProbs
+
+
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def degenerate(texts: Sequence[str], *, same_texts: bool = True) -> bool:
+    """The same word 4-gram (CJK: 8 characters) three times in one text, or (`same_texts`) one
+    text three times: the signature of a small model looping."""
+    if same_texts and any(n >= 3 for n in Counter(t.strip() for t in texts
+                                                   if t.strip()).values()):
+        return True
+    for text in texts:
+        units: list[str] = list(text) if has_cjk(text) else text.casefold().split()
+        n = 8 if has_cjk(text) else 4
+        grams = Counter(tuple(units[i:i + n]) for i in range(len(units) - n + 1))
+        if grams and max(grams.values()) >= 3:
+            return True
+    return False
+
+
+async def retry_split(items: list[T], ask: Callable[[list[T]], Awaitable[list[R]]],
+                      bad: Callable[[list[R]], bool] | None = None) -> tuple[list[R], int]:
+    """`ask(items)`; if it fails (not for length of prompt) or its answer is `bad`, ask once
+    more in two halves. Returns the answers and the number of retried requests (0 or 1)."""
+    try:
+        answer = await ask(items)
+        if bad is None or not bad(answer) or len(items) < 2:
+            return answer, 0
+    except PromptTooLong:
+        raise
+    except JudgeError:
+        if len(items) < 2:
+            raise
+    half = len(items) // 2
+    return [*(await ask(items[:half])), *(await ask(items[half:]))], 1
+
 
 ITEMS_PER_REQUEST = 16
 """Numbered items per verdict request: bounds the answer's length (max_tokens)."""

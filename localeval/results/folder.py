@@ -1,6 +1,9 @@
 """The folder a run writes (--out): what it is (new, a localeval run, or someone else's), its
-lock, opening it fresh, resumed or overwritten, the records appended, the finish. run.json and
-how files are written: `runfiles`; reading a run folder back: `loadrun`."""
+lock, opening it fresh, resumed or overwritten, the records appended; results.jsonl put in input
+order at the finish without holding its records (an index of where each record is, the file
+rewritten from it when there is room, the records read back one at a time); and a run folder
+read back (report, compare): its records in input order, with summary.json or what can be
+rebuilt without it. run.json and how files are written (durably): `runfiles`."""
 
 from __future__ import annotations
 
@@ -10,19 +13,24 @@ import json
 import os
 import re
 import stat
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+import weakref
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from localeval.errors import OutputError, UsageError
-from localeval.results.ordered import Entry, OrderedResults, index_results, rewrite_in_order
 from localeval.results.records import (
+    NO_ROOM,
     REJECTED_FILE,
     RESULTS_FILE,
+    ReadResults,
     ResultsWriter,
     SampleRecord,
+    has_nonfinite,
     prepare_append,
+    read_results,
+    write_error,
 )
 from localeval.results.runfiles import (
     RUN_FILE,
@@ -36,8 +44,109 @@ from localeval.results.runfiles import (
     read_json,
     recover_run_file,
     unrecoverable,
+    write_atomic,
     write_run_file,
 )
+from localeval.results.tally import recompute_metrics
+
+
+class Entry(NamedTuple):
+    """Where one record of results.jsonl is, and what a resume needs of it."""
+
+    id: str
+    line: int
+    input_hash: str
+    finite: bool  # no score was NaN/Infinity
+    offset: int
+    length: int
+
+
+def index_results(path: Path) -> ReadResults:
+    """read_results keeping an Entry per record instead of the record."""
+    return read_results(
+        path, lambda r, offset, length: Entry(r.id, r.line, r.input_hash, not has_nonfinite(r),
+                                              offset, length)
+    )
+
+
+class OrderedResults:
+    """The records of results.jsonl in input order, read from the file one at a time (again at
+    each iteration), each with its current `line`; `len` reads nothing. The file is opened at
+    once and kept open (until `close` or garbage collection): a later atomic rewrite of
+    results.jsonl by another run replaces the name, not what this one reads."""
+
+    def __init__(self, path: Path, spans: list[tuple[int, int, int]]) -> None:
+        self.path = path
+        self._spans = spans  # (offset, length, line) per record, in input order
+        self._file = open(path, "rb")  # noqa: SIM115 - closed by close() or the finalizer
+        self._closer = weakref.finalize(self, self._file.close)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __iter__(self) -> Iterator[SampleRecord]:
+        f = self._file
+        for offset, length, line in self._spans:
+            f.seek(offset)  # seek and read in one step: iterations may interleave
+            record = SampleRecord.model_validate_json(f.read(length))
+            record.line = line
+            yield record
+
+    def close(self) -> None:
+        self._closer()
+
+
+def rewrite_in_order(
+    path: Path, lines: Mapping[str, int], log: Callable[[str], None] | None = None
+) -> OrderedResults:
+    """Put results.jsonl in input order (atomically) and return its records, in that order.
+
+    Every record the file holds is kept (its `line` updated from `lines`, id → the row's current
+    line); only a duplicate id's earlier line gives way to its later one, and lines that are not
+    records are moved to results.rejected.jsonl. A file already in order is left as it is. The
+    ordered copy needs as much room again as the file: when the disk (or a size limit) has no
+    room for it, the file is left in completion order — every reader sorts by `line` — and `log`
+    says so. Nothing finished is ever dropped here. The records are never all in memory.
+    """
+    read = index_results(path)
+    entries: list[Entry] = read.records
+    rows = sorted((lines.get(e.id, e.line), e.id, e.offset, e.length) for e in entries)
+    spans = [(offset, length, line) for line, _, offset, length in rows]
+    stale = any(lines.get(e.id, e.line) != e.line for e in entries)
+    if not stale and not read.duplicates and not read.bad_raw and not read.incomplete_tail and (
+        all(row[1] == e.id for row, e in zip(rows, entries, strict=True))
+    ):
+        return OrderedResults(path, spans)
+    written: list[tuple[int, int, int]] = []
+    try:
+        if read.bad_raw:
+            flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+            with os.fdopen(open_nofollow(path.with_name(REJECTED_FILE), flags), "ab") as f:
+                f.write(b"".join(raw + b"\n" for raw in read.bad_raw))
+                f.flush()
+                os.fsync(f.fileno())
+        write_atomic(path, _in_order(OrderedResults(path, spans), written))
+    except OSError as exc:
+        if exc.errno not in NO_ROOM:
+            raise write_error(path, exc) from None
+        if log:
+            log(f"note: no room to rewrite {path} in input order ({exc.strerror}); it is kept "
+                "in the order samples finished — every sample is in it, and reports sort by line")
+        return OrderedResults(path, spans)
+    return OrderedResults(path, written)
+
+
+def _in_order(records: OrderedResults, spans: list[tuple[int, int, int]]) -> Iterator[bytes]:
+    """Each record as a line of the ordered file; `spans` gets where each one lands. The file
+    read is closed before the ordered copy replaces it."""
+    pos = 0
+    with contextlib.closing(records):
+        for record in records:
+            data = (record.model_dump_json() + "\n").encode("utf-8")
+            spans.append((pos, len(data) - 1, record.line))
+            pos += len(data)
+            yield data
+
 
 LOCK_FILE = ".localeval.lock"
 # the files a run writes (or replaces) in its folder
@@ -337,3 +446,44 @@ def previous_models(out_dir: Path) -> dict[str, Any]:
     except AttributeError:
         return {}
     return models if isinstance(models, dict) else {}
+
+
+@dataclass
+class RunFolder:
+    """results.jsonl read back (its records in input order: in memory, or read one at a time
+    when loaded with stream=True), with summary.json (or what can be rebuilt without it)."""
+
+    path: Path
+    records: list[SampleRecord] | OrderedResults
+    summary: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+def load_run(path: Path, *, stream: bool = False) -> RunFolder:
+    """Read a run folder. The per-metric summary is always recomputed from results.jsonl.
+    `stream`: the records stay in the file (an index of them is read: `index_results`)."""
+    path = Path(path)
+    results = path / RESULTS_FILE
+    if not results.is_file():
+        raise UsageError(
+            f"{path} is not a run folder: {RESULTS_FILE} not found "
+            "(give the --out folder of `localeval run`)"
+        )
+    read = index_results(results) if stream else read_results(results)
+    loaded = read_json(path / SUMMARY_FILE)
+    summary: dict[str, Any] = loaded if isinstance(loaded, dict) else {}
+    if "settings" not in summary:  # no summary.json (killed hard): run.json still has them
+        try:
+            inputs = read_json(path / RUN_FILE)["inputs"]
+            summary["settings"] = inputs if isinstance(inputs, dict) else {}
+            summary.setdefault("localeval_version", summary["settings"].get("localeval_version"))
+        except (KeyError, TypeError):
+            pass
+    records: list[SampleRecord] | OrderedResults
+    if stream:
+        spans = sorted((e.line, e.id, e.offset, e.length) for e in read.records)
+        records = OrderedResults(results, [(offset, n, line) for line, _, offset, n in spans])
+    else:
+        records = sorted(read.records, key=lambda r: (r.line, r.id))
+    summary["metrics"] = recompute_metrics(records, summary.get("metrics") or {})
+    return RunFolder(path=path, records=records, summary=summary, notes=read.notes())

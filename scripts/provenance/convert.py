@@ -1,4 +1,7 @@
-"""Turn the dev sets (../shared/data/dev beside the checkout) into meta-eval pairs.
+"""The project's dev sets (../shared/data/dev beside the checkout): the one reader of their files
+for the scripts (`dev_rows`), and their rows turned into `localeval meta-eval` pairs.
+
+    python scripts/provenance/convert.py halueval --out runs/halueval.jsonl [--src DIR]
 
 - halueval   (faithfulness): context = `knowledge` (the one context), a = `right_answer`,
              b = `hallucinated_answer`; people prefer a.
@@ -24,7 +27,9 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -224,3 +229,25 @@ def convert(name: str, src: Path, out: Path) -> int:
     )
     tmp.replace(out)
     return len(pairs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Write the meta-eval pairs of one dev set.")
+    parser.add_argument("set", choices=list(FILES))
+    parser.add_argument("--out", type=Path, required=True, help="the JSONL file to write")
+    parser.add_argument("--src", type=Path, default=None,
+                        help="folder of the dev files (default: ../shared/data/dev beside the "
+                             "checkout)")
+    args = parser.parse_args(argv)
+    try:
+        n = convert(args.set, args.src or default_src(), args.out)
+    except DatasetError as exc:
+        print(f"convert: error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{n} pairs written to {args.out}; judge them with: python -m localeval meta-eval "
+          f"{args.out} --metrics {METRIC[args.set]} --out runs/{args.set}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
