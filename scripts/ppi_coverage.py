@@ -7,7 +7,9 @@ rows the judge scored (N); for n = 25, 50, 100 (< N) the script draws n rows uni
 `--draws` times, gives their labels to `ppi_mean` and counts how often the 95 % interval covers
 the truth, the interval's width as a share of the labels-only one, and the judge-only mean's bias;
 with `--resample N` also on populations of N rows drawn with replacement from the set's rows (its
-joint distribution of judge score and label), where n = 100 fits.
+joint distribution of judge score and label), where n = 100 fits. `before` gives the same
+figures for the plug-in interval ppi.py computed until the pseudo-labels were added (no
+pseudo-labels, both intervals), on the same draws (scripts/ppi_small_sample.py `plugin_t`).
 
 With `--tau SET...` it also fits τ from the answers of random pairs, `--tau-labels` answers in
 all (sample labels: a right answer marks its claims supported, a hallucinated one-claim answer
@@ -30,11 +32,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from localeval.errors import LabelsError
 from localeval.labels.calibrate import choose_tau, score_at
 from localeval.labels.ppi import ppi_mean
 from localeval.metrics.claims.verdicts import FITTED
 from localeval.results import read_results
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ppi_small_sample import intervals  # the plug-in interval, for `before`
 
 
 def truths(data: Path) -> dict[str, float]:
@@ -88,8 +95,8 @@ def coverage(rows: list[dict[str, Any]], ns: list[int], draws: int, seed: int,
         if n >= size:
             out["by_n"][str(n)] = f"n ≥ N ({size} rows): not drawn"
             continue
-        covered = covered_labels = 0
-        widths, ratios, lams = [], [], []
+        covered = covered_labels = covered_before = 0
+        widths, ratios, lams, ratios_before = [], [], [], []
         for _ in range(draws):
             pop = [rows[rng.randrange(len(rows))] for _ in range(size)] if resample else rows
             f_all = [r["f"] for r in pop]
@@ -101,13 +108,21 @@ def coverage(rows: list[dict[str, Any]], ns: list[int], draws: int, seed: int,
             widths.append(e.ci[1] - e.ci[0])
             ratios.append((e.ci[1] - e.ci[0]) / width if width > 0 else 1.0)
             lams.append(e.lam)
+            y = np.array([[pop[i]["y"] for i in idx]])
+            lo, hi, lab_lo, lab_hi = intervals(y, np.array([[f_all[i] for i in idx]]),
+                                               np.array([f_all]), "plugin_t")
+            covered_before += bool(lo[0] <= truth <= hi[0])
+            width = float(lab_hi[0] - lab_lo[0])
+            ratios_before.append(float(hi[0] - lo[0]) / width if width > 0 else 1.0)
         out["by_n"][str(n)] = {
             "draws": draws, "coverage": round(covered / draws, 4),
             "labels_only_coverage": round(covered_labels / draws, 4),
             "mean_width": round(statistics.fmean(widths), 4),
             "width_share_of_labels_only": round(statistics.fmean(ratios), 4),
             "narrower_share": round(sum(r < 1 - 1e-12 for r in ratios) / draws, 4),
-            "mean_lambda": round(statistics.fmean(lams), 4)}
+            "mean_lambda": round(statistics.fmean(lams), 4),
+            "before": {"coverage": round(covered_before / draws, 4),
+                       "width_share_of_labels_only": round(statistics.fmean(ratios_before), 4)}}
     return out
 
 

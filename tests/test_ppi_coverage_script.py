@@ -47,6 +47,8 @@ def test_coverage_script(tmp_path: Path) -> None:
     assert rows["judge_bias"] == pytest.approx(rows["judge_mean"] - 0.5, abs=1e-4)
     assert 0.85 <= rows["by_n"]["25"]["coverage"] <= 1.0
     assert rows["by_n"]["25"]["width_share_of_labels_only"] < 1.0
+    before = rows["by_n"]["25"]["before"]  # the plug-in interval on the same draws
+    assert 0.5 <= before["coverage"] <= 1.0 and 0.0 < before["width_share_of_labels_only"] <= 1.0
     assert "not drawn" in rows["by_n"]["100"]
     assert out["sets"]["toy"]["resampled"]["by_n"]["100"]["draws"] == 200
     assert out["sets"]["pooled"]["sets"] == ["toy"]

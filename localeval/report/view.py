@@ -23,7 +23,8 @@ CORRECTED_HEADER = ["score", "judge alone", "corrected", "95% CI", "labels only"
                     "95% CI (labels)", "labels / rows", "labels worth"]
 CORRECTED_NOTE = (
     "Corrected = the judge's scores on every row plus human labels on a uniform random "
-    "sample (prediction-powered inference, PPI++); 95 % interval (Student t). "
+    "sample (prediction-powered inference, PPI++); 95 % interval (Student t, the variance "
+    "with Agresti-Coull pseudo-labels, which hold it at small samples). "
     "Labels worth: how many labels the labels-only interval would need for the same width.")
 
 
