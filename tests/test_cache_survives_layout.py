@@ -21,7 +21,9 @@ questions request probes its clear flags since issue 32 round 11 (their P breaks
 material as data (one added line), the faithfulness and context_recall verdict templates ask
 whether a question asserts a fact, and a narrowed context's passages carry their frame; all
 three variants were written again (`python tests/test_cache_survives_layout.py WRITE`), with
-every score the same as before. The judge is
+every score the same as before. Issue 41 item 12 moved answer_relevance's parts keys (the
+judge writes how many things the question asks for before the parts): those 6 keys per variant
+were written again, every other key and every score stayed. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""

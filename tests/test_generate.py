@@ -92,7 +92,7 @@ class RuleJudge:
             texts = re.sub(r"(?m)^#.*$", "", re.split(r"\n(?:Texts:|文字：)\n", text)[-1]).strip()
             answer = {"answer": re.split(r"(?<=[.。])\s*", texts)[0] if self.knows else "none"}
         elif "parts" in schema.get("properties", {}):  # what the question asks: one part
-            answer = {"parts": ["what is asked"]}
+            answer = {"count": 1, "parts": ["what is asked"]}
         elif "verdicts" in schema.get("properties", {}) and re.search(r"\n(?:Parts:|各项：)\n",
                                                                       text):
             n = schema["properties"]["verdicts"]["minItems"]

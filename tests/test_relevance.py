@@ -68,11 +68,12 @@ Q1, Q2 = "When was Acme founded?", "Where is Acme based?"
 
 
 def ar_answers(clear: tuple[int, int], parts: list[str], answered: dict[str, Any],
-               asked: dict[str, Any]) -> dict[str, list[Any]]:
+               asked: dict[str, Any], count: int | None = None) -> dict[str, list[Any]]:
+    """The judge's answers; `count` (default: one per part) is the number of things asked."""
     return {"answer_relevance_questions": [{"questions": [
                 {"question": Q1, "clear": clear[0]}, {"question": "What grows in Assam?",
                                                       "clear": clear[1]}]}],
-            "answer_relevance_parts": [{"parts": parts}],
+            "answer_relevance_parts": [{"count": count or min(len(parts), 4), "parts": parts}],
             "answer_relevance_coverage": [answered],
             "answer_relevance_sentences": [asked]}
 
@@ -213,6 +214,29 @@ def test_repeated_parts_count_once_and_no_usable_part_means_the_whole_question()
                      ar_answers((1, 1), ["...", "—"], V(0), V(1, 1)), answer_relevance_n=2)
     assert [p["part"] for p in rec.details["answer_relevance"]["parts"]] == [ROW["question"]]
     assert rec.scores["answer_relevance.completeness"] == 0.0
+
+
+def test_parts_written_past_the_count_are_dropped() -> None:
+    # the judge says one thing is asked, then lists two: the second is not measured
+    rec, judge = run("answer_relevance", ROW,
+                     ar_answers((1, 1), [Q1, Q2], V(1), V(1, 1), count=1), answer_relevance_n=2)
+    d = rec.details["answer_relevance"]
+    assert [p["part"] for p in d["parts"]] == [Q1]
+    assert d["parts_count"] == 1 and d["parts_dropped"] == [Q2]
+    assert rec.scores["answer_relevance.completeness"] == 1.0
+    prompts = {r.step: r.messages[-1]["content"] for r in judge.requests}
+    assert Q2 not in prompts["answer_relevance_coverage"]
+    # repeats are dropped before the count is applied: two distinct parts asked, both kept
+    rec, _ = run("answer_relevance", ROW,
+                 ar_answers((1, 1), [Q1, " when was ACME founded? ", Q2], V(1, 0), V(1, 1),
+                            count=2), answer_relevance_n=2)
+    d = rec.details["answer_relevance"]
+    assert [p["part"] for p in d["parts"]] == [Q1, Q2] and d["parts_dropped"] == []
+    assert rec.scores["answer_relevance.completeness"] == 0.5
+    # a count above the parts written keeps every part written
+    rec, _ = run("answer_relevance", ROW, ar_answers((1, 1), [Q1], V(1), V(1, 1), count=3),
+                 answer_relevance_n=2)
+    assert [p["part"] for p in rec.details["answer_relevance"]["parts"]] == [Q1]
 
 
 def test_answer_relevance_options_leave_factors_and_their_requests_out() -> None:

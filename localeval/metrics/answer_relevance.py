@@ -16,11 +16,14 @@ responds at all, the judge's per-part probabilities how much of the question it 
   at most 0.1 · its mean P(clear) (research/notes.md, *answer_relevance: P(clear) as the
   tie-break*). n = settings.answer_relevance_n (default 3), asked for in one call; repeats
   (after normalising case, width and spaces) count once.
-- **completeness**: the judge lists the parts of the question (what it asks for: usually one;
-  "how long, and what was the outcome?" two), from the question alone, so every answer to a
-  question is measured against the same parts; then gives, for each part, P(the answer gives
-  it). The factor is the mean P; `.completeness` = parts with P ≥ ½ / parts. An answer that
-  leaves a part out, or buries what was asked among unrelated sentences, gets a lower P.
+- **completeness**: the judge writes how many separate things the question asks for (a digit,
+  1 to MAX_PARTS: usually 1; "how long, and what was the outcome?" 2), then lists that many
+  parts, from the question alone, so every answer to a question is measured against the same
+  parts; parts written past the count are dropped (the 1.5B judge, asked for the parts alone,
+  added parts no question asked: a spider's lifespan to "How many legs does a spider have?").
+  Then the judge gives, for each part, P(the answer gives it). The factor is the mean P;
+  `.completeness` = parts with P ≥ ½ / parts. An answer that leaves a part out, or buries what
+  was asked among unrelated sentences, gets a lower P.
 - `.similarity` (sub-score): the graded form, mean over the distinct questions of
   clear_i · rescaled_i. It is not in the score: on the relevance dev pairs it ranked a partial
   answer above the complete one (a partial answer's questions all match one part of the
@@ -44,7 +47,7 @@ true multiplies the focus factor in and sends its requests).
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -57,7 +60,7 @@ from localeval.text import json_safe, normalize, split_sentences
 
 NAME = "answer_relevance"
 MAX_PARTS = 4
-"""Most parts a question is split into."""
+"""Most parts a question is split into (QuestionParts.count's largest digit)."""
 PART_CHARS = 200
 DOUBT_WEIGHT = 0.1
 """The weight of the expected share in `related` (the written share has the rest)."""
@@ -74,8 +77,11 @@ class AnswerRelevanceOptions(BaseModel):
 
 
 class QuestionParts(BaseModel):
-    """What a question asks for, one short question per part (usually one)."""
+    """What a question asks for: how many separate things, written first, then one short
+    question per part (usually one)."""
 
+    count: Literal[1, 2, 3, 4] = Field(description="how many separate things the question "
+                                                   "asks for")
     parts: list[Annotated[str, Field(max_length=PART_CHARS)]] = Field(
         min_length=1, max_length=MAX_PARTS, description="one short question per thing asked")
 
@@ -139,8 +145,14 @@ async def similarity(sample: Sample, ctx: MetricContext, options: AnswerRelevanc
 
 
 async def parts_of(ctx: MetricContext, question: str) -> list[str]:
+    """The parts of the question (`listed_parts`)."""
+    return (await listed_parts(ctx, question))[0]
+
+
+async def listed_parts(ctx: MetricContext, question: str) -> tuple[list[str], int, list[str]]:
     """The parts of the question, as the judge lists them from the question alone (repeats and
-    empty ones dropped; the whole question when none is left)."""
+    empty ones dropped, then the first `count` kept; the whole question when none is left), the
+    judge's count, and the distinct parts it wrote past its count (dropped)."""
     found = await ctx.ask("answer_relevance_parts", QuestionParts, question=question,
                           max_parts=MAX_PARTS)
     parts: list[str] = []
@@ -150,7 +162,8 @@ async def parts_of(ctx: MetricContext, question: str) -> list[str]:
         if any(ch.isalnum() for ch in key) and key not in seen:
             seen.add(key)
             parts.append(part.strip())
-    return parts or [question.strip()]
+    count = int(found.count)  # type: ignore[attr-defined]
+    return parts[:count] or [question.strip()], count, parts[count:]
 
 
 async def coverage(ctx: MetricContext, question: str, answer: str, parts: list[str]
@@ -215,8 +228,9 @@ async def answer_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     scores: dict[str, float | None] = {f"{NAME}.related": related, f"{NAME}.similarity": sim}
     score = related
     if options.completeness:
-        parts = await coverage(ctx, question, answer, await parts_of(ctx, question))
-        details["parts"] = parts
+        listed, count, dropped = await listed_parts(ctx, question)
+        parts = await coverage(ctx, question, answer, listed)
+        details |= {"parts": parts, "parts_count": count, "parts_dropped": dropped}
         scores[f"{NAME}.completeness"] = details["completeness"] = share(parts, "answered")
         score *= share(parts, "p_answered")
     if options.focus:
