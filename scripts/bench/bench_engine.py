@@ -168,7 +168,7 @@ def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
 
     out: dict[str, float] = {}
     for n in n_seqs:
-        judge = LlamaBackend(model, n_ctx=512, n_seq=n, n_batch=64, n_threads=threads,
+        judge = LlamaBackend(model, n_ctx=512, n_seq=n, n_batch=max(64, n), n_threads=threads,
                              n_gpu_layers=N_GPU_LAYERS[0])
         ctx, batch, mem = judge._ctx.ctx, judge._batch, judge._mem
         prompt = judge.tokenizer.prompt_tokens(
