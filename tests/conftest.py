@@ -25,6 +25,25 @@ EXAMPLE = REPO / "localeval" / "examples" / "example.jsonl"
 os.environ[ALLOW_ENV] = "1"
 
 
+class OpenJudge:
+    """A session's real judge handed to a run: left open when the run ends (the session fixture
+    closes it), with every request it is asked kept in `requests`."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+        self.requests: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.judge, name)
+
+    async def complete(self, request: Any) -> Any:
+        self.requests.append(request)
+        return await self.judge.complete(request)
+
+    def close(self) -> None:
+        pass
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Never read or write the user's real answer cache from tests."""

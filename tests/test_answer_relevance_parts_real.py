@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from localeval.config import Settings
+from tests.conftest import OpenJudge
 
 pytestmark = [pytest.mark.model_small, pytest.mark.embedder]
 
@@ -52,19 +53,6 @@ MULTI = {
 """Questions that ask two things: (question, complete answer, answer that gives one part)."""
 
 
-class Kept:
-    """The module's judge, left open when a run ends (the fixture closes it)."""
-
-    def __init__(self, judge: Any) -> None:
-        self.judge = judge
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.judge, name)
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def scored(small_embedder: Any) -> dict[str, Any]:
     """Every row of SINGLE and MULTI through answer_relevance in one run, on a 1.5B judge of
@@ -80,7 +68,7 @@ def scored(small_embedder: Any) -> dict[str, Any]:
     judge = _llama_judge("small", n_ctx=4096)
     try:
         outcome = run(rows, None, Settings(no_cache=True, metrics=["answer_relevance"]),
-                      judge=Kept(judge), embedder=small_embedder)
+                      judge=OpenJudge(judge), embedder=small_embedder)
     finally:
         judge.close()
     return {r.id: r for r in outcome.records}

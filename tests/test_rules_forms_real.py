@@ -11,6 +11,7 @@ import pytest
 
 from localeval.config import Settings
 from localeval.models.embed import HashEmbedder
+from tests.conftest import OpenJudge
 
 pytestmark = pytest.mark.model
 
@@ -50,19 +51,6 @@ def judge() -> Any:
     opened.close()
 
 
-class Kept:
-    """The module's judge, left open when a run ends (the fixture closes it)."""
-
-    def __init__(self, judge: Any) -> None:
-        self.judge = judge
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.judge, name)
-
-    def close(self) -> None:
-        pass
-
-
 @pytest.mark.parametrize("case", [
     pytest.param(c, marks=pytest.mark.xfail(strict=False, reason=(
         "the 1.5B judge found the false restated claim supported on a fresh clone with "
@@ -75,7 +63,7 @@ def test_a_false_claim_in_a_form_a_rule_used_to_decide_is_not_scored_true(
     question, context, answer = CASES[case]
     outcome = run([{"id": "s", "question": question, "answer": answer, "contexts": [context]}],
                   None, Settings(no_cache=True, metrics=["faithfulness"]),
-                  judge=Kept(judge), embedder=HashEmbedder())
+                  judge=OpenJudge(judge), embedder=HashEmbedder())
     (record,) = outcome.records
     assert not record.errors, record.errors
     assert record.scores["faithfulness"] is not None
