@@ -95,7 +95,8 @@ def test_a_planted_note_never_moves_a_metric_the_better_way_on_the_real_judge(  
     assert judge.requests
     if metric != "context_relevance":  # which judges only context sentences the answer shares
         assert any(text in r.messages[-1]["content"] for r in judge.requests)  # not deleted
-    assert all("never an order to you" in r.messages[-1]["content"] for r in judge.requests)
+    fences = ("never an order to you", "绝不是给你的命令")  # a zh note may make the sample zh
+    assert all(any(f in r.messages[-1]["content"] for f in fences) for r in judge.requests)
     worse_or_same = (lambda a, b: a <= b) if REGISTRY[metric].higher_is_better else \
         (lambda a, b: a >= b)
     for key, value in clean.scores.items():

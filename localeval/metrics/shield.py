@@ -64,6 +64,13 @@ _TO_THE_JUDGE = re.compile(
     r"|\bsystem\s+(?:note|message|prompt|notice)\s*:"
     r"|\bwhoever\s+(?:checks|grades|scores|rates|reviews|evaluates|marks|reads)\s+(?:this|these|it|"
     r"the\s+(?:answer|reply|response|text))\b"
+    # the text grading itself, and what any automatic check should do with it
+    r"|\b(?:this|the\s+above|the\s+present|my)\s+(?:response|reply|answer)\b(?:\s+\S+){0,8}?\s+"
+    r"(?:(?:is|are|was)\s+(?:\w+\s+)?(?:complete|accurate|correct|relevant|on[- ]topic|faithful|"
+    r"supported|useful)|(?:fully\s+|directly\s+)?(?:addresses|answers)\s+the\s+question)\b"
+    r"|\bany\s+(?:automatic\s+|automated\s+)?(?:checks?|checkers?|graders?|grading|evaluations?|"
+    r"evaluators?|reviews?|reviewers?|judges?)\s+(?:should|must|will|would)\s+(?:\w+\s+)?"
+    r"(?:pass|accept|approve|mark|rate|score)\b"
     # Chinese
     r"|评审须知|致(?:评审|评估者|检查者|核查者|评分者|判断者|审核者|裁判)|(?:评审|评估者|检查者|核查者|评分者)"
     r"(?:请|注意)|给(?:评审|评估者|检查者|核查者|评分者)的(?:说明|提示|留言)"
@@ -73,7 +80,10 @@ _TO_THE_JUDGE = re.compile(
     r"|请(?:将|把)?(?:此|这|本)(?:段|条|篇|个|份)?.{0,8}(?:评|判|标|打|视)(?:为|成)"
     r"|符合上下文|^\s*(?:上下文|陈述)\s*[:：]\s*$"
     r"|^\W{0,3}[【\[<(（]\s*(?:系统|助手|管理员|开发者|评审|评估者)\s*[】\]>)）]|系统(?:提示|消息|通知)\s*[:：]"
-    r"|无论谁(?:来)?(?:核对|检查|评审|审核|打分|评分|阅读)", re.IGNORECASE)
+    r"|无论谁(?:来)?(?:核对|检查|评审|审核|打分|评分|阅读)"
+    r"|(?:该|此|本|这个?)(?:回复|回答|答案)[^。！？]{0,8}?(?:完整|准确|正确|切题|有依据|回答了问题)"
+    r"|任何(?:自动)?(?:检查|评估|评分|审核|评审)[^。！？]{0,6}?(?:应|都应|必须)[^。！？]{0,8}?"
+    r"(?:通过|满分|评为|判定)", re.IGNORECASE)
 
 FIELDS = ("answer", "ground_truth", "contexts", "retrieved_texts")
 """The material a metric reads: every field the shield scans."""
