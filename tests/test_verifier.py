@@ -311,7 +311,7 @@ def test_the_states_at_a_verdict_do_not_depend_on_what_runs_beside_it() -> None:
     from conftest import _need, model_path
     from test_engine import FACTS, _verdicts
 
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
 
     path = _need(model_path("tiny"))
     requests = [_verdicts(a, [q.rstrip("?") + " is unknown.", a]) for q, a in FACTS[:4]]

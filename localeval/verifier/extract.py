@@ -2,11 +2,11 @@
 
 Each row is judged exactly as `faithfulness` judges it (metrics/claims/score.judge_claims: the
 same sentences, rules, templates and requests), with the engine reading the chosen layers at
-each verdict slot (judge/hidden.py). What comes out per row: every claim of its answer with how
-it was settled (`rule`), the judge's own P(supported) and, for claims the judge decided, the
-layers' states at its verdict. Rows are stored one file each under a folder keyed by the judge,
-the layers, the templates and the row's content, so an interrupted extraction goes on where it
-stopped and a second fit reads instead of judging.
+each verdict slot (judge/llamacpp/hidden.py). What comes out per row: every claim of its answer
+with how it was settled (`rule`), the judge's own P(supported) and, for claims the judge
+decided, the layers' states at its verdict. Rows are stored one file each under a folder keyed
+by the judge, the layers, the templates and the row's content, so an interrupted extraction goes
+on where it stopped and a second fit reads instead of judging.
 """
 
 from __future__ import annotations

@@ -162,9 +162,9 @@ class LlamaBackend:
 
         self._model = load_model(model_path, n_gpu_layers)
         self.last_hidden: np.ndarray | None = None
-        self.tap = None  # reads the residual stream for a learned verifier (judge/hidden.py)
+        self.tap = None  # the residual stream for a learned verifier (judge/llamacpp/hidden.py)
         if hidden_layers:
-            from localeval.judge.hidden import HiddenTap
+            from localeval.judge.llamacpp.hidden import HiddenTap
 
             self.tap = HiddenTap(ll, hidden_layers, ll.llama_model_n_layer(self._model.model),
                                  ll.llama_model_n_embd(self._model.model))
@@ -202,7 +202,7 @@ class LlamaBackend:
     def decode(self, chunks: Sequence[Chunk], hidden: bool = False) -> list[np.ndarray]:
         """Decode the chunks in one call; the logits (copies) of every wanted output, in order.
         With `hidden` (a backend made with `hidden_layers`), `last_hidden` then holds the
-        tapped layers' rows of those outputs (judge/hidden.py)."""
+        tapped layers' rows of those outputs (judge/llamacpp/hidden.py)."""
         batch, n = self._batch, 0
         wanted: list[int] = []
         for chunk in chunks:
