@@ -17,7 +17,7 @@ import pytest
 from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.judge.llamacpp.engine import Engine
-from localeval.judge.llamacpp.llama import Chunk
+from localeval.judge.llamacpp.llama import DecodeChunk
 from localeval.judge.llamacpp.prefix_pool import common_prefix
 from localeval.judge.llamacpp.schedule import MAX_INVARIANT_STEP
 
@@ -64,10 +64,10 @@ class FakeBackend:
         self.n_seq = n_seq
         self.tokenizer = FakeTokenizer()
         self.kv: dict[int, list[int]] = {i: [] for i in range(n_seq)}
-        self.calls: list[list[Chunk]] = []
+        self.calls: list[list[DecodeChunk]] = []
         self.fail_at = fail_at
 
-    def decode(self, chunks: list[Chunk]) -> list[np.ndarray]:
+    def decode(self, chunks: list[DecodeChunk]) -> list[np.ndarray]:
         self.calls.append(chunks)
         if self.fail_at is not None and len(self.calls) >= self.fail_at:
             raise RuntimeError("boom")

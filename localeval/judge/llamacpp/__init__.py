@@ -25,7 +25,7 @@ from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, next_cut
 from localeval.judge.llamacpp.engine import Engine, sampling_key
 from localeval.judge.llamacpp.llama import (
-    Chunk,
+    DecodeChunk,
     LlamaBackend,
     Tokenizer,
     default_threads,
@@ -36,7 +36,7 @@ from localeval.judge.llamacpp.prefix_pool import NoMemory, PrefixPool, Slot
 from localeval.judge.llamacpp.schedule import admit, step
 
 __all__ = [  # the judge a run uses and its engine; llama.cpp's model; what estimate replays
-    "MIN_CHUNK", "Choice", "Chunk", "Engine", "Free", "LazyJudge", "LlamaBackend", "NoMemory",
+    "MIN_CHUNK", "Choice", "DecodeChunk", "Engine", "Free", "LazyJudge", "LlamaBackend", "NoMemory",
     "PrefixPool", "Reading", "Slot", "Tokenizer", "admit", "cuts", "default_parallel",
     "default_threads", "gpu_offload", "load_model", "next_cut", "open_engine", "plan_for",
     "resolve_parallel", "sampling_key", "step",

@@ -31,7 +31,7 @@ from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, next_cut
 from localeval.judge.llamacpp.jobs import Active, Job
-from localeval.judge.llamacpp.llama import Backend, Chunk
+from localeval.judge.llamacpp.llama import Backend, DecodeChunk
 from localeval.judge.llamacpp.plan import Reading, plan_for
 from localeval.judge.llamacpp.prefix_pool import PrefixPool
 from localeval.judge.llamacpp.sampling import (
@@ -203,7 +203,8 @@ class Engine:
 
     def _generate(self, group: list[Active]) -> None:
         """One generation call: the next token of each sequence in `group`."""
-        chunks = [Chunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0]) for a in group]
+        chunks = [DecodeChunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0])
+                  for a in group]
         for a, logits in zip(group, self._decode(chunks, group), strict=True):
             self.pool.extend(a.slot, [a.generated[-1]], prompt=False)
             self._next_token(a, logits)
@@ -216,8 +217,8 @@ class Engine:
             chunk = a.pending[:next_cut(a.job.cuts, start, a.n_prompt) - start]
             last = len(chunk) == len(a.pending)
             want = last and a.plan is None
-            outs = self._decode([Chunk(a.slot.seq_id, start, chunk, [len(chunk) - 1] if want
-                                       else [])], [a])
+            outs = self._decode([DecodeChunk(a.slot.seq_id, start, chunk,
+                                             [len(chunk) - 1] if want else [])], [a])
             self.pool.extend(a.slot, chunk, prompt=True)
             del a.pending[:len(chunk)]
             if not want:
@@ -233,8 +234,8 @@ class Engine:
         total = float(a.first_logp[cont[0]])  # type: ignore[index]
         if len(cont) > 1:
             start = len(a.slot.tokens)
-            outs = self._decode([Chunk(a.slot.seq_id, start, cont[:-1],
-                                       list(range(len(cont) - 1)))], [a])
+            outs = self._decode([DecodeChunk(a.slot.seq_id, start, cont[:-1],
+                                             list(range(len(cont) - 1)))], [a])
             total += sum(float(log_softmax(lg)[tok]) for lg, tok in zip(outs, cont[1:],
                                                                          strict=True))
             self.pool.truncate(a.slot, start)
@@ -249,7 +250,7 @@ class Engine:
         start = len(a.slot.tokens)
         tokens, outputs = plan.chunk(start - a.n_prompt)
         tap = bool(a.job.request.hidden_layers)
-        outs = self._decode([Chunk(a.slot.seq_id, start, tokens, outputs)], [a], hidden=tap)
+        outs = self._decode([DecodeChunk(a.slot.seq_id, start, tokens, outputs)], [a], hidden=tap)
         self.pool.extend(a.slot, tokens, prompt=False)
         a.forced += len(tokens)
         before = len(plan.probs)
@@ -280,7 +281,7 @@ class Engine:
         elif len(a.generated) >= a.job.request.max_tokens:
             self._finish(a, "length")
 
-    def _decode(self, chunks: list[Chunk], owners: list[Active],
+    def _decode(self, chunks: list[DecodeChunk], owners: list[Active],
                 hidden: bool = False) -> list[np.ndarray]:
         """One llama_decode call; its seconds are shared among the owners by their tokens.
         `hidden`: also read the tapped layers at the outputs (backend.last_hidden)."""

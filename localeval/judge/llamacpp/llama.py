@@ -118,8 +118,10 @@ class Tokenizer:
 
 
 @dataclass
-class Chunk:
-    """Tokens of one sequence to decode at positions start.., and which of them give logits."""
+class DecodeChunk:
+    """Tokens of one sequence to decode at positions start.., and which of them give logits: a
+    chunk of a prompt, a stretch of a planned answer, or one generated token (not a document
+    chunk: that is generate/chunking.Chunk)."""
 
     seq_id: int
     start: int
@@ -134,7 +136,7 @@ class Backend(Protocol):
     n_seq: int
     tokenizer: Any
 
-    def decode(self, chunks: list[Chunk]) -> list[np.ndarray]: ...
+    def decode(self, chunks: list[DecodeChunk]) -> list[np.ndarray]: ...
 
     def is_eog(self, token: int) -> bool: ...
 
@@ -199,7 +201,7 @@ class LlamaBackend:
 
     # ------------------------------------------------------------------ decoding
 
-    def decode(self, chunks: Sequence[Chunk], hidden: bool = False) -> list[np.ndarray]:
+    def decode(self, chunks: Sequence[DecodeChunk], hidden: bool = False) -> list[np.ndarray]:
         """Decode the chunks in one call; the logits (copies) of every wanted output, in order.
         With `hidden` (a backend made with `hidden_layers`), `last_hidden` then holds the
         tapped layers' rows of those outputs (judge/llamacpp/hidden.py)."""
