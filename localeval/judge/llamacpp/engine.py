@@ -31,7 +31,7 @@ from localeval.errors import JudgeError, PromptTooLong
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, next_cut
 from localeval.judge.llamacpp.jobs import Active, Job
-from localeval.judge.llamacpp.llama import Backend, DecodeChunk
+from localeval.judge.llamacpp.llama import DecodeBackend, DecodeChunk
 from localeval.judge.llamacpp.plan import Reading, plan_for
 from localeval.judge.llamacpp.prefix_pool import PrefixPool
 from localeval.judge.llamacpp.sampling import (
@@ -55,7 +55,7 @@ class Engine:
 
     name = "llama.cpp"
 
-    def __init__(self, backend: Backend, fingerprint: str, *, parallel: int,
+    def __init__(self, backend: DecodeBackend, fingerprint: str, *, parallel: int,
                  max_chunk: int = 512, min_chunk: int = MIN_CHUNK, seed: int = 0,
                  temperature: float = 0.0, prefix_reuse: bool = True,
                  gbnf: Callable[[str], str] | None = None) -> None:

@@ -129,8 +129,9 @@ class DecodeChunk:
     outputs: Sequence[int]  # indexes into tokens whose logits are wanted
 
 
-class Backend(Protocol):
-    """What the engine needs from llama.cpp: LlamaBackend below, a fake one in the tests."""
+class DecodeBackend(Protocol):
+    """What the engine decodes with: LlamaBackend below, a fake one in the tests (not the run's
+    loaded models: that is models/backends.Backends)."""
 
     n_ctx: int
     n_seq: int
