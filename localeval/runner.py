@@ -23,7 +23,7 @@ from localeval.config import Settings
 from localeval.data import dataset
 from localeval.data.dataset import Dataset, PickledList, Sample
 from localeval.errors import OutputError, RunInterrupted
-from localeval.execute import Executor, LocalExecutor, Work
+from localeval.executor import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
 from localeval.results.folder import OrderedResults, OutputFolder, previous_models
@@ -77,7 +77,7 @@ def run(
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
     RunInterrupted. `executor` evaluates the samples (default: this process,
-    execute.LocalExecutor(judge, embedder); the Ray plug-in's distributed.driver.RayExecutor
+    executor.LocalExecutor(judge, embedder); the Ray plug-in's distributed.driver.RayExecutor
     on Ray workers, which the CLI and the Python API make for `--ray`)."""
     started = time.perf_counter()
     if executor is None:

@@ -18,7 +18,7 @@ from localeval.distributed import RayOptions
 from localeval.distributed.options import RAY_MIN, check_ray_version
 from localeval.distributed.worker import EvalWorker, WorkerPlan, open_plan, seal_plan
 from localeval.errors import ConfigError, LocalevalError
-from localeval.execute import Work
+from localeval.executor import Work
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -34,7 +34,7 @@ from localeval.distributed.worker import (
     seal_plan,
 )
 from localeval.errors import ConfigError, LocalevalError, ModelError
-from localeval.execute import OnRecord, Work
+from localeval.executor import OnRecord, Work
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
 
@@ -50,7 +50,7 @@ def ray_executor(ray: Any, *, judge: Any = None, embedder: Any = None) -> RayExe
 @dataclass
 class RayExecutor:
     """The execution.Executor of `--ray`: the workers hold the models and run
-    `execute.evaluate_sample`; this process sums their judge and embedder figures and puts
+    `executor.evaluate_sample`; this process sums their judge and embedder figures and puts
     "ray" (the workers, the retries) into summary.json."""
 
     options: RayOptions = field(default_factory=RayOptions)

@@ -98,7 +98,7 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
                      ) -> RowFeatures:
     from localeval.data.dataset import to_sample
     from localeval.errors import ConfigError, LocalevalError
-    from localeval.execute import sample_language
+    from localeval.executor import sample_language
     from localeval.metrics.base import MetricContext
     from localeval.metrics.claims.score import judge_claims
     from localeval.text import json_safe
