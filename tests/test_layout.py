@@ -115,7 +115,7 @@ def test_every_package_lists_its_public_names() -> None:
 
 
 def test_both_executors_have_the_executor_protocol() -> None:
-    from localeval.distributed.driver import RayExecutor, ray_executor
+    from localeval.distributed.executor import RayExecutor, ray_executor
     from localeval.executor import Executor, LocalExecutor
 
     assert isinstance(ray_executor({"workers": 1}), RayExecutor)  # Ray starts only in start()

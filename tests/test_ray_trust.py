@@ -96,7 +96,7 @@ def _fake_ray(version: str, calls: list[str]) -> types.ModuleType:
 
 def test_the_driver_refuses_an_old_ray_before_joining(monkeypatch: pytest.MonkeyPatch) -> None:
     from localeval.data.dataset import Sample
-    from localeval.distributed.driver import RayExecutor
+    from localeval.distributed.executor import RayExecutor
     from localeval.metrics import resolve
 
     calls: list[str] = []

@@ -1,5 +1,6 @@
-"""The driver side of `--ray`: join or start Ray, start one worker actor per GPU (or per N CPUs),
-hand them the unfinished samples and take the records back as they finish.
+"""The Ray executor (`--ray`), run in the process that starts the run (Ray's driver): join or
+start Ray, start one worker actor per GPU (or per N CPUs), hand them the unfinished samples and
+take the records back as they finish.
 
 Why actors rather than Ray Data: a worker must load a multi-GB judge once and keep it, with its
 KV cache and answer cache, for the whole run; its batched engine wants a steady stream of
@@ -49,7 +50,7 @@ def ray_executor(ray: Any, *, judge: Any = None, embedder: Any = None) -> RayExe
 
 @dataclass
 class RayExecutor:
-    """The execution.Executor of `--ray`: the workers hold the models and run
+    """The executor.Executor of `--ray`: the workers hold the models and run
     `executor.evaluate_sample`; this process sums their judge and embedder figures and puts
     "ray" (the workers, the retries) into summary.json."""
 
