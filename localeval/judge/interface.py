@@ -45,8 +45,9 @@ class FieldProbs(BaseModel):
                                                         "numpy row; in memory only, never cached)")
 
 
-def raw_p(entry: FieldProbs) -> float | None:
-    """The judge's own P(supported): its P(verdict = 1), renormalised over the two verdicts."""
+def judge_p_yes(entry: FieldProbs) -> float | None:
+    """The judge's own P(verdict = 1) (for a claim, P(supported)), renormalised over the two
+    verdicts; metrics/claims/verdicts.p_yes is the one a run uses (a verifier head's first)."""
     yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
     return yes / (yes + no) if yes + no > 0 else None
 

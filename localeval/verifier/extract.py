@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.verifier.apply import raw_p
+from localeval.verifier.apply import judge_p_yes
 
 STEP = "faithfulness_verdicts"
 SAMPLE_FIELDS = ("question", "answer", "contexts")
@@ -134,7 +134,7 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
         feats.claims.append(Claim(
             sentence=int(entry["sentence"]) - 1, statement=entry["statement"],
             rule=str(entry.get("rule", "judge")), verdict=int(entry["verdict"]),
-            p_raw=None if fp is None else raw_p(fp), overruled=bool(overruled),
+            p_raw=None if fp is None else judge_p_yes(fp), overruled=bool(overruled),
             hidden=None if fp is None or fp.hidden is None else np.asarray(fp.hidden)))
     return feats
 
