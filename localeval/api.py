@@ -187,7 +187,7 @@ def evaluate(
         import localeval.verifier  # noqa: F401
     executor = None  # this process
     if ray is not None and ray is not False:  # the Ray plug-in evaluates the samples
-        from localeval.distributed.driver import ray_executor
+        from localeval.distributed.executor import ray_executor
 
         executor = ray_executor(ray, judge=judge_obj, embedder=embedder_obj)
     out_dir = Path(out) if out is not None else None

@@ -1,5 +1,8 @@
-"""Drive a run: load rows, build the backends the chosen metrics need, evaluate every sample's
-metrics concurrently (their judge requests meet in the judge), write results and the summary.
+"""The run: one `localeval run` (or `evaluate()`) from its rows to its reports. Load the rows,
+open the run folder, hand the samples to an executor (executor.py: in this process, or the Ray
+plug-in's on Ray workers), append each record as it comes, then write the summary and reports.
+One name each: the *run* is this module's; the *executor* evaluates a run's samples; a Ray
+*worker* is one actor of the Ray executor (distributed/worker.py).
 
 Ctrl-C, SIGTERM and SIGHUP stop a run alike: the event loop's main task is cancelled (at an
 await, never in the middle of writing a record), what is done is saved, the summary and report
@@ -23,7 +26,7 @@ from localeval.config import Settings
 from localeval.data import dataset
 from localeval.data.dataset import Dataset, PickledList, Sample
 from localeval.errors import OutputError, RunInterrupted
-from localeval.execute import Executor, LocalExecutor, Work
+from localeval.executor import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
 from localeval.models.preflight import check_before_loading
 from localeval.results.folder import OrderedResults, OutputFolder, previous_models
@@ -77,7 +80,7 @@ def run(
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
     RunInterrupted. `executor` evaluates the samples (default: this process,
-    execute.LocalExecutor(judge, embedder); the Ray plug-in's distributed.driver.RayExecutor
+    executor.LocalExecutor(judge, embedder); the Ray plug-in's distributed.executor.RayExecutor
     on Ray workers, which the CLI and the Python API make for `--ray`)."""
     started = time.perf_counter()
     if executor is None:

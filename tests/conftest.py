@@ -76,7 +76,7 @@ def shared_data(relative: str) -> Path:
 def _llama_judge(profile: str, **kw: Any):  # type: ignore[no-untyped-def]
     pytest.importorskip("llama_cpp")
     from localeval import models
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
 
     manifest = load_manifest()
     spec = manifest.get(manifest.profile(profile)["judge"])

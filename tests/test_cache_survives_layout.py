@@ -244,9 +244,9 @@ def test_the_same_keys_are_computed_after_the_move(variant: str, tmp_path: Path)
 
 def test_the_engines_part_of_every_key_did_not_move_with_its_module() -> None:
     """The llama.cpp judge's sampling key enters every cache key; it moved from the retired
-    judge backend module to judge/engine.py (issue 31) and is the same string."""
-    from localeval.judge.engine import sampling_key
-    from localeval.judge.lazy import LazyJudge
+    judge backend module to the engine's (issue 31), then with the engine into judge/llamacpp/
+    (issue 42), and is the same string."""
+    from localeval.judge.llamacpp import LazyJudge, sampling_key
 
     expected = "temperature=0.0;seed=0;greedy;cuts=64/512;kv=per-sequence;planned=read"
     assert sampling_key(0.0, 0, 512, 64) == expected

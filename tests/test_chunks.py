@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localeval.judge.chunks import cut_at_or_before, cuts, next_cut
+from localeval.judge.llamacpp.chunks import cut_at_or_before, cuts, next_cut
 
 NL = 10
 

@@ -143,14 +143,14 @@ def test_every_named_module_file_and_name_exists() -> None:
 @pytest.mark.parametrize("text", [
     "see metrics/claims.referents", "`metrics/chunking.verdict_style`",
     "(tests/test_engine_layout.py checks it)", "Modules: `localeval.cli.evaluate`",
-    "judge/llama.py:no_such_function", "`metrics/claims/evidence.spelled_words`"])
+    "judge/llamacpp/llama.py:no_such_function", "`metrics/claims/evidence.spelled_words`"])
 def test_a_reference_to_nothing_is_found(text: str) -> None:
     assert problems("here", text)
 
 
 @pytest.mark.parametrize("text", [
     "metrics/claims/split.referents", "metrics/claims/checks.spelled_numbers",
-    "judge/llama.py:make_chat_formatter", "localeval.text.split_sentences",
+    "judge/llamacpp/llama.py:make_chat_formatter", "localeval.text.split_sentences",
     "docs/engine.md", "scripts/bench/bench_engine.py", "prompts/<lang>/<step>.j2",
     "../shared/data/dev", "models/m3e-small", "metrics/claims/split.py."])
 def test_a_reference_to_something_passes(text: str) -> None:

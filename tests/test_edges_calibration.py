@@ -65,7 +65,7 @@ def test_the_estimate_warns_and_gives_no_negative_time(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from localeval.cli import main
-    from localeval.judge.llama import default_threads
+    from localeval.judge.llamacpp import default_threads
 
     key = calibrate.calibration_key("fake", default_threads(), 512, -1)
     monkeypatch.setattr(calibrate, "speed_file", lambda _d: tmp_path / "speed.json")

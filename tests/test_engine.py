@@ -61,7 +61,7 @@ def test_no_model_load_enables_extra_buffer_types() -> None:
 
 def test_model_params_never_enable_extra_buffer_types() -> None:
     llama_cpp = pytest.importorskip("llama_cpp")
-    from localeval.judge.llama import model_params
+    from localeval.judge.llamacpp.llama import model_params
 
     assert llama_cpp.llama_model_default_params().use_extra_bufts  # llama.cpp's own default
     for layers in (0, -1):
@@ -69,7 +69,7 @@ def test_model_params_never_enable_extra_buffer_types() -> None:
 
 
 def test_default_parallel() -> None:
-    from localeval.judge.lazy import default_parallel, resolve_parallel
+    from localeval.judge.llamacpp import default_parallel, resolve_parallel
 
     assert default_parallel(gpu_offload=False) == 4
     assert default_parallel(gpu_offload=True) == 8
@@ -85,7 +85,7 @@ def tiny_path() -> Path:
 
 
 def _engine(path: Path, **kw: object):  # type: ignore[no-untyped-def]
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
 
     kw.setdefault("parallel", 4)
     return open_engine(path, "test", n_ctx=1024, **kw)  # type: ignore[arg-type]

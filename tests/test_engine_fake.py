@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.engine import Engine
 from localeval.judge.interface import JudgeReply, JudgeRequest
-from localeval.judge.llama import Chunk
-from localeval.judge.prefix_pool import common_prefix
-from localeval.judge.schedule import MAX_INVARIANT_STEP
+from localeval.judge.llamacpp.engine import Engine
+from localeval.judge.llamacpp.llama import DecodeChunk
+from localeval.judge.llamacpp.prefix_pool import common_prefix
+from localeval.judge.llamacpp.schedule import MAX_INVARIANT_STEP
 
 EOG, END, NL, N_VOCAB = 0, 1, 10, 256
 
@@ -64,10 +64,10 @@ class FakeBackend:
         self.n_seq = n_seq
         self.tokenizer = FakeTokenizer()
         self.kv: dict[int, list[int]] = {i: [] for i in range(n_seq)}
-        self.calls: list[list[Chunk]] = []
+        self.calls: list[list[DecodeChunk]] = []
         self.fail_at = fail_at
 
-    def decode(self, chunks: list[Chunk]) -> list[np.ndarray]:
+    def decode(self, chunks: list[DecodeChunk]) -> list[np.ndarray]:
         self.calls.append(chunks)
         if self.fail_at is not None and len(self.calls) >= self.fail_at:
             raise RuntimeError("boom")
@@ -307,7 +307,7 @@ def test_a_paragraph_break_ends_a_chunk_so_fixed_instructions_are_reused_whole()
 
 
 def test_the_cache_key_names_the_prompt_cuts_alike_before_and_after_loading() -> None:
-    from localeval.judge.lazy import LazyJudge
+    from localeval.judge.llamacpp import LazyJudge
 
     loaded = engine(FakeBackend(), chunk=512, min_chunk=64)
     try:

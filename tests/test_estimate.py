@@ -121,14 +121,14 @@ def test_a_repeated_row_is_served_as_the_run_would_serve_it(tmp_path: Path) -> N
 def test_no_model_load_with_a_cached_calibration(tmp_path: Path, monkeypatch: Any,
                                                  capsys: Any) -> None:
     from localeval.cli import main
-    from localeval.judge.llama import default_threads
+    from localeval.judge.llamacpp import default_threads
 
     def refuse(*args: Any, **kw: Any) -> None:
         raise AssertionError("the estimate loaded the judge")
 
     monkeypatch.setattr(calibrate, "measure", refuse)
-    monkeypatch.setattr("localeval.judge.lazy.open_engine", refuse)
-    monkeypatch.setattr("localeval.judge.llama.LlamaBackend", refuse)
+    monkeypatch.setattr("localeval.judge.llamacpp.open_engine", refuse)
+    monkeypatch.setattr("localeval.judge.llamacpp.llama.LlamaBackend", refuse)
     speed = Speed(chunk_s=0.01, token_s=0.001, step_s=0.01, gen_token_s=0.02, request_s=0.0)
     key = calibrate.calibration_key("fake", default_threads(), 512, -1)
     monkeypatch.setattr(calibrate, "speed_file", lambda _d: tmp_path / "speed.json")
@@ -154,18 +154,18 @@ def test_no_model_load_with_a_cached_calibration(tmp_path: Path, monkeypatch: An
 @pytest.mark.model
 def test_llama_estimate_loads_the_vocabulary_only(tmp_path: Path, monkeypatch: Any) -> None:
     pytest.importorskip("llama_cpp")
-    import localeval.judge.llama as llama
+    import localeval.judge.llamacpp as llamacpp
 
     gguf = model_path("tiny")
     if not gguf.exists():
         pytest.skip("tiny judge not pulled")
-    real_load = llama.load_model
+    real_load = llamacpp.load_model
 
     def vocab_only(path: Path, n_gpu_layers: int = 0, *, vocab_only: bool = False) -> Any:
         assert vocab_only, "the estimate loaded the judge's weights"
         return real_load(path, n_gpu_layers, vocab_only=True)
 
-    monkeypatch.setattr(llama, "load_model", vocab_only)
+    monkeypatch.setattr(llamacpp, "load_model", vocab_only)
     settings = Settings(profile="tiny", metrics=["faithfulness"], no_cache=True)
     estimate = estimate_run(ROWS, settings, parallel=2, calibrate_now=False)
     step = estimate["steps"]["faithfulness_verdicts"]

@@ -138,10 +138,10 @@ def test_disk_full_stops_with_one_line_and_resume_completes(
 
     def full_disk() -> int:
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-        from localeval import cli, execute
+        from localeval import cli, executor
 
-        original = execute.build_backends
-        execute.build_backends = lambda s, m, judge=None, embedder=None: original(  # type: ignore[assignment]
+        original = executor.build_backends
+        executor.build_backends = lambda s, m, judge=None, embedder=None: original(  # type: ignore[assignment]
             s, m, judge=SleepyJudge(0.0), embedder=embedder
         )
         return cli.main(fake_run_args(data, answers, out, "--quiet"))

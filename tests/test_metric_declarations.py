@@ -27,7 +27,7 @@ def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     request = MetricContext.request
 
     def spy(self: MetricContext, step: str, schema: Any, **variables: Any) -> Any:
-        if self.steps is not None:  # the metric's own view (execute.evaluate_sample)
+        if self.steps is not None:  # the metric's own view (executor.evaluate_sample)
             seen[by_steps[self.steps]].add(step)
         return request(self, step, schema, **variables)
 

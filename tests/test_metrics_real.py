@@ -33,7 +33,7 @@ def _model(name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def tiny_judge():  # type: ignore[no-untyped-def]
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
 
     judge = open_engine(_model(TINY), "test-tiny", parallel=1, n_ctx=2048)
     yield judge

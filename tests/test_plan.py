@@ -1,5 +1,5 @@
-"""Answers fixed but for a few choices are read, not generated (judge/plan.py): the plan of a
-schema, and the engine reading it over the fake llama.cpp backend of test_engine_fake."""
+"""Answers fixed but for a few choices are read, not generated (judge/llamacpp/plan.py): the plan
+of a schema, and the engine reading it over the fake llama.cpp backend of test_engine_fake."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 
 import numpy as np
 
-from localeval.judge.plan import Choice, Free, Reading, plan_for
+from localeval.judge.llamacpp.plan import Choice, Free, Reading, plan_for
 from localeval.judge.schemas import checked_verdicts, question_list, statements_up_to
 from tests.test_engine_fake import (
     END,

@@ -37,7 +37,7 @@ TWO = RayOptions(workers=2, cpus_per_worker=1)
 def run(rows: Any, out: Path | None, settings: Settings, *, ray: Any = None, judge: Any = None,
         embedder: Any = None, **kwargs: Any) -> Any:
     """runner.run in this process, or on Ray workers when `ray` names them."""
-    from localeval.distributed.driver import ray_executor
+    from localeval.distributed.executor import ray_executor
 
     executor = None if ray is None else ray_executor(ray, judge=judge, embedder=embedder)
     return run_here(rows, out, settings, judge=judge, embedder=embedder, executor=executor,
@@ -48,7 +48,7 @@ def run(rows: Any, out: Path | None, settings: Settings, *, ray: Any = None, jud
 def cluster():  # type: ignore[no-untyped-def]
     """One local Ray instance (4 logical CPUs) for the module. Its workers import this checkout
     and tests/ (for the judges), also those of other drivers that join it by address."""
-    from localeval.distributed.driver import init_local
+    from localeval.distributed.executor import init_local
 
     if ray.is_initialized():
         ray.shutdown()
@@ -131,7 +131,7 @@ sys.path.insert(0, {tests!r})
 from ray_judges import ContentJudge
 from localeval.config import Settings
 from localeval.distributed import RayOptions
-from localeval.distributed.driver import ray_executor
+from localeval.distributed.executor import ray_executor
 from localeval.models.embed import HashEmbedder
 from localeval.results import RunInterrupted
 from localeval.runner import run

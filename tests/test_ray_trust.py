@@ -18,7 +18,7 @@ from localeval.distributed import RayOptions
 from localeval.distributed.options import RAY_MIN, check_ray_version
 from localeval.distributed.worker import EvalWorker, WorkerPlan, open_plan, seal_plan
 from localeval.errors import ConfigError, LocalevalError
-from localeval.execute import Work
+from localeval.executor import Work
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -96,7 +96,7 @@ def _fake_ray(version: str, calls: list[str]) -> types.ModuleType:
 
 def test_the_driver_refuses_an_old_ray_before_joining(monkeypatch: pytest.MonkeyPatch) -> None:
     from localeval.data.dataset import Sample
-    from localeval.distributed.driver import RayExecutor
+    from localeval.distributed.executor import RayExecutor
     from localeval.metrics import resolve
 
     calls: list[str] = []

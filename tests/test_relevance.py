@@ -12,7 +12,7 @@ import pytest
 
 from localeval.config import Settings
 from localeval.data.dataset import to_sample
-from localeval.execute import evaluate_sample
+from localeval.executor import evaluate_sample
 from localeval.judge.client import JudgeClient
 from localeval.judge.fake import FakeJudge
 from localeval.metrics import resolve

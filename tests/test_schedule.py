@@ -1,5 +1,5 @@
-"""The engine and the estimate share one schedule (judge/schedule.py): replaying the requests an
-engine served gives the decode calls it made and the prompt tokens it read."""
+"""The engine and the estimate share one schedule (judge/llamacpp/schedule.py): replaying the
+requests an engine served gives the decode calls it made and the prompt tokens it read."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 
 from localeval.estimate.simulate import Speed, replay
 from localeval.estimate.workload import RequestLoad
-from localeval.judge.chunks import cuts
 from localeval.judge.interface import JudgeReply
-from localeval.judge.prefix_pool import NoMemory, PrefixPool, Slot
-from localeval.judge.schedule import MAX_INVARIANT_STEP, admit, step
+from localeval.judge.llamacpp.chunks import cuts
+from localeval.judge.llamacpp.prefix_pool import NoMemory, PrefixPool, Slot
+from localeval.judge.llamacpp.schedule import MAX_INVARIANT_STEP, admit, step
 from tests.test_engine_fake import FakeBackend, FakeTokenizer, engine, request
 
 CHUNK = 8

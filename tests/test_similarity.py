@@ -120,7 +120,7 @@ def test_the_bundled_example_separates_right_from_wrong(small_embedder) -> None:
 
     from localeval.config import Settings
     from localeval.data.dataset import to_sample
-    from localeval.execute import evaluate_sample
+    from localeval.executor import evaluate_sample
     from localeval.judge.client import JudgeClient
     from localeval.judge.fake import FakeJudge
     from localeval.metrics import resolve
@@ -148,7 +148,7 @@ def test_an_embedding_does_not_depend_on_its_batch(small_embedder) -> None:  # t
 
     from localeval.config import Settings
     from localeval.data.dataset import to_sample
-    from localeval.execute import evaluate_sample
+    from localeval.executor import evaluate_sample
     from localeval.judge.client import JudgeClient
     from localeval.judge.fake import FakeJudge
     from localeval.metrics import resolve

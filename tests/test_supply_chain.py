@@ -184,7 +184,7 @@ def test_the_gguf_chat_template_runs_in_jinja_sandbox() -> None:
     jinja2's sandbox, and message text is data, never template source."""
     pytest.importorskip("llama_cpp")
     jinja2_sandbox = pytest.importorskip("jinja2.sandbox")
-    from localeval.judge.llama import make_chat_formatter
+    from localeval.judge.llamacpp.llama import make_chat_formatter
 
     def fmt(template: str, content: str) -> str:
         return make_chat_formatter(template, lambda _: "", 0, 0)(

@@ -267,7 +267,7 @@ def test_an_overlong_context_is_indexed_once() -> None:
 @pytest.mark.model
 def test_dataset_text_never_becomes_chat_control_tokens() -> None:
     pytest.importorskip("llama_cpp")
-    from localeval.judge.llama import Tokenizer, load_model
+    from localeval.judge.llamacpp import Tokenizer, load_model
     from localeval.prompts import render
 
     manifest = load_manifest()

@@ -15,7 +15,7 @@ from localeval.errors import ConfigError, DatasetError
 from localeval.judge.cache import AnswerCache, cache_key, probe_key
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
-from localeval.verifier.apply import Verifier, raw_p
+from localeval.verifier.apply import Verifier, judge_p_yes
 from localeval.verifier.fit import Pair, fit, out_of_fold, pair_accuracy
 from localeval.verifier.head import Head, load_head, save_head
 from localeval.verifier.table import Table
@@ -149,7 +149,7 @@ def test_p_and_tau_come_from_the_head_only_for_the_steps_it_was_made_for() -> No
     scored = FieldProbs(field="verdict", probs={"1": 0.2, "0": 0.8}, score=0.9)
     assert p_yes(scored) == 0.9
     assert p_yes(scored.model_copy(update={"score": None})) == pytest.approx(0.2)
-    assert raw_p(scored) == pytest.approx(0.2)
+    assert judge_p_yes(scored) == pytest.approx(0.2)
 
 
 def _table(n: int, seed: int = 0) -> Table:
@@ -311,7 +311,7 @@ def test_the_states_at_a_verdict_do_not_depend_on_what_runs_beside_it() -> None:
     from conftest import _need, model_path
     from test_engine import FACTS, _verdicts
 
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
 
     path = _need(model_path("tiny"))
     requests = [_verdicts(a, [q.rstrip("?") + " is unknown.", a]) for q, a in FACTS[:4]]

@@ -11,7 +11,7 @@ from localeval.errors import ConfigError, UsageError
 from localeval.safe import terminal_safe
 
 if TYPE_CHECKING:
-    from localeval.distributed.driver import RayExecutor
+    from localeval.distributed.executor import RayExecutor
     from localeval.results.gates import Gate
 
 ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
@@ -151,6 +151,6 @@ def ray_executor(args: argparse.Namespace) -> RayExecutor | None:
         if given:
             raise ConfigError("--ray-workers, --ray-cpus-per-worker and --ray-models need --ray")
         return None
-    from localeval.distributed.driver import ray_executor
+    from localeval.distributed.executor import ray_executor
 
     return ray_executor({"address": args.ray, **given})

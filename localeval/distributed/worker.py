@@ -1,6 +1,6 @@
 """One Ray worker: checks its model files, loads the judge and the embedder once, then evaluates
 the samples the driver hands it with the same per-sample code as a local run
-(`execute.evaluate_sample`), many at once so their judge requests share decode steps.
+(`executor.evaluate_sample`), many at once so their judge requests share decode steps.
 
 The class is plain Python; the driver turns it into a Ray actor (`ray.remote(EvalWorker)`).
 The plan travels as a version header (a plain string, which Ray carries without pickle) and a
@@ -172,7 +172,7 @@ class EvalWorker:
 
     def _load(self) -> dict[str, Any]:
         from localeval import prompts
-        from localeval.execute import sample_concurrency
+        from localeval.executor import sample_concurrency
         from localeval.metrics import resolve
         from localeval.models.backends import build_backends
         from localeval.version import __version__
@@ -223,9 +223,9 @@ class EvalWorker:
         }
 
     async def evaluate(self, sample: Sample) -> tuple[SampleRecord, dict[str, Any]]:
-        """One sample through execute.evaluate_sample; with the judge and embedder work done
+        """One sample through executor.evaluate_sample; with the judge and embedder work done
         since the last reply (summed by the driver into the run's figures)."""
-        from localeval.execute import evaluate_sample
+        from localeval.executor import evaluate_sample
 
         if self.settings is None:
             raise LocalevalError(f"ray worker on node {self.node}: evaluate before load")

@@ -1,6 +1,6 @@
 """This machine's judge speed, measured once with the real engine and kept on disk.
 
-Two short workloads go through the engine (`judge/lazy.open_engine`, the run's settings):
+Two short workloads go through the engine (`judge/llamacpp.open_engine`, the run's settings):
 prompts of several lengths, one of them long enough for full chunks deep into the window, with
 planned answers (prompt reading); then as many generating requests as the engine decodes in one
 call (the answer_relevance template: free strings). Every `llama_decode` call is timed; least
@@ -190,7 +190,7 @@ def measure(model_path: Path, sha256: str, *, n_ctx: int, threads: int | None,
     was measured on)."""
     from localeval import prompts
     from localeval.judge.interface import JudgeRequest
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
     from localeval.judge.schemas import checked_verdicts, question_list, schema_json
 
     started = time.perf_counter()

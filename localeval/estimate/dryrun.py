@@ -14,7 +14,7 @@ from typing import Any
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import ConfigError, PromptTooLong
-from localeval.execute import evaluate_all
+from localeval.executor import evaluate_all
 from localeval.judge.cache import AnswerCache
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import JudgeReply, JudgeRequest

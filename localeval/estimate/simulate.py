@@ -1,5 +1,5 @@
 """The engine's schedule replayed without a model: the engine's own admission and step
-(judge/schedule.py) over its own PrefixPool, each decode call priced by the calibration
+(judge/llamacpp/schedule.py) over its own PrefixPool, each decode call priced by the calibration
 (estimate/calibrate.py)."""
 
 from __future__ import annotations
@@ -8,9 +8,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from localeval.estimate.workload import RequestLoad
-from localeval.judge.chunks import next_cut
-from localeval.judge.prefix_pool import NoMemory, PrefixPool, Slot
-from localeval.judge.schedule import admit, step
+from localeval.judge.llamacpp import NoMemory, PrefixPool, Slot, admit, next_cut, step
 
 SMALL = 64
 """Chunks shorter than this (answer reads, a prompt's last bit) are priced by their own line:

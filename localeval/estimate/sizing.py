@@ -3,8 +3,8 @@
 The metrics run on the rows against a dry-run judge (estimate/dryrun.py): every request they
 would send is recorded, those the answer cache holds are served from it. Each request's prompt
 is tokenized with the judge's own tokenizer (a vocabulary-only load) and its answer laid out by
-its schema (estimate/workload.py); the engine's own schedule (judge/schedule.py) is replayed
-over them (estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its
+its schema (estimate/workload.py); the engine's own schedule (judge/llamacpp/schedule.py) is
+replayed over them (estimate/simulate.py) for the prompt tokens it reads after prefix reuse and its
 decode calls, priced by this machine's calibration (estimate/calibrate.py), measured once and
 cached.
 """
@@ -67,10 +67,10 @@ class VocabJudge:
 
 def estimate_parallel(settings: Settings) -> int:
     """The slots an estimate sizes for: 1 for the fake judge, else --parallel or the hardware
-    default (judge/lazy.resolve_parallel)."""
+    default (judge/llamacpp.resolve_parallel)."""
     if settings.judge == "fake":
         return 1
-    from localeval.judge.lazy import resolve_parallel
+    from localeval.judge.llamacpp import resolve_parallel
 
     return resolve_parallel(settings.parallel, settings.n_gpu_layers)
 
@@ -79,7 +79,7 @@ def open_judge(settings: Settings, parallel: int) -> VocabJudge:
     """The run's judge without its weights: the llama.cpp judge's vocabulary only."""
     if settings.judge == "fake":
         return VocabJudge("fake", "fake", "fake", CharVocab(), None)
-    from localeval.judge.llama import Tokenizer, load_model
+    from localeval.judge.llamacpp import Tokenizer, load_model
     from localeval.models.backends import make_judge
 
     lazy, info = make_judge(settings.model_copy(update={"parallel": parallel}))
@@ -192,7 +192,7 @@ def _calibration(settings: Settings, judge: VocabJudge, calibrate_now: bool, rec
                  log: Callable[[str], None] | None) -> tuple[dict[str, Any] | None, str]:
     """The cached calibration, else one measured now (loads the judge once)."""
     from localeval.config import default_cache_path
-    from localeval.judge.llama import default_threads
+    from localeval.judge.llamacpp import default_threads
 
     threads = settings.n_threads or default_threads()
     key = calibrate.calibration_key(judge.fingerprint, threads, settings.n_batch,

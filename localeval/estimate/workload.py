@@ -1,6 +1,6 @@
 """What each recorded request costs the engine, as the engine would do it: its prompt's tokens
-and cuts (judge/chunks.py), and its answer as stretches to read and tokens to generate (the
-engine's own judge/plan.Reading follows the answer laid out by its schema; free strings and
+and cuts (judge/llamacpp/chunks.py), and its answer as stretches to read and tokens to generate (the
+engine's own judge/llamacpp/plan.Reading follows the answer laid out by its schema; free strings and
 unplanned answers are generated, their length estimated)."""
 
 from __future__ import annotations
@@ -11,13 +11,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from localeval.judge.chunks import MIN_CHUNK, cuts
 from localeval.judge.interface import JudgeRequest
-from localeval.judge.plan import Choice, Free, Reading, plan_for
+from localeval.judge.llamacpp import MIN_CHUNK, Choice, Free, Reading, cuts, plan_for
 
 
 class Vocab(Protocol):
-    """The judge's tokenizer (judge/llama.Tokenizer, or CharVocab without a model)."""
+    """The judge's tokenizer (judge/llamacpp/llama.Tokenizer, or CharVocab without a model)."""
 
     def prompt_tokens(self, messages: list[dict[str, str]]) -> list[int]: ...
 
@@ -85,11 +84,11 @@ class _Guesses:
 
 def answer_work(schema_json: str, vocab: Vocab, free_tokens: float, temperature: float
                 ) -> tuple[list[tuple[str, int]], bool]:
-    """The answer's stretches, as the engine follows a planned answer (judge/plan.Reading, run
-    here on placeholder logits): literal text and choices read in chunks, each free string
-    generated (`free_tokens` tokens, its closing quote included, which is read again with what
-    follows it). Any other answer is generated whole (its placeholder's tokens, each string
-    counted as `free_tokens`)."""
+    """The answer's stretches, as the engine follows a planned answer
+    (judge/llamacpp/plan.Reading, run here on placeholder logits): literal text and choices read
+    in chunks, each free string generated (`free_tokens` tokens, its closing quote included,
+    which is read again with what follows it). Any other answer is generated whole (its
+    placeholder's tokens, each string counted as `free_tokens`)."""
     parts = plan_for(schema_json) if temperature == 0 else None
     reading = Reading.start(parts, vocab.tokens) if parts is not None else None
     if reading is None:

@@ -33,7 +33,7 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     from localeval.estimate.sizing import estimate_parallel, open_judge
     from localeval.estimate.workload import build
     from localeval.judge.client import JudgeClient
-    from localeval.judge.llama import default_threads
+    from localeval.judge.llamacpp import default_threads
     from localeval.models.backends import Backends
     from localeval.models.embed import EmbeddingStore, HashEmbedder
     from localeval.models.preflight import check_before_loading

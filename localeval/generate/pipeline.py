@@ -223,7 +223,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
                        every_check: bool = False) -> Generated:
     """Embed the corpus, plan, run the candidates not in the work file, assemble, write
     (`every_check`: tasks.Env's, for the estimate)."""
-    from localeval.execute import sample_concurrency
+    from localeval.executor import sample_concurrency
     from localeval.models.embed import store_for
     from localeval.progress import Progress
 

@@ -1,5 +1,6 @@
-"""The judge: its interface (interface), the client metrics call (client), the llama.cpp engine, a
-fake for tests, and the answer cache."""
+"""The judge: its interface (interface), the client metrics call (client), the answer cache
+(cache), the answer schemas (schemas), a fake for tests (fake), and the llama.cpp engine behind
+one door (the package llamacpp)."""
 
 from localeval.judge.interface import Judge, JudgeReply, JudgeRequest
 

@@ -21,8 +21,8 @@ STEP_FIGURES = ("calls", "cached", "prompt_tokens", "prompt_tokens_processed",
                 "generated_tokens", "forced_tokens", "decode_s")
 """What JudgeStats keeps per step, once: requests the judge answered, requests served without
 it (the cache, or an identical request in flight), prompt tokens, those read (not served from a
-prefix), answer tokens generated, answer tokens read instead (judge/plan.py), and the step's
-share of the judge's decode seconds."""
+prefix), answer tokens generated, answer tokens read instead (judge/llamacpp/plan.py), and the
+step's share of the judge's decode seconds."""
 ACCOUNT = STEP_FIGURES[3:]
 """What `summary.json` → `judge.tokens_by_step` shows of each step."""
 

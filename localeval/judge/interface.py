@@ -1,6 +1,6 @@
 """The judge's interface: the request a metric sends, the reply it gets, what every judge
-implements (the llama.cpp judge in judge/lazy.py, the fake one in judge/fake.py), and what a
-scorer of verdicts wrapped around the judge client implements (the verifier plug-in)."""
+implements (the llama.cpp judge in judge/llamacpp/__init__.py, the fake one in judge/fake.py),
+and what a scorer of verdicts wrapped around the judge client implements (the verifier plug-in)."""
 
 from __future__ import annotations
 
@@ -45,8 +45,9 @@ class FieldProbs(BaseModel):
                                                         "numpy row; in memory only, never cached)")
 
 
-def raw_p(entry: FieldProbs) -> float | None:
-    """The judge's own P(supported): its P(verdict = 1), renormalised over the two verdicts."""
+def judge_p_yes(entry: FieldProbs) -> float | None:
+    """The judge's own P(verdict = 1) (for a claim, P(supported)), renormalised over the two
+    verdicts; metrics/claims/verdicts.p_yes is the one a run uses (a verifier head's first)."""
     yes, no = entry.probs.get("1", 0.0), entry.probs.get("0", 0.0)
     return yes / (yes + no) if yes + no > 0 else None
 
@@ -57,7 +58,8 @@ class JudgeReply(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = Field(0, description="answer tokens generated, one decode step each")
     forced_tokens: int = Field(0, description="answer tokens read as chunks, not generated: an "
-                                              "answer fixed but for a few choices (judge/plan.py)")
+                                              "answer fixed but for a few choices "
+                                              "(judge/llamacpp/plan.py)")
     prompt_tokens_processed: int = Field(0, description="prompt tokens not served from a KV prefix")
     decode_s: float = Field(0.0, description="this request's share of the judge's decode "
                                              "calls' seconds (by tokens)")

@@ -5,8 +5,8 @@ the user's guide: localeval/docs/rubrics.md.
 The judge reads the row's fields the rubric requires (question, answer, reference, contexts,
 then any other column, under its name), then the rubric's own text: criteria, evaluation steps,
 levels, the reply's shape. The row material comes first, in a fixed order, so the rubrics of one
-row share their prompt's prefix and the engine reads it once (judge/prefix_pool.py). The answer
-is `{"reason": "…", "level": n}` (`"verdict": 1|0` for a yes/no scale; no reason with
+row share their prompt's prefix and the engine reads it once (judge/llamacpp/prefix_pool.py). The
+answer is `{"reason": "…", "level": n}` (`"verdict": 1|0` for a yes/no scale; no reason with
 --no-explain), the level an enum of the scale's digits.
 
 Scores: `<name>` = the probability-weighted level, Σ P(level)·level over the levels, normalised

@@ -104,7 +104,7 @@ def _verifier(settings: Settings, judge_sha256: str
 
 
 def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, dict]:
-    """The run's judge, not yet loaded (judge/lazy.py; the fake judge with `--judge fake`), and
+    """The run's judge, not yet loaded (judge/llamacpp/__init__.py; the fake judge with `--judge fake`), and
     what summary.json → models.judge says of it. The manifest is read only for the profile's
     judge."""
     from localeval import models
@@ -122,7 +122,7 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
         manifest = models.load_manifest()
         spec = manifest.get(manifest.profile(settings.profile)["judge"])
         path, sha, name = models.require(spec), models.expected_sha256(spec), spec.name
-    from localeval.judge.lazy import LazyJudge, gpu_offload, resolve_parallel
+    from localeval.judge.llamacpp import LazyJudge, gpu_offload, resolve_parallel
 
     parallel = resolve_parallel(settings.parallel, settings.n_gpu_layers)
     verifier, _ = _verifier(settings, sha)

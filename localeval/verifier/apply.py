@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from localeval.judge.interface import JudgeReply, JudgeRequest, raw_p
+from localeval.judge.interface import JudgeReply, JudgeRequest, judge_p_yes
 from localeval.verifier.head import Head, load_head
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ class Verifier:
         for a caller that reads them; they never reach the cache)."""
         if self.head is None:
             return reply
-        probs = [fp.model_copy(update={"score": self.head.score(fp.hidden, raw_p(fp))})
+        probs = [fp.model_copy(update={"score": self.head.score(fp.hidden, judge_p_yes(fp))})
                  if fp.field == VERDICT and fp.hidden is not None else fp
                  for fp in reply.field_probs]
         return reply.model_copy(update={"field_probs": probs})

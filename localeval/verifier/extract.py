@@ -2,11 +2,11 @@
 
 Each row is judged exactly as `faithfulness` judges it (metrics/claims/score.judge_claims: the
 same sentences, rules, templates and requests), with the engine reading the chosen layers at
-each verdict slot (judge/hidden.py). What comes out per row: every claim of its answer with how
-it was settled (`rule`), the judge's own P(supported) and, for claims the judge decided, the
-layers' states at its verdict. Rows are stored one file each under a folder keyed by the judge,
-the layers, the templates and the row's content, so an interrupted extraction goes on where it
-stopped and a second fit reads instead of judging.
+each verdict slot (judge/llamacpp/hidden.py). What comes out per row: every claim of its answer
+with how it was settled (`rule`), the judge's own P(supported) and, for claims the judge
+decided, the layers' states at its verdict. Rows are stored one file each under a folder keyed
+by the judge, the layers, the templates and the row's content, so an interrupted extraction goes
+on where it stopped and a second fit reads instead of judging.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.verifier.apply import raw_p
+from localeval.verifier.apply import judge_p_yes
 
 STEP = "faithfulness_verdicts"
 SAMPLE_FIELDS = ("question", "answer", "contexts")
@@ -98,7 +98,7 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
                      ) -> RowFeatures:
     from localeval.data.dataset import to_sample
     from localeval.errors import ConfigError, LocalevalError
-    from localeval.execute import sample_language
+    from localeval.executor import sample_language
     from localeval.metrics.base import MetricContext
     from localeval.metrics.claims.score import judge_claims
     from localeval.text import json_safe
@@ -134,7 +134,7 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
         feats.claims.append(Claim(
             sentence=int(entry["sentence"]) - 1, statement=entry["statement"],
             rule=str(entry.get("rule", "judge")), verdict=int(entry["verdict"]),
-            p_raw=None if fp is None else raw_p(fp), overruled=bool(overruled),
+            p_raw=None if fp is None else judge_p_yes(fp), overruled=bool(overruled),
             hidden=None if fp is None or fp.hidden is None else np.asarray(fp.hidden)))
     return feats
 

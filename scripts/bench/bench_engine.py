@@ -56,7 +56,7 @@ def load_rows(n: int, data_dir: Path, context_chars: int) -> list[dict[str, Any]
 
 
 def make_judge(parallel: int, model: Path, n_ctx: int, threads: int | None, chunk: int) -> Any:
-    from localeval.judge.lazy import open_engine
+    from localeval.judge.llamacpp import open_engine
 
     return open_engine(model, "bench", parallel=parallel, n_ctx=n_ctx, n_threads=threads,
                        max_chunk=chunk, n_gpu_layers=N_GPU_LAYERS[0])
@@ -164,7 +164,7 @@ def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
     """llama.cpp batched decode alone: N sequences, one token each per llama_decode, no sampling."""
     import llama_cpp
 
-    from localeval.judge.llama import LlamaBackend
+    from localeval.judge.llamacpp import LlamaBackend
 
     out: dict[str, float] = {}
     for n in n_seqs:
@@ -204,7 +204,7 @@ def raw_ceiling(model: Path, n_seqs: list[int], threads: int | None,
 def prompt_rate(model: Path, chunks: list[int], threads: int | None,
                 n_tokens: int = 512) -> dict[str, float]:
     """Prompt tokens/s when one sequence's prompt is read in chunks of each size."""
-    from localeval.judge.llama import Chunk, LlamaBackend
+    from localeval.judge.llamacpp import DecodeChunk, LlamaBackend
 
     out: dict[str, float] = {}
     for size in chunks:
@@ -218,7 +218,7 @@ def prompt_rate(model: Path, chunks: list[int], threads: int | None,
             t0 = time.perf_counter()
             for start in range(0, n_tokens, size):
                 piece = prompt[start:start + size]
-                backend.decode([Chunk(0, start, piece, [len(piece) - 1])])
+                backend.decode([DecodeChunk(0, start, piece, [len(piece) - 1])])
             best = min(best, time.perf_counter() - t0)
         out[str(size)] = round(n_tokens / best, 1)
         backend.close()

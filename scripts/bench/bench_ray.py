@@ -67,7 +67,7 @@ def rows(n: int) -> list[dict[str, Any]]:
 def one(data: list[dict[str, Any]], out: Path, delay: float, parallel: int,
         ray: Any) -> dict[str, Any]:
     from localeval.config import Settings
-    from localeval.distributed.driver import ray_executor
+    from localeval.distributed.executor import ray_executor
     from localeval.models.embed import HashEmbedder
     from localeval.runner import run
 
@@ -100,7 +100,7 @@ def main() -> int:
     import ray
 
     from localeval.distributed import RayOptions
-    from localeval.distributed.driver import init_local
+    from localeval.distributed.executor import init_local
 
     counts = [int(w) for w in args.workers.split(",")]
     data = rows(args.samples)

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.interface import raw_p
+from localeval.judge.interface import judge_p_yes
 from localeval.judge.schemas import checked_verdicts, fact_verdicts
 from localeval.metrics.base import MetricContext
 from localeval.metrics.claims.checks import decide
@@ -153,7 +153,7 @@ def p_yes(entry: FieldProbs | None) -> float | None:
         return None
     if entry.score is not None:
         return entry.score
-    return raw_p(entry)
+    return judge_p_yes(entry)
 
 
 def items_per_request(ctx: MetricContext) -> int:
@@ -207,15 +207,16 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                items_var: [json_safe(items[i]) for i in indices]})
         verdicts = [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
         found = probs if len(probs) == len(verdicts) else [None] * len(verdicts)
-        return [{**v, "_p": p_yes(f), "_judge_p": raw_p(f) if f and f.score is not None else None}
+        return [{**v, "_p_yes": p_yes(f),
+                 "_judge_p_yes": judge_p_yes(f) if f and f.score is not None else None}
                 for v, f in zip(verdicts, found, strict=True)]
 
     def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
                piece: int | None, focused: bool = False) -> None:
         for i, judged in zip(indices, answer, strict=True):
             judged = dict(judged)
-            p = judged.pop("_p", None)
-            judge_p = judged.pop("_judge_p", None)  # set when the verifier head gave p
+            p = judged.pop("_p_yes", None)
+            judge_p_yes = judged.pop("_judge_p_yes", None)  # set when the verifier head gave p
             fact = judged.pop("fact", None)
             greedy = int(judged["verdict"])
             if p is not None:  # the judge's probability decides, not its greedy digit
@@ -229,10 +230,10 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                 entry["p_supported"] = 0.0 if overruled else round(p, 4)
                 entry["greedy_verdict"] = greedy
                 sign = "≥" if p >= tau else "<"
-                who = "P(supported)" if judge_p is None else "verifier P(supported)"
+                who = "P(supported)" if judge_p_yes is None else "verifier P(supported)"
                 entry["reason"] = f"{who} {p:.2f} {sign} τ {tau:g}: {entry['reason']}"
-            if judge_p is not None:
-                entry["p_judge"] = round(judge_p, 4)
+            if judge_p_yes is not None:
+                entry["p_judge"] = round(judge_p_yes, 4)
             if i in asks and fact is not None:
                 entry["asserts_fact"] = int(fact)
             if focused:

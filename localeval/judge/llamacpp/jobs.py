@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
-from localeval.judge.plan import Reading
-from localeval.judge.prefix_pool import Slot
+from localeval.judge.llamacpp.plan import Reading
+from localeval.judge.llamacpp.prefix_pool import Slot
 
 
 @dataclass
@@ -43,7 +43,7 @@ class Active:
     conts: list[list[int]] = field(default_factory=list)  # continuations still to score
     logprobs: dict[str, float] = field(default_factory=dict)
     first_logp: np.ndarray | None = None
-    plan: Reading | None = None  # its answer laid out by the schema (judge/plan.py)
+    plan: Reading | None = None  # its answer laid out by the schema (judge/llamacpp/plan.py)
     forced: int = 0  # answer tokens read as chunks
     hidden: list[np.ndarray] = field(default_factory=list)  # per planned choice: tapped layers
     seconds: float = 0.0  # its share of the decode calls' time

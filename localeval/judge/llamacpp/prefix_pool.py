@@ -2,10 +2,11 @@
 
 Each slot is one KV stream. A finished request's tokens stay in its slot, so a later request
 that begins the same way (same instructions, same contexts) starts from that prefix instead of
-reading it again. Reuse stops at a cut of the new prompt (judge/chunks.py) and covers only tokens
-that were read as prompt chunks: prompts are always read in chunks that end at their cuts, which
-two prompts share over their common part, so a reused prefix holds exactly the KV the request
-would have computed itself, and its answer does not depend on which request came first.
+reading it again. Reuse stops at a cut of the new prompt (judge/llamacpp/chunks.py) and covers
+only tokens that were read as prompt chunks: prompts are always read in chunks that end at their
+cuts, which two prompts share over their common part, so a reused prefix holds exactly the KV
+the request would have computed itself, and its answer does not depend on which request came
+first.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from localeval.judge.chunks import cut_at_or_before
+from localeval.judge.llamacpp.chunks import cut_at_or_before
 
 
 class Memory(Protocol):

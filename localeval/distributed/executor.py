@@ -1,5 +1,6 @@
-"""The driver side of `--ray`: join or start Ray, start one worker actor per GPU (or per N CPUs),
-hand them the unfinished samples and take the records back as they finish.
+"""The Ray executor (`--ray`), run in the process that starts the run (Ray's driver): join or
+start Ray, start one worker actor per GPU (or per N CPUs), hand them the unfinished samples and
+take the records back as they finish.
 
 Why actors rather than Ray Data: a worker must load a multi-GB judge once and keep it, with its
 KV cache and answer cache, for the whole run; its batched engine wants a steady stream of
@@ -34,7 +35,7 @@ from localeval.distributed.worker import (
     seal_plan,
 )
 from localeval.errors import ConfigError, LocalevalError, ModelError
-from localeval.execute import OnRecord, Work
+from localeval.executor import OnRecord, Work
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
 
@@ -49,8 +50,8 @@ def ray_executor(ray: Any, *, judge: Any = None, embedder: Any = None) -> RayExe
 
 @dataclass
 class RayExecutor:
-    """The execution.Executor of `--ray`: the workers hold the models and run
-    `execute.evaluate_sample`; this process sums their judge and embedder figures and puts
+    """The executor.Executor of `--ray`: the workers hold the models and run
+    `executor.evaluate_sample`; this process sums their judge and embedder figures and puts
     "ray" (the workers, the retries) into summary.json."""
 
     options: RayOptions = field(default_factory=RayOptions)

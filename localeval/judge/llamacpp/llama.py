@@ -118,8 +118,10 @@ class Tokenizer:
 
 
 @dataclass
-class Chunk:
-    """Tokens of one sequence to decode at positions start.., and which of them give logits."""
+class DecodeChunk:
+    """Tokens of one sequence to decode at positions start.., and which of them give logits: a
+    chunk of a prompt, a stretch of a planned answer, or one generated token (not a document
+    chunk: that is generate/chunking.Chunk)."""
 
     seq_id: int
     start: int
@@ -127,14 +129,15 @@ class Chunk:
     outputs: Sequence[int]  # indexes into tokens whose logits are wanted
 
 
-class Backend(Protocol):
-    """What the engine needs from llama.cpp: LlamaBackend below, a fake one in the tests."""
+class DecodeBackend(Protocol):
+    """What the engine decodes with: LlamaBackend below, a fake one in the tests (not the run's
+    loaded models: that is models/backends.Backends)."""
 
     n_ctx: int
     n_seq: int
     tokenizer: Any
 
-    def decode(self, chunks: list[Chunk]) -> list[np.ndarray]: ...
+    def decode(self, chunks: list[DecodeChunk]) -> list[np.ndarray]: ...
 
     def is_eog(self, token: int) -> bool: ...
 
@@ -162,9 +165,9 @@ class LlamaBackend:
 
         self._model = load_model(model_path, n_gpu_layers)
         self.last_hidden: np.ndarray | None = None
-        self.tap = None  # reads the residual stream for a learned verifier (judge/hidden.py)
+        self.tap = None  # the residual stream for a learned verifier (judge/llamacpp/hidden.py)
         if hidden_layers:
-            from localeval.judge.hidden import HiddenTap
+            from localeval.judge.llamacpp.hidden import HiddenTap
 
             self.tap = HiddenTap(ll, hidden_layers, ll.llama_model_n_layer(self._model.model),
                                  ll.llama_model_n_embd(self._model.model))
@@ -199,10 +202,10 @@ class LlamaBackend:
 
     # ------------------------------------------------------------------ decoding
 
-    def decode(self, chunks: Sequence[Chunk], hidden: bool = False) -> list[np.ndarray]:
+    def decode(self, chunks: Sequence[DecodeChunk], hidden: bool = False) -> list[np.ndarray]:
         """Decode the chunks in one call; the logits (copies) of every wanted output, in order.
         With `hidden` (a backend made with `hidden_layers`), `last_hidden` then holds the
-        tapped layers' rows of those outputs (judge/hidden.py)."""
+        tapped layers' rows of those outputs (judge/llamacpp/hidden.py)."""
         batch, n = self._batch, 0
         wanted: list[int] = []
         for chunk in chunks:

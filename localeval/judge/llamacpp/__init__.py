@@ -1,6 +1,17 @@
-"""The llama.cpp judge as the runner gets it: the engine is built on the first request that the
+"""The llama.cpp engine, behind one door: this module is what the rest of localeval imports.
+
+The judge as the runner gets it (`LazyJudge`): the engine is built on the first request that the
 answer cache cannot serve, so a rerun whose answers are all cached loads no model. Counting a
-prompt's tokens (for splitting long contexts) needs only the vocabulary, loaded on its own."""
+prompt's tokens (for splitting long contexts) needs only the vocabulary, loaded on its own.
+
+Inside (nothing outside this package imports these modules; pyproject.toml's import contracts
+check it): `engine` (the queue, the worker thread, the decode calls), `llama` (every llama.cpp
+call), `schedule` (which requests start, what each step decodes), `prefix_pool` (the KV slots and
+shared prefixes), `chunks` (where a prompt is cut), `plan` (answers read, not generated), `jobs`
+(a request inside the engine), `sampling` (choices under a grammar) and `hidden` (the residual
+stream a learned verifier reads). The door also hands on what `estimate` needs to replay the
+engine's own schedule without a model.
+"""
 
 from __future__ import annotations
 
@@ -10,9 +21,26 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localeval.judge.chunks import MIN_CHUNK
-from localeval.judge.engine import Engine, sampling_key
 from localeval.judge.interface import JudgeReply, JudgeRequest
+from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, next_cut
+from localeval.judge.llamacpp.engine import Engine, sampling_key
+from localeval.judge.llamacpp.llama import (
+    DecodeChunk,
+    LlamaBackend,
+    Tokenizer,
+    default_threads,
+    load_model,
+)
+from localeval.judge.llamacpp.plan import Choice, Free, Reading, plan_for
+from localeval.judge.llamacpp.prefix_pool import NoMemory, PrefixPool, Slot
+from localeval.judge.llamacpp.schedule import admit, step
+
+__all__ = [  # the judge a run uses and its engine; llama.cpp's model; what estimate replays
+    "MIN_CHUNK", "Choice", "DecodeChunk", "Engine", "Free", "LazyJudge", "LlamaBackend", "NoMemory",
+    "PrefixPool", "Reading", "Slot", "Tokenizer", "admit", "cuts", "default_parallel",
+    "default_threads", "gpu_offload", "load_model", "next_cut", "open_engine", "plan_for",
+    "resolve_parallel", "sampling_key", "step",
+]
 
 
 def default_parallel(gpu_offload: bool = False) -> int:
@@ -37,8 +65,8 @@ def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int
                 prefix_reuse: bool = True, hidden_layers: Sequence[int] = ()) -> Engine:
     """Load the model and start the engine: `parallel` active slots plus `keep_prefixes`
     (default: as many) slots that keep recent prompts for prefix reuse; `hidden_layers`: the
-    layers a learned verifier reads (judge/hidden.py)."""
-    from localeval.judge.llama import LlamaBackend
+    layers a learned verifier reads (judge/llamacpp/hidden.py)."""
+    from localeval.judge.llamacpp.llama import LlamaBackend
 
     keep = parallel if keep_prefixes is None else keep_prefixes
     backend = LlamaBackend(model_path, n_ctx=n_ctx, n_seq=parallel + keep,
@@ -91,7 +119,7 @@ class LazyJudge:
         if self.engine is not None:
             return self.engine.backend.tokenizer
         if self._tokenizer is None:
-            from localeval.judge.llama import Tokenizer, load_model
+            from localeval.judge.llamacpp.llama import Tokenizer, load_model
 
             self._vocab = load_model(self.model_path, 0, vocab_only=True)
             self._tokenizer = Tokenizer(self._vocab)
@@ -118,6 +146,6 @@ class LazyJudge:
 
 def gpu_offload(n_gpu_layers: int) -> bool:
     """Whether llama.cpp was built with a GPU backend that `n_gpu_layers` uses (no model load)."""
-    from localeval.judge.llama import import_llama
+    from localeval.judge.llamacpp.llama import import_llama
 
     return bool(import_llama().llama_supports_gpu_offload()) and n_gpu_layers != 0

@@ -1,8 +1,9 @@
 """The engine's schedule: which queued requests start, and what each step decodes.
 
-The engine (judge/engine.py) runs it over real requests; the estimate (estimate/simulate.py)
-runs the same functions over recorded ones, so the two cannot drift apart. Both pass their own
-records of a request in a slot (`Running`) and say what a start or a decode call does.
+The engine (judge/llamacpp/engine.py) runs it over real requests; the estimate
+(estimate/simulate.py) runs the same functions over recorded ones, so the two cannot drift
+apart. Both pass their own records of a request in a slot (`Running`) and say what a start or a
+decode call does.
 
 - `admit`: while fewer than `parallel` run, the next queued request starts in the slot holding
   the longest reusable prefix of its prompt, unless a request still reading its prompt will
@@ -17,7 +18,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol, TypeVar
 
-from localeval.judge.prefix_pool import PrefixPool, Slot
+from localeval.judge.llamacpp.prefix_pool import PrefixPool, Slot
 
 MAX_INVARIANT_STEP = 4
 """Tokens per generation decode call. Measured on the 1.5B judge (scripts/bench/bench_engine.py,

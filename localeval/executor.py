@@ -1,11 +1,11 @@
-"""The per-sample step and the executors that run it.
+"""The executor: what evaluates a run's samples, and the per-sample step every executor runs.
 
 `evaluate_sample`: one sample through every metric that applies to it, concurrently, into one
 SampleRecord (scores, details, errors, skips). An `Executor` evaluates a run's samples and
 reports its part of the summary: `LocalExecutor` here, in this process, with bounded
-concurrency; `distributed.driver.RayExecutor` on Ray workers, each of which runs
-`evaluate_sample` itself. The CLI and the API choose one and hand it to the runner, which
-knows nothing else of where the samples are evaluated."""
+concurrency; `distributed.executor.RayExecutor` on Ray workers, each of which runs
+`evaluate_sample` itself. The CLI and the API choose one and hand it to the run (runner.py),
+which knows nothing else of where the samples are evaluated."""
 
 from __future__ import annotations
 

@@ -7,12 +7,13 @@ each, and alternates two kinds of `llama_decode` calls:
 - generation steps: the next token of every generating sequence, at most 4 per decode call,
   where llama.cpp's CPU results for a row were measured not to depend on the other rows;
 - a prompt chunk: up to `max_chunk` tokens of ONE sequence's prompt, cut where the prompt's own
-  tokens say (judge/chunks.py) — fixed by the request alone; or the answer of a request whose
-  schema fixes all but a few choices (judge/plan.py), read the same way instead of generated.
+  tokens say (judge/llamacpp/chunks.py) — fixed by the request alone; or the answer of a request
+  whose schema fixes all but a few choices (judge/llamacpp/plan.py), read the same way instead of
+  generated.
 With one KV stream per sequence (see llama.py), a request's answer is then the same whatever
 other requests run beside it, in whatever order, with whatever `--parallel`.
 A request that finishes frees its slot, which the next queued request takes. Which requests
-start and what each step decodes is judge/schedule.py, shared with the estimate.
+start and what each step decodes is judge/llamacpp/schedule.py, shared with the estimate.
 """
 
 from __future__ import annotations
@@ -27,20 +28,20 @@ from collections.abc import Callable
 import numpy as np
 
 from localeval.errors import JudgeError, PromptTooLong
-from localeval.judge.chunks import MIN_CHUNK, cuts, next_cut
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
-from localeval.judge.jobs import Active, Job
-from localeval.judge.llama import Backend, Chunk
-from localeval.judge.plan import Reading, plan_for
-from localeval.judge.prefix_pool import PrefixPool
-from localeval.judge.sampling import (
+from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, next_cut
+from localeval.judge.llamacpp.jobs import Active, Job
+from localeval.judge.llamacpp.llama import DecodeBackend, DecodeChunk
+from localeval.judge.llamacpp.plan import Reading, plan_for
+from localeval.judge.llamacpp.prefix_pool import PrefixPool
+from localeval.judge.llamacpp.sampling import (
     allowed_probs,
     choice_probs,
     field_before_value,
     log_softmax,
     pick,
 )
-from localeval.judge.schedule import admit, step
+from localeval.judge.llamacpp.schedule import admit, step
 
 
 def sampling_key(temperature: float, seed: int, max_chunk: int, min_chunk: int) -> str:
@@ -54,7 +55,7 @@ class Engine:
 
     name = "llama.cpp"
 
-    def __init__(self, backend: Backend, fingerprint: str, *, parallel: int,
+    def __init__(self, backend: DecodeBackend, fingerprint: str, *, parallel: int,
                  max_chunk: int = 512, min_chunk: int = MIN_CHUNK, seed: int = 0,
                  temperature: float = 0.0, prefix_reuse: bool = True,
                  gbnf: Callable[[str], str] | None = None) -> None:
@@ -67,7 +68,7 @@ class Engine:
         self.gpu_offload = bool(getattr(backend, "gpu_offload", False))
         self.pool = PrefixPool(backend, backend.n_seq, reuse=prefix_reuse)
         if gbnf is None:
-            from localeval.judge.llama import gbnf_for_schema as gbnf
+            from localeval.judge.llamacpp.llama import gbnf_for_schema as gbnf
         self._gbnf_of = gbnf
         self._gbnf: dict[str, str] = {}
         self._active: list[Active] = []
@@ -136,7 +137,7 @@ class Engine:
             self._active = []
 
     def _admit(self) -> None:
-        """Start queued requests in free slots (judge/schedule.py decides which)."""
+        """Start queued requests in free slots (judge/llamacpp/schedule.py decides which)."""
         for job in admit(self._queue, self._active, self.parallel, self.pool, self._prompt):
             try:
                 self._start(job)
@@ -194,14 +195,16 @@ class Engine:
                                     grammar=grammar, chain=chain, conts=conts, plan=plan))
 
     def _step(self) -> None:
-        """One step of the schedule (judge/schedule.py): generation calls, then one chunk."""
+        """One step of the schedule (judge/llamacpp/schedule.py): generation calls, then one
+        chunk."""
         for a in [a for a in self._active if a.job.future.cancelled()]:
             self._finish(a, None)
         step(self._active, self._generate, self._read)
 
     def _generate(self, group: list[Active]) -> None:
         """One generation call: the next token of each sequence in `group`."""
-        chunks = [Chunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0]) for a in group]
+        chunks = [DecodeChunk(a.slot.seq_id, len(a.slot.tokens), [a.generated[-1]], [0])
+                  for a in group]
         for a, logits in zip(group, self._decode(chunks, group), strict=True):
             self.pool.extend(a.slot, [a.generated[-1]], prompt=False)
             self._next_token(a, logits)
@@ -214,8 +217,8 @@ class Engine:
             chunk = a.pending[:next_cut(a.job.cuts, start, a.n_prompt) - start]
             last = len(chunk) == len(a.pending)
             want = last and a.plan is None
-            outs = self._decode([Chunk(a.slot.seq_id, start, chunk, [len(chunk) - 1] if want
-                                       else [])], [a])
+            outs = self._decode([DecodeChunk(a.slot.seq_id, start, chunk,
+                                             [len(chunk) - 1] if want else [])], [a])
             self.pool.extend(a.slot, chunk, prompt=True)
             del a.pending[:len(chunk)]
             if not want:
@@ -231,8 +234,8 @@ class Engine:
         total = float(a.first_logp[cont[0]])  # type: ignore[index]
         if len(cont) > 1:
             start = len(a.slot.tokens)
-            outs = self._decode([Chunk(a.slot.seq_id, start, cont[:-1],
-                                       list(range(len(cont) - 1)))], [a])
+            outs = self._decode([DecodeChunk(a.slot.seq_id, start, cont[:-1],
+                                             list(range(len(cont) - 1)))], [a])
             total += sum(float(log_softmax(lg)[tok]) for lg, tok in zip(outs, cont[1:],
                                                                          strict=True))
             self.pool.truncate(a.slot, start)
@@ -242,11 +245,12 @@ class Engine:
 
     def _read_plan(self, a: Active, plan: Reading) -> None:
         """Read the planned answer's next stretch, choose its slots from the logits, cut back
-        where a choice differs from the guess, or start its next free string (judge/plan.py)."""
+        where a choice differs from the guess, or start its next free string
+        (judge/llamacpp/plan.py)."""
         start = len(a.slot.tokens)
         tokens, outputs = plan.chunk(start - a.n_prompt)
         tap = bool(a.job.request.hidden_layers)
-        outs = self._decode([Chunk(a.slot.seq_id, start, tokens, outputs)], [a], hidden=tap)
+        outs = self._decode([DecodeChunk(a.slot.seq_id, start, tokens, outputs)], [a], hidden=tap)
         self.pool.extend(a.slot, tokens, prompt=False)
         a.forced += len(tokens)
         before = len(plan.probs)
@@ -277,7 +281,7 @@ class Engine:
         elif len(a.generated) >= a.job.request.max_tokens:
             self._finish(a, "length")
 
-    def _decode(self, chunks: list[Chunk], owners: list[Active],
+    def _decode(self, chunks: list[DecodeChunk], owners: list[Active],
                 hidden: bool = False) -> list[np.ndarray]:
         """One llama_decode call; its seconds are shared among the owners by their tokens.
         `hidden`: also read the tapped layers at the outputs (backend.last_hidden)."""
