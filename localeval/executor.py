@@ -21,6 +21,7 @@ from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric, MetricContext
+from localeval.metrics.shield import planted, without
 from localeval.models.backends import Backends, build_backends
 from localeval.results.records import SampleRecord
 from localeval.text import detect_language
@@ -30,8 +31,14 @@ Log = Callable[[str], None]
 
 
 def sample_language(sample: Sample, settings: Settings) -> str:
+    """The language of the sample's templates: `settings.language`, or the one its material is
+    written in, less any note to the evaluator (a Chinese note planted in an English row must
+    not switch its templates to Chinese: the shield's copy without the note is judged in the
+    same language as the row)."""
     if settings.language != "auto":
         return settings.language
+    if planted(sample):
+        sample = without(sample)
     first_context = sample.contexts[0][:500] if sample.contexts else None
     return detect_language(sample.question, sample.answer, sample.ground_truth, first_context)
 
