@@ -34,44 +34,44 @@ PINNED = {
         "testset": "3107f4d420a5c6109a87b02bd88bb52444dacd77514bfee4f2260315b3d2d9b3",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "f857a58d2732d157f8cfcdb7fb582416866bc91fed139b2e6fdef6083d44fa52",
-        "report": "f5b4867e938e8bd245254e3df9488c6ef6d8cfe72c599e4c92668852ab302c3d",
+        "report": "caf894922c3d1b09436f15ae17972154fb672654211149940c9f96f6cf15ea5c",
     },
     "every": {
         "testset": "f54e541f8fc55ebd9cd216a9c5c7668208f2df259dc34d29d34e8598d25e6cea",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "4b92139fccdad99f6f201b8131f3393a21aaae9dd4a38f556b0520fbce9baa35",
-        "report": "071610c3698385ba14bfca9a02e6e06b9afc7781d29af7a5267c04b4ebd8d698",
+        "report": "cdc2240c7e76cbbd2583bb761b251a2b9a5afd23a9c99e692e6be60bb38608db",
     },
     "strict": {
         "testset": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "09258278dbdbe9446848ec7f177e122a87cc484902fc35bdb94cd368e5616d4c",
-        "report": "c40c929c8e01cee6f9b964e2f261c673f7de7af557d7bd8e24279faf762077ca",
+        "report": "92ebf80aea23c5400220163a22514862086d9810c4ff229d0ecb187350133af7",
     },
     "stated": {
         "testset": "dd491fe7d31e6953c08733041940dbd699e7ba972e2bb58ec8d70f35484d8e49",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "a95c03725cca0ea150e789129258a1c480ee9c596898c3a9579b291fcfa42700",
-        "report": "eafae3e484890f988c66e058e41ecb8ddd27b2d48c853d3a133dd8356667a72c",
+        "report": "bee88083a543e2cbd808d636b401316de14c4397f8d12efbaf336f974dadb28e",
     },
     "unnamed": {
         "testset": "cfdf77c2cb01a0bab97786804bbbb7a21a893623bd0567f4be2b01d9c99b0b45",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "570229a9a1487bafbfb02133f39e110d09763e01f39b55c90d3fda012c6358e5",
-        "report": "3a9fc34c15d3e253d418ca42a989da665a8e98c6d281b44de43d23879a41dd79",
+        "report": "ac84f0b4c65fc51c2ff9be82b8e0eda0d435e821d58d71c21909bad9cefbab2f",
     },
     "comet": {
         "testset": "f4162a58abf800a93ba203592d2a59c070f0fefea0fbc70b8be17a1fa73edb94",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "698129aa2de62ac4ba5f0b25fa818059c57f7bdd3797d520ec10aa3245ae361c",
-        "report": "5a003e1f5fe96939e095dab26b75996abfb98f7688b5fb80050a102628598d66",
+        "report": "5ba3aeb14f5aec4c6d93996c4dbe88532b20b5d21bc49c5fddebd00df50e596c",
     },
 }
 
 
 def hashes(mood: str, folder: Path) -> dict[str, str]:
     """Each output file of one generation (test set, corpus, dropped, report less its timing and
-    models) by name: its sha256."""
+    models, its keys in their written order) by name: its sha256."""
     out = folder / mood / "testset.jsonl"
     mood_args = dict(MOODS[mood])
     n = mood_args.pop("n", 8)
@@ -84,7 +84,7 @@ def hashes(mood: str, folder: Path) -> dict[str, str]:
     report = json.loads(paths["report"].read_text("utf-8"))
     for key in ("seconds", "seconds_per_kept_question", "models"):
         report.pop(key, None)
-    found["report"] = hashlib.sha256(json.dumps(report, sort_keys=True).encode()).hexdigest()
+    found["report"] = hashlib.sha256(json.dumps(report, ensure_ascii=False).encode()).hexdigest()
     return found
 
 

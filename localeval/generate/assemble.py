@@ -4,7 +4,6 @@ cosine, keep at most N per kind. Depends only on the candidates, never on their 
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,7 +16,6 @@ from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
 from localeval.generate.filters import (
     ANSWERED_P,
-    EN_OPENERS,
     FILTERS,
     adds_answer,
     asked_parts,
@@ -26,12 +24,10 @@ from localeval.generate.filters import (
     question_words,
     restates,
 )
+from localeval.generate.lang import language, of_chunk
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
-from localeval.text import has_cjk, match_key
-
-NO_ANSWER = {"en": "The documents do not answer this question.",
-             "zh": "文档中没有能回答这个问题的内容。"}
+from localeval.text import match_key
 
 
 @dataclass
@@ -52,44 +48,16 @@ class Assembled:
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
 
 
-def casual_form(text: str, key: str, language: str) -> str:
-    """A user's typing: no end punctuation, lower case, and in English one typo (two letters
-    of a long word swapped, the word picked from `key`: the same every time)."""
-    text = text.strip().rstrip("?？.。!！ ")
-    if language != "en":
-        return text
-    text = text.lower()
-    words = text.split(" ")
-    long = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
-    if long:
-        i = long[zlib.crc32(key.encode()) % len(long)]
-        w = words[i]
-        j = 1 + zlib.crc32(w.encode()) % (len(w) - 3)
-        words[i] = w[:j] + w[j + 1] + w[j] + w[j + 2:]
-    return " ".join(words)
+def casual_form(text: str, key: str, code: str) -> str:
+    """A user's typing: no end punctuation, and its language's `casual` (English: lower case
+    and one typo, two letters of a long word swapped, the word picked from `key`)."""
+    return language(code).casual(text.strip().rstrip("?？.。!！ "), key)
 
 
-ZH_SPOKEN = (("什么", "啥"), ("哪里", "哪儿"), ("哪一年", "哪年"), ("为什么", "为啥"),
-             ("的", ""))
-"""How a Chinese question is typed in speech: 啥 for 什么, 哪儿 for 哪里, 哪年 for 哪一年, 为啥
-for 为什么, no 的."""
-ZH_SPOKEN_END = "啊"
-"""The particle a spoken Chinese question ends with when no word of ZH_SPOKEN changed it
-("江州博物馆每天限额多少人啊"), unless it ends in 吗, 呢 or a particle already."""
-
-
-def retype(question: str, key: str, language: str) -> str:
-    """A single question as a user would type it, by rule: `casual_form` (no end punctuation;
-    in English lower case and one typo), and in Chinese the spoken words of ZH_SPOKEN, or else
-    the particle ZH_SPOKEN_END."""
-    text = casual_form(question, key, language)
-    if language == "zh":
-        plain = text
-        for written, spoken in ZH_SPOKEN:
-            text = text.replace(written, spoken)
-        if text == plain and not text.endswith(("吗", "呢", "啊", "呀", "吧", "嘛")):
-            text += ZH_SPOKEN_END
-    return text
+def retype(question: str, key: str, code: str) -> str:
+    """A single question as a user would type it, by rule: `casual_form`, then its language's
+    `spoken` (Chinese: the spoken words of zh.SPOKEN, or else the particle zh.SPOKEN_END)."""
+    return language(code).spoken(casual_form(question, key, code))
 
 
 def _row(kind: str, rid: str, question: str, answer: str, chunks: list[Chunk],
@@ -176,7 +144,7 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str],
                 "parent": single.row.id, "retyped": colloquial.dropped}))
     unans = result.get("unanswerable")
     row = Row(id=f"unanswerable:{key}", question=draft["unanswerable"].strip(),
-              ground_truth=NO_ANSWER.get(lang, NO_ANSWER["en"]), reference_contexts=[],
+              ground_truth=language(lang).no_answer, reference_contexts=[],
               expected_ids=[], kind="unanswerable", language=lang, source=chunk.source,
               topic_ids=[chunk.id])
     if failed := first_failed("unanswerable", row.question, None, [chunk.text], terms,
@@ -203,19 +171,14 @@ def from_single(result: dict[str, Any], chunk: Chunk, terms: set[str],
     return [single, colloquial, no_answer]
 
 
-def joined(first: str, second: str, language: str, *, question: bool) -> str:
+def joined(first: str, second: str, code: str, *, question: bool) -> str:
     """Two questions as one ("When did X open, and who designed it?"; "……是多少，以及……？"),
-    or two answers one after the other."""
+    or two answers one after the other, by the joiner of the language of the chunk (`code`)
+    or of the text that follows (lang.of_chunk)."""
     first, second = first.strip(), second.strip()
     if question:
-        head = first.rstrip("?？ ")
-        if language == "zh" or has_cjk(second):
-            return f"{head}，以及{second}"
-        opener = second.split(" ", 1)[0].lower()
-        return f"{head}, and {second[:1].lower() + second[1:] if opener in EN_OPENERS else second}"
-    if language == "zh" or has_cjk(first):
-        return (first if first.endswith(("。", "！", "？")) else first + "。") + second
-    return (first if first.endswith((".", "!", "?")) else first + ".") + " " + second
+        return of_chunk(code, second).join_questions(first.rstrip("?？ "), second)
+    return of_chunk(code, first).join_answers(first, second)
 
 
 def from_pair(result: dict[str, Any], first: Chunk, second: Chunk, link: str,

@@ -8,10 +8,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
-from localeval.generate.subjects import NAME, names_subject
+from localeval.generate.answer_kind import answer_lacks
+from localeval.generate.lang import LANGUAGES, written_in, zh
+from localeval.generate.subjects import names_subject
 from localeval.generate.words import LATIN, content_words, english_words, stem, word_key
-from localeval.text import CJK_RANGES, CJK_RUN, STOPWORDS, has_cjk, normalize, split_sentences
+from localeval.text import CJK_RANGES, CJK_RUN, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -42,19 +43,7 @@ embedder, answers in part or whole: rerank_relevancy rates it 2 or 3, or the jud
 from them with an answer of the kind asked that faithfulness finds supported), duplicate (a
 near-duplicate of a kept question), surplus (more than --n passed)."""
 
-_EN_POINTERS = re.compile(
-    r"\b(?:(?:the|this|that|these|above|given|following|provided|said|same)\s+"
-    r"(?:passage|text|document|article|paragraph|excerpt|context|section|chunk|snippet|"
-    r"source|story|report)s?|according to the (?:author|writer)|mentioned (?:above|here|"
-    r"earlier)|described above|the author)\b", re.IGNORECASE)
-_ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|此段|段落中|文本中|原文|上述|"
-                          r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字|"
-                          r"提到|提及|描述了")
-_ZH_FUNCTION = set(ZH_FUNCTION)
-_EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
-_ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁点月号]|谁|怎么|怎样|"
-                        r"如何|是否|多[长大高远久重宽深快贵厚粗]")
-_ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
+_ZH_FUNCTION = set(zh.FUNCTION)
 ANSWERED_P = 0.5
 """The least P(the reference answer gives it) of every part of its question (unanswered)."""
 PART_SHARE = 0.75
@@ -62,9 +51,6 @@ PART_SHARE = 0.75
 stand in the question (`asked_parts`)."""
 ANSWER_WORDS = {"single": 25, "pair": 50}
 """Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
-ZH_CLAUSES = 3
-"""A Chinese answer of this many clauses (split at ，；) or more tells more than one fact."""
-_ZH_CLAUSE = re.compile(r"[，；]")
 COPIED_SHARE = 0.75
 """An answer holding this share of its chunk's content words copies the chunk (single)."""
 
@@ -72,7 +58,7 @@ COPIED_SHARE = 0.75
 def self_contained(question: str) -> bool:
     """No pointer to a text the reader has not seen ("the passage", "this document", 文中,
     本文 ...)."""
-    return not (_EN_POINTERS.search(question) or _ZH_POINTERS.search(question))
+    return not any(lang.pointers.search(question) for lang in LANGUAGES.values())
 
 
 def two_things(question: str) -> bool:
@@ -80,23 +66,13 @@ def two_things(question: str) -> bool:
     list (two commas; 分别, or two 、 in Chinese), or (Chinese) it asks and then states: its
     question word stands in a clause before its last ("云岭茶园做青需要多久，老师傅根据香气判断
     火候？"; a condition before the question is one thing: "……旺季时，周末常常需要排队多久？")."""
-    if not has_cjk(question):
-        asking = [m.group(0) for m in _EN_ASKING.finditer(question)]
-        return len(asking) >= 2 or question.count(",") >= 2
-    asking_zh = [m.group(0) for m in _ZH_ASKING.finditer(question)]
-    *before, last = _ZH_CLAUSE.split(question.strip().rstrip("？?。 "))
-    return len(asking_zh) >= 2 or bool(_ZH_LIST.search(question)) or (
-        bool(before) and not ZH_ASKS.search(last) and any(ZH_ASKS.search(c) for c in before))
-
-
-_VAGUE = re.compile(r"\babout\s*\?$|^(?:tell me about|describe|explain)\b|介绍|"
-                    r"(?:怎么样|是怎样的|是什么样的?)[？?]?$", re.IGNORECASE)
+    return written_in(question).two_things(question)
 
 
 def vague(question: str) -> bool:
     """It asks for no one fact: "What is Vatnfell Glacier about?", "Describe …", "介绍一下…",
     "……怎么样？"."""
-    return bool(_VAGUE.search(question.strip()))
+    return any(lang.vague.search(question.strip()) for lang in LANGUAGES.values())
 
 
 def restates(question: str, asked: str) -> bool:
@@ -107,15 +83,14 @@ def restates(question: str, asked: str) -> bool:
 
 def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
     """Longer than an answer needs (over ANSWER_WORDS words; Chinese: twice as many
-    characters, or ZH_CLAUSES clauses: "青琅湖……湖面海拔两千一百米，面积约六十八平方公里，最深处
+    characters, or zh.CLAUSES clauses: "青琅湖……湖面海拔两千一百米，面积约六十八平方公里，最深处
     达九十三米" for its height), cut at the schema's length `cut_at`, or (one chunk) copying
     COPIED_SHARE of its chunk's content words."""
     limit = ANSWER_WORDS.get(kind, ANSWER_WORDS["single"])
-    size = len("".join(answer.split())) / 2 if has_cjk(answer) else len(answer.split())
-    if size > limit or len(answer) >= cut_at:
+    lang = written_in(answer)
+    if lang.answer_size(answer) > limit or len(answer) >= cut_at:
         return True
-    if kind != "pair" and has_cjk(answer) and len(_ZH_CLAUSE.findall(answer)) >= \
-            ZH_CLAUSES - 1:
+    if kind != "pair" and lang.tells_many(answer):
         return True  # a Chinese sentence copied whole: one fact asked, three told
     if len(chunks) == 1:
         mine = content_words(chunks[0])
@@ -127,53 +102,18 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
-EN_OPENERS = frozenset({
-    "what", "when", "where", "who", "whom", "whose", "which", "why", "how", "is", "are", "was",
-    "were", "do", "does", "did", "can", "could", "will", "would", "should", "has", "have", "had",
-    "may", "might", "must", "shall", "in", "on", "at", "for", "from", "by", "to", "with",
-    "during", "since", "after", "before", "under", "of", "about", "through", "between", "into",
-    "tell", "name", "list"})
-_EN_PREPOSITIONS = frozenset({"in", "on", "at", "for", "from", "by", "to", "with", "during",
-                              "since", "after", "before", "under", "of", "about", "through",
-                              "between", "into"})
-ZH_ASKS = re.compile(_ZH_ASKING.pattern + r"|[吗呢么嘛]\s*[?？]?\s*$|几|咋|啥|有没有|是不是|"
-                      r"能不能|可不可以|会不会|要不要")
-_EN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-DUMP_WORDS = 5
-"""An English question of this many words or more with no function word after its first is a
-keyword string ("Who paid tolls westbound direction car 2018?"), not a question."""
-
-
 def asks(text: str) -> bool:
     """Worded as a question (question mark or not): English opens with a question word, an
     auxiliary or a preposition before one ("In which year ...") and is no keyword string;
     Chinese holds a question word (什么, 哪, 多少, 几, 谁, 如何 ...) or ends in 吗/呢."""
-    if has_cjk(text):
-        return bool(ZH_ASKS.search(text))
-    words = _EN_WORD.findall(text.lower())
-    if not words or words[0] not in EN_OPENERS:
-        return False
-    if words[0] in _EN_PREPOSITIONS and not _EN_ASKING.search(text):
-        return False
-    return len(words) < DUMP_WORDS or any(w in STOPWORDS for w in words[1:])
-
-
-_ZH_ASKED = re.compile(r"为什么|为何|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
-                       r"多[长大高远久重宽深快贵厚粗]|吗|呢")
-_ZH_SAME = {"啥": "什么", "为何": "为什么", "怎样": "怎么", "如何": "怎么", "呢": "吗"}
+    return written_in(text).asks(text)
 
 
 def question_words(text: str) -> set[str]:
     """What a question asks with: English its question word ("how" with the word after it:
     "how long", "how many"), or its first word when it opens with an auxiliary; Chinese its
     question words (啥 as 什么, 如何 as 怎么, 呢 as 吗)."""
-    if has_cjk(text):
-        return {_ZH_SAME.get(w, w) for w in _ZH_ASKED.findall(text)}
-    words = _EN_WORD.findall(text.lower())
-    for i, w in enumerate(words):
-        if _EN_ASKING.fullmatch(w):
-            return {f"how {words[i + 1]}" if w == "how" and i + 1 < len(words) else w}
-    return set(words[:1])
+    return written_in(text).question_words(text)
 
 
 def asks_otherwise(casual: str, question: str) -> bool:
@@ -194,8 +134,7 @@ def names_outside(question: str, texts: list[str]) -> list[str]:
     question that no text mentions (case-insensitive; a possessive as its noun: "Club's")."""
     material = normalize(" ".join(texts))
     words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*", question)]
-    if not has_cjk(question):  # English: the capitalised words after the first
-        words = [w for w in words[1:] if w[0].isupper()]
+    words = written_in(question).outside_names(words)  # English: capitalised, after the first
     return [w for w in dict.fromkeys(words) if normalize(w) not in material]
 
 
@@ -222,7 +161,7 @@ def same_question(question: str, rewrite: str, name: str, answer: str | None) ->
         and not added & told and len(before - after) <= RENAME_DROPS
 
 
-_ATTACHING = frozenset({"of", "at", "in", "on", "from", "for", "the", "的", "在"})
+_ATTACHING = frozenset().union(*(lang.placing for lang in LANGUAGES.values()))
 """Words a rewrite may add with the name that only place the question at its subject."""
 
 
@@ -294,8 +233,10 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
     tolls, beside "About 71,000 vehicles cross the bridge on an average day"). "" when the
     answer is on the point, or no sentence is about it (a paraphrase: "How tall is it?" of
     "It rises 137 metres")."""
-    named = "" if has_cjk(question) else " ".join(NAME.findall(question)[1:])
-    asked = {word_key(w) for w in content_words(ZH_ASKS.sub(" ", question))} - {
+    lang = written_in(question)
+    named = " ".join(lang.names_in_question(question))
+    point = lang.point_asks.sub(" ", question) if lang.point_asks else question
+    asked = {word_key(w) for w in content_words(point)} - {
         word_key(w) for w in terms | content_words(named)}
     told = {word_key(w) for w in content_words(answer)}
     if not asked or asked & told:
@@ -348,8 +289,7 @@ def first_failed(kind: str, question: str, answer: str | None, chunks: list[str]
     return None
 
 
-EXAMPLE_NAMES = frozenset().union(*(content_words(t) for t in (
-    "Eiffel Tower Paris World's Fair", "埃菲尔铁塔 巴黎 世界博览会",
-    "Heat Michael Mann Chicago Al Pacino Robert De Niro", "英雄 张艺谋 陕西西安 李连杰 梁朝伟")))
+EXAMPLE_NAMES = frozenset().union(*(content_words(t) for lang in LANGUAGES.values()
+                                     for t in lang.example_names))
 """The names of the generation prompts' examples (prompts/*/generate_*.j2): a question naming
 one its chunks lack copies the example (names_outside)."""
