@@ -484,3 +484,16 @@ def test_a_pages_navigation_is_not_its_text() -> None:
     page = ("<html><body><nav><a href='/'>Home</a>|<a href='/v'>Visit</a></nav>"
             "<h1>The Harbour</h1><p>The harbour opened in 1890.</p></body></html>")
     assert html_text(page) == "# The Harbour\n\nThe harbour opened in 1890."
+
+
+def test_the_filter_table_counts_every_column_and_names_its_tests() -> None:
+    """Every report column is a row of the filter table, every row's name a column, and the
+    test each row names exists."""
+    from pathlib import Path
+
+    from localeval.generate.filters import CHEAP, FILTERS, TABLE
+
+    assert {f.name for f in TABLE} == set(FILTERS)
+    assert all(f.needs != "judge" for f in CHEAP)
+    tests = "".join(p.read_text("utf-8") for p in Path(__file__).parent.glob("test_generate*.py"))
+    assert [f.test for f in TABLE if f"def {f.test}(" not in tests] == []

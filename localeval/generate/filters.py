@@ -6,8 +6,12 @@ checks against the reference chunks."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
+from localeval.generate import KINDS
 from localeval.generate.answer_kind import answer_lacks
 from localeval.generate.lang import LANGUAGES, written_in, zh
 from localeval.generate.subjects import names_subject
@@ -252,40 +256,154 @@ POINT_WORDS = 2
 """Words of a question's point that a sentence of its chunk holds to be about that point."""
 
 
+@dataclass(frozen=True)
+class Check:
+    """What the cheap filters read of one candidate question: its kind, the question, its
+    reference answer (None: an unanswerable question, whose answer is fixed), its chunks'
+    texts, the subject terms of its documents (`subject_terms`), the schema's answer length
+    `cut_at`, and the content words of its documents' titles (`titled`: shown to the judge
+    beside the chunk, "bridge" of "The Severn Gate Bridge", which a question may name though
+    its chunk does not)."""
+
+    kind: str
+    question: str
+    answer: str | None
+    chunks: tuple[str, ...]
+    terms: frozenset[str]
+    cut_at: int
+    titled: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Drop:
+    """A filter's verdict against a candidate, with its detail (the dropped file's `detail`)."""
+
+    detail: object = None
+
+
+QUESTION, CHUNKS, ANSWER, JUDGE = "question", "chunks", "answer", "judge"
+"""What a filter needs: the question alone; its chunks and its documents' subject; the
+reference answer (with its chunks); the judge (or the embedder, or the kept rows)."""
+ALL = frozenset(KINDS)
+ANSWERED = ALL - {"unanswerable"}
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One row of the filter table: the report's column it counts under (`name`), the kinds
+    of row it applies to, what it needs, its check (a cheap filter's: `Check` → `Drop` or None;
+    None for a filter applied by a later step, `where`), and the test that shows it."""
+
+    name: str
+    kinds: frozenset[str]
+    needs: str
+    check: Callable[[Check], Drop | None] | None
+    test: str
+    where: str = "filters.first_failed"
+
+
+def _outside(c: Check) -> Drop | None:
+    outside = [w for w in names_outside(c.question, list(c.chunks))  # its document's own names
+               if not content_words(w) <= c.terms | c.titled]  # may stand outside its chunk
+    return Drop(outside) if outside else None
+
+
+def _copied(c: Check) -> Drop | None:
+    copied = (content_words(c.question) & EXAMPLE_NAMES) - content_words(" ".join(c.chunks))
+    return Drop(sorted(copied)) if copied else None
+
+
+def _lacks(c: Check) -> Drop | None:
+    lacks = answer_lacks(c.question, c.answer or "")
+    return Drop(lacks) if lacks else None
+
+
+def _off_point(c: Check) -> Drop | None:
+    point = off_point(c.question, c.answer or "", list(c.chunks), set(c.terms))
+    return Drop({"told elsewhere": point}) if point else None
+
+
+def _when(fails: Callable[[Check], bool], detail: object = None) -> Callable[[Check], Drop | None]:
+    return lambda c: Drop(detail) if fails(c) else None
+
+
+TABLE: tuple[Filter, ...] = (
+    Filter("judge_error", ALL, JUDGE, None, "test_a_judge_failure_in_a_check_is_counted_named_"
+           "and_the_others_go_on", "assemble (a task's error)"),
+    Filter("not_a_question", ALL - {"colloquial"}, QUESTION,
+           _when(lambda c: not is_question(c.question)), "test_filters_drop_and_are_counted"),
+    Filter("not_a_question", ALL, QUESTION,
+           _when(lambda c: not asks(c.question), "not worded as a question"),
+           "test_questions_must_be_worded_as_questions_and_colloquial_ones_not_"
+           "state_the_answer"),
+    Filter("self_contained", ALL, QUESTION, _when(lambda c: not self_contained(c.question)),
+           "test_self_contained_and_answer_in_question"),
+    Filter("two_things", ALL - {"pair"}, QUESTION,  # a pair joins two questions
+           _when(lambda c: two_things(c.question)),
+           "test_questions_asking_two_things_or_naming_no_subject_are_caught"),
+    Filter("vague", ALL, QUESTION, _when(lambda c: vague(c.question)),
+           "test_a_question_asking_for_no_one_fact_is_vague"),
+    Filter("unnamed_subject", ALL, CHUNKS,
+           _when(lambda c: not names_subject(c.question, set(c.terms))),
+           "test_a_question_naming_no_subject_is_rewritten_to_name_it"),
+    Filter("names_outside", ALL, CHUNKS, _outside,
+           "test_questions_naming_what_their_chunk_lacks_or_not_asking_are_caught"),
+    Filter("names_outside", ALL, CHUNKS, _copied,
+           "test_long_or_copied_or_cut_answers_and_example_names_are_caught"),
+    Filter("answer_in_question", ANSWERED, ANSWER,
+           _when(lambda c: answer_in_question(c.question, c.answer or "")),
+           "test_self_contained_and_answer_in_question"),
+    Filter("unanswered", ANSWERED, ANSWER, _lacks,
+           "test_an_answer_of_another_kind_than_its_question_is_caught"),
+    Filter("unanswered", ANSWERED - {"pair"}, ANSWER, _off_point,
+           "test_an_answer_telling_another_fact_of_its_chunk_is_unanswered"),
+    Filter("long_answer", ANSWERED, ANSWER,
+           lambda c: Drop(len(c.answer or "")) if long_answer(
+               c.answer or "", list(c.chunks), c.kind, c.cut_at) else None,
+           "test_long_or_copied_or_cut_answers_and_example_names_are_caught"),
+    Filter("answer_in_question", frozenset({"colloquial"}), ANSWER, None,
+           "test_a_colloquial_draft_that_states_its_answer_gives_way_to_its_question_retyped",
+           "assemble.from_single (adds_answer: words of the answer its single question lacks)"),
+    Filter("asks_otherwise", frozenset({"colloquial"}), QUESTION, None,
+           "test_a_colloquial_form_must_ask_with_its_single_question_s_words",
+           "assemble.from_single (against its single question)"),
+    Filter("unsupported", ANSWERED, JUDGE, None, "test_filters_drop_and_are_counted",
+           "tasks.supported (faithfulness at τ), assemble"),
+    Filter("one_chunk_suffices", frozenset({"pair"}), JUDGE, None,
+           "test_filters_drop_and_are_counted", "tasks.pair_task, assemble.from_pair"),
+    Filter("unanswered", ANSWERED, JUDGE, None,
+           "test_an_answer_that_misses_part_of_its_question_is_dropped",
+           "tasks.answers_every_part, assemble"),
+    Filter("answerable", frozenset({"unanswerable"}), JUDGE, None,
+           "test_an_unanswerable_question_a_chunk_answers_in_part_is_dropped",
+           "tasks.single_task, assemble.from_single"),
+    Filter("duplicate", ALL, JUDGE, None, "test_near_duplicates_are_dropped",
+           "assemble.assemble (embedder cosine)"),
+    Filter("surplus", ALL, JUDGE, None, "test_drafting_stops_at_n_kept_or_at_max_drafts",
+           "assemble.assemble (--n)"),
+)
+"""Every filter, in the order it applies; those with a check are the cheap ones (no judge),
+walked in this order by `first_failed`. A candidate is counted under the first it fails."""
+CHEAP = tuple(f for f in TABLE if f.check is not None)
+
+
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],
                  terms: set[str], cut_at: int, titled: frozenset[str] = frozenset()
                  ) -> tuple[str, object] | None:
-    """The first cheap filter (no judge) a candidate fails, with its detail, or None.
-    `answer` None: an unanswerable question (its answer is fixed); `terms`: the subject terms
-    of its documents (`subject_terms`); `titled`: the content words of their titles, shown to
-    the judge beside the chunk ("bridge" of "The Severn Gate Bridge"), which a question may
-    name though its chunk does not."""
-    if kind != "colloquial" and not is_question(question):
-        return "not_a_question", None
-    if not asks(question):
-        return "not_a_question", "not worded as a question"
-    if not self_contained(question):
-        return "self_contained", None
-    if kind != "pair" and two_things(question):  # a pair joins two questions
-        return "two_things", None
-    if vague(question):
-        return "vague", None
-    if not names_subject(question, terms):
-        return "unnamed_subject", None
-    if outside := [w for w in names_outside(question, chunks)  # its document's own names
-                   if not content_words(w) <= terms | titled]:  # may stand outside its chunk
-        return "names_outside", outside
-    if copied := (content_words(question) & EXAMPLE_NAMES) - content_words(" ".join(chunks)):
-        return "names_outside", sorted(copied)
-    if answer is not None and answer_in_question(question, answer):
-        return "answer_in_question", None
-    if answer is not None and (lacks := answer_lacks(question, answer)):
-        return "unanswered", lacks
-    if answer is not None and kind != "pair" and (point := off_point(question, answer, chunks,
-                                                                     terms)):
-        return "unanswered", {"told elsewhere": point}
-    if answer is not None and long_answer(answer, chunks, kind, cut_at):
-        return "long_answer", len(answer)
+    """The first cheap filter (no judge) a candidate fails, with its detail, or None (`Check`
+    says what each argument is). Each candidate is walked once: the same check asked again
+    (tasks decides the judge's work by it, assemble builds the rows by it) is answered from
+    the first walk."""
+    return _walk(Check(kind, question, answer, tuple(chunks), frozenset(terms), cut_at,
+                       frozenset(titled)))
+
+
+@lru_cache(maxsize=4096)
+def _walk(check: Check) -> tuple[str, object] | None:
+    for f in CHEAP:
+        if check.kind in f.kinds and (f.needs != ANSWER or check.answer is not None) and \
+                (dropped := f.check(check)) is not None:  # type: ignore[misc]
+            return f.name, dropped.detail
     return None
 
 
