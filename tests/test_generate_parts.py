@@ -382,7 +382,7 @@ def test_a_question_is_joined_into_one_kept_pair_only() -> None:
         pair("p3", "Who kept the Bell Rock, and how tall is its tower?", ["s:4", "s:3"])],
         EmbeddingStore(HashEmbedder()), n=10, duplicate_cosine=0.999))
     assert [r.id for r in made.rows] == ["p1", "p3"]
-    assert made.dropped[0]["dropped"] == "duplicate" and "s:1" in made.dropped[0]["detail"]
+    assert made.dropped[0].dropped == "duplicate" and "s:1" in made.dropped[0].detail
 
 
 def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() -> None:

@@ -27,6 +27,7 @@ from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS, focus_sentences
 from localeval.generate.filters import content_share
 from localeval.generate.picking import Pair, pick_pairs, seeded_order
+from localeval.generate.records import Asked, Result, parse
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
 from localeval.generate.subjects import namings
 from localeval.generate.tasks import Env, pair_task, single_name, single_task
@@ -241,9 +242,9 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     work = WorkFile(paths["work"], fingerprint(
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
         if paths is not None else None
-    done: dict[str, dict[str, Any]] = dict(work.done) if work else {}
+    done: dict[str, Result] = {t: parse(r) for t, r in work.done.items()} if work else {}
     for task, result in done.items():  # a resumed run's pairs reuse the finished drafts
-        if task.startswith("single:"):
+        if isinstance(result, Asked):
             env.known(task, result)
     lists = {"single": singles, "pair": pairs}
     feeds = {"single": {"single", "colloquial", "unanswerable"}, "pair": {"pair"}}
@@ -272,7 +273,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
             result = await single_task(env, task, *item)
         done[task] = result
         if work is not None:
-            work.add(result)
+            work.add(result.line())
         bar.advance()
 
     try:
@@ -313,7 +314,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         # the old test set goes first: a kill below never leaves it beside a new corpus
         out.unlink(missing_ok=True)
         write_lines(paths["corpus"], corpus)
-        write_lines(paths["dropped"], made.dropped)
+        write_lines(paths["dropped"], (d.line() for d in made.dropped))
         write_lines(out, made.rows)
         paths["work"].unlink(missing_ok=True)  # everything it held is in the files above
     return Generated(made.rows, corpus, report)
