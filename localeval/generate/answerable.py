@@ -4,12 +4,10 @@ the judge's own attempt that declines (`declines`). The judge's checks run in ge
 
 from __future__ import annotations
 
-import re
-
 from localeval.generate.filters import content_share
 from localeval.generate.lang import LANGUAGES, written_in, zh
-from localeval.generate.words import english_words, word_key
-from localeval.text import CJK_RUN, has_cjk, normalize
+from localeval.generate.words import english_words
+from localeval.text import CJK_RUN, normalize
 
 ANSWERABLE_RATING = 2 / 3
 """An "unanswerable" question is dropped when a nearby chunk's rerank_relevancy rating reaches
@@ -48,9 +46,6 @@ def stated_in(question: str, sentences: list[str],
 def without_terms(text: str, terms: frozenset[str]) -> str:
     """The text less its subject terms: an English word whose key is a term's, a Chinese
     term (a character pair, or a whole name or title) wherever it stands, longest first."""
-    keys = {word_key(t) for t in terms if not has_cjk(t)}
-    text = re.sub(r"[A-Za-z][A-Za-z'’-]*", lambda m: " " if word_key(m.group(0).lower()) in keys
-                  else m.group(0), text)
-    for term in sorted((t for t in terms if has_cjk(t)), key=lambda t: (-len(t), t)):
-        text = text.replace(term, " ")
+    for lang in LANGUAGES.values():  # each removes the terms written in it
+        text = lang.without_terms(text, frozenset(t for t in terms if written_in(t) is lang))
     return text

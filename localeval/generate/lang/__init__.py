@@ -12,8 +12,8 @@ A third language is one new file, `lang/<code>.py`, added to `LANGUAGES` below. 
   - its rules, each a small function: `asks`, `two_things`, `question_words`,
     `names_in_question`, `outside_names`, `length`, `answer_size`, `tells_many`,
     `answer_lacks` (with its units and kinds of answer), `casual`, `spoken`,
-    `join_questions`, `join_answers`, `named`, `as_name`, `key` (its stemmer), `entities`,
-    `links`;
+    `join_questions`, `join_answers`, `named`, `as_name`, `key` (its stemmer),
+    `without_terms`, `entities`, `links`;
   - two flags: `spaced` (words stand between spaces) and `capitals` (names are capitalised
     words), which pick how subjects and content words are found;
 and, where a text's script decides its rules (`written_in`), the test for its script. Its

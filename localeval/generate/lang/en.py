@@ -227,6 +227,13 @@ def as_name(subject: str) -> str:
     return re.sub(r"^The\b", "the", subject) if len(subject.split()) <= NAME_WORDS else ""
 
 
+def without_terms(text: str, terms: frozenset[str]) -> str:
+    """Each word whose key is a term's, blanked."""
+    keys = {key(t) for t in terms}
+    return re.sub(r"[A-Za-z][A-Za-z'’-]*", lambda m: " " if key(m.group(0).lower()) in keys
+                  else m.group(0), text)
+
+
 def entities(text: str) -> set[str]:
     """Capitalised names, less the common sentence openers."""
     return {m.group(0) for m in CAPITAL.finditer(text)} - COMMON
@@ -248,5 +255,6 @@ LANGUAGE = Language(
     answer_size=lambda answer: len(answer.split()), tells_many=lambda answer: False,
     answer_lacks=answer_lacks, casual=casual, spoken=lambda text: text,
     join_questions=join_questions, join_answers=join_answers, named=named, as_name=as_name,
-    key=key, entities=entities, links=links, never_subject=DATES, numerals=frozenset(),
+    key=key, without_terms=without_terms, entities=entities, links=links, never_subject=DATES,
+    numerals=frozenset(),
     placing=PLACING, example_names=EXAMPLE_NAMES)

@@ -71,6 +71,8 @@ class Language:
     """A draft's subject as a name a question may be rewritten to hold, or ""."""
     key: Callable[[str], str]
     """A word as the rules compare it (English: its stem less a final e)."""
+    without_terms: Callable[[str, frozenset[str]], str]
+    """A text less the subject terms written in this language (answerable.stated_in)."""
     entities: Callable[[str], set[str]]
     """Candidate entities of a text (picking.terms)."""
     links: Callable[[str], bool]

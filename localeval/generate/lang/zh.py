@@ -144,6 +144,14 @@ def is_name(text: str) -> bool:
         not any(ch in FUNCTION for ch in text)
 
 
+def without_terms(text: str, terms: frozenset[str]) -> str:
+    """Each term (a character pair, or a whole name or title) blanked wherever it stands,
+    longest first."""
+    for term in sorted(terms, key=lambda t: (-len(t), t)):
+        text = text.replace(term, " ")
+    return text
+
+
 def entities(text: str) -> set[str]:
     """Runs of three characters holding no numeral."""
     found: set[str] = set()
@@ -168,6 +176,6 @@ LANGUAGE = Language(
     join_answers=lambda first, second: (
         first if first.endswith(("。", "！", "？")) else first + "。") + second,
     named=named, as_name=lambda subject: subject if is_name(subject) else "",
-    key=lambda word: word, entities=entities, links=lambda term: False,
+    key=lambda word: word, without_terms=without_terms, entities=entities, links=lambda term: False,
     never_subject=frozenset(), numerals=NUMERALS, placing=PLACING,
     example_names=EXAMPLE_NAMES)
