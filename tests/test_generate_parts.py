@@ -382,7 +382,7 @@ def test_a_question_is_joined_into_one_kept_pair_only() -> None:
         pair("p3", "Who kept the Bell Rock, and how tall is its tower?", ["s:4", "s:3"])],
         EmbeddingStore(HashEmbedder()), n=10, duplicate_cosine=0.999))
     assert [r.id for r in made.rows] == ["p1", "p3"]
-    assert made.dropped[0]["dropped"] == "duplicate" and "s:1" in made.dropped[0]["detail"]
+    assert made.dropped[0].dropped == "duplicate" and "s:1" in made.dropped[0].detail
 
 
 def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() -> None:
@@ -484,3 +484,16 @@ def test_a_pages_navigation_is_not_its_text() -> None:
     page = ("<html><body><nav><a href='/'>Home</a>|<a href='/v'>Visit</a></nav>"
             "<h1>The Harbour</h1><p>The harbour opened in 1890.</p></body></html>")
     assert html_text(page) == "# The Harbour\n\nThe harbour opened in 1890."
+
+
+def test_the_filter_table_counts_every_column_and_names_its_tests() -> None:
+    """Every report column is a row of the filter table, every row's name a column, and the
+    test each row names exists."""
+    from pathlib import Path
+
+    from localeval.generate.filters import CHEAP, FILTERS, TABLE
+
+    assert {f.name for f in TABLE} == set(FILTERS)
+    assert all(f.needs != "judge" for f in CHEAP)
+    tests = "".join(p.read_text("utf-8") for p in Path(__file__).parent.glob("test_generate*.py"))
+    assert [f.test for f in TABLE if f"def {f.test}(" not in tests] == []

@@ -6,6 +6,10 @@ constrained JSON through the run's JudgeClient) → `tasks` (one candidate's jud
 answer checked by faithfulness) → `filters` (and `answerable`, the rules that an "unanswerable"
 question is answered) → `assemble` (rows, near-duplicates) → `store`
 (the files, the resumable work file); `pipeline` drives them, `estimate` sizes a generation.
+`records` holds the typed records between the steps (a task's draft and checks: `Asked`,
+`PairAsked`); `lang/`, one module per language, every word list, pattern, unit and joiner the
+steps read, behind one record (`lang.Language`; a third language is one new file:
+lang/__init__.py).
 """
 
 __all__ = ["KINDS"]

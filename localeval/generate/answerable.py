@@ -4,34 +4,22 @@ the judge's own attempt that declines (`declines`). The judge's checks run in ge
 
 from __future__ import annotations
 
-import re
-
-from localeval.generate.answer_kind import ZH_FUNCTION
-from localeval.generate.filters import ZH_ASKS, content_share
-from localeval.generate.words import english_words, word_key
-from localeval.text import CJK_RUN, has_cjk, normalize
+from localeval.generate.filters import content_share
+from localeval.generate.lang import LANGUAGES, written_in, zh
+from localeval.generate.words import english_words
+from localeval.text import CJK_RUN, normalize
 
 ANSWERABLE_RATING = 2 / 3
 """An "unanswerable" question is dropped when a nearby chunk's rerank_relevancy rating reaches
 this (2 of 3: it answers part of the question) — the reference answer would be wrong."""
 
 
-_DECLINES = re.compile(
-    r"^\W*(?:none|no answer|unknown|n/?a|无|没有|不知道|未知)\W*$|"
-    r"\b(?:do(?:es)? not|don't|doesn't) (?:say|mention|state|give|specify|provide)|"
-    r"\bnot (?:mentioned|stated|given|specified|provided)\b|\bno information\b|"
-    r"未(?:提及|提到|说明|给出)|没有(?:提到|提及|说明|给出|信息)|无法(?:回答|确定|得知)",
-    re.IGNORECASE)
-
-
 def declines(answer: str) -> bool:
     """The judge's attempt at an answer says the texts do not give one ("none", "无",
     "The texts do not say …", "文中没有提到……")."""
-    return not answer.strip() or bool(_DECLINES.search(answer))
+    return not answer.strip() or any(lang.declines.search(answer) for lang in LANGUAGES.values())
 
 
-_EN_ASKED_WORDS = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how|many|much|"
-                             r"name|named|called)\b", re.IGNORECASE)
 STATED_SHARE = 0.75
 """An "unanswerable" question whose own words (less its question words) stand this much in one
 sentence of the corpus is answered there (answerable): "新馆的建筑面积是多少平方米？" beside
@@ -47,11 +35,10 @@ def stated_in(question: str, sentences: list[str],
     sentence. A question names its subject in full, a sentence seldom does: "江城地铁三号线的
     单程票价是多少元？" beside "单程票价按里程计算，起步价为两元". (1.0, "") for a question
     holding nothing but its subject ("围棋的规则与历史是什么？": what its document tells)."""
-    asked = ZH_ASKS.sub(" ", question) if has_cjk(question) else \
-        _EN_ASKED_WORDS.sub(" ", question)
+    asked = written_in(question).stated_asks.sub(" ", question)
     asked = without_terms(asked, terms)
     if not english_words(normalize(asked)) and not any(
-            ch not in ZH_FUNCTION for run in CJK_RUN.findall(asked) for ch in run):
+            ch not in zh.FUNCTION for run in CJK_RUN.findall(asked) for ch in run):
         return 1.0, ""
     return max(((content_share(asked, [s]), s) for s in sentences), default=(0.0, ""))
 
@@ -59,9 +46,6 @@ def stated_in(question: str, sentences: list[str],
 def without_terms(text: str, terms: frozenset[str]) -> str:
     """The text less its subject terms: an English word whose key is a term's, a Chinese
     term (a character pair, or a whole name or title) wherever it stands, longest first."""
-    keys = {word_key(t) for t in terms if not has_cjk(t)}
-    text = re.sub(r"[A-Za-z][A-Za-z'’-]*", lambda m: " " if word_key(m.group(0).lower()) in keys
-                  else m.group(0), text)
-    for term in sorted((t for t in terms if has_cjk(t)), key=lambda t: (-len(t), t)):
-        text = text.replace(term, " ")
+    for lang in LANGUAGES.values():  # each removes the terms written in it
+        text = lang.without_terms(text, frozenset(t for t in terms if written_in(t) is lang))
     return text

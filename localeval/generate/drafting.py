@@ -11,11 +11,12 @@ from pydantic import BaseModel, Field
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.generate.answer_kind import answer_lacks
+from localeval.generate.lang import written_in
 from localeval.generate.words import content_words, stem
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore
-from localeval.text import has_cjk, split_sentences
+from localeval.text import split_sentences
 
 SINGLE_STEP = "generate_single"
 RENAME_STEP = "generate_rename"
@@ -30,9 +31,6 @@ QUESTION_CHARS = 160
 _QUESTION_END = re.compile(r"[?？]")
 _CLAUSE = re.compile(r"[,，、;；]")
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
-_EN_TAIL = re.compile(r",\s+(?=(?:who|whom|whose|which|where|when|while|making|including|each|"
-                      r"although|though|but)\b)", re.IGNORECASE)
-_ZH_TAIL = re.compile(r"[，；]")
 
 
 class SingleDraft(BaseModel):
@@ -89,10 +87,11 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
 
 def focus_sentences(text: str) -> list[str]:
     """The sentences of a chunk a single-chunk draft may be about, in order: not a heading,
-    and long enough to state a fact (four words; Chinese: eight characters)."""
+    and long enough to state a fact (its language's `focus_length`: four words; Chinese:
+    eight characters)."""
     body = "\n".join(line for line in text.splitlines() if not _HEADING_LINE.match(line))
     return [s for s in split_sentences(body)
-            if (len(s.strip()) >= 8 if has_cjk(s) else len(s.split()) >= 4)]
+            if (lang := written_in(s)).length(s) >= lang.focus_length]
 
 
 def context(settings: Settings, judge: JudgeClient, embeddings: EmbeddingStore | None,
@@ -124,7 +123,8 @@ def first_clause(text: str) -> str:
     """A search-box query up to its first comma, when what comes before says enough."""
     parts = _CLAUSE.split(text.strip(), maxsplit=1)
     head = parts[0].strip()
-    enough = len(head) >= 5 if has_cjk(head) else len(head.split()) >= 3
+    lang = written_in(head)
+    enough = lang.length(head) >= lang.query_length
     return head if len(parts) > 1 and enough else text.strip()
 
 
@@ -141,12 +141,12 @@ def without_unasked(question: str, answer: str) -> str:
     text = answer.strip()
     if answer_lacks(question, "") is None or not text:  # no kind known: nothing to check by
         return answer
-    zh = has_cjk(text)
-    end = text[-1] if text[-1] in ".。!！" else ("。" if zh else ".")
+    lang = written_in(text)
+    end = text[-1] if text[-1] in ".。!！" else lang.full_stop
     body = text.rstrip(".。!！")
     asked = {stem(w) for w in content_words(question)}
     cut = body
-    while cuts := list((_ZH_TAIL if zh else _EN_TAIL).finditer(cut)):
+    while cuts := list(lang.tail.finditer(cut)):
         head, tail = cut[:cuts[-1].start()], cut[cuts[-1].end():]
         if {stem(w) for w in content_words(tail)} & asked or answer_lacks(question, head):
             break

@@ -6,12 +6,17 @@ checks against the reference chunks."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-from localeval.generate.answer_kind import ZH_FUNCTION, answer_lacks
-from localeval.generate.subjects import NAME, names_subject
+from localeval.generate import KINDS
+from localeval.generate.answer_kind import answer_lacks
+from localeval.generate.lang import LANGUAGES, written_in, zh
+from localeval.generate.subjects import names_subject
 from localeval.generate.words import LATIN, content_words, english_words, stem, word_key
-from localeval.text import CJK_RANGES, CJK_RUN, STOPWORDS, has_cjk, normalize, split_sentences
+from localeval.text import CJK_RANGES, CJK_RUN, normalize, split_sentences
 
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
@@ -42,19 +47,7 @@ embedder, answers in part or whole: rerank_relevancy rates it 2 or 3, or the jud
 from them with an answer of the kind asked that faithfulness finds supported), duplicate (a
 near-duplicate of a kept question), surplus (more than --n passed)."""
 
-_EN_POINTERS = re.compile(
-    r"\b(?:(?:the|this|that|these|above|given|following|provided|said|same)\s+"
-    r"(?:passage|text|document|article|paragraph|excerpt|context|section|chunk|snippet|"
-    r"source|story|report)s?|according to the (?:author|writer)|mentioned (?:above|here|"
-    r"earlier)|described above|the author)\b", re.IGNORECASE)
-_ZH_POINTERS = re.compile(r"文中|本文|文章中|上文|该文|这段|本段|此段|段落中|文本中|原文|上述|"
-                          r"材料中|资料中|根据以上|以上内容|这篇|该段|文字中|这两段|两段文字|"
-                          r"提到|提及|描述了")
-_ZH_FUNCTION = set(ZH_FUNCTION)
-_EN_ASKING = re.compile(r"\b(?:what|when|where|who|whom|whose|which|why|how)\b", re.IGNORECASE)
-_ZH_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁点月号]|谁|怎么|怎样|"
-                        r"如何|是否|多[长大高远久重宽深快贵厚粗]")
-_ZH_LIST = re.compile(r"分别|各是|各有|[、].*[、]")
+_ZH_FUNCTION = set(zh.FUNCTION)
 ANSWERED_P = 0.5
 """The least P(the reference answer gives it) of every part of its question (unanswered)."""
 PART_SHARE = 0.75
@@ -62,9 +55,6 @@ PART_SHARE = 0.75
 stand in the question (`asked_parts`)."""
 ANSWER_WORDS = {"single": 25, "pair": 50}
 """Most words (English) an answer of the kind may have; Chinese: twice as many characters."""
-ZH_CLAUSES = 3
-"""A Chinese answer of this many clauses (split at ，；) or more tells more than one fact."""
-_ZH_CLAUSE = re.compile(r"[，；]")
 COPIED_SHARE = 0.75
 """An answer holding this share of its chunk's content words copies the chunk (single)."""
 
@@ -72,7 +62,7 @@ COPIED_SHARE = 0.75
 def self_contained(question: str) -> bool:
     """No pointer to a text the reader has not seen ("the passage", "this document", 文中,
     本文 ...)."""
-    return not (_EN_POINTERS.search(question) or _ZH_POINTERS.search(question))
+    return not any(lang.pointers.search(question) for lang in LANGUAGES.values())
 
 
 def two_things(question: str) -> bool:
@@ -80,23 +70,13 @@ def two_things(question: str) -> bool:
     list (two commas; 分别, or two 、 in Chinese), or (Chinese) it asks and then states: its
     question word stands in a clause before its last ("云岭茶园做青需要多久，老师傅根据香气判断
     火候？"; a condition before the question is one thing: "……旺季时，周末常常需要排队多久？")."""
-    if not has_cjk(question):
-        asking = [m.group(0) for m in _EN_ASKING.finditer(question)]
-        return len(asking) >= 2 or question.count(",") >= 2
-    asking_zh = [m.group(0) for m in _ZH_ASKING.finditer(question)]
-    *before, last = _ZH_CLAUSE.split(question.strip().rstrip("？?。 "))
-    return len(asking_zh) >= 2 or bool(_ZH_LIST.search(question)) or (
-        bool(before) and not ZH_ASKS.search(last) and any(ZH_ASKS.search(c) for c in before))
-
-
-_VAGUE = re.compile(r"\babout\s*\?$|^(?:tell me about|describe|explain)\b|介绍|"
-                    r"(?:怎么样|是怎样的|是什么样的?)[？?]?$", re.IGNORECASE)
+    return written_in(question).two_things(question)
 
 
 def vague(question: str) -> bool:
     """It asks for no one fact: "What is Vatnfell Glacier about?", "Describe …", "介绍一下…",
     "……怎么样？"."""
-    return bool(_VAGUE.search(question.strip()))
+    return any(lang.vague.search(question.strip()) for lang in LANGUAGES.values())
 
 
 def restates(question: str, asked: str) -> bool:
@@ -107,15 +87,14 @@ def restates(question: str, asked: str) -> bool:
 
 def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
     """Longer than an answer needs (over ANSWER_WORDS words; Chinese: twice as many
-    characters, or ZH_CLAUSES clauses: "青琅湖……湖面海拔两千一百米，面积约六十八平方公里，最深处
+    characters, or zh.CLAUSES clauses: "青琅湖……湖面海拔两千一百米，面积约六十八平方公里，最深处
     达九十三米" for its height), cut at the schema's length `cut_at`, or (one chunk) copying
     COPIED_SHARE of its chunk's content words."""
     limit = ANSWER_WORDS.get(kind, ANSWER_WORDS["single"])
-    size = len("".join(answer.split())) / 2 if has_cjk(answer) else len(answer.split())
-    if size > limit or len(answer) >= cut_at:
+    lang = written_in(answer)
+    if lang.answer_size(answer) > limit or len(answer) >= cut_at:
         return True
-    if kind != "pair" and has_cjk(answer) and len(_ZH_CLAUSE.findall(answer)) >= \
-            ZH_CLAUSES - 1:
+    if kind != "pair" and lang.tells_many(answer):
         return True  # a Chinese sentence copied whole: one fact asked, three told
     if len(chunks) == 1:
         mine = content_words(chunks[0])
@@ -127,53 +106,18 @@ def is_question(text: str) -> bool:
     return text.rstrip().endswith(("?", "？"))
 
 
-EN_OPENERS = frozenset({
-    "what", "when", "where", "who", "whom", "whose", "which", "why", "how", "is", "are", "was",
-    "were", "do", "does", "did", "can", "could", "will", "would", "should", "has", "have", "had",
-    "may", "might", "must", "shall", "in", "on", "at", "for", "from", "by", "to", "with",
-    "during", "since", "after", "before", "under", "of", "about", "through", "between", "into",
-    "tell", "name", "list"})
-_EN_PREPOSITIONS = frozenset({"in", "on", "at", "for", "from", "by", "to", "with", "during",
-                              "since", "after", "before", "under", "of", "about", "through",
-                              "between", "into"})
-ZH_ASKS = re.compile(_ZH_ASKING.pattern + r"|[吗呢么嘛]\s*[?？]?\s*$|几|咋|啥|有没有|是不是|"
-                      r"能不能|可不可以|会不会|要不要")
-_EN_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-DUMP_WORDS = 5
-"""An English question of this many words or more with no function word after its first is a
-keyword string ("Who paid tolls westbound direction car 2018?"), not a question."""
-
-
 def asks(text: str) -> bool:
     """Worded as a question (question mark or not): English opens with a question word, an
     auxiliary or a preposition before one ("In which year ...") and is no keyword string;
     Chinese holds a question word (什么, 哪, 多少, 几, 谁, 如何 ...) or ends in 吗/呢."""
-    if has_cjk(text):
-        return bool(ZH_ASKS.search(text))
-    words = _EN_WORD.findall(text.lower())
-    if not words or words[0] not in EN_OPENERS:
-        return False
-    if words[0] in _EN_PREPOSITIONS and not _EN_ASKING.search(text):
-        return False
-    return len(words) < DUMP_WORDS or any(w in STOPWORDS for w in words[1:])
-
-
-_ZH_ASKED = re.compile(r"为什么|为何|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
-                       r"多[长大高远久重宽深快贵厚粗]|吗|呢")
-_ZH_SAME = {"啥": "什么", "为何": "为什么", "怎样": "怎么", "如何": "怎么", "呢": "吗"}
+    return written_in(text).asks(text)
 
 
 def question_words(text: str) -> set[str]:
     """What a question asks with: English its question word ("how" with the word after it:
     "how long", "how many"), or its first word when it opens with an auxiliary; Chinese its
     question words (啥 as 什么, 如何 as 怎么, 呢 as 吗)."""
-    if has_cjk(text):
-        return {_ZH_SAME.get(w, w) for w in _ZH_ASKED.findall(text)}
-    words = _EN_WORD.findall(text.lower())
-    for i, w in enumerate(words):
-        if _EN_ASKING.fullmatch(w):
-            return {f"how {words[i + 1]}" if w == "how" and i + 1 < len(words) else w}
-    return set(words[:1])
+    return written_in(text).question_words(text)
 
 
 def asks_otherwise(casual: str, question: str) -> bool:
@@ -194,8 +138,7 @@ def names_outside(question: str, texts: list[str]) -> list[str]:
     question that no text mentions (case-insensitive; a possessive as its noun: "Club's")."""
     material = normalize(" ".join(texts))
     words = [re.sub(r"['’]s$", "", w) for w in re.findall(r"[A-Za-z][A-Za-z0-9'’-]*", question)]
-    if not has_cjk(question):  # English: the capitalised words after the first
-        words = [w for w in words[1:] if w[0].isupper()]
+    words = written_in(question).outside_names(words)  # English: capitalised, after the first
     return [w for w in dict.fromkeys(words) if normalize(w) not in material]
 
 
@@ -222,7 +165,7 @@ def same_question(question: str, rewrite: str, name: str, answer: str | None) ->
         and not added & told and len(before - after) <= RENAME_DROPS
 
 
-_ATTACHING = frozenset({"of", "at", "in", "on", "from", "for", "the", "的", "在"})
+_ATTACHING = frozenset().union(*(lang.placing for lang in LANGUAGES.values()))
 """Words a rewrite may add with the name that only place the question at its subject."""
 
 
@@ -294,8 +237,10 @@ def off_point(question: str, answer: str, chunks: list[str], terms: set[str]) ->
     tolls, beside "About 71,000 vehicles cross the bridge on an average day"). "" when the
     answer is on the point, or no sentence is about it (a paraphrase: "How tall is it?" of
     "It rises 137 metres")."""
-    named = "" if has_cjk(question) else " ".join(NAME.findall(question)[1:])
-    asked = {word_key(w) for w in content_words(ZH_ASKS.sub(" ", question))} - {
+    lang = written_in(question)
+    named = " ".join(lang.names_in_question(question))
+    point = lang.point_asks.sub(" ", question) if lang.point_asks else question
+    asked = {word_key(w) for w in content_words(point)} - {
         word_key(w) for w in terms | content_words(named)}
     told = {word_key(w) for w in content_words(answer)}
     if not asked or asked & told:
@@ -311,45 +256,158 @@ POINT_WORDS = 2
 """Words of a question's point that a sentence of its chunk holds to be about that point."""
 
 
+@dataclass(frozen=True)
+class Check:
+    """What the cheap filters read of one candidate question: its kind, the question, its
+    reference answer (None: an unanswerable question, whose answer is fixed), its chunks'
+    texts, the subject terms of its documents (`subject_terms`), the schema's answer length
+    `cut_at`, and the content words of its documents' titles (`titled`: shown to the judge
+    beside the chunk, "bridge" of "The Severn Gate Bridge", which a question may name though
+    its chunk does not)."""
+
+    kind: str
+    question: str
+    answer: str | None
+    chunks: tuple[str, ...]
+    terms: frozenset[str]
+    cut_at: int
+    titled: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class Drop:
+    """A filter's verdict against a candidate, with its detail (the dropped file's `detail`)."""
+
+    detail: object = None
+
+
+QUESTION, CHUNKS, ANSWER, JUDGE = "question", "chunks", "answer", "judge"
+"""What a filter needs: the question alone; its chunks and its documents' subject; the
+reference answer (with its chunks); the judge (or the embedder, or the kept rows)."""
+ALL = frozenset(KINDS)
+ANSWERED = ALL - {"unanswerable"}
+
+
+@dataclass(frozen=True)
+class Filter:
+    """One row of the filter table: the report's column it counts under (`name`), the kinds
+    of row it applies to, what it needs, its check (a cheap filter's: `Check` → `Drop` or None;
+    None for a filter applied by a later step, `where`), and the test that shows it."""
+
+    name: str
+    kinds: frozenset[str]
+    needs: str
+    check: Callable[[Check], Drop | None] | None
+    test: str
+    where: str = "filters.first_failed"
+
+
+def _outside(c: Check) -> Drop | None:
+    outside = [w for w in names_outside(c.question, list(c.chunks))  # its document's own names
+               if not content_words(w) <= c.terms | c.titled]  # may stand outside its chunk
+    return Drop(outside) if outside else None
+
+
+def _copied(c: Check) -> Drop | None:
+    copied = (content_words(c.question) & EXAMPLE_NAMES) - content_words(" ".join(c.chunks))
+    return Drop(sorted(copied)) if copied else None
+
+
+def _lacks(c: Check) -> Drop | None:
+    lacks = answer_lacks(c.question, c.answer or "")
+    return Drop(lacks) if lacks else None
+
+
+def _off_point(c: Check) -> Drop | None:
+    point = off_point(c.question, c.answer or "", list(c.chunks), set(c.terms))
+    return Drop({"told elsewhere": point}) if point else None
+
+
+def _when(fails: Callable[[Check], bool], detail: object = None) -> Callable[[Check], Drop | None]:
+    return lambda c: Drop(detail) if fails(c) else None
+
+
+TABLE: tuple[Filter, ...] = (
+    Filter("judge_error", ALL, JUDGE, None, "test_a_judge_failure_in_a_check_is_counted_named_"
+           "and_the_others_go_on", "assemble (a task's error)"),
+    Filter("not_a_question", ALL - {"colloquial"}, QUESTION,
+           _when(lambda c: not is_question(c.question)), "test_filters_drop_and_are_counted"),
+    Filter("not_a_question", ALL, QUESTION,
+           _when(lambda c: not asks(c.question), "not worded as a question"),
+           "test_questions_must_be_worded_as_questions_and_colloquial_ones_not_"
+           "state_the_answer"),
+    Filter("self_contained", ALL, QUESTION, _when(lambda c: not self_contained(c.question)),
+           "test_self_contained_and_answer_in_question"),
+    Filter("two_things", ALL - {"pair"}, QUESTION,  # a pair joins two questions
+           _when(lambda c: two_things(c.question)),
+           "test_questions_asking_two_things_or_naming_no_subject_are_caught"),
+    Filter("vague", ALL, QUESTION, _when(lambda c: vague(c.question)),
+           "test_a_question_asking_for_no_one_fact_is_vague"),
+    Filter("unnamed_subject", ALL, CHUNKS,
+           _when(lambda c: not names_subject(c.question, set(c.terms))),
+           "test_a_question_naming_no_subject_is_rewritten_to_name_it"),
+    Filter("names_outside", ALL, CHUNKS, _outside,
+           "test_questions_naming_what_their_chunk_lacks_or_not_asking_are_caught"),
+    Filter("names_outside", ALL, CHUNKS, _copied,
+           "test_long_or_copied_or_cut_answers_and_example_names_are_caught"),
+    Filter("answer_in_question", ANSWERED, ANSWER,
+           _when(lambda c: answer_in_question(c.question, c.answer or "")),
+           "test_self_contained_and_answer_in_question"),
+    Filter("unanswered", ANSWERED, ANSWER, _lacks,
+           "test_an_answer_of_another_kind_than_its_question_is_caught"),
+    Filter("unanswered", ANSWERED - {"pair"}, ANSWER, _off_point,
+           "test_an_answer_telling_another_fact_of_its_chunk_is_unanswered"),
+    Filter("long_answer", ANSWERED, ANSWER,
+           lambda c: Drop(len(c.answer or "")) if long_answer(
+               c.answer or "", list(c.chunks), c.kind, c.cut_at) else None,
+           "test_long_or_copied_or_cut_answers_and_example_names_are_caught"),
+    Filter("answer_in_question", frozenset({"colloquial"}), ANSWER, None,
+           "test_a_colloquial_draft_that_states_its_answer_gives_way_to_its_question_retyped",
+           "assemble.from_single (adds_answer: words of the answer its single question lacks)"),
+    Filter("asks_otherwise", frozenset({"colloquial"}), QUESTION, None,
+           "test_a_colloquial_form_must_ask_with_its_single_question_s_words",
+           "assemble.from_single (against its single question)"),
+    Filter("unsupported", ANSWERED, JUDGE, None, "test_filters_drop_and_are_counted",
+           "tasks.supported (faithfulness at τ), assemble"),
+    Filter("one_chunk_suffices", frozenset({"pair"}), JUDGE, None,
+           "test_filters_drop_and_are_counted", "tasks.pair_task, assemble.from_pair"),
+    Filter("unanswered", ANSWERED, JUDGE, None,
+           "test_an_answer_that_misses_part_of_its_question_is_dropped",
+           "tasks.answers_every_part, assemble"),
+    Filter("answerable", frozenset({"unanswerable"}), JUDGE, None,
+           "test_an_unanswerable_question_a_chunk_answers_in_part_is_dropped",
+           "tasks.single_task, assemble.from_single"),
+    Filter("duplicate", ALL, JUDGE, None, "test_near_duplicates_are_dropped",
+           "assemble.assemble (embedder cosine)"),
+    Filter("surplus", ALL, JUDGE, None, "test_drafting_stops_at_n_kept_or_at_max_drafts",
+           "assemble.assemble (--n)"),
+)
+"""Every filter, in the order it applies; those with a check are the cheap ones (no judge),
+walked in this order by `first_failed`. A candidate is counted under the first it fails."""
+CHEAP = tuple(f for f in TABLE if f.check is not None)
+
+
 def first_failed(kind: str, question: str, answer: str | None, chunks: list[str],
                  terms: set[str], cut_at: int, titled: frozenset[str] = frozenset()
                  ) -> tuple[str, object] | None:
-    """The first cheap filter (no judge) a candidate fails, with its detail, or None.
-    `answer` None: an unanswerable question (its answer is fixed); `terms`: the subject terms
-    of its documents (`subject_terms`); `titled`: the content words of their titles, shown to
-    the judge beside the chunk ("bridge" of "The Severn Gate Bridge"), which a question may
-    name though its chunk does not."""
-    if kind != "colloquial" and not is_question(question):
-        return "not_a_question", None
-    if not asks(question):
-        return "not_a_question", "not worded as a question"
-    if not self_contained(question):
-        return "self_contained", None
-    if kind != "pair" and two_things(question):  # a pair joins two questions
-        return "two_things", None
-    if vague(question):
-        return "vague", None
-    if not names_subject(question, terms):
-        return "unnamed_subject", None
-    if outside := [w for w in names_outside(question, chunks)  # its document's own names
-                   if not content_words(w) <= terms | titled]:  # may stand outside its chunk
-        return "names_outside", outside
-    if copied := (content_words(question) & EXAMPLE_NAMES) - content_words(" ".join(chunks)):
-        return "names_outside", sorted(copied)
-    if answer is not None and answer_in_question(question, answer):
-        return "answer_in_question", None
-    if answer is not None and (lacks := answer_lacks(question, answer)):
-        return "unanswered", lacks
-    if answer is not None and kind != "pair" and (point := off_point(question, answer, chunks,
-                                                                     terms)):
-        return "unanswered", {"told elsewhere": point}
-    if answer is not None and long_answer(answer, chunks, kind, cut_at):
-        return "long_answer", len(answer)
+    """The first cheap filter (no judge) a candidate fails, with its detail, or None (`Check`
+    says what each argument is). Each candidate is walked once: the same check asked again
+    (tasks decides the judge's work by it, assemble builds the rows by it) is answered from
+    the first walk."""
+    return _walk(Check(kind, question, answer, tuple(chunks), frozenset(terms), cut_at,
+                       frozenset(titled)))
+
+
+@lru_cache(maxsize=4096)
+def _walk(check: Check) -> tuple[str, object] | None:
+    for f in CHEAP:
+        if check.kind in f.kinds and (f.needs != ANSWER or check.answer is not None) and \
+                (dropped := f.check(check)) is not None:  # type: ignore[misc]
+            return f.name, dropped.detail
     return None
 
 
-EXAMPLE_NAMES = frozenset().union(*(content_words(t) for t in (
-    "Eiffel Tower Paris World's Fair", "埃菲尔铁塔 巴黎 世界博览会",
-    "Heat Michael Mann Chicago Al Pacino Robert De Niro", "英雄 张艺谋 陕西西安 李连杰 梁朝伟")))
+EXAMPLE_NAMES = frozenset().union(*(content_words(t) for lang in LANGUAGES.values()
+                                     for t in lang.example_names))
 """The names of the generation prompts' examples (prompts/*/generate_*.j2): a question naming
 one its chunks lack copies the example (names_outside)."""

@@ -6,7 +6,6 @@ embedder alone never links two documents: m3e rates unrelated texts close."""
 from __future__ import annotations
 
 import random
-import re
 from collections import Counter
 from collections.abc import Sequence
 
@@ -14,29 +13,10 @@ import numpy as np
 from pydantic import BaseModel
 
 from localeval.generate.chunking import Chunk
-from localeval.text import CJK_RANGES
+from localeval.generate.lang import LANGUAGES
 
-_UPPER, _LETTER = "A-ZÀ-ÖØ-Þ", "A-Za-zÀ-ÖØ-öø-ÿĀ-ž"  # Latin, with its accented letters
-_CAPITAL = re.compile(
-    rf"(?<![{_LETTER}])[{_UPPER}][{_LETTER}]{{2,}}(?:[ -][{_UPPER}][{_LETTER}]+)*")
-"""A capitalised name, accented letters in it ("Blålon", "Tomas Hrubý"), found in Chinese text
-too ("江州的Severn Gate Bridge": no letter before it, where `\\b` wants a non-word character)."""
-_EN_COMMON = {"The", "This", "That", "These", "Those", "There", "Their", "They", "When", "What",
-              "Which", "While", "With", "After", "Before", "During", "From", "Since", "Many",
-              "Most", "Some", "Each", "Every", "Its", "His", "Her", "For", "But", "And", "Today",
-              "Unlike", "Although", "Because", "However", "Other", "One", "Two", "Three",
-              "She", "He", "It", "We", "You", "Our", "Your", "Him", "Them", "Then", "Now",
-              "Here", "Both", "All", "Only", "Also", "About", "Around", "Over", "Under", "Into",
-              "Until", "Once", "Later", "Yesterday"}
-_CALENDAR = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday",
-             "January", "February", "March", "April", "May", "June", "July", "August",
-             "September", "October", "November", "December", "Mondays", "Tuesdays",
-             "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays"}
-"""Capitalised words that name no subject: two documents that both say "Sunday" are unlinked."""
-_ZH_NUMERALS = set("零〇一二三四五六七八九十百千万亿两年月日个")
 SAME_SOURCE_BONUS = 0.1
 """Added to the cosine of two chunks of one document: they share a subject."""
-_CJK_RUN3 = re.compile(f"[{CJK_RANGES}]{{3,}}")
 
 
 class Pair(BaseModel):
@@ -57,17 +37,13 @@ def seeded_order(chunks: Sequence[Chunk], seed: int) -> list[Chunk]:
 def terms(chunk: Chunk) -> set[str]:
     """Candidate entities of a chunk: capitalised names (English), runs of three Chinese
     characters (Chinese), and Latin names inside Chinese text."""
-    found = {m.group(0) for m in _CAPITAL.finditer(chunk.text)} - _EN_COMMON
-    for run in _CJK_RUN3.findall(chunk.text):
-        found.update(g for g in (run[i:i + 3] for i in range(len(run) - 2))
-                     if not any(ch in _ZH_NUMERALS for ch in g))
-    return found
+    return set().union(*(lang.entities(chunk.text) for lang in LANGUAGES.values()))
 
 
 def linking_name(term: str) -> bool:
     """A term that names one thing wherever it stands: an English name (capitalised, not a
     common sentence opener). A Chinese run of three characters may be any phrase ("的主要")."""
-    return bool(_CAPITAL.fullmatch(term)) and term not in _CALENDAR
+    return any(lang.links(term) for lang in LANGUAGES.values())
 
 
 def pick_pairs(chunks: Sequence[Chunk], vectors: np.ndarray, seed: int, count: int,

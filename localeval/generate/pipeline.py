@@ -27,6 +27,7 @@ from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS, focus_sentences
 from localeval.generate.filters import content_share
 from localeval.generate.picking import Pair, pick_pairs, seeded_order
+from localeval.generate.records import Asked, PairAsked, Result, parse
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
 from localeval.generate.subjects import namings
 from localeval.generate.tasks import Env, pair_task, single_name, single_task
@@ -115,8 +116,25 @@ def build_corpus(docs: Iterable[str | Path], settings: Settings, options: Genera
     return corpus, problems
 
 
-Job = tuple[str, Any]
-"""(task, what it drafts from): ("single:ID[@k]", (chunk, sentence)) or ("pair:A+B", Pair)."""
+@dataclass(frozen=True)
+class SingleJob:
+    """A single-chunk draft to make: its task ("single:ID[@k]"), its chunk and the sentence it
+    asks about."""
+
+    task: str
+    chunk: Chunk
+    focus: str
+
+
+@dataclass(frozen=True)
+class PairJob:
+    """A pair to draft: its task ("pair:A+B") and its two chunks' ids and link."""
+
+    task: str
+    pair: Pair
+
+
+Job = SingleJob | PairJob
 
 
 def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
@@ -131,7 +149,7 @@ def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
         order = seeded_order(eligible, options.seed)
         focus = {c.id: focus_sentences(c.text) or [c.text] for c in order}
         for k in range(options.per_chunk):
-            singles += [(single_name(c.id, k), (c, focus[c.id][k]))
+            singles += [SingleJob(single_name(c.id, k), c, focus[c.id][k])
                         for c in order if k < len(focus[c.id])]
     by_lang: list[list[Pair]] = []
     if "pair" in options.kinds:
@@ -143,7 +161,7 @@ def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
                                       len(keep) * options.per_chunk,
                                       per_chunk=2 * options.per_chunk))
     turns = [p for group in zip_longest(*by_lang) for p in group if p is not None]
-    return singles, [(f"pair:{p.first}+{p.second}", p) for p in turns]
+    return singles, [PairJob(f"pair:{p.first}+{p.second}", p) for p in turns]
 
 
 def fingerprint(corpus: Sequence[Chunk], settings: Settings, options: GenerateOptions,
@@ -241,9 +259,9 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     work = WorkFile(paths["work"], fingerprint(
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
         if paths is not None else None
-    done: dict[str, dict[str, Any]] = dict(work.done) if work else {}
+    done: dict[str, Result] = {t: parse(r) for t, r in work.done.items()} if work else {}
     for task, result in done.items():  # a resumed run's pairs reuse the finished drafts
-        if task.startswith("single:"):
+        if isinstance(result, Asked):
             env.known(task, result)
     lists = {"single": singles, "pair": pairs}
     feeds = {"single": {"single", "colloquial", "unanswerable"}, "pair": {"pair"}}
@@ -253,34 +271,38 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
 
     def candidates(jobs: list[Job]) -> list[Candidate]:
         found: list[Candidate] = []
-        for task, item in jobs:
-            if isinstance(item, Pair):
-                first, second = by_id[item.first], by_id[item.second]
-                found.append(from_pair(done[task], first, second, item.link,
+        for job in jobs:
+            result = done[job.task]
+            if isinstance(job, PairJob):
+                first, second = by_id[job.pair.first], by_id[job.pair.second]
+                assert isinstance(result, PairAsked)
+                found.append(from_pair(result, first, second, job.pair.link,
                                        (env.terms_of(first), env.terms_of(second)),
                                        env.titled(first, second)))
             else:
-                found += from_single(done[task], item[0], env.terms_of(item[0]),
-                                     env.titled(item[0]))
+                found += from_single(result, job.chunk, env.terms_of(job.chunk),
+                                     env.titled(job.chunk))
         return [c for c in found if c.kind in options.kinds]
 
-    async def run_one(task: str, item: Any) -> None:
-        if isinstance(item, Pair):
-            result = await pair_task(env, task, by_id[item.first], by_id[item.second], item.link,
-                                     options.per_chunk)
+    async def run_one(job: Job) -> None:
+        result: Result
+        if isinstance(job, PairJob):
+            pair = job.pair
+            result = await pair_task(env, job.task, by_id[pair.first], by_id[pair.second],
+                                     pair.link, options.per_chunk)
         else:
-            result = await single_task(env, task, *item)
-        done[task] = result
+            result = await single_task(env, job.task, job.chunk, job.focus)
+        done[job.task] = result
         if work is not None:
-            work.add(result)
+            work.add(result.line())
         bar.advance()
 
     try:
         limit = asyncio.Semaphore(max(1, sample_concurrency(settings, backends)))
 
-        async def bounded(task: str, item: Any) -> None:
+        async def bounded(job: Job) -> None:
             async with limit:
-                await run_one(task, item)
+                await run_one(job)
 
         while True:
             batch: list[Job] = []
@@ -299,9 +321,8 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
                 cut[name] += BATCH
             if not batch:
                 break
-            bar.advance(sum(1 for task, _ in batch if task in done))
-            await asyncio.gather(*(bounded(task, item) for task, item in batch
-                                   if task not in done))
+            bar.advance(sum(1 for job in batch if job.task in done))
+            await asyncio.gather(*(bounded(job) for job in batch if job.task not in done))
     finally:
         bar.close()
         if work is not None:
@@ -313,7 +334,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         # the old test set goes first: a kill below never leaves it beside a new corpus
         out.unlink(missing_ok=True)
         write_lines(paths["corpus"], corpus)
-        write_lines(paths["dropped"], made.dropped)
+        write_lines(paths["dropped"], (d.line() for d in made.dropped))
         write_lines(out, made.rows)
         paths["work"].unlink(missing_ok=True)  # everything it held is in the files above
     return Generated(made.rows, corpus, report)

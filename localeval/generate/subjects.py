@@ -8,24 +8,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from localeval.generate.answer_kind import ZH_FUNCTION
+from localeval.generate.lang import LANGUAGES, en, written_in, zh
 from localeval.generate.words import content_words, word_key
-from localeval.text import CJK_RUN, has_cjk, normalize, split_sentences
+from localeval.text import CJK_RUN, normalize, split_sentences
 
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+)$", re.MULTILINE)
-NAME = re.compile(r"\b[A-Z][A-Za-z'’-]+")
-"""A capitalised word (a name when it is not a sentence's first word)."""
-_DATES = frozenset((
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday", "friday",
-    "saturday", "sunday", "sundays"))
-_ZH_NUMBER = set("零〇一二三四五六七八九十百千万亿两年月日")
-ZH_NAME_CHARS = 3
-"""The shortest name a Chinese document without a title is found by: the longest opening of
-its first sentence (this many characters or more) that the document writes again."""
-ZH_NAME_MAX = 12
-"""The most characters of a Chinese name (a document's, or a subject a question is rewritten to
-hold: one run, no function character)."""
+NAME = en.NAME
+_NEVER = frozenset().union(*(lang.never_subject for lang in LANGUAGES.values()))
+"""Words that never name a subject (months, weekdays)."""
+_NUMERALS = frozenset().union(*(lang.numerals for lang in LANGUAGES.values()))
+"""Characters of numbers and dates: a term holding one names no subject."""
 
 
 def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
@@ -55,7 +47,7 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
         if title:
             body = body[title.end():]
         first = split_sentences(body.strip())[:1]
-        if has_cjk(text):
+        if not written_in(text).capitals:
             name = title.group(1).strip() if title else _zh_name(first[0] if first else "",
                                                                   text)
             terms = _zh_name_terms(name, text) if name else set()
@@ -69,8 +61,8 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
                 terms |= (words & terms) or words
             if not terms and first:
                 terms = content_words(first[0])
-        out[src] = {w for w in terms if not w.isdigit() and len(w) > 1 and w not in _DATES
-                    and not any(ch in _ZH_NUMBER for ch in w)}
+        out[src] = {w for w in terms if not w.isdigit() and len(w) > 1 and w not in _NEVER
+                    and not any(ch in _NUMERALS for ch in w)}
     return out
 
 
@@ -102,12 +94,12 @@ def _opens_sentence(text: str, at: int) -> bool:
 
 
 def _zh_name(first: str, text: str) -> str:
-    """The longest opening of a Chinese first sentence (ZH_NAME_CHARS or more characters of
+    """The longest opening of a Chinese first sentence (zh.NAME_CHARS or more characters of
     one run) that the text writes again, or ""."""
     run = CJK_RUN.match(first.strip())
     if not run:
         return ""
-    for end in range(len(run.group(0)), ZH_NAME_CHARS - 1, -1):
+    for end in range(len(run.group(0)), zh.NAME_CHARS - 1, -1):
         if text.count(run.group(0)[:end]) >= 2:
             return run.group(0)[:end]
     return ""
@@ -117,7 +109,7 @@ def _zh_name_terms(name: str, text: str) -> set[str]:
     """The bigrams of a Chinese name that name it: its opening one, and every other one the
     text never writes outside the name (a short form in use, 茶园 of 云岭茶园, does not)."""
     norm_name, rest = normalize(name), normalize(text)
-    runs = ["".join(ch for ch in r if ch not in ZH_FUNCTION) for r in CJK_RUN.findall(norm_name)]
+    runs = ["".join(ch for ch in r if ch not in zh.FUNCTION) for r in CJK_RUN.findall(norm_name)]
     runs = [r for r in runs if len(r) >= 2]
     if not runs:
         return set()
@@ -140,9 +132,6 @@ def names_subject(question: str, terms: set[str]) -> bool:
     return bool({word_key(w) for w in content_words(question)} & {word_key(w) for w in terms})
 
 
-_TITLE_WORD = re.compile(r"[A-Z][A-Za-z'’-]*")
-_ZH_BEFORE_NAME = set("的在是了和与对把被从向到由于为")
-"""Characters after which a Chinese short form opens a phrase (and may be written in full)."""
 
 
 def document_names(documents: dict[str, str]) -> dict[str, str]:
@@ -156,11 +145,10 @@ def document_names(documents: dict[str, str]) -> dict[str, str]:
     for src, text in documents.items():
         body = text.lstrip()
         title = _HEADING.match(body)
-        if has_cjk(text):
+        if not written_in(text).capitals:
             first = split_sentences(body[title.end():].strip() if title else body)[:1]
             name = title.group(1).strip() if title else _zh_name(first[0] if first else "", text)
-            if (CJK_RUN.fullmatch(name) and ZH_NAME_CHARS <= len(name) <= ZH_NAME_MAX
-                    and not any(ch in ZH_FUNCTION for ch in name)):
+            if len(name) >= zh.NAME_CHARS and zh.is_name(name):
                 out[src] = name
             continue
         if not title:
@@ -169,7 +157,7 @@ def document_names(documents: dict[str, str]) -> dict[str, str]:
         if words and words[0] == "The":
             words = words[1:]
         names = set(_names(_HEADING.sub("", text)))
-        if len(words) >= 2 and all(_TITLE_WORD.fullmatch(w) for w in words) and re.search(
+        if len(words) >= 2 and all(en.TITLE_WORD.fullmatch(w) for w in words) and re.search(
                 rf"\b{re.escape(words[-1].lower())}\b", text) and names & set(words[:-1]):
             out[src] = " ".join(words)
     return out
@@ -229,46 +217,22 @@ def named(question: str, name: str) -> str:
     bridge open?" → "When did the Severn Gate Bridge open?"; "茶园主要出产什么茶？" →
     "云岭茶园主要出产什么茶？"): the longest end of the name it holds, as a phrase of its own
     (English after "the", Chinese at its start or after a function character)."""
-    if not has_cjk(question):
-        words = name.split()
-        if name.lower() in question.lower():
-            return question
-        for k in range(len(words) - 1, 0, -1):
-            short = " ".join(words[-k:])
-            m = re.search(rf"\bthe {re.escape(short)}\b", question, re.IGNORECASE)
-            if m:
-                return question[:m.start()] + m.group(0)[:4] + name + question[m.end():]
-        return question
-    if name in question:
-        return question
-    for k in range(len(name) - 1, 1, -1):
-        short = name[-k:]
-        at = question.find(short)
-        if at >= 0 and (at == 0 or question[at - 1] in _ZH_BEFORE_NAME
-                        or not CJK_RUN.match(question[at - 1])):
-            return question[:at] + name + question[at + k:]
-    return question
+    return written_in(question).named(question, name)
 
 
 _CLAUSE_MARK = re.compile(r"[,;:!?，。；：！？]")
 """A mark no name holds: a subject with one is a clause of its sentence."""
-NAME_WORDS = 6
-"""The most words an English subject may have to be a name a question is rewritten to hold
-(longer: a description, "a strong colony in a good year")."""
 
 
 def subject_name(subject: str, terms: set[str], name: str = "") -> str:
     """The name a question that names no subject is rewritten to hold (tasks.renamed): the
     document's name (`document_names`), else the draft's subject when it names a subject term
-    and is a name, not a description: English of NAME_WORDS words at most ("the Hallam Hill
-    Observatory"), Chinese one run of characters with no function character ("江州博物馆", not
-    "围棋的规则与历史"). "" when there is none."""
+    and is a name, not a description (its language's `as_name`): English of en.NAME_WORDS
+    words at most ("the Hallam Hill Observatory"), Chinese one run of characters with no
+    function character ("江州博物馆", not "围棋的规则与历史"). "" when there is none."""
     if name:
         return name
     subject = subject.strip()
     if not names_subject(subject, terms) or _CLAUSE_MARK.search(subject):
         return ""
-    if has_cjk(subject):
-        return subject if CJK_RUN.fullmatch(subject) and len(subject) <= ZH_NAME_MAX and not \
-            any(ch in ZH_FUNCTION for ch in subject) else ""
-    return re.sub(r"^The\b", "the", subject) if len(subject.split()) <= NAME_WORDS else ""
+    return written_in(subject).as_name(subject)

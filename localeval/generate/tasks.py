@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
@@ -38,6 +37,15 @@ from localeval.generate.filters import (
     only_places,
     restates,
     same_question,
+)
+from localeval.generate.records import (
+    Asked,
+    Attempted,
+    Covered,
+    Draft,
+    PairAsked,
+    Support,
+    Unanswerable,
 )
 from localeval.generate.subjects import Naming, named, names_subject, subject_name
 from localeval.judge.client import JudgeClient
@@ -69,7 +77,7 @@ class Env:
     lexical: dict[str, BM25] = field(default_factory=dict)
     said: dict[str, list[str]] = field(default_factory=dict)
     every_check: bool = False
-    drafts: dict[str, asyncio.Future[dict[str, Any]]] = field(default_factory=dict)
+    drafts: dict[str, asyncio.Future[Asked]] = field(default_factory=dict)
 
     def bm25(self, language: str) -> BM25:
         if language not in self.lexical:
@@ -84,14 +92,14 @@ class Env:
                                    for x in split_sentences(c.text)]
         return self.said[language]
 
-    async def asked(self, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+    async def asked(self, task: str, chunk: Chunk, focus: str) -> Asked:
         """`asked` once per task name: the single feed and every pair asking the same sentence
         share one draft and its checks (with --no-cache too)."""
         if task not in self.drafts:
             self.drafts[task] = asyncio.ensure_future(asked(self, task, chunk, focus))
         return await self.drafts[task]
 
-    def known(self, task: str, result: dict[str, Any]) -> None:
+    def known(self, task: str, result: Asked) -> None:
         """A draft finished before (a resumed run's work file): `asked` returns it."""
         self.drafts[task] = asyncio.get_running_loop().create_future()
         self.drafts[task].set_result(result)
@@ -109,7 +117,7 @@ class Env:
 
 
 async def supported(env: Env, sid: str, language: str, question: str, answer: str,
-                    contexts: list[str]) -> dict[str, Any]:
+                    contexts: list[str]) -> Support:
     """faithfulness(answer | contexts): its score (1.0: every claim supported at τ), its
     details and, when unscored, why."""
     from localeval.metrics import REGISTRY
@@ -117,12 +125,12 @@ async def supported(env: Env, sid: str, language: str, question: str, answer: st
     sample = Sample(id=sid, question=question, answer=answer, contexts=contexts)
     ctx = context(env.settings, env.judge, env.embeddings, sample, language)
     result = await REGISTRY["faithfulness"].fn(sample, ctx)
-    return {"score": result.scores.get("faithfulness"), "reason": result.reason,
-            "details": result.details}
+    return Support(score=result.scores.get("faithfulness"), reason=result.reason,
+                   details=result.details)
 
 
 async def answered(env: Env, sid: str, language: str, question: str,
-                   contexts: list[str]) -> dict[str, Any]:
+                   contexts: list[str]) -> Unanswerable:
     """rerank_relevancy(question | contexts) asked twice, with a reason before each rating (as a
     run asks it) and bare: `score` is the best rating of either over 3 (1.0: a context answers
     the question directly). A question is unanswerable only when neither finds its answer: the
@@ -132,21 +140,21 @@ async def answered(env: Env, sid: str, language: str, question: str,
     from localeval.metrics import REGISTRY
 
     sample = Sample(id=sid, question=question, contexts=contexts)
-    out: dict[str, Any] = {"score": None, "details": {}}
+    out = Unanswerable(details={})
     for explain in (True, False):
         settings = env.settings.model_copy(update={"explain": explain})
         ctx = context(settings, env.judge, env.embeddings, sample, language)
         result = await REGISTRY["rerank_relevancy"].fn(sample, ctx)
         score = result.scores.get("rerank_relevancy.max")
         if score is None:
-            return {"score": None, "reason": result.reason, "details": result.details}
-        out["score"] = max(score, out["score"] or 0.0)
-        out["details"]["reasoned" if explain else "bare"] = result.details
+            return Unanswerable(reason=result.reason, details=result.details)
+        out.score = max(score, out.score or 0.0)
+        (out.details or {})["reasoned" if explain else "bare"] = result.details
     return out
 
 
 async def answers_every_part(env: Env, sid: str, language: str, question: str,
-                             answer: str) -> dict[str, Any]:
+                             answer: str) -> Covered:
     """answer_relevance's completeness for the reference answer: the parts of the question
     (from the question alone) and P(the answer gives it) for each; `p` the smallest."""
     from localeval.metrics.answer_relevance import coverage, parts_of
@@ -155,7 +163,7 @@ async def answers_every_part(env: Env, sid: str, language: str, question: str,
     ctx = context(env.settings, env.judge, env.embeddings, sample, language)
     parts = await parts_of(ctx, question)
     got = await coverage(ctx, question, answer, parts)
-    return {"p": min(g["p_answered"] for g in got), "parts": got}
+    return Covered(p=min(g["p_answered"] for g in got), parts=got)
 
 
 async def nearest_chunks(env: Env, text: str, language: str, source: str,
@@ -176,44 +184,44 @@ async def nearest_chunks(env: Env, text: str, language: str, source: str,
     return [chunks[i] for i in dict.fromkeys(picked)]
 
 
-async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> Asked:
     """Draft from one sentence of a chunk (question, answer, casual form, unanswerable
     question; a short form of the document's name in them written in full, a question naming
     no subject rewritten to name it: `renamed`), then check the answer against the chunk
     (faithfulness) and that it gives every part of its question; skipped when a cheap filter
     already drops both the question and its casual form."""
     lang = chunk.language
-    out: dict[str, Any] = {"task": task}
+    out = Asked(task=task)
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
         draft = await draft_single(ctx, chunk.text, focus, env.naming_of(chunk).title)
     except LocalevalError as exc:
-        return out | {"error": str(exc)}
+        return out.model_copy(update={"error": str(exc)})
     terms, titled = env.terms_of(chunk), env.titled(chunk)
     if name := env.naming_of(chunk).name:  # "the bridge" → "the Severn Gate Bridge"
         full = {f: named(q, name) for f in ("question", "casual", "unanswerable")
                 if not names_subject(q := getattr(draft, f), terms)}
         if full := {f: q for f, q in full.items() if q != getattr(draft, f)}:
-            draft, out["named"] = draft.model_copy(update=full), sorted(full)
+            draft, out.named = draft.model_copy(update=full), sorted(full)
     try:
         draft, fields = await renamed(env, ctx, draft, chunk)
         if fields:
-            out["renamed"] = fields
+            out.renamed = fields
     except LocalevalError as exc:
-        return out | {"error": str(exc)}
-    out["draft"] = draft.model_dump()
+        return out.model_copy(update={"error": str(exc)})
+    out.draft = Draft(**draft.model_dump())
     try:
         if env.every_check or any(
                 first_failed(kind, q, draft.answer, [chunk.text], terms, ANSWER_CHARS,
                              titled) is None
                 for kind, q in (("single", draft.question), ("colloquial", draft.casual))):
-            out["support"] = await supported(env, task, lang, draft.question, draft.answer,
-                                             [chunk.text])
-            if env.every_check or out["support"]["score"] == 1.0:
-                out["answered"] = await answers_every_part(env, task, lang, draft.question,
+            out.support = await supported(env, task, lang, draft.question, draft.answer,
+                                          [chunk.text])
+            if env.every_check or out.support.score == 1.0:
+                out.answered = await answers_every_part(env, task, lang, draft.question,
                                                            draft.answer)
     except LocalevalError as exc:
-        out["error"] = str(exc)
+        out.error = str(exc)
     return out
 
 
@@ -254,35 +262,34 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
     return (draft.model_copy(update=update) if update else draft), sorted(update)
 
 
-async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> dict[str, Any]:
+async def single_task(env: Env, task: str, chunk: Chunk, focus: str) -> Asked:
     """`asked`, then whether the corpus answers the unanswerable question: a sentence holding
     its words (answerable.stated_in), else the chunks nearest to it as rerank_relevancy rates
     them, else the judge's own answer from them (`attempted`). A judge error in those checks
     is the unanswerable question's alone (`unanswerable.error`)."""
     out = await env.asked(task, chunk, focus)
-    if "draft" not in out or out.get("error"):
+    if out.draft is None or out.error:
         return out
-    draft = out["draft"]
-    passes = first_failed("unanswerable", draft["unanswerable"], None, [chunk.text],
+    draft = out.draft
+    passes = first_failed("unanswerable", draft.unanswerable, None, [chunk.text],
                           env.terms_of(chunk), ANSWER_CHARS, env.titled(chunk)) is None \
-        and not restates(draft["unanswerable"], draft["question"])
+        and not restates(draft.unanswerable, draft.question)
     if passes or env.every_check:
-        share, sentence = stated_in(draft["unanswerable"], env.sentences(chunk.language),
+        share, sentence = stated_in(draft.unanswerable, env.sentences(chunk.language),
                                     env.naming_of(chunk).named_by)
         if share >= STATED_SHARE and not env.every_check:  # a sentence of the corpus says it
-            return out | {"unanswerable": {"score": None, "stated": sentence}}
+            return out.model_copy(update={"unanswerable": Unanswerable(stated=sentence)})
         try:
-            near = await nearest_chunks(env, draft["unanswerable"], chunk.language,
+            near = await nearest_chunks(env, draft.unanswerable, chunk.language,
                                         chunk.source)
             check = await answered(env, f"{task}:unanswerable", chunk.language,
-                                   draft["unanswerable"], [c.text for c in near])
-            out["unanswerable"] = check | {"nearest": [c.id for c in near]}
-            if env.every_check or (check["score"] is not None
-                                   and check["score"] < ANSWERABLE_RATING):
-                out["unanswerable"]["attempt"] = await attempted(env, task, chunk,
-                                                                 draft["unanswerable"])
+                                   draft.unanswerable, [c.text for c in near])
+            check.nearest = [c.id for c in near]
+            if env.every_check or (check.score is not None and check.score < ANSWERABLE_RATING):
+                check.attempt = await attempted(env, task, chunk, draft.unanswerable)
+            out = out.model_copy(update={"unanswerable": check})
         except LocalevalError as exc:  # the draft's single and colloquial candidates go on
-            out["unanswerable"] = {"error": str(exc)}
+            out = out.model_copy(update={"unanswerable": Unanswerable(error=str(exc))})
     return out
 
 
@@ -291,7 +298,7 @@ ATTEMPT_NEAREST = 3
 more than rerank_relevancy rates one by one, in one prompt."""
 
 
-async def attempted(env: Env, task: str, chunk: Chunk, question: str) -> dict[str, Any]:
+async def attempted(env: Env, task: str, chunk: Chunk, question: str) -> Attempted:
     """The judge's answer to an "unanswerable" question from the chunks nearest it, and
     whether it answers it (`answers`): not declined ("none"), of the kind asked
     (answer_lacks), saying more than the question, and supported by those chunks
@@ -302,13 +309,13 @@ async def attempted(env: Env, task: str, chunk: Chunk, question: str) -> dict[st
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=f"{task}:attempt"),
                   chunk.language)
     answer = await attempt(ctx, question, texts)
-    out: dict[str, Any] = {"answer": answer, "nearest": [c.id for c in near], "answers": False}
+    out = Attempted(answer=answer, nearest=[c.id for c in near])
     kind_fits = not (declines(answer) or answer_lacks(question, answer)
                      or answer_in_question(question, answer))
     if kind_fits or env.every_check:
         support = await supported(env, f"{task}:attempt", chunk.language, question, answer,
                                   texts)
-        out["answers"] = kind_fits and support["score"] == 1.0
+        out.answers = kind_fits and support.score == 1.0
     return out
 
 
@@ -328,13 +335,13 @@ def part_order(chunk: Chunk, link: str) -> list[tuple[str, str]]:
 
 
 async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
-                    tries: int) -> dict[str, Any]:
+                    tries: int) -> PairAsked:
     """A question of each chunk, asked as a single-chunk draft is (`asked`): the first of up
     to `tries` sentences whose question passes the single-chunk filters. When both pass, each
     answer is checked against the other chunk (the same verdict path): a pair is kept only when
     neither chunk supports both answers. The question is the two questions joined
     (assemble.from_pair)."""
-    out: dict[str, Any] = {"task": task, "parts": []}
+    out = PairAsked(task=task)
     try:
         for chunk in (first, second):
             tried = []
@@ -344,17 +351,17 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
                 tried.append((FILTERS.index(unusable[0]) if unusable else len(FILTERS), part))
                 if unusable is None or env.every_check:
                     break
-            out["parts"].append(max(tried, key=lambda t: t[0])[1])  # else the one got furthest
-            if unusable is not None and (not env.every_check or "draft" not in part):
+            out.parts.append(max(tried, key=lambda t: t[0])[1])  # else the one got furthest
+            if unusable is not None and (not env.every_check or part.draft is None):
                 return out
-        out["other_chunk"] = []
-        for part, other in zip(out["parts"], (second, first), strict=True):
-            draft = part["draft"]
-            check = await supported(env, task, other.language, draft["question"],
-                                    draft["answer"], [other.text])
-            out["other_chunk"].append(check["score"])
-            if check["score"] == 1.0 and not env.every_check:
+        out.other_chunk = []
+        for part, other in zip(out.parts, (second, first), strict=True):
+            assert part.draft is not None
+            check = await supported(env, task, other.language, part.draft.question,
+                                    part.draft.answer, [other.text])
+            out.other_chunk.append(check.score)
+            if check.score == 1.0 and not env.every_check:
                 break
     except LocalevalError as exc:
-        out["error"] = str(exc)
+        out.error = str(exc)
     return out

@@ -1,15 +1,15 @@
 """Content words, as the generator's filters and subject rules compare texts: English words
-less the function words (by stem where asked: `word_key`), Chinese character pairs."""
+less the function words (by stem where asked: `word_key`), Chinese character pairs. A text may
+hold both scripts; each is read by its language's lists (lang/en.py, lang/zh.py)."""
 
 from __future__ import annotations
 
-import re
+from localeval.generate.lang import en, written_in, zh
+from localeval.text import CJK_RUN, STOPWORDS, normalize
 
-from localeval.generate.answer_kind import ZH_FUNCTION
-from localeval.text import CJK_RUN, STOPWORDS, has_cjk, normalize
-
-LATIN = re.compile(r"[a-z0-9]+(?:[.'’-][a-z0-9]+)*")
-_ZH_FUNCTION = set(ZH_FUNCTION)
+LATIN = en.WORD
+stem = en.stem
+_ZH_FUNCTION = set(zh.FUNCTION)
 
 
 def english_words(norm: str) -> set[str]:
@@ -31,15 +31,6 @@ def content_words(text: str) -> set[str]:
 
 
 def word_key(word: str) -> str:
-    """A word as the generator's rules compare it (names_subject, the filters): an English word's
-    stem less a final e ("honeybe" of "honeybees" and "honeybee" both "honeyb"), a Chinese one as
-    it is."""
-    return word if has_cjk(word) else stem(word).rstrip("e")
-
-
-def stem(word: str) -> str:
-    """An English word less one plural or verb ending (-ing, -ed, -es, -s), keeping 3 letters."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    """A word as the generator's rules compare it (names_subject, the filters): by its
+    language's `key` (an English word's stem less a final e, a Chinese one as it is)."""
+    return written_in(word).key(word)
