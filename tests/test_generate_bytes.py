@@ -31,16 +31,16 @@ another name of it; `n`: kept per kind (8 unless given; 50 drafts every candidat
 
 PINNED = {
     "plain": {
-        "testset": "3107f4d420a5c6109a87b02bd88bb52444dacd77514bfee4f2260315b3d2d9b3",
+        "testset": "0e1c224e0c3a3ebd4ce7a4f0b3528a43dd3776f93a69b9e18dc57550d77616b6",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "f857a58d2732d157f8cfcdb7fb582416866bc91fed139b2e6fdef6083d44fa52",
-        "report": "caf894922c3d1b09436f15ae17972154fb672654211149940c9f96f6cf15ea5c",
+        "dropped": "10a3b7692216b5173a8d031ecb81068e55f009d5fff353338d92b02317bc4d34",
+        "report": "55cdc95b688be5d2d7cff0f68510fdd38da4c2ab4f705cafc40a63a4be3d40f4",
     },
     "every": {
-        "testset": "f54e541f8fc55ebd9cd216a9c5c7668208f2df259dc34d29d34e8598d25e6cea",
+        "testset": "75e7a370fc3ae6b1343f6925b13c2f10161729e02045f1cb5e944da9a1189906",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "4b92139fccdad99f6f201b8131f3393a21aaae9dd4a38f556b0520fbce9baa35",
-        "report": "cdc2240c7e76cbbd2583bb761b251a2b9a5afd23a9c99e692e6be60bb38608db",
+        "dropped": "c2724f03f4d23cc3bff5f6426b3abd957884a79aaf50d45d5aa82e0a75f8e400",
+        "report": "bc6637ca3ef0a141eafbb47e361a85840ac871a8d6ac26dae3308bcc8e5d1e5c",
     },
     "strict": {
         "testset": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
@@ -57,13 +57,13 @@ PINNED = {
     "unnamed": {
         "testset": "cfdf77c2cb01a0bab97786804bbbb7a21a893623bd0567f4be2b01d9c99b0b45",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "570229a9a1487bafbfb02133f39e110d09763e01f39b55c90d3fda012c6358e5",
+        "dropped": "2ca20742b8d93edd2c79df6ca1703f297ca32590436e0399928b5f9a6914c655",
         "report": "ac84f0b4c65fc51c2ff9be82b8e0eda0d435e821d58d71c21909bad9cefbab2f",
     },
     "comet": {
         "testset": "f4162a58abf800a93ba203592d2a59c070f0fefea0fbc70b8be17a1fa73edb94",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "698129aa2de62ac4ba5f0b25fa818059c57f7bdd3797d520ec10aa3245ae361c",
+        "dropped": "a205ab8031d1cc071696575b8549fb46843ddccc07824015ab4daa784efc76dd",
         "report": "5ba3aeb14f5aec4c6d93996c4dbe88532b20b5d21bc49c5fddebd00df50e596c",
     },
 }

@@ -385,6 +385,36 @@ def test_a_question_is_joined_into_one_kept_pair_only() -> None:
     assert made.dropped[0].dropped == "duplicate" and "s:1" in made.dropped[0].detail
 
 
+def test_a_colloquial_row_goes_with_its_single_question() -> None:
+    """Issue 41 item 15: a single question dropped as a near-duplicate took its colloquial
+    form with it only when a filter dropped it; its colloquial row was kept, a near-duplicate
+    of the other colloquial row, pointing at a row not in the test set."""
+    import asyncio
+
+    from localeval.generate.assemble import Candidate, assemble
+    from localeval.generate.store import Row
+    from localeval.models.embed import EmbeddingStore
+
+    def row(kind: str, key: str, question: str) -> Candidate:
+        parent = f"single:{key}" if kind == "colloquial" else None
+        return Candidate(kind, key, Row(
+            id=f"{kind}:{key}", question=question, ground_truth="1878",
+            reference_contexts=["The Tay Bridge opened in 1878."], expected_ids=[key],
+            kind=kind, language="en", source="s", parent=parent))
+
+    made = asyncio.run(assemble([
+        row("single", "s#0", "When did the Tay Bridge open?"),
+        row("single", "s#1", "When did the Tay Bridge open?"),
+        row("colloquial", "s#0", "when did the tay bridge open"),
+        row("colloquial", "s#1", "tay bridge opening year")],
+        EmbeddingStore(HashEmbedder()), n=10, duplicate_cosine=0.999))
+    assert [r.id for r in made.rows] == ["single:s#0", "colloquial:s#0"]
+    (_, gone) = made.dropped
+    assert gone.row is not None and gone.row.id == "colloquial:s#1"
+    assert gone.dropped == "duplicate" and "single:s#1" in gone.detail
+    assert made.counts["colloquial"]["duplicate"] == 1
+
+
 def test_an_unanswerable_question_a_sentence_of_the_corpus_answers_is_found() -> None:
     from localeval.generate.answerable import STATED_SHARE, stated_in
 

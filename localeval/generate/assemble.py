@@ -259,9 +259,11 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
                    duplicate_cosine: float) -> Assembled:
     """Rows in kind order, then plan order; near-duplicates (cosine ≥ duplicate_cosine to a
     kept question of the same kind and language, or a pair joining a question a kept pair
-    joins) and those past n per kind dropped."""
+    joins), colloquial rows whose single question assemble dropped, and those past n per kind
+    dropped."""
     out = Assembled()
     for kind in KINDS:
+        gone = {d.row.id: d.dropped for d in out.dropped if d.row is not None}
         mine = [c for c in candidates if c.kind == kind]
         if not mine:
             continue
@@ -275,6 +277,9 @@ async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, 
                     c.dropped = "surplus"
                 elif used := asked & set(c.row.parts or ()):
                     c.dropped, c.detail = "duplicate", f"a kept pair asks {sorted(used)[0]}"
+                elif c.row.parent in gone:
+                    c.dropped, c.detail = gone[c.row.parent], (
+                        f"its single question {c.row.parent} was dropped")
                 else:
                     store = await store_for(embeddings, c.row.language)
                     vec = (await store.vectors([c.row.question]))[0]
