@@ -36,6 +36,19 @@ def test_a_short_form_of_the_documents_name_names_no_subject() -> None:
     assert not names_subject("茶园的海拔是多少？", garden)
 
 
+def test_a_chinese_opening_that_is_no_name_leaves_the_documents_own_terms() -> None:
+    """Issue 41 item 15: a news item opening "越来越多的……" writes that opening again ("越来越
+    多的人选择……"); taken as the document's name, it left 越来 its one subject term, and every
+    Chinese question was dropped as naming no subject."""
+    news = ("越来越多的中国农民接受“有问题找律师”。随着依法治国的深入推进，越来越多的人选择"
+            "“有问题找律师”解决。常春律师事务所的律师为农民提供法律援助。农民段国栋说，律师帮他"
+            "打赢了官司。")
+    terms = subject_terms({"news.txt": news})["news.txt"]
+    assert terms != {"越来"}
+    assert names_subject("常春律师事务所的律师在哪里提供法律援助？", terms)
+    assert not names_subject("谁赢了？", terms)
+
+
 def test_an_english_title_of_common_nouns_names_its_subject() -> None:
     doc = "# Baking Sourdough at Home\n\nA sourdough starter is fed once a day in Celsius."
     terms = subject_terms({"bread.md": doc})["bread.md"]

@@ -30,10 +30,11 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
     only when it has neither title nor name.
 
     Chinese (no capitals): its name, the title or else the longest opening of its first
-    sentence that it writes again ("半岛咖啡馆"); a short form of the name the document uses
-    alone (茶园 of 云岭茶园, 保护区 of 卧龙大熊猫保护区) does not count, the name's opening
-    always does. Without such a name: its first sentence's terms and its own recurring terms
-    (in two sentences or more of it and in no other document).
+    sentence that it writes again and that is a name ("半岛咖啡馆", not "越来越多"); a short
+    form of the name the document uses alone (茶园 of 云岭茶园, 保护区 of 卧龙大熊猫保护区)
+    does not count, the name's opening always does. Without such a name: its first
+    sentence's terms and its own recurring terms (in two sentences or more of it and in no
+    other document).
     Numbers, months and weekdays never name a subject."""
     counts = {src: _counts(text) for src, text in documents.items()}
     df: dict[str, int] = {}
@@ -94,13 +95,14 @@ def _opens_sentence(text: str, at: int) -> bool:
 
 
 def _zh_name(first: str, text: str) -> str:
-    """The longest opening of a Chinese first sentence (zh.NAME_CHARS or more characters of
-    one run) that the text writes again, or ""."""
+    """The longest opening of a Chinese first sentence that the text writes again and that is a
+    name (zh.NAME_CHARS or more characters of one run, no function character, not a time or
+    quantity, zh.NO_NAME_OPENINGS), or ""."""
     run = CJK_RUN.match(first.strip())
-    if not run:
+    if not run or run.group(0).startswith(zh.NO_NAME_OPENINGS):
         return ""
     for end in range(len(run.group(0)), zh.NAME_CHARS - 1, -1):
-        if text.count(run.group(0)[:end]) >= 2:
+        if text.count(run.group(0)[:end]) >= 2 and zh.is_name(run.group(0)[:end]):
             return run.group(0)[:end]
     return ""
 

@@ -23,6 +23,10 @@ sentence (this many characters or more) that the document writes again."""
 NAME_MAX = 12
 """The most characters of a name (a document's, or a subject a question is rewritten to hold:
 one run, no function character)."""
+NO_NAME_OPENINGS = ("越来越", "随着", "近年", "近日", "目前", "如今", "当前", "今年", "去年", "据",
+                    "一些", "许多", "很多", "不少", "大多", "所有", "每")
+"""Openings of a sentence that are a time, a source or a quantity, never a name: "越来越多" is
+written again in most news items ("越来越多的人选择……") and names no document."""
 BEFORE_NAME = set("的在是了和与对把被从向到由于为")
 """Characters after which a short form opens a phrase (and may be written in full)."""
 
