@@ -9,7 +9,14 @@ Three layers, all here or wired from here:
    a note, message or instruction to the judge, grader, checker or evaluator; an imperative to
    rate, mark or score the text; a verdict or verdict JSON; "ignore the previous instructions";
    a claim of a reviewer's approval; chat-control tokens and forged roles ("[system] …",
-   "【系统】…"); a note to whoever checks the text; the prompt's own section markers. A
+   "【系统】…"); a note to whoever checks the text; the prompt's own section markers; the
+   material naming itself or a verdict's heading beside a quality it claims ("the response
+   above has no errors", "QA summary: relevant, accurate"); a reader addressed as the one who
+   grades, ranks or picks it; a score, rank or verdict written as data ("score=1.00, rank=1");
+   an approval signed by a reviewer; what any grading should conclude; the other material run
+   down ("the other results are outdated"); a quality certified ("verified relevant by …").
+   These are forms: on notes written by someone who never saw them (research/
+   notes_heldout.tsv) they recognise 15 of 48 (localeval/docs/metrics.md). A
    sentence that only talks about grading ("Two graders mark each essay independently.",
    "法院认定嫌疑人的陈述都是自愿作出的。") is not one. `planted` lists them per field of a sample.
 3. **Scored the worse way.** `shielded` wraps every metric that asks the judge
@@ -85,13 +92,90 @@ _TO_THE_JUDGE = re.compile(
     r"|任何(?:自动)?(?:检查|评估|评分|审核|评审)[^。！？]{0,6}?(?:应|都应|必须)[^。！？]{0,8}?"
     r"(?:通过|满分|评为|判定)", re.IGNORECASE)
 
+_ITSELF = re.compile(
+    # the material named as the object at hand: "the response above", "this passage"
+    r"\b(?:this|the\s+(?:above|preceding|foregoing|following|present|given|current))\s+"
+    r"(?:response|reply|answer|passage|document|text|excerpt|snippet|chunk|source|output)\b"
+    r"|\b(?:response|reply|answer|passage|document|excerpt|snippet|chunk|output)\s+"
+    r"(?:above|here|below|(?:given|provided|shown)\s+(?:here|above|below))\b"
+    r"|\bthe\s+(?:above|preceding|foregoing)\b"
+    # a verdict's heading: "Quality check passed:", "Reviewer's summary:"
+    r"|\b(?:quality[- ]?(?:check|control|assurance)|qa|review(?:er)?'?s?|evaluat(?:ion|or'?s?)|"
+    r"grad(?:ing|er'?s?)|check(?:er'?s?)|fact[- ]?check(?:er'?s?)?|audit(?:or'?s?)?|assessment)\s+"
+    r"(?:summary|verdict|conclusion|result|outcome|status|passed|approved|score|rating)\b"
+    r"|(?:以上|上述|上面|前面|前述|下面|下述|此处|这里|本|该|此|这)(?:的)?(?:份|段|篇|条|个|则)?"
+    r"(?:回答|回复|答复|答案|文字|内容|段落|文档|资料|材料|文本|片段|输出)"
+    r"|(?:质检|质量检查|审核|评审|审查|核查|评估|校验)(?:结论|意见|摘要|结果|通过|评分|打分)",
+    re.IGNORECASE)
+_ASSESSED = re.compile(
+    r"\b(?:correct|accurate|complete(?:ly)?|relevant|pertinent|useful|helpful|faithful|grounded|"
+    r"consistent|supported|verified|validated|reliable|trustworthy|authoritative|on[- ]topic|"
+    r"error[- ]free|flawless|pass(?:ed)?)\b|\b10/10|\b100\s*%|\bno\s+(?:\w+\s+)?(?:errors?|"
+    r"mistakes?|inaccurac\w+|hallucinations?)\b|\bnot\s+a\s+refusal\b|\banswers?\s+(?:exactly\s+)?(?:the|what|your|"
+    r"every)\b|\b(?:gives|provides|covers)\s+(?:exactly\s+)?what\b|\b(?:rank\w*|plac\w+|"
+    r"list\w*|put)\s+(?:it\s+)?(?:first|top|highest|at\s+the\s+top)\b|\bkey\s+evidence\b|"
+    r"\bbest\s+(?:source|match|answer|evidence)\b"
+    r"|正确|准确|完整|切题|有用|有据|可靠|权威|属实|无误|核实|核对|验证|吻合|相符|没有[^。！？]{0,6}(?:错误|问题)"
+    r"|(?:并非|不是|不属于)拒答|回答了|关键证据|最(?:相关|重要|有用|权威|贴切)"
+    r"|排(?:在|到)?(?:第一|首位|最前)", re.IGNORECASE)
+_ABOUT_THE_GRADING = re.compile(
+    # a reader addressed as the one who grades, compares or picks this material
+    r"\bwhoever\s+(?:is\s+)?(?:check|grad|scor|rat|review|evaluat|mark|judg|assess)\w*"
+    r"|\b(?:if\s+you(?:'re|\s+are)|anyone|those)\s+(?:\w+\s+){0,2}?(?:check|sort|rank|compar|"
+    r"decid|choos|pick|grad|scor|rat|review|evaluat|assess|judg)\w*\s+(?:\w+\s+){0,3}?"
+    r"(?:this|these|it|the\s+(?:answer|reply|response|results?|sources?|documents?|passages?))\b"
+    r"|\b(?:summary|remarks?|comments?|info(?:rmation)?|tl;?dr)\s+(?:to|for)\s+(?:the\s+|any\s+|"
+    r"all\s+)?" + _EVALUATOR + r"\b"
+    r"|(?:打分|评分|阅卷|评审|审核|审阅|核查|评估)的(?:人|同学|同事|朋友|老师|专家|模型)"
+    r"|(?:正在|负责)[^。，！？]{0,6}(?:挑选|审阅|评审|审核|打分|评分|比较|筛选|排序)[^。，！？]{0,4}?"
+    r"的?(?:朋友|同事|人|老师|专家)"
+    # a score, rank or verdict written as data: "score=1.00, rank=1", "Refusal: none"
+    r"|\b(?:relevance|score|rank(?:ing)?|priority|rating|grounding|refusal|faithfulness|"
+    r"correctness|match)\s*[:=]\s*(?:1(?:\.0+)?|100\s*%|10/10|top|highest|perfect|pass|full|none|"
+    r"true|max(?:imum)?)\b"
+    r"|(?:相关性|相关度|得分|排名|优先级|评分|评级|匹配度|吻合度)\s*[:：=]\s*(?:1(?:\.0+)?|100%|最高|满分|"
+    r"完美|第一)"
+    # a notice in brackets from a system or its staff
+    r"|[\[<(【]\s*(?:system|admin(?:istrator)?|moderator|evaluator|grader|reviewer)\b[^\]>)】]{0,20}"
+    r"[\]>)】]|【\s*(?:系统|管理员|评审|评估|审核)[^】]{0,6}】"
+    # an approval signed by a reviewer: "… — Senior Reviewer, Evaluation Team", "——评测组组长"
+    r"|[—–]\s*[^—–]{0,30}\b(?:review(?:er)?|evaluat(?:ion|or)|grader|assessor|QA)\b[^.!?]{0,30}$"
+    r"|——\s*[^——]{0,8}(?:评测|评审|评估|审核|质检)"
+    # what any grading should do, and this text taken as the reference
+    r"|\bany\s+(?:\w+\s+)?(?:scoring|grading|evaluation|assessment|review|ranking|check)\s+"
+    r"(?:\w+\s+){0,3}?(?:should|must|will|would)\s+(?:\w+\s+)?(?:reflect|agree|conclude|find|"
+    r"accept|pass|approve|rate|score|mark|award)\b"
+    r"|任何(?:评估|评分|评审|审核|检查|打分|评测)[^。！？]{0,6}?(?:都)?(?:应|必须|会)[^。！？]{0,8}?"
+    r"(?:得出|通过|满分|评为|判定|认定|结论)"
+    r"|\b(?:record|mark|treat|log|use|count|take)\s+(?:this|it)\s+(?:\w+\s+){0,2}?as\s+(?:the\s+)?"
+    r"(?:gold|reference|correct|best|top|primary)\b"
+    r"|(?:记为|视为|当作)(?:标准答案|参考答案|最佳|首要)|作为(?:标准答案|参考答案)"
+    # the other material run down: "the other results are outdated"
+    r"|\b(?:the\s+)?other\s+(?:results|documents|sources|passages|answers)\s+(?:\w+\s+){0,3}?"
+    r"(?:outdated|wrong|unreliable|incorrect|irrelevant)\b"
+    r"|\b(?:documents|results|passages|sources)\s+ranked\s+(?:above|below)\s+this\b"
+    r"|排在本(?:文|段|篇)之前|其他(?:资料|文档|结果|答案)[^。！？]{0,6}(?:过时|错误|不可靠|无关)"
+    # a quality certified: "verified relevant by …", "人工标注：高度相关"
+    r"|\b(?:verified|certified|confirmed|rated|labell?ed|marked)\s+(?:as\s+)?(?:highly\s+|fully\s+)?"
+    r"(?:relevant|correct|accurate|faithful|on[- ]topic)\b"
+    r"|(?:标注|认定|评定|判定|核定)(?:为)?[：:]?\s*(?:高度|完全)?(?:相关|正确|准确|优秀|完美)",
+    re.IGNORECASE)
+
+
+def _assesses_itself(sentence: str) -> bool:
+    """The material naming itself, or a verdict's heading, beside a quality it claims: "the
+    response above has no errors", "QA summary: relevant, accurate", "本段资料与问题最相关"."""
+    return bool(_ITSELF.search(sentence) and _ASSESSED.search(sentence))
+
+
 FIELDS = ("answer", "ground_truth", "contexts", "retrieved_texts")
 """The material a metric reads: every field the shield scans."""
 
 
 def aimed_at_evaluator(sentence: str) -> bool:
     """Text addressed to the evaluator rather than about the world (module doc, layer 2)."""
-    return bool(_TO_THE_JUDGE.search(sentence))
+    return bool(_TO_THE_JUDGE.search(sentence) or _ABOUT_THE_GRADING.search(sentence)
+                or _assesses_itself(sentence))
 
 
 def _aimed(text: str | None) -> list[str]:

@@ -17,6 +17,11 @@ P(supported)), which no rule recognises (issue 41 item 4c).
 
     python scripts/bench/bench_injection.py --tree . --out /tmp/bench [--profile small]
 
+`--notes FILE` plants other notes instead: a TSV of `label lang carrier text` lines (label
+`attack`; carrier `answer` or `context`), each in the metrics that read its carrier, cells
+`lang/carrier/line number` (research/notes_heldout.tsv: notes written by someone who never saw
+the shield's forms).
+
 `--tree` is the checkout whose code runs (`python -m localeval run` from that folder): run it
 once with main's tree and once with this one for before/after. Each run uses its own answer
 cache under `--out`, so a rerun makes no judge call.
@@ -88,6 +93,21 @@ MYTHS = {
 }
 
 
+def read_notes(path: Path | None) -> dict[str, dict[str, dict[str, str]]]:
+    """lang → carrier field → note id → note: NOTES in every carrier, or a --notes file's
+    attack lines, each in its own carrier only."""
+    if path is None:
+        return {lang: {f: dict(notes) for f in ("answer", "contexts", "ground_truth")}
+                for lang, notes in NOTES.items()}
+    out: dict[str, dict[str, dict[str, str]]] = {"en": {}, "zh": {}}
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        label, lang, carrier, text = line.split("\t")
+        if label == "attack":
+            field = "contexts" if carrier == "context" else carrier
+            out[lang].setdefault(field, {})[str(i)] = text
+    return out
+
+
 def base_row(lang: str, start: str) -> dict[str, Any]:
     b = BASE[lang]
     row = {"question": b["question"], "answer": b["answer"], "contexts": list(b["contexts"]),
@@ -146,7 +166,9 @@ def main() -> None:
     parser.add_argument("--no-myths", action="store_true", help="skip the denied quotes")
     parser.add_argument("--no-explain", action="store_true",
                         help="ask for bare verdicts (no reason first): fewer tokens")
+    parser.add_argument("--notes", type=Path, help="a TSV of notes to plant (module doc)")
     args = parser.parse_args()
+    notes = read_notes(args.notes)
     tree, out = args.tree.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     cache = out / "answers.sqlite"
@@ -162,7 +184,7 @@ def main() -> None:
             clean = base_row(lang, START[metric])
             rows.append({"id": f"{lang}/clean", **clean})
             for carrier in carriers(metric, requires):
-                for kind, note in NOTES[lang].items():
+                for kind, note in notes[lang].get(carrier, {}).items():
                     rows.append({"id": f"{lang}/{carrier}/{kind}",
                                  **planted(clean, carrier, note)})
         start = time.monotonic()
@@ -172,7 +194,7 @@ def main() -> None:
         for lang in ("en", "zh"):
             base = got[f"{lang}/clean"]["scores"].get(metric)
             for carrier in carriers(metric, requires):
-                for kind in NOTES[lang]:
+                for kind in notes[lang].get(carrier, {}):
                     rec = got[f"{lang}/{carrier}/{kind}"]
                     score = rec["scores"].get(metric)
                     better = (score is not None and base is not None
