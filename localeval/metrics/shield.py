@@ -172,8 +172,10 @@ FIELDS = ("answer", "ground_truth", "contexts", "retrieved_texts")
 """The material a metric reads: every field the shield scans."""
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def aimed_at_evaluator(sentence: str) -> bool:
-    """Text addressed to the evaluator rather than about the world (module doc, layer 2)."""
+    """Text addressed to the evaluator rather than about the world (module doc, layer 2).
+    Cached: every metric of a sample scans the same sentences."""
     return bool(_TO_THE_JUDGE.search(sentence) or _ABOUT_THE_GRADING.search(sentence)
                 or _assesses_itself(sentence))
 
