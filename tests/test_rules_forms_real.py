@@ -53,8 +53,8 @@ def judge() -> Any:
 
 @pytest.mark.parametrize("case", [
     pytest.param(c, marks=pytest.mark.xfail(strict=False, reason=(
-        "the 1.5B judge found the false restated claim supported on a fresh clone with "
-        "OPENBLAS_CORETYPE=Haswell: a judge error, not a rule (the sentence was judged)")))
+        "the 1.5B judge finds the false restated claim supported, with OPENBLAS_CORETYPE "
+        "set to Haswell and unset: a judge error, not a rule (the sentence is judged)")))
     if c == "zh question restated" else c for c in sorted(CASES)])
 def test_a_false_claim_in_a_form_a_rule_used_to_decide_is_not_scored_true(
         judge: Any, case: str) -> None:

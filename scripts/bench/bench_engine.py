@@ -262,6 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.model.is_file():
         print(f"model {args.model} not found", file=sys.stderr)
         return 2
+    if args.samples < 1 and not (args.samples == 0 and args.chunk_sweep):
+        print("--samples must be 1 or more (0 only with --chunk-sweep: the sweep alone)",
+              file=sys.stderr)
+        return 2
     if args.chunk_sweep:
         sweep = prompt_rate(args.model, [int(c) for c in args.chunk_sweep.split(",")],
                             args.threads)
