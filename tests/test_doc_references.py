@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "localeval"
 PREFIXES = sorted({"localeval", "scripts", "tests", "docs", "prompts", "research"}
                   | {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file()})
-EXTENSIONS = ("py", "md", "j2", "sh", "toml", "jsonl", "json", "txt")
+EXTENSIONS = ("py", "md", "j2", "sh", "toml", "jsonl", "json", "txt", "tsv")
 PATH = re.compile(
     r"(?<![\w./<:-])((?:" + "|".join(PREFIXES) + r")(?:/\w[\w-]*)+)"
     r"(?:\.(" + "|".join(EXTENSIONS) + r")\b)?(?:(?:\.|:)([A-Za-z_]\w*)\b(?!\.\w|/))?")
