@@ -19,7 +19,7 @@ from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from localeval.errors import DatasetError, OutputError
 from localeval.names import owner_of
-from localeval.results.runfiles import link_error, open_nofollow
+from localeval.results.runfiles import link_error, open_nofollow, write_all
 
 RESULTS_FILE = "results.jsonl"
 REJECTED_FILE = "results.rejected.jsonl"  # unreadable lines moved aside by a rewrite, never lost
@@ -108,14 +108,9 @@ class ResultsWriter:
 
     def write(self, record: SampleRecord) -> None:
         self._raise_failed()
-        data = memoryview((record.model_dump_json() + "\n").encode("utf-8"))
-        start = os.lseek(self._fd, 0, os.SEEK_END)
         try:
-            while data:
-                data = data[os.write(self._fd, data) :]
+            write_all(self._fd, (record.model_dump_json() + "\n").encode("utf-8"))
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, start)
             raise write_error(self.path, exc) from None
         with self._lock:
             self._dirty = True

@@ -68,6 +68,40 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of `data` at the end of `fd` (os.write may write fewer: the rest is
+    written again; one that writes nothing is ENOSPC). On failure the file is cut back to its
+    length before, so it never ends in part of `data`; the OSError is raised."""
+    start = os.lseek(fd, 0, os.SEEK_END)
+    rest = memoryview(data)
+    try:
+        while rest:
+            n = os.write(fd, rest)
+            if n <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            rest = rest[n:]
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise
+
+
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line durably (a labels or decisions file): opened without following a link
+    (O_APPEND), a newline first when the file does not end in one (a hand-written last row),
+    every byte written (`write_all`), then fsynced. OSError when any of it fails; what the
+    file held before is left as it was."""
+    fd = open_nofollow(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            line = b"\n" + line
+        write_all(fd, line if line.endswith(b"\n") else line + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
     """Replace `path` by `chunks` durably: a new temporary file (random name, O_EXCL, no link
     followed) written and fsynced, renamed over `path`, then the folder fsynced. On any failure
@@ -77,9 +111,7 @@ def write_atomic(path: Path, chunks: Iterable[bytes]) -> None:
     try:
         try:
             for chunk in chunks:
-                data = memoryview(chunk)
-                while data:
-                    data = data[os.write(fd, data) :]
+                write_all(fd, chunk)
             os.fsync(fd)
         finally:
             os.close(fd)
