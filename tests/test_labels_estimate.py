@@ -32,7 +32,7 @@ def make_run(path: Path, *, complete: bool = True) -> Path:
         statements = [{"statement": f"claim {k} of s{i}", "verdict": int(v)}
                       for k, v in enumerate(verdicts)]
         records.append(SampleRecord(
-            id=f"s{i}", line=i + 1,
+            id=f"s{i}", line=i + 1, input_hash=f"{i:016x}",
             scores={"faithfulness": sum(verdicts) / 2, "answer_similarity": (i % 10) / 10,
                     "context_recall": None},
             details={"faithfulness": {"sentences": ["a", "b"], "statements": statements}},
@@ -45,9 +45,24 @@ def make_run(path: Path, *, complete: bool = True) -> Path:
     return path
 
 
-def write_labels(path: Path, rows: list[Any]) -> Path:
-    path.write_text("".join((r if isinstance(r, str) else json.dumps(r)) + "\n" for r in rows),
-                    encoding="utf-8")
+def write_labels(path: Path, rows: list[Any], *, bind: bool = True) -> Path:
+    """Write label rows; with `bind`, each dict row of a sample in the results.jsonl beside
+    `path` is bound to it as the labelling page binds it (its input_hash and claim text; a row
+    that sets input_hash or unbound itself is left as it is; a record without input_hash gets
+    "unbound": true)."""
+    from localeval.labels.bound import binding, run_content
+
+    content = run_content(path.parent) if bind and (path.parent / "results.jsonl").exists() \
+        else {}
+    out = []
+    for r in rows:
+        if isinstance(r, dict) and str(r.get("id")) in content and not (
+                {"input_hash", "unbound"} & set(r)):
+            have = content[str(r["id"])]
+            r = ({**r, "unbound": True} if not have.input_hash else
+                 {**r, **binding(have, r["metric"], r.get("claim"))})
+        out.append(r if isinstance(r, str) else json.dumps(r))
+    path.write_text("".join(line + "\n" for line in out), encoding="utf-8")
     return path
 
 
@@ -92,7 +107,8 @@ def test_claim_labels_aggregate_only_when_complete(run_dir: Path) -> None:
     e = est.estimates["faithfulness"]
     assert e.n_labels == 11
     assert e.labels_only_mean == pytest.approx((sum(1 + i % 2 for i in range(10)) / 2 + 1) / 11)
-    assert any("2 sample(s) have claim labels that do not cover" in n for n in est.notes)
+    assert any("1 sample(s) have claim labels that do not cover" in n for n in est.notes)
+    assert any("1 of the 12 samples drawn at random were marked unsure" in n for n in est.notes)
 
 
 def test_informative_labels_do_not_enter(run_dir: Path) -> None:

@@ -3,12 +3,13 @@ edit the question or the reference answer. Every decision is one line appended (
 decisions file beside the test set (testset.jsonl → testset.decisions.jsonl); the later decision
 for a row wins and every one is kept. The kept test set (testset.kept.jsonl) is the rows accepted
 or edited, edits applied, in the test set's order (with `unreviewed`, the rows not yet decided
-too); the test set itself is never rewritten."""
+too); the test set itself is never rewritten. A decision is bound to the row it decided (its
+`input_hash`, as `run` computes it over the whole row): a decision of a row whose content has
+changed since (a test set generated again with --overwrite) is not applied, and counted."""
 
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Any, Literal
@@ -33,6 +34,7 @@ class Decision(BaseModel):
     ground_truth: str | None = Field(None, description="edit: the new reference answer")
     who: str | None = None
     when: str | None = None
+    input_hash: str | None = Field(None, description="the decided row's input_hash")
 
     @model_validator(mode="after")
     def _complete(self) -> Decision:
@@ -88,10 +90,24 @@ def read_testset(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def read_decisions(path: Path, ids: set[str]) -> tuple[dict[str, Decision], list[str]]:
-    """The latest decision per row, and one line per bad row of the decisions file."""
+def row_hash(row: dict[str, Any], line: int = 0) -> str:
+    """The row's input_hash, as `localeval run` computes it for the same row (data/dataset.py);
+    UsageError naming the line when the row is not one `run` reads."""
+    from localeval.data.dataset import input_hash, to_sample
+
+    try:
+        return input_hash(to_sample(row, line))
+    except ValueError as exc:
+        raise UsageError(f"test-set row {line} (id {row.get('id')!r}): {exc}") from None
+
+
+def read_decisions(path: Path, hashes: dict[str, str]) -> tuple[dict[str, Decision], list[str]]:
+    """The latest decision per row of the test set (id → input_hash) that was made on the row
+    as it is now, and one line per bad row of the decisions file, then one per kind of decision
+    left out for deciding other content."""
     latest: dict[str, Decision] = {}
     problems: list[str] = []
+    stale = unbound = 0
     if not path.exists():
         return latest, problems
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -104,28 +120,37 @@ def read_decisions(path: Path, ids: set[str]) -> tuple[dict[str, Decision], list
                 where, msg = first_error(exc, "row")
                 problems.append(f"{path}:{n}: {where}: {msg}")
                 continue
-            if decision.id not in ids:
+            if decision.id not in hashes:
                 problems.append(f"{path}:{n}: id {decision.id!r} is not in the test set")
                 continue
+            if not decision.input_hash:
+                unbound += 1
+                continue
+            if decision.input_hash != hashes[decision.id]:
+                stale += 1
+                continue
             latest[decision.id] = decision
+    if stale:
+        problems.append(f"{path}: {stale} decision(s) were made on another version of their row "
+                        "(the test set was generated again since: input_hash differs); they are "
+                        "not applied — review those rows again")
+    if unbound:
+        problems.append(f"{path}: {unbound} decision(s) name no input_hash (written by hand or "
+                        "by an older localeval), so the row they decided is unknown; they are "
+                        "not applied — review those rows again")
     return latest, problems
 
 
 def append_decision(path: Path, decision: Decision) -> None:
-    """One line, one write (O_APPEND, no link followed), fsynced."""
-    from localeval.results.runfiles import open_nofollow
+    """One line appended durably (`runfiles.append_line`); OutputError saying "not saved" when
+    it is not on disk."""
+    from localeval.results.runfiles import append_line
 
-    line = (decision.model_dump_json(exclude_none=True) + "\n").encode("utf-8")
     try:
-        fd = open_nofollow(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        append_line(path, (decision.model_dump_json(exclude_none=True) + "\n").encode("utf-8"))
     except OSError as exc:
-        raise OutputError(f"cannot write {path}: {exc.strerror or exc}; the decisions written "
-                          "before are kept") from None
+        raise OutputError(f"not saved: cannot write {path}: {exc.strerror or exc}; the "
+                          "decisions written before are kept") from None
 
 
 def refuse_in_progress(testset: Path) -> None:
@@ -157,14 +182,15 @@ class ReviewSession:
         self.testset = testset
         self.rows = read_testset(testset)
         self.by_id = {r["id"]: r for r in self.rows}
+        self.hashes = {r["id"]: row_hash(r, n) for n, r in enumerate(self.rows, 1)}
         self.path = beside(testset, "decisions")
         self.kept_path = beside(testset, "kept")
         if self.path.is_symlink():
             raise OutputError(f"{self.path} is a symbolic link; remove it")
         self.who = who
         self._lock = threading.RLock()
-        self.decisions, problems = read_decisions(self.path, set(self.by_id))
-        self.notes = problems[:5]
+        self.decisions, problems = read_decisions(self.path, self.hashes)
+        self.notes = problems[:5] + [p for p in problems[5:] if "not applied" in p]
         langs = [r.get("language") for r in self.rows]
         self.language = "zh" if langs.count("zh") > len(langs) / 2 else "en"
 
@@ -205,7 +231,8 @@ class ReviewSession:
                     decision = "accept"
             try:
                 made = Decision(id=rid, decision=decision, reason=reason, question=question,
-                                ground_truth=ground_truth, who=self.who, when=now())
+                                ground_truth=ground_truth, who=self.who, when=now(),
+                                input_hash=self.hashes[rid])
             except ValidationError as exc:
                 where, msg = first_error(exc, "decision")
                 raise UsageError(f"{where}: {msg}") from None

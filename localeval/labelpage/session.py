@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import OutputError, UsageError
+from localeval.labels.bound import binding, checker, judged
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
 from localeval.results.records import SampleRecord
 
@@ -147,6 +148,7 @@ class RunSession:
         refuse_in_progress(run_dir)
         run = load_run(run_dir)
         self.records: dict[str, SampleRecord] = {r.id: r for r in run.records}
+        self.content = {i: judged(r) for i, r in self.records.items()}
         self.summary = run.summary
         inputs = read_inputs(run_dir)
         self.fingerprint = fingerprint_of(inputs) if inputs is not None else (
@@ -198,7 +200,8 @@ class RunSession:
         if mark == self._seen:
             return
         try:
-            read = read_labels(self.path, fingerprint=self.fingerprint)
+            read = read_labels(self.path, fingerprint=self.fingerprint,
+                               check=checker(self.content))
         except OSError as exc:
             raise OutputError(f"cannot read {self.path}: {exc.strerror or exc}") from None
         if self._seen is None:  # said once, at the start
@@ -206,6 +209,13 @@ class RunSession:
             if len(read.problems) > 5:
                 self.notes.append(f"{self.path}: {len(read.problems) - 5} more bad row(s) "
                                   "left out")
+            self.notes += read.binding_notes(self.path)
+            unhashed = sum(not c.input_hash for c in self.content.values())
+            if unhashed:
+                self.notes.append(f"{unhashed} sample(s) of the run carry no input_hash in "
+                                  "results.jsonl: their labels cannot be bound to what they "
+                                  "judged and no estimate uses them; run the dataset again into "
+                                  "the folder with --resume first")
         self.labels, self._seen = read.labels, mark
 
     def _last_seed(self) -> int:
@@ -504,12 +514,13 @@ class RunSession:
                 order: str, note: str | None) -> None:
         row = Label(id=sid, metric=metric, claim=claim, label=label, order=order,
                     who=self.who, when=now(), note=(note or "").strip() or None,
-                    seed=self.seed if order == "random" else None, run=self.fingerprint)
+                    seed=self.seed if order == "random" else None, run=self.fingerprint,
+                    **binding(self.content[sid], metric, claim))
         try:
             append_label(self.path, row)
         except OSError as exc:
-            raise OutputError(f"cannot write {self.path}: {exc.strerror or exc}; the marks "
-                              "written before are kept") from None
+            raise OutputError(f"not saved: cannot write {self.path}: {exc.strerror or exc}; "
+                              "the marks written before are kept") from None
         self.labels[row.key] = row
         with contextlib.suppress(OSError):
             st = os.stat(self.path)
@@ -525,11 +536,13 @@ class RunSession:
 
     def interval(self, view: MetricView) -> dict[str, Any] | None:
         """The labels drawn at random so far, and the prediction-powered and labels-only 95 %
-        intervals of the metric's mean from them (labels/ppi.py)."""
-        labelled = [(self.records[i].scores[view.name], y) for i in self._labelled(view)
-                    if self.status(view, i) == "random"
-                    and (y := self.human_value(view, i)) is not None]
-        out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids)}
+        intervals of the metric's mean from them (labels/ppi.py); `unsure`: the samples drawn
+        and marked unsure, left out (the labels are then no uniform draw)."""
+        drawn = [i for i in self._labelled(view) if self.status(view, i) == "random"]
+        labelled = [(self.records[i].scores[view.name], y) for i in drawn
+                    if (y := self.human_value(view, i)) is not None]
+        out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids),
+                               "unsure": len(drawn) - len(labelled)}
         judge_all = view.judge_scores
         out["judge_mean"] = sum(judge_all) / len(judge_all) if judge_all else None
         if len(labelled) < 2:

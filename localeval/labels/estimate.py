@@ -43,14 +43,18 @@ class RunEstimates:
     estimates: dict[str, PPIEstimate] = field(default_factory=dict)
     not_estimated: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    unsure: dict[str, int] = field(default_factory=dict)  # key → drawn at random, unsure
+    dropped: dict[str, int] = field(default_factory=dict)  # why (bound.WHY) → labels left out
 
     def to_json(self) -> dict[str, Any]:
         """The `ppi` object of `meta-eval --labels --json` and summary.json's `labels`."""
         return {
             "run": str(self.run_dir),
             "labels": str(self.labels_path),
-            "ppi": {k: estimate_json(e) for k, e in self.estimates.items()},
+            "ppi": {k: {**estimate_json(e), "unsure": self.unsure.get(k, 0)}
+                    for k, e in self.estimates.items()},
             "not_estimated": dict(self.not_estimated),
+            "dropped": dict(self.dropped),
             "notes": list(self.notes),
         }
 
@@ -81,8 +85,12 @@ def being_written(run_dir: Path) -> str | None:
 
 def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[LabelsRead, Path,
                                                                              list[str]]:
-    """The labels of a run (default: its labels.jsonl), rows for another fingerprint refused;
-    LabelsError when the file is missing, empty or has no usable row. Also the notes."""
+    """The labels of a run (default: its labels.jsonl), rows for another fingerprint refused
+    and rows that judged other content than the run holds left out (labels/bound.py, counted
+    in the notes); LabelsError when the file is missing, empty or has no usable row. Also the
+    notes."""
+    from localeval.labels.bound import checker, run_content
+
     run_dir = Path(run_dir)
     path = Path(labels_path) if labels_path is not None else run_dir / LABELS_FILE
     if not (run_dir / RESULTS_FILE).is_file():
@@ -94,7 +102,8 @@ def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[Lab
                           "estimate once it has finished (its labels are kept)")
     fingerprint = run_fingerprint(run_dir)
     try:
-        read = read_labels(path, fingerprint=fingerprint)
+        read = read_labels(path, fingerprint=fingerprint,
+                           check=checker(run_content(run_dir)))
     except FileNotFoundError:
         raise LabelsError(f"{path} not found; label the run with `localeval label {run_dir}` "
                           "or give --labels FILE") from None
@@ -108,6 +117,9 @@ def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[Lab
                               "of this run")
         why = f" ({len(read.problems)} bad row(s), the first: {read.problems[0]})" \
             if read.problems else ""
+        if read.n_dropped:
+            raise LabelsError(f"{path} holds no label of the content {run_dir} holds: "
+                              + "; ".join(read.binding_notes(path)))
         raise LabelsError(f"{path} holds no usable label{why}; label samples with `localeval "
                           f"label {run_dir}` or write rows such as "
                           '{"id": "s1", "metric": "faithfulness", "label": 1}')
@@ -149,11 +161,15 @@ def _keep(keys: set[str]) -> Any:
 
 
 def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str,
-                  notes: list[str]) -> tuple[dict[str, float], int]:
+                  notes: list[str], unsure: dict[str, int] | None = None
+                  ) -> tuple[dict[str, float], int]:
     """The random sample labels of `key` (id → label) and how many informative ones there are;
-    claim labels become a sample's label when they cover every claim, none unsure."""
+    claim labels become a sample's label when they cover every claim, none unsure. A sample
+    drawn at random and marked unsure (its label, or one of its claims) is left out: counted in
+    `unsure[key]` and said in `notes` (the labels are then no uniform draw)."""
     out: dict[str, float] = {}
     informative: set[str] = set()
+    skipped: set[str] = set()  # drawn at random, marked unsure
     claim_rows: dict[str, list[Label]] = defaultdict(list)
     for label in labels.values():
         if label.metric != key or label.id not in samples:
@@ -164,24 +180,40 @@ def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str
             informative.add(label.id)
         elif label.label is not None:
             out[label.id] = label.label
+        else:
+            skipped.add(label.id)
     partial = 0
     for sid, rows in claim_rows.items():
-        if sid in out or sid in informative:
+        if sid in out or sid in informative or sid in skipped:
             continue  # a sample-level label says it directly
         if any(not r.random for r in rows):
             informative.add(sid)
             continue
         n_claims = samples[sid].claims.get(key)
         marks = {r.claim: r.label for r in rows}
-        if n_claims and set(marks) >= set(range(n_claims)) and all(
-                marks[i] is not None for i in range(n_claims)):
-            out[sid] = sum(marks[i] for i in range(n_claims)) / n_claims  # type: ignore[misc]
-        else:
+        if not (n_claims and set(marks) >= set(range(n_claims))):
             partial += 1
+        elif any(marks[i] is None for i in range(n_claims)):
+            skipped.add(sid)
+        else:
+            out[sid] = sum(marks[i] for i in range(n_claims)) / n_claims  # type: ignore[misc]
     if partial:
         notes.append(f"{key}: {partial} sample(s) have claim labels that do not cover every "
-                     "claim (or mark one unsure); they do not enter the estimate")
+                     "claim; they do not enter the estimate")
+    if skipped:
+        notes.append(unsure_note(key, len(skipped), len(skipped) + len(out)))
+    if unsure is not None:
+        unsure[key] = len(skipped)
     return out, len(informative)
+
+
+def unsure_note(key: str, n_unsure: int, n_drawn: int) -> str:
+    """What unsure marks among the random draw do to the estimate, in one line."""
+    return (f"{key}: {n_unsure} of the {n_drawn} samples drawn at random were marked unsure "
+            "and are left out, so the labels are no longer a uniform random draw: the interval "
+            "holds for the samples a person could decide (conditional on them) and is biased "
+            "if being unsure goes with the judge being wrong; decide those samples, or report "
+            f"the {n_unsure} unsure beside the figure")
 
 
 def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
@@ -193,7 +225,7 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
     read, path, notes = read_run_labels(run_dir, labels_path)
     keys = sorted({label.metric for label in read.labels.values()})
     samples = load_scores(run_dir, set(keys))
-    out = RunEstimates(run_dir, path, notes=notes)
+    out = RunEstimates(run_dir, path, notes=notes, dropped=dict(read.dropped))
     missing = sorted({label.id for label in read.labels.values() if label.id not in samples})
     if missing:
         shown = ", ".join(repr(m) for m in missing[:3]) + (" …" if len(missing) > 3 else "")
@@ -207,7 +239,7 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
         if not any(key in s.scores and s.scores[key] is not None for s in samples.values()):
             out.not_estimated[key] = "the run has no score of this key"
             continue
-        labelled, informative = sample_labels(read.labels, samples, key, notes)
+        labelled, informative = sample_labels(read.labels, samples, key, notes, out.unsure)
         if informative:
             notes.append(f"{key}: {informative} sample(s) labelled in the informative order are "
                          "for fitting (τ, a head), not for the estimate")

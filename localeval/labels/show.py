@@ -8,10 +8,14 @@ from typing import Any
 
 def basis(metric: str, e: dict[str, Any]) -> str:
     """One sentence: what the corrected figure of `metric` rests on."""
+    unsure = e.get("unsure") or 0
     return (f"{metric}: corrected from {e['n_labels']} human labels drawn at random among the "
             f"{e['n_rows']} rows the judge scored (prediction-powered mean, 95 % interval); "
             f"the judge alone says {e['judge_mean']:.3f}; with the judge, the {e['n_labels']} "
-            f"labels give the interval of {e['effective_labels']:.0f} labels alone.")
+            f"labels give the interval of {e['effective_labels']:.0f} labels alone."
+            + (f" {unsure} more sample(s) drawn were marked unsure and left out: the draw is no "
+               "longer uniform, and the interval is conditional on the samples decided."
+               if unsure else ""))
 
 
 def _ci(pair: list[float]) -> str:

@@ -11,18 +11,21 @@ judged for that metric (`claim` = the claim's index in the sample's details). Fi
 - `order` ("random", "informative" or null): how the sample was drawn. Only "random" labels (a
   uniform random draw) enter a corrected estimate; a row that names no order counts as random
   (whoever wrote it vouches for that); "informative" labels are for fitting (τ, a head);
+- `input_hash` (the sample's, from results.jsonl) and, for a claim label, `statement` (the
+  claim's text): what the label judged (`bound`); a row is used only when they match the run, or
+  when it says `unbound`: true;
 - `who`, `when` (ISO 8601), `note`, `seed` (the random order's seed), `run` (the run's fingerprint;
   a row naming another run's fingerprint is refused): optional.
 
-The file is append-only: each mark is one line written with one write and fsynced, so killing the
-writer loses nothing; the later row for the same (id, metric, claim) wins.
+The file is append-only: each mark is one line appended and fsynced (`runfiles.append_line`), so
+killing the writer loses nothing; the later usable row for the same (id, metric, claim) wins.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -54,6 +57,10 @@ class Label(BaseModel):
     note: str | None = None
     seed: int | None = None
     run: str | None = Field(default=None, description="the run's fingerprint")
+    input_hash: str | None = Field(default=None, description="the judged sample's input_hash")
+    statement: str | None = Field(default=None, description="the judged claim's text")
+    unbound: bool = Field(default=False, description="true: used unchecked (its writer vouches "
+                          "that it judges the sample as the run holds it now)")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -87,21 +94,42 @@ class LabelsRead:
     problems: list[str] = field(default_factory=list)
     duplicates: int = 0  # rows replaced by a later row for the same key
     unordered: int = 0  # rows that name no order (counted as random)
+    dropped: dict[str, int] = field(default_factory=dict)  # why (bound.WHY) → rows left out
+    unbound: int = 0  # rows used unchecked by their writer's word
 
     def notes(self, path: Path) -> list[str]:
-        """What a reader of the estimate should be told once: duplicates, unordered rows."""
+        """What a reader of the estimate should be told once: duplicates, unordered rows, rows
+        left out for judging other content, rows used unbound."""
         out = []
         if self.duplicates:
             out.append(f"{path}: {self.duplicates} label(s) given again later; the later one wins")
         if self.unordered:
             out.append(f"{path}: {self.unordered} label(s) name no order; they count as drawn "
                        "uniformly at random (whoever wrote them vouches for that)")
+        return out + self.binding_notes(path)
+
+    def binding_notes(self, path: Path) -> list[str]:
+        """The rows left out for judging other content, and the rows used unbound."""
+        from localeval.labels.bound import WHY
+
+        out = [f"{path}: {n} label(s) {WHY[why]}" for why, n in self.dropped.items()]
+        if self.unbound:
+            out.append(f"{path}: {self.unbound} label(s) say unbound: they are used unchecked, "
+                       "as labels of the samples as the run holds them now (whoever wrote them "
+                       "vouches for that)")
         return out
 
+    @property
+    def n_dropped(self) -> int:
+        return sum(self.dropped.values())
 
-def read_labels(path: Path, *, fingerprint: str | None = None) -> LabelsRead:
+
+def read_labels(path: Path, *, fingerprint: str | None = None,
+                check: Callable[[Label], str | None] | None = None) -> LabelsRead:
     """Every valid row of `path`, the later winning; a bad row is one problem line naming the
-    file, the line and what to do, and the other rows still count. OSError when unreadable."""
+    file, the line and what to do, and the other rows still count. `check` (bound.checker):
+    a row it gives a reason for judged other content and is counted in `dropped`, never used.
+    OSError when unreadable."""
     read = LabelsRead()
     with open(path, encoding="utf-8", errors="replace") as f:
         for n, line in enumerate(f, 1):
@@ -130,6 +158,11 @@ def read_labels(path: Path, *, fingerprint: str | None = None) -> LabelsRead:
                                      f"({label.run[:12]}…); label this run, or point at the run "
                                      "the labels were made for")
                 continue
+            why = check(label) if check is not None else None
+            if why is not None:
+                read.dropped[why] = read.dropped.get(why, 0) + 1
+                continue
+            read.unbound += label.unbound
             if label.key in read.labels:
                 read.duplicates += 1
             if label.order is None:
@@ -143,15 +176,13 @@ def now() -> str:
 
 
 def append_label(path: Path, label: Label) -> None:
-    """Append one row durably: one write of the whole line (O_APPEND), then fsync. `label` is
-    always written (null = unsure is a value, and the field is required)."""
+    """Append one row durably (`runfiles.append_line`: a newline first when the file does not
+    end in one, every byte written, fsynced; OSError when not). `label` is always written
+    (null = unsure is a value, and the field is required)."""
+    from localeval.results.runfiles import append_line
+
     row = label.model_dump(mode="json", exclude_none=True)
     row["label"] = label.label
-    line = (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0)
-                 | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        os.write(fd, line)
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    if not label.unbound:
+        row.pop("unbound", None)
+    append_line(path, (json.dumps(row, ensure_ascii=False) + "\n").encode("utf-8"))

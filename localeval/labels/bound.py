@@ -1,0 +1,92 @@
+"""Which labels judged the content a run holds: a label is bound to its sample's `input_hash`
+(results.jsonl: the hash of the row's question, answer, contexts, reference and every other
+field) and, for a claim label, to the claim's text (`statement`). A label is used only when both
+still match the run's record, or when it says `"unbound": true` (whoever wrote it vouches that
+it judges the sample as the run holds it now); every other one is left out and counted by why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from localeval.labels.store import Label
+    from localeval.results.records import SampleRecord
+
+# why a label is left out → the sentence after "N label(s) " (labels/store.LabelsRead.notes)
+WHY = {
+    "no_hash": ("carry no input_hash (rows written by hand, or by a localeval before labels "
+                "were bound to what they judged): they are not used; give each row its sample's "
+                "input_hash from results.jsonl, or \"unbound\": true to vouch that it judges "
+                "the sample as the run holds it now"),
+    "changed": ("judged another version of their sample (its question, answer, contexts or "
+                "reference changed since: the input_hash is not the run's): they are not used; "
+                "label those samples again"),
+    "claim": ("judged a claim the sample no longer has at that index (the claim's text differs "
+              "from the run's): they are not used; label those claims again"),
+    "unchecked": ("are for samples whose record in results.jsonl carries no input_hash, so what "
+                  "they judged cannot be checked: they are not used; run the dataset again into "
+                  "the folder with --resume (it redoes such samples)"),
+}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """What a record holds that a label judged: its input_hash and, per metric, its claims'
+    texts in index order."""
+
+    input_hash: str
+    claims: dict[str, list[str]] = field(default_factory=dict)
+
+
+def judged(record: SampleRecord) -> Judged:
+    claims: dict[str, list[str]] = {}
+    for metric, detail in record.details.items():
+        statements = detail.get("statements") if isinstance(detail, dict) else None
+        if isinstance(statements, list):
+            claims[metric] = [s.get("statement") if isinstance(s, dict)
+                              and isinstance(s.get("statement"), str) else "" for s in statements]
+    return Judged(record.input_hash, claims)
+
+
+def run_content(run_dir: Path) -> dict[str, Judged]:
+    """Per sample id of the run's results.jsonl, what its labels must match."""
+    from localeval.results.records import RESULTS_FILE, read_results
+
+    read = read_results(Path(run_dir) / RESULTS_FILE, lambda r, _o, _n: (r.id, judged(r)))
+    return dict(read.records)
+
+
+def binding(content: Judged, metric: str, claim: int | None) -> dict[str, Any]:
+    """The fields a label of this sample (and claim) is written with."""
+    out: dict[str, Any] = {"input_hash": content.input_hash or None}
+    if claim is not None:
+        texts = content.claims.get(metric) or []
+        out["statement"] = texts[claim] if 0 <= claim < len(texts) else None
+    return out
+
+
+def checker(content: Mapping[str, Judged]) -> Callable[[Label], str | None]:
+    """label → None when it may be used (bound to the run's content, unbound by its writer's
+    word, or for an id the run lacks: the estimate says that), else the key of WHY."""
+
+    def check(label: Label) -> str | None:
+        have = content.get(label.id)
+        if have is None or label.unbound:
+            return None
+        if not have.input_hash:
+            return "unchecked"
+        if not label.input_hash:
+            return "no_hash"
+        if label.input_hash != have.input_hash:
+            return "changed"
+        if label.claim is not None:
+            texts = have.claims.get(label.metric) or []
+            if not (label.claim < len(texts) and label.statement == texts[label.claim]):
+                return "claim"
+        return None
+
+    return check
