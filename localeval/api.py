@@ -235,13 +235,14 @@ def generate(
     judge: Any = None,
     embedder: Any = None,
     progress: bool = False,
+    overwrite: bool = False,
     **settings: Any,
 ) -> GeneratedSet:
     """Generate a test set from documents (files or folders of .txt, .md, .html, .pdf, or a
     JSONL of {"id", "text"} chunks): the same code path as `localeval generate`. `out`: write
     the test set there (JSONL), with the corpus, the dropped candidates and the report beside
-    it. judge / embedder: as for `evaluate`. **settings: any Settings field (profile,
-    language, cache, ...)."""
+    it (an existing test set there is replaced only with `overwrite`). judge / embedder: as
+    for `evaluate`. **settings: any Settings field (profile, language, cache, ...)."""
     from localeval.config import load_config
     from localeval.generate import KINDS
     from localeval.generate.pipeline import GenerateOptions
@@ -262,7 +263,8 @@ def generate(
         raise ConfigError(f"generate {where}: {msg}") from None
     paths = [docs] if isinstance(docs, (str, Path)) else list(docs)
     made = run_generate(paths, Path(out) if out is not None else None, resolved, options,
-                        judge=judge, embedder=embedder, progress=progress)
+                        judge=judge, embedder=embedder, progress=progress,
+                        overwrite=overwrite)
     return GeneratedSet(rows=[r.model_dump(exclude_none=True) for r in made.rows],
                         corpus=[c.model_dump() for c in made.corpus], report=made.report,
                         problems=made.problems)

@@ -125,8 +125,10 @@ def cheap(counts: dict[str, int], but: str = "") -> int:
 
 def run_gen(docs: list[Path], out: Path | None, judge: RuleJudge, **opts: Any) -> Any:
     settings = Settings(judge="fake", **opts.pop("settings", {}))
+    overwrite = opts.pop("overwrite", False)
     options = GenerateOptions(**{"n": 3, "min_tokens": 10, **opts})
-    return generate(docs, out, settings, options, judge=judge, embedder=HashEmbedder())
+    return generate(docs, out, settings, options, judge=judge, embedder=HashEmbedder(),
+                    overwrite=overwrite)
 
 
 @pytest.fixture
@@ -554,7 +556,8 @@ def test_a_killed_generation_leaves_the_old_set_beside_its_own_corpus(docs: Path
     old_set, old_corpus = out.read_bytes(), paths_for(out)["corpus"].read_bytes()
     (docs / "bees.md").unlink()
     with pytest.raises(GenerationInterrupted):
-        run_gen([docs], out, RuleJudge(stop_after=5), settings={"no_cache": True})
+        run_gen([docs], out, RuleJudge(stop_after=5), settings={"no_cache": True},
+                overwrite=True)
     assert out.read_bytes() == old_set
     assert paths_for(out)["corpus"].read_bytes() == old_corpus
 

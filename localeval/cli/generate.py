@@ -25,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     gen.add_argument("--out", type=Path, help="the test set (JSONL); the corpus, the dropped "
                      "candidates and the report are written beside it (required, except with "
                      "--estimate)")
+    gen.add_argument("--overwrite", action="store_true",
+                     help="replace the test set at --out (refused without it; its review's "
+                          "decisions then apply only to rows that are unchanged)")
     gen.add_argument("--n", type=int, default=20, help="questions per kind, at most (default 20)")
     gen.add_argument("--kinds", default=",".join(KINDS),
                      help=f"comma-separated, of {', '.join(KINDS)} (default all)")
@@ -87,7 +90,8 @@ def cmd_generate(args: argparse.Namespace) -> int:
         return 0
     if args.out is None:
         raise UsageError("generate: the following arguments are required: --out")
-    result = generate(args.docs, args.out, settings, options, progress=not args.quiet, log=say)
+    result = generate(args.docs, args.out, settings, options, progress=not args.quiet, log=say,
+                      overwrite=args.overwrite)
     if not args.quiet:
         print(report_table(result.report))
         print(terminal_safe(f"test set: {args.out}  corpus: "

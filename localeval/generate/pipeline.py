@@ -178,12 +178,14 @@ def fingerprint(corpus: Sequence[Chunk], settings: Settings, options: GenerateOp
 
 def generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
              options: GenerateOptions, *, judge: Any = None, embedder: Any = None,
-             progress: bool = False, log: Log | None = None) -> Generated:
+             progress: bool = False, log: Log | None = None,
+             overwrite: bool = False) -> Generated:
     """Generate a test set from `docs`; write it to `out` (JSONL) with the corpus, dropped
-    candidates and report beside it, when given. `judge`/`embedder`: ready objects that
-    override the settings (tests)."""
+    candidates and report beside it, when given; an existing test set at `out` is replaced
+    only with `overwrite`. `judge`/`embedder`: ready objects that override the settings
+    (tests)."""
     started = time.perf_counter()
-    lock = claim(out) if out is not None else None
+    lock = claim(out, overwrite) if out is not None else None
     try:
         return _generate(docs, out, settings, options, judge, embedder, progress, log, started)
     finally:
@@ -191,14 +193,21 @@ def generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
             os.close(lock)
 
 
-def claim(out: Path) -> int | None:
+def claim(out: Path, overwrite: bool = False) -> int | None:
     """Check `out` can be a test set and hold its lock (`<stem>.lock` beside it) for this
-    process: a second generation into the same --out is refused at once, not after judging."""
+    process: a second generation into the same --out, or one that would replace a test set
+    without `overwrite` (its review would then be of other rows), is refused at once, not
+    after judging."""
     from localeval.results.folder import hold_lock
 
     if out.is_dir():
         raise UsageError(f"generate --out {out} is a folder; name the test set's file, e.g. "
                          f"{out / 'testset.jsonl'}")
+    if (out.exists() or out.is_symlink()) and not overwrite:
+        reviewed = paths_for(out)["decisions"]
+        raise UsageError(f"generate --out {out}: a test set is already there"
+                         + (f" (reviewed: {reviewed.name})" if reviewed.exists() else "")
+                         + "; give --overwrite to replace it, or another --out")
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

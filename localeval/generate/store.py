@@ -37,11 +37,12 @@ class Row(BaseModel):
 
 
 def paths_for(out: Path) -> dict[str, Path]:
-    """The files beside the test set `out` (testset.jsonl → testset.corpus.jsonl, ...)."""
+    """The files beside the test set `out` (testset.jsonl → testset.corpus.jsonl, ...; the
+    review's decisions, written by `localeval label`, too)."""
     stem = out.name[: -len(out.suffix)] if out.suffix else out.name
     return {name: out.with_name(f"{stem}.{name}{ext}") for name, ext in
             (("corpus", ".jsonl"), ("dropped", ".jsonl"), ("report", ".json"),
-             ("work", ".jsonl"), ("lock", ""))}
+             ("work", ".jsonl"), ("lock", ""), ("decisions", ".jsonl"))}
 
 
 def dumps(obj: Any) -> str:
