@@ -42,7 +42,7 @@ def label_server(target: Path, *extra: str) -> Iterator[tuple[subprocess.Popen[s
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
     try:
         line = lines.get(timeout=60)
-        found = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        found = re.search(r"http://127\.0\.0\.1:\d+/\?token=[\w-]+", line)  # as printed
         assert found, line
         yield proc, found.group(0)
     finally:
@@ -143,7 +143,7 @@ def problems(page: Page, port_url: str) -> list[str]:
             out.append(f"log: {p['entry'].get('text')}")
         elif e["method"] == "Network.requestWillBeSent":
             url = p.get("request", {}).get("url", "")
-            if not url.startswith((port_url, "data:")):
+            if not url.startswith((port_url.split("?")[0], "data:")):
                 out.append(f"request beyond the server: {url}")
     return out
 

@@ -10,9 +10,13 @@ POST /api/confirm  {metric, id}                                (run)
 POST /api/decide   {id, decision, reason, question, ground_truth}  (review)
 POST /api/write    {unreviewed}                                (review)
 
-A request naming another host (DNS rebinding) is refused, and so is a POST without the page's
-token header (another site's page cannot set it): only the page this server handed out writes.
-A bad request is answered 400 with {"error": one line}.
+Every route but the static files needs the server's token: the page is opened at the printed
+URL, `http://127.0.0.1:PORT/?token=…` (as Jupyter does), and its script sends the token in a
+header on every API call; without it the answer is 403, so another local user or process that
+finds the port reads and writes nothing. A request naming a host other than 127.0.0.1,
+localhost or [::1] (DNS rebinding) is refused; any port is accepted with them, so an SSH tunnel
+on another local port works (`ssh -L 9000:127.0.0.1:PORT`; the token still guards it). A bad
+request is answered 400 with {"error": one line}.
 """
 
 from __future__ import annotations
@@ -69,7 +73,8 @@ class LabelServer(ThreadingHTTPServer):
 
     @property
     def url(self) -> str:
-        return f"http://{HOST}:{self.port}/"
+        """The page's address, with its token: the one to open."""
+        return f"http://{HOST}:{self.port}/?token={self.token}"
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -102,8 +107,14 @@ class Handler(BaseHTTPRequestHandler):
         self._json(status, {"error": message})
 
     def _host_ok(self) -> bool:
+        """The Host is a loopback name, any port (an SSH tunnel may use another one)."""
         host = (self.headers.get("Host") or "").lower()
-        return host in (f"{HOST}:{self.server.port}", f"localhost:{self.server.port}")
+        name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        return name in (HOST, "localhost", "[::1]") and (not port or port.isdigit())
+
+    def _token_ok(self, query: dict[str, str]) -> bool:
+        given = self.headers.get(TOKEN_HEADER) or query.get("token") or ""
+        return secrets.compare_digest(given.encode(), self.server.token.encode())
 
     def _body(self) -> dict[str, Any]:
         try:
@@ -142,12 +153,17 @@ class Handler(BaseHTTPRequestHandler):
             return
         url = urlsplit(self.path)
         query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+        if url.path.startswith("/static/") and url.path[8:] in ASSETS:
+            name = url.path[8:]
+            self._send(200, asset(name), ASSETS[name], cache=True)
+            return
+        if not self._token_ok(query):
+            self._error(403, "this page needs its token: open the address `localeval label` "
+                        "printed (http://127.0.0.1:PORT/?token=…)")
+            return
         if url.path == "/":
             page = asset("label.html").decode("utf-8").replace("{{TOKEN}}", self.server.token)
             self._send(200, page.encode("utf-8"), "text/html; charset=utf-8")
-        elif url.path.startswith("/static/") and url.path[8:] in ASSETS:
-            name = url.path[8:]
-            self._send(200, asset(name), ASSETS[name], cache=True)
         elif url.path == "/api/state":
             self._answer(lambda: self._state(query))
         elif url.path == "/api/item":
@@ -159,7 +175,8 @@ class Handler(BaseHTTPRequestHandler):
         if not self._host_ok():
             self._error(403, "wrong Host: open the page at the address localeval printed")
             return
-        if not secrets.compare_digest(self.headers.get(TOKEN_HEADER) or "", self.server.token):
+        if not secrets.compare_digest((self.headers.get(TOKEN_HEADER) or "").encode(),
+                                      self.server.token.encode()):
             self._error(403, "a write needs the page's token: reload the page")
             return
         path = urlsplit(self.path).path

@@ -34,6 +34,9 @@ const T = {
       `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · corrected (prediction-powered) ` +
       `${f3(iv.mean)} ${ci(iv.ci)} · 95 % intervals from ${iv.n_labels} random labels of ` +
       `${iv.n_rows} samples, worth ${iv.effective_labels.toFixed(1)} labels alone`,
+    unsure_drawn: (iv) => ` · ${iv.unsure} of the ${iv.unsure + iv.n_labels} samples drawn ` +
+      "were marked unsure and are left out: the labels are no longer a uniform draw, and the " +
+      "interval is conditional on the samples decided",
     all_marked: "Every claim is marked: Enter or → for the next sample.",
     mark_first: "Mark every claim (unsure counts) before the next sample: the random order is " +
       "labelled in sequence, so that its labels are a uniform random draw.",
@@ -109,6 +112,8 @@ const T = {
       `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · 校正后（预测驱动推断）` +
       `${f3(iv.mean)} ${ci(iv.ci)} · 95% 区间，基于 ${iv.n_rows} 个样本中的 ${iv.n_labels} ` +
       `个随机标注，相当于单独 ${iv.effective_labels.toFixed(1)} 个标注`,
+    unsure_drawn: (iv) => ` · 抽到的 ${iv.unsure + iv.n_labels} 个样本中有 ${iv.unsure} 个标为` +
+      "“不确定”而未计入：标注已不再是均匀随机抽样，区间只对已判定的样本成立",
     all_marked: "所有论断都已标注：按 Enter 或 → 进入下一个样本。",
     mark_first: "请先标完每条论断（“不确定”也算）：随机顺序须依次标注，标注才是均匀随机抽样。",
     grade_first: "请先给该样本打分（“不确定”也算）：随机顺序须依次标注。",
@@ -174,7 +179,7 @@ let editing = false;
 const t = (key) => T[lang][key];
 
 async function api(path, body) {
-  const opts = body === undefined ? {} : {
+  const opts = body === undefined ? { headers: { "X-Localeval-Token": TOKEN } } : {
     method: "POST",
     headers: { "Content-Type": "application/json", "X-Localeval-Token": TOKEN },
     body: JSON.stringify(body),
@@ -249,6 +254,7 @@ function renderHeader() {
     if (iv) {
       box.textContent = iv.mean === undefined ? t("interval_wait")(iv) + (
         iv.problem ? ` · ${iv.problem}` : "") : t("interval")(state.metric, iv);
+      if (iv.unsure) box.textContent += t("unsure_drawn")(iv);
     }
   }
   const notes = $("notes");
