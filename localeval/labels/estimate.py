@@ -6,8 +6,11 @@ n samples labelled at random give a prediction-powered mean (`ppi.ppi_mean`). A 
 its sample-level row; without one, a claim metric's sample label is the mean of its claim labels,
 used only when every claim the judge judged (`details[metric]["statements"]`) is labelled and
 none is unsure. Only labels drawn at random (order "random" or none) enter the estimate;
-"informative" ones are for fitting. Everything the reader should know (labels for samples the
-run lacks, duplicates, partly labelled samples, rows refused) is one line each, in `notes`.
+"informative" ones are for fitting. Only labels of the content the run holds enter
+(`bound`: the sample's input_hash, a claim's text); a random sample marked unsure is left out and
+counted (the labels are then no uniform draw). Everything the reader should know (labels for
+samples the run lacks, duplicates, partly labelled samples, rows refused or left out, unsure
+draws) is one line each, in `notes`.
 """
 
 from __future__ import annotations
