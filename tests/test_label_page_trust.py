@@ -115,7 +115,10 @@ def test_every_route_but_the_static_files_needs_the_token(run_dir: Path) -> None
         # an SSH tunnel on another local port names that port: accepted, with the token
         assert c.raw("/api/state", headers={"Host": "localhost:9000"})[0] == 200
         assert c.raw("/api/state", token=False, headers={"Host": "localhost:9000"})[0] == 403
-        assert c.raw("/api/state", headers={"Host": "evil.example:9000"})[0] == 403
+        for host in ("localhost", "[::1]:9000", "127.0.0.1:80"):
+            assert c.raw("/api/state", headers={"Host": host})[0] == 200, host
+        for host in ("evil.example:9000", "localhost.evil.example", "127.0.0.1:x", ""):
+            assert c.raw("/api/state", headers={"Host": host})[0] == 403, host
 
 
 # ---- bound to the content ---------------------------------------------------------------------

@@ -109,7 +109,11 @@ class Handler(BaseHTTPRequestHandler):
     def _host_ok(self) -> bool:
         """The Host is a loopback name, any port (an SSH tunnel may use another one)."""
         host = (self.headers.get("Host") or "").lower()
-        name, _, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+        if host.startswith("["):  # an IPv6 literal: [::1] or [::1]:PORT
+            name, _, rest = host.partition("]")
+            name, port = name + "]", rest.removeprefix(":")
+        else:
+            name, _, port = host.partition(":")
         return name in (HOST, "localhost", "[::1]") and (not port or port.isdigit())
 
     def _token_ok(self, query: dict[str, str]) -> bool:
