@@ -6,10 +6,11 @@ the 1.5B judge; a judge with no learned head (a user's own GGUF) gets its own he
 value (0.05 … 0.95) whose verdicts P ≥ τ best agree with the labelled claims (balanced accuracy;
 ties: nearest the τ it replaces), written only when it agrees with the labels no worse out of
 fold than the τ it replaces (`out_of_fold`, `worse_than_replaced`). Claims come from the labels
-file in any order (random and informative): each claim label is one (P, label) point; a sample-level label of 1 marks every
-claim of that sample supported, a 0 marks its claim unsupported only when it has one claim (a
-sample-level 0 says some claim is wrong, not which). Claims a rule settled (a quote, a check)
-and claims without a P are left out: τ does not decide them.
+file in any order (random and informative): each claim label is one (P, label) point; a
+sample-level label of 1 marks every claim of that sample supported, a 0 marks its claim
+unsupported only when it has one claim (a sample-level 0 says some claim is wrong, not which).
+Claims a rule settled (a quote, a check) and claims without a P are left out: τ does not decide
+them.
 
 The calibration file records the judge's sha256 and the run's template hashes; `run` refuses it
 in one line when it holds what `calibrate` never writes (τ off the grid's range, no label), for
