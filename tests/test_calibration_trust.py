@@ -291,3 +291,26 @@ def test_the_labelling_page_says_the_judge_is_uncalibrated(tmp_path: Path) -> No
     state = RunSession(out).state("faithfulness")
     assert any(n.startswith(f"τ was fitted for {FITTED_FOR[0]}") and "mine.gguf" in n
                for n in state["notes"])
+
+
+@pytest.mark.model
+def test_soft_does_not_move_with_tau_on_the_real_judge(tmp_path: Path) -> None:
+    """The 0.5B on ROW at τ 0.05 and 0.95: the hard score moves with τ, `.soft` does not (the
+    claim naming Curie and 1935 is 0 at both)."""
+    from tests.conftest import model_path
+
+    if not model_path("tiny").exists():
+        pytest.skip("the tiny judge is not pulled")
+    data = rows_file(tmp_path / "row.jsonl", [ROW])
+    found = {}
+    for tau in ("0.05", "0.95"):
+        out = tmp_path / tau
+        assert main(["run", str(data), "--out", str(out), "--profile", "tiny", "--metrics",
+                     "faithfulness", "--support-threshold", tau, "--quiet"]) == 0
+        [rec] = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()]
+        found[tau] = rec["scores"]
+        checked = [s for s in rec["details"]["faithfulness"]["statements"]
+                   if s.get("novel_details")]
+        assert checked and all(s["p_supported"] == 0 and s["rule"] == "check" for s in checked)
+    assert found["0.05"]["faithfulness"] > found["0.95"]["faithfulness"]
+    assert found["0.05"]["faithfulness.soft"] == found["0.95"]["faithfulness.soft"]
