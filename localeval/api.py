@@ -54,6 +54,15 @@ class EvalResults:
         return {r.id: r.details for r in self.records}
 
     @property
+    def calibration_note(self) -> str | None:
+        """The sentence saying the judge's τ was not fitted for it (as the CLI's last line and
+        the report say), when it was not; None when it was, or no score depends on τ."""
+        cal = self.summary.get("calibration")
+        if isinstance(cal, Mapping) and cal.get("calibrated") is False:
+            return str(cal.get("note") or "τ was not fitted for this judge")
+        return None
+
+    @property
     def judge_calls(self) -> int:
         """Judge requests this run actually sent (answers from the cache not counted)."""
         judge = self.summary.get("judge") or {}
@@ -202,12 +211,21 @@ def evaluate(
         resume=resume,
         overwrite=overwrite,
     )
-    return EvalResults(
+    results = EvalResults(
         records=outcome.records,
         summary=outcome.summary,
         problems=list(outcome.dataset.problems),
         out_dir=out_dir,
     )
+    if results.calibration_note is not None:  # as the CLI says it last
+        import warnings
+
+        warnings.warn(results.calibration_note, UncalibratedJudgeWarning, stacklevel=2)
+    return results
+
+
+class UncalibratedJudgeWarning(UserWarning):
+    """`evaluate` on a judge whose τ was not fitted for it (`EvalResults.calibration_note`)."""
 
 
 @dataclass

@@ -75,13 +75,15 @@ def run(
     resume: bool = False,
     overwrite: bool = False,
     executor: Executor | None = None,
+    calibration: Mapping[str, Any] | None = None,
 ) -> RunOutcome:
     """Evaluate a dataset; write results.jsonl, summary.json and the reports into out_dir (when
     given). Each finished sample is appended to results.jsonl at once. `resume` skips the samples
     out_dir already holds (same settings only); Ctrl-C saves what is done and raises
     RunInterrupted. `executor` evaluates the samples (default: this process,
     executor.LocalExecutor(judge, embedder); the Ray plug-in's distributed.executor.RayExecutor
-    on Ray workers, which the CLI and the Python API make for `--ray`)."""
+    on Ray workers, which the CLI and the Python API make for `--ray`). `calibration`: the
+    record of the calibration file that set τ (`run --calibration`), kept in summary.json."""
     started = time.perf_counter()
     if executor is None:
         executor = LocalExecutor(judge, embedder)
@@ -115,7 +117,7 @@ def run(
     try:
         with on_stop_signals(raise_stopped):
             return _run_open(
-                _Run(data, metrics, settings, folder, log, started), executor,
+                _Run(data, metrics, settings, folder, log, started, calibration), executor,
                 progress=progress,
             )
     finally:
@@ -134,6 +136,7 @@ class _Run:
     folder: OutputFolder | None
     log: Callable[[str], None] | None
     started: float
+    calibration: Mapping[str, Any] | None = None
 
 
 def _run_open(run: _Run, executor: Executor, *, progress: bool) -> RunOutcome:
@@ -216,6 +219,10 @@ def _finish(
         run.data, n_samples, tally, metrics, run.settings, executor.judge_stats(),
         executor.usage(), time.perf_counter() - run.started,
     )
+    if run.calibration is not None:  # the file τ came from, beside whether it fits the judge
+        summary["calibration"] = {**(summary.get("calibration") or {"calibrated": True}),
+                                  "how": "τ from a calibration file (--calibration)",
+                                  "tau": run.calibration.get("tau"), "file": dict(run.calibration)}
     summary.update(executor.summary())
     summary["complete"] = not interrupted and redone >= len(run.data.hashes)
     summary["finished_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

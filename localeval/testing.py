@@ -134,6 +134,8 @@ def _message(
     if len(failures) > MAX_SHOWN:
         lines += ["", f"... and {len(failures) - MAX_SHOWN} more failing sample(s) not shown "
                   "(localeval.evaluate on the same rows lists them all)"]
+    if results.calibration_note:  # the scores rest on a τ fitted for another judge
+        lines += ["", f"note: {results.calibration_note}"]
     if results.problems:
         shown = "; ".join(clip(str(p), 300) for p in results.problems[:MAX_SHOWN])
         more = len(results.problems) - MAX_SHOWN

@@ -48,9 +48,13 @@ def judged_run(path: Path, judge_sha: str = "fake") -> Path:
                                      "p_supported": 0.99}]}}))
     (path / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records),
                                         encoding="utf-8")
-    write_json(path / "summary.json", {
+    from localeval.metrics import resolve
+    from localeval.prompts import metric_prompt_hashes
+
+    write_json(path / "summary.json", {  # the templates of a faithfulness run, and one gone
         "models": {"judge": {"name": "my-judge.gguf", "sha256": judge_sha}},
-        "prompts": {TEMPLATE: current_prompts([TEMPLATE])[TEMPLATE], "en/gone.j2": "0" * 64}})
+        "prompts": {**metric_prompt_hashes(resolve(["faithfulness"], [])),
+                    TEMPLATE: current_prompts([TEMPLATE])[TEMPLATE], "en/gone.j2": "0" * 64}})
     return path
 
 

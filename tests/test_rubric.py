@@ -112,7 +112,8 @@ def test_a_field_no_row_has_is_said_once_and_its_rows_are_skipped(
                  "--quiet", "--metrics", "covers_question"])
     err = capsys.readouterr().err
     said = [line for line in err.splitlines() if "no row has 'page'" in line]
-    assert code == 0 and len(said) == 1, err
+    assert code == 3 and len(said) == 1, err  # the only metric scored nothing (issue 53.16)
+    assert err.strip().splitlines()[-1].startswith("error: nothing scored"), err
     assert f"{path} [covers_question] requires" in said[0]
     records = [json.loads(x) for x in (tmp_path / "out" / "results.jsonl").read_text().split(
         "\n") if x]

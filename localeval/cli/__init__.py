@@ -1,10 +1,10 @@
 """Command line: `python -m localeval run|report|compare|metrics|models|retrieval|meta-eval`.
 
 The library raises LocalevalError; only this package turns it into one line on stderr and an exit
-status (0 ok, 1 a gate failed, 2 usage or input error, 130 interrupted, 128 + N stopped by signal
-N). `--debug` shows tracebacks. Modules: `parser` (the options), `run` (run), `estimate` (run
---estimate), `report` (report, compare), `catalog` (metrics, models), `meta_eval`, `retrieval`,
-`common` (what they print).
+status (0 ok, 1 a gate failed or `calibrate` refused a worse τ, 2 usage or input error, 3 a run
+scored nothing, 130 interrupted, 128 + N stopped by signal N). `--debug` shows tracebacks.
+Modules: `parser` (the options), `run` (run), `estimate` (run --estimate), `report` (report,
+compare), `catalog` (metrics, models), `meta_eval`, `retrieval`, `common` (what they print).
 """
 
 from __future__ import annotations

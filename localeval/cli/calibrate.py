@@ -20,16 +20,30 @@ def add_parser(subparsers: Any) -> None:
                    help="the labels file (default: RUN_DIR/labels.jsonl)")
     p.add_argument("--out", type=Path, required=True, help="the calibration file to write")
     p.add_argument("--json", action="store_true", help="print the calibration as JSON")
+    p.add_argument("--force", action="store_true",
+                   help="write the calibration even when it agrees worse with its labels (out "
+                        "of fold) than the τ it replaces")
     p.set_defaults(func=cmd_calibrate)
 
 
 def cmd_calibrate(args: argparse.Namespace) -> int:
     from localeval.cli.common import say, to_json
-    from localeval.labels.calibrate import fit_calibration, write_calibration
+    from localeval.labels.calibrate import (
+        fit_calibration,
+        taus_text,
+        worse_than_replaced,
+        write_calibration,
+    )
 
-    cal, notes = fit_calibration(args.run_dir, args.labels)
+    cal, notes = fit_calibration(args.run_dir, args.labels, args.out)
     for note in notes:
         say(f"note: {note}")
+    worse = worse_than_replaced(cal)
+    if worse is not None and not args.force:  # keep what it would replace
+        say(f"localeval: refused: {worse}")
+        return 1
+    if worse is not None:
+        say(f"warning: written with --force although {worse.split('; the calibration')[0]}")
     write_calibration(cal, args.out)
     if args.json:
         print(to_json(cal.model_dump()))
@@ -40,6 +54,18 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
           f"{cal.n_answers} labelled answers ({cal.n_right} right) and {cal.n_claims} claim "
           f"labels ({cal.n_supported} supported): agreement {cal.agreement:.3f} (the shipped "
           f"τ, {shipped}: {default})")
+    oof, old = cal.out_of_fold or {}, cal.replaces or {}
+    print(f"out of fold ({oof.get('folds')} folds): agreement {_f(oof.get('replaced'))} before "
+          f"({old.get('source')}: {taus_text(old.get('tau'))}), {_f(oof.get('fitted'))} after")
+    if cal.answers_mean:
+        m = cal.answers_mean
+        print(f"labelled answers: mean label {_f(m.get('labels'))}; their mean score "
+              f"{_f(m.get('replaced'))} before, {_f(m.get('fitted'))} after")
     print(f"written to {args.out}; use it with: localeval run DATA --out DIR "
           f"--calibration {args.out}")
     return 0
+
+
+def _f(x: Any) -> str:
+    return "-" if x is None else f"{x:.3f}"
+

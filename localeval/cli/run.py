@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     from localeval.distributed.executor import RayExecutor
     from localeval.results.gates import Gate
 
+NOTHING_SCORED = 3
+"""Exit status of a run in which no metric has a score on any sample."""
 ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
 """The `run` options that belong to --estimate (not settings; meta-eval does not take them)."""
 
@@ -21,6 +23,7 @@ ESTIMATE_DESTS = ("estimate", "json", "no_calibrate", "recalibrate")
 def cmd_run(args: argparse.Namespace) -> int:
     from localeval.config import load_config
     from localeval.metrics import resolve
+    from localeval.results.summary import scored_nothing
     from localeval.runner import run
 
     overrides = {
@@ -52,10 +55,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         )
     }
     settings = load_config(args.config, overrides)
+    record = None  # the calibration file's, for summary.json
     if args.calibration is not None:  # τ fitted for this judge from human labels
         from localeval.labels.calibrate import calibrated
 
-        settings, _ = calibrated(settings, args.calibration)
+        settings, _, record = calibrated(settings, args.calibration)
     chosen = None if settings.metrics is None else [
         m.name for m in resolve(settings.metrics, settings.rubrics)]
     fail_under = fail_under_gates(args.fail_under, chosen,  # before any model is loaded
@@ -76,6 +80,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         log=say,
         executor=ray_executor(args),  # None: this process
+        calibration=record,
     )
     if (args.out / "labels.jsonl").exists():  # a labelled folder: its corrected figures again
         from localeval.labels.attach import refresh
@@ -89,17 +94,22 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"report: {args.out / 'report.html'}"
             )
         )
+    why: dict[str, str] = {}  # metric → one sample's error or skip reason
     for rec in outcome.iter_records():  # one at a time: a run may hold 200,000
         for metric, reason in rec.errors.items():
             say(f"error: {rec.id} (line {rec.line}) {metric}: {reason}")
-        if (
-            settings.metrics is not None
-        ):  # the user asked for these metrics: say where they could not run
-            for metric, reason in rec.skipped.items():
+            why.setdefault(metric, f"error: {reason}")
+        for metric, reason in rec.skipped.items():
+            why.setdefault(metric, f"skipped: {reason}")
+            if settings.metrics is not None:  # asked for: say where it could not run
                 say(f"skipped: {rec.id} (line {rec.line}) {metric}: {reason}")
     calibration = outcome.summary.get("calibration") or {}
     if calibration.get("calibrated") is False:  # τ was fitted for another judge: said last
         say(f"note: {calibration.get('note')}")
+    nothing = scored_nothing(outcome.summary, why)
+    if nothing is not None:  # a run that scored nothing is no pass (the results are saved)
+        say(f"error: {nothing}; the results are in {args.out}")
+        return NOTHING_SCORED
     if not fail_under:
         return 0
     from localeval.results.gates import check_fail_under

@@ -107,6 +107,10 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         "samples": len(samples), "parallel": parallel,
         "metrics": [m.name for m in metrics if any(not s.missing(m.requires) for s in samples)],
         "input_errors": len(data.problems), "steps": {}, "notes": []}
+    out["skipped"] = skipped_rows(samples, metrics)
+    if samples:
+        out["notes"] += skip_notes(out["skipped"], len(samples),
+                                   everything=settings.metrics is not None or not out["metrics"])
     if not judged:
         out["notes"].append("no sample to judge" if not samples else
                             "no metric that applies to these rows uses the judge")
@@ -177,6 +181,40 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         out["notes"].append("a count marked 'estimate' or 'lower bound' depends on the judge's "
                             "answers (placeholders stood in for them)")
     return out
+
+
+def skipped_rows(samples: list[Any], metrics: list[Any]) -> dict[str, dict[str, Any]]:
+    """Per metric that some row cannot feed: how many rows it is skipped on, and per missing
+    required field ("a|b": either) on how many rows it is missing or empty."""
+    out: dict[str, dict[str, Any]] = {}
+    for m in metrics:
+        missing = [s.missing(m.requires) for s in samples]
+        rows = sum(1 for f in missing if f)
+        if rows:
+            fields: dict[str, int] = {}
+            for found in missing:
+                for f in found:
+                    fields[f] = fields.get(f, 0) + 1
+            out[m.name] = {"rows": rows, "missing": fields}
+    return out
+
+
+def skip_notes(skipped: dict[str, dict[str, Any]], n: int, *, everything: bool) -> list[str]:
+    """With `everything` (the metrics were asked for, or none applies), one note per metric
+    skipped on some row, naming the fields it needs that rows lack."""
+    notes: list[str] = []
+    if not everything:
+        return notes
+    for name, found in skipped.items():
+        fields = ", ".join(f"{f.replace('|', ' or ')} (missing or empty in {k} of {n} rows)"
+                           for f, k in found["missing"].items())
+        if found["rows"] == n:
+            notes.append(f"{name} would score nothing: every row lacks a field it needs: "
+                         f"{fields}")
+        else:
+            notes.append(f"{name} would be skipped on {found['rows']} of {n} rows: it needs "
+                         f"{fields}")
+    return notes
 
 
 def _total(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -157,6 +157,9 @@ class RunSession:
         if inputs is None:
             self.notes.append(f"{run_dir / RUN_FILE} is missing or unreadable: labels are "
                               "written without the run's fingerprint")
+        cal = self.summary.get("calibration") or {}  # τ fitted for another judge: as the CLI
+        if isinstance(cal, dict) and cal.get("calibrated") is False and cal.get("note"):
+            self.notes.append(str(cal["note"]))
         if self.summary.get("complete") is False:
             self.notes.append("the run is incomplete (interrupted): the labels are a draw from "
                               "the samples it finished; finish it with --resume before labelling "

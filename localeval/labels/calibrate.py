@@ -4,19 +4,25 @@ used by `localeval run --calibration FILE`.
 τ is the P(supported) a claim needs (metrics/claims/verdicts.py). The shipped τ was fitted for
 the 1.5B judge; a judge with no learned head (a user's own GGUF) gets its own here: the grid
 value (0.05 … 0.95) whose verdicts P ≥ τ best agree with the labelled claims (balanced accuracy;
-ties: nearest the shipped τ). Claims come from the labels file in any order (random and
-informative): each claim label is one (P, label) point; a sample-level label of 1 marks every
-claim of that sample supported, a 0 marks its claim unsupported only when it has one claim (a
-sample-level 0 says some claim is wrong, not which). Claims a rule settled (a quote, a check)
-and claims without a P are left out: τ does not decide them.
+ties: nearest the τ it replaces), written only when it agrees with the labels no worse out of
+fold than the τ it replaces (`out_of_fold`, `worse_than_replaced`). Claims come from the labels
+file in any order (random and informative): each claim label is one (P, label) point; a
+sample-level label of 1 marks every claim of that sample supported, a 0 marks its claim
+unsupported only when it has one claim (a sample-level 0 says some claim is wrong, not which).
+Claims a rule settled (a quote, a check) and claims without a P are left out: τ does not decide
+them.
 
 The calibration file records the judge's sha256 and the run's template hashes; `run` refuses it
-in one line for another judge or when a template it shares with the run has changed.
+in one line when it holds what `calibrate` never writes (τ off the grid's range, no label), for
+another judge, when it does not cover a template of the run's τ-decided metrics, or when a
+template it shares with the run has changed.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +66,15 @@ class Calibration(BaseModel):
     answer_auroc: float | None = Field(None, description="answers: right above wrong at τ")
     default_tau: dict[str, float] = Field(description="the shipped τ per language")
     fitted: str = Field(description="how τ was fitted")
+    replaces: dict[str, Any] | None = Field(
+        None, description="the τ this calibration replaces: `tau` (one, or per language) and "
+                          "`source` (the labelled run's τ, or the calibration file it replaced)")
+    out_of_fold: dict[str, Any] | None = Field(
+        None, description="k-fold agreement on the labels: `fitted` (τ fitted on the other "
+                          "folds, judged on each fold), `replaced` (the replaced τ's), `folds`")
+    answers_mean: dict[str, Any] | None = Field(
+        None, description="the labelled answers' mean label, and their mean score at the "
+                          "replaced τ (`replaced`) and at τ (`fitted`)")
     run: str | None = Field(None, description="the labelled run's fingerprint")
     labels: str = ""
     created: str = ""
@@ -73,8 +88,13 @@ def balanced_accuracy(points: list[tuple[float, int, str]], tau: float | dict[st
                       ) -> float | None:
     """Mean of the shares of supported claims with P ≥ τ and unsupported ones with P < τ; None
     without both kinds of claim."""
-    pos = [p >= _cut(tau, g) for p, y, g in points if y == 1]
-    neg = [p < _cut(tau, g) for p, y, g in points if y == 0]
+    return _balanced([(p >= _cut(tau, g), y) for p, y, g in points])
+
+
+def _balanced(decided: list[tuple[bool, int]]) -> float | None:
+    """Balanced accuracy of (P ≥ τ, label) pairs; None without both kinds of label."""
+    pos = [d for d, y in decided if y == 1]
+    neg = [not d for d, y in decided if y == 0]
     return 0.5 * (sum(pos) / len(pos) + sum(neg) / len(neg)) if pos and neg else None
 
 
@@ -93,7 +113,11 @@ def answer_agreement(samples: list[tuple[list[dict[str, Any]], int, str]],
                      tau: float | dict[str, float]) -> float | None:
     """How often a right answer scores above a wrong one at τ, over every (right, wrong) pair of
     labelled answers (AUROC; ties ½); None without both kinds of answer."""
-    scored = [(score_at(e, tau, g), y) for e, y, g in samples]
+    return _auroc([(score_at(e, tau, g), y) for e, y, g in samples])
+
+
+def _auroc(scored: list[tuple[float | None, int]]) -> float | None:
+    """How often a right answer's score is above a wrong one's (ties ½); None without both."""
     pos = [s for s, y in scored if s is not None and y == 1]
     neg = [s for s, y in scored if s is not None and y == 0]
     if not pos or not neg:
@@ -142,27 +166,44 @@ Sample = tuple[list[dict[str, Any]], int, str]
 """A labelled answer: its claims' entries, 1 when right (label 1) else 0, its language."""
 
 
-def claim_points(run_dir: Path, labels_path: Path | None = None
-                 ) -> tuple[list[tuple[float, int, str]], list[Sample], list[str]]:
-    """(P, label, language) of every labelled claim τ decides (module doc), the labelled
-    answers (a sample-level label, or labels of all its claims), and the notes."""
+@dataclass
+class Unit:
+    """The labels of one sample (every metric's): its claim points and labelled answers. The
+    folds of `out_of_fold` keep a sample's labels together."""
+
+    id: str
+    points: list[tuple[float, int, str]] = field(default_factory=list)
+    samples: list[Sample] = field(default_factory=list)
+
+    @property
+    def kind(self) -> int:
+        """1 when its labels are mostly right / supported (the folds' strata)."""
+        ys = [y for _, y, _ in self.samples] or [y for _, y, _ in self.points]
+        return int(2 * sum(ys) >= len(ys)) if ys else 0
+
+
+def labelled_units(run_dir: Path, labels_path: Path | None = None
+                   ) -> tuple[list[Unit], list[str]]:
+    """Per labelled sample: (P, label, language) of every labelled claim τ decides (module
+    doc) and the labelled answers (a sample-level label, or labels of all its claims); the
+    notes."""
     read, _, notes = read_run_labels(run_dir, labels_path)
     records = {r.id: r for r in read_results(Path(run_dir) / RESULTS_FILE).records}
     by_sample: dict[tuple[str, str], dict[int | None, float]] = {}
     for label in read.labels.values():
         if label.label is not None and label.id in records:
             by_sample.setdefault((label.id, label.metric), {})[label.claim] = label.label
-    points: list[tuple[float, int, str]] = []
-    samples: list[Sample] = []
+    units: dict[str, Unit] = {}
     for (sid, metric), marks in by_sample.items():
         record = records[sid]
+        unit = units.setdefault(sid, Unit(sid))
         entries = _entries(record, metric)
         claims = {k: v for k, v in marks.items() if k is not None}
         whole = marks.get(None)
         if whole is None and entries and set(claims) >= set(range(len(entries))):
             whole = min(claims[i] for i in range(len(entries)))  # right only if every claim is
         if whole is not None and entries:
-            samples.append((entries, int(whole == 1), record.language or "en"))
+            unit.samples.append((entries, int(whole == 1), record.language or "en"))
         if not claims and None in marks:  # a sample-level label only
             judged = [e for e in entries if _judged(e) is not None]
             if marks[None] == 1:
@@ -172,13 +213,54 @@ def claim_points(run_dir: Path, labels_path: Path | None = None
         for i, y in claims.items():
             p = _judged(entries[i]) if i < len(entries) else None
             if p is not None:
-                points.append((p, int(y >= 0.5), record.language or "en"))
-    return points, samples, notes
+                unit.points.append((p, int(y >= 0.5), record.language or "en"))
+    return [u for u in units.values() if u.points or u.samples], notes
 
 
-def fit_calibration(run_dir: Path, labels_path: Path | None = None) -> tuple[Calibration,
-                                                                             list[str]]:
-    """The calibration of the run's judge from its labels, and the notes (one line each)."""
+def claim_points(run_dir: Path, labels_path: Path | None = None
+                 ) -> tuple[list[tuple[float, int, str]], list[Sample], list[str]]:
+    """Every labelled claim point and labelled answer of `labelled_units`, and the notes."""
+    units, notes = labelled_units(run_dir, labels_path)
+    return ([x for u in units for x in u.points], [x for u in units for x in u.samples],
+            notes)
+
+
+FOLDS = 5
+"""Folds of the out-of-fold agreement (fewer when fewer samples are labelled)."""
+
+
+def out_of_fold(units: list[Unit], prefer: float, fallback: float | dict[str, float]
+                ) -> tuple[float | None, int]:
+    """The agreement (`agreement`'s criteria) of fitting τ as `choose_tau` does, each fold
+    judged at the τ fitted on the other folds (folds of whole samples, stratified by their
+    labels; a fold whose rest lacks a kind of label is judged at `fallback`), pooled over the
+    folds; and the number of folds."""
+    k = min(FOLDS, len(units))
+    if k < 2:
+        return None, k
+    order = sorted(units, key=lambda u: (u.kind, hashlib.sha256(u.id.encode()).hexdigest()))
+    folds = [order[j::k] for j in range(k)]
+    decided: list[tuple[bool, int]] = []
+    scored: list[tuple[float | None, int]] = []
+    for j, held in enumerate(folds):
+        rest = [u for i, f in enumerate(folds) if i != j for u in f]
+        try:
+            tau: float | dict[str, float] = choose_tau(
+                [x for u in rest for x in u.points], prefer,
+                [x for u in rest for x in u.samples])[0]
+        except LabelsError:  # the other folds hold one kind of label only
+            tau = fallback
+        decided += [(p >= _cut(tau, g), y) for u in held for p, y, g in u.points]
+        scored += [(score_at(e, tau, g), y) for u in held for e, y, g in u.samples]
+    found = [x for x in (_balanced(decided), _auroc(scored)) if x is not None]
+    return (sum(found) / len(found) if found else None), k
+
+
+def fit_calibration(run_dir: Path, labels_path: Path | None = None,
+                    replacing: Path | None = None) -> tuple[Calibration, list[str]]:
+    """The calibration of the run's judge from its labels, with the τ it replaces (`replaced`:
+    the calibration file `replacing` when it holds one for this judge, else the τ the labelled
+    run applied) and both out of fold; and the notes (one line each)."""
     from localeval.labels.estimate import run_fingerprint
     from localeval.metrics.claims.verdicts import FITTED
 
@@ -188,18 +270,27 @@ def fit_calibration(run_dir: Path, labels_path: Path | None = None) -> tuple[Cal
     if not isinstance(judge, dict) or not judge.get("sha256"):
         raise LabelsError(f"{run_dir}/{SUMMARY_FILE} does not name the judge's sha256 (a run "
                           "stopped before its summary); finish it with `localeval run --resume`")
-    points, samples, notes = claim_points(run_dir, labels_path)
+    units, notes = labelled_units(run_dir, labels_path)
+    points = [x for u in units for x in u.points]
+    samples = [x for u in units for x in u.samples]
     if not points and not samples:
         raise LabelsError(f"no labelled claim or answer of {run_dir} is decided by τ (label "
                           "samples or claims of a claim metric such as faithfulness)")
-    prefer = sum(FITTED.values()) / len(FITTED)
+    old_tau, source = replaced_tau(summary, str(judge["sha256"]), replacing)
+    langs = [g for *_, g in points] + [g for *_, g in samples]
+    prefer = sum(_cut(old_tau, g) for g in langs) / len(langs)  # ties: nearest the old τ
     tau, reached = choose_tau(points, prefer, samples)
     if len(samples) + len(points) < ROUGH:
         notes.append(f"τ was fitted on {len(samples)} labelled answers and {len(points)} claim "
                      f"labels: it is rough below {ROUGH}; label more samples to firm it up")
+    oof, k = out_of_fold(units, prefer, old_tau)
 
     def rounded(x: float | None) -> float | None:
         return None if x is None else round(x, 4)
+
+    def mean_score(t: float | dict[str, float]) -> float | None:
+        found = [x for e, _, g in samples if (x := score_at(e, t, g)) is not None]
+        return rounded(sum(found) / len(found)) if found else None
 
     labels = Path(labels_path) if labels_path is not None else run_dir / "labels.jsonl"
     cal = Calibration(
@@ -214,9 +305,58 @@ def fit_calibration(run_dir: Path, labels_path: Path | None = None) -> tuple[Cal
         fitted=f"grid {GRID[0]}…{GRID[-1]} by {GRID[1] - GRID[0]:.2f}: the τ whose verdicts "
                f"P(supported) ≥ τ best agree with the labels: the mean of the claims' balanced "
                f"accuracy ({len(points)} claim labels) and the answers' AUROC ({len(samples)} "
-               "labelled answers), where each has both kinds; ties nearest the shipped τ",
+               "labelled answers), where each has both kinds; ties nearest the τ it replaces",
+        replaces={"tau": old_tau, "source": source},
+        out_of_fold={"folds": k, "fitted": rounded(oof),
+                     "replaced": rounded(agreement(points, samples, old_tau))},
+        answers_mean=None if not samples else {
+            "labels": round(sum(y for _, y, _ in samples) / len(samples), 4),
+            "replaced": mean_score(old_tau), "fitted": mean_score(tau)},
         run=run_fingerprint(run_dir), labels=str(labels), created=now())
     return cal, notes
+
+
+def replaced_tau(summary: Any, judge: str, replacing: Path | None
+                 ) -> tuple[float | dict[str, float], str]:
+    """The τ a new calibration replaces and where it comes from: the calibration file
+    `replacing` when it is one for this judge, else the τ the labelled run applied
+    (summary.json's `support_threshold`), else the shipped τ."""
+    from localeval.metrics.claims.verdicts import FITTED
+
+    if replacing is not None and Path(replacing).is_file():
+        try:
+            old = load_calibration(Path(replacing))
+        except ConfigError:
+            old = None  # not a calibration file: there is nothing to replace
+        if old is not None and old.judge.sha256 == judge:
+            return old.tau, f"the calibration in {replacing}"
+    applied = summary.get("support_threshold") if isinstance(summary, dict) else None
+    if isinstance(applied, dict) and applied and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in applied.values()):
+        taus = {str(k): float(v) for k, v in applied.items()}
+        return taus, "the τ the labelled run applied"
+    return dict(FITTED), "the shipped τ"
+
+
+def worse_than_replaced(cal: Calibration) -> str | None:
+    """Why `cal` must not replace what it replaces (its out-of-fold agreement on its own labels
+    is below the replaced τ's), in one line; None when it is no worse."""
+    oof = cal.out_of_fold or {}
+    fitted, old = oof.get("fitted"), oof.get("replaced")
+    if fitted is None or old is None or fitted >= old:
+        return None
+    return (f"the fitted τ {cal.tau} agrees worse with its own labels than "
+            f"{(cal.replaces or {}).get('source', 'the τ it replaces')} "
+            f"({taus_text((cal.replaces or {}).get('tau'))}): {fitted:.3f} out of fold "
+            f"({oof.get('folds')} folds) against {old:.3f}; the calibration was not written "
+            "(label more samples, or give --force to write it anyway)")
+
+
+def taus_text(tau: Any) -> str:
+    """τ in words: one number, or "en 0.6, zh 0.45"."""
+    if isinstance(tau, dict):
+        return ", ".join(f"{k} {v:g}" for k, v in tau.items())
+    return f"{tau:g}" if isinstance(tau, (int, float)) else "?"
 
 
 def write_calibration(cal: Calibration, path: Path) -> None:
@@ -227,15 +367,21 @@ def write_calibration(cal: Calibration, path: Path) -> None:
 
 def load_calibration(path: Path) -> Calibration:
     """A calibration file, or ConfigError in one line."""
+    return _load(path)[0]
+
+
+def _load(path: Path) -> tuple[Calibration, str]:
+    """A calibration file and the sha256 of its bytes, or ConfigError in one line."""
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = Path(path).read_bytes()
+        raw = json.loads(data.decode("utf-8"))
     except OSError as exc:
         raise ConfigError(f"--calibration {path}: {exc.strerror or exc}") from None
-    except ValueError:
+    except (ValueError, RecursionError):
         raise ConfigError(f"--calibration {path} is not JSON; give a file written by "
                           "`localeval calibrate`") from None
     try:
-        return Calibration.model_validate(raw)
+        return Calibration.model_validate(raw), hashlib.sha256(data).hexdigest()
     except ValidationError as exc:
         loc, msg = first_error(exc, "file")
         raise ConfigError(f"--calibration {path}: {loc}: {msg} (write it with "
@@ -243,19 +389,56 @@ def load_calibration(path: Path) -> Calibration:
 
 
 def check_calibration(cal: Calibration, path: Path, judge_sha256: str,
-                      prompts: dict[str, str]) -> None:
-    """ConfigError in one line when `cal` was fitted for another judge, or a template it shares
-    with this run (`prompts`: template → sha256) has changed since."""
+                      prompts: dict[str, str], needed: dict[str, str] | None = None) -> None:
+    """ConfigError in one line when `cal` holds what `calibrate` never fits (τ outside the
+    grid, no label), was fitted for another judge, does not cover a template of `needed` (the
+    templates of the run's metrics whose verdicts τ decides: template → sha256), or a template
+    it shares with this run (`prompts`, `needed`) has changed since."""
+    wrong = _implausible(cal)
+    if wrong:
+        raise ConfigError(f"--calibration {path}: {wrong}; `localeval calibrate RUN_DIR --out "
+                          "FILE` writes a calibration file (do not edit one by hand)")
     if cal.judge.sha256 != judge_sha256:
         raise ConfigError(f"--calibration {path} was fitted for another judge ({cal.judge.name}, "
                           f"sha256 {cal.judge.sha256[:12]}…), not this run's ({judge_sha256[:12]}"
                           "…); calibrate this judge: `localeval label` a run of it, then "
                           "`localeval calibrate`")
+    prompts = {**prompts, **(needed or {})}
     changed = sorted(t for t, sha in cal.prompts.items() if t in prompts and prompts[t] != sha)
     if changed:
         raise ConfigError(f"--calibration {path} was fitted with other templates "
                           f"({', '.join(changed[:3])}{' …' if len(changed) > 3 else ''} changed "
                           "since); label a run made with these templates and calibrate again")
+    missing = sorted(t for t in needed or {} if t not in cal.prompts)
+    if missing:
+        raise ConfigError(f"--calibration {path} does not cover the templates "
+                          f"{', '.join(missing[:3])}{' …' if len(missing) > 3 else ''} of this "
+                          "run's metrics (its labelled run did not use them); calibrate on a "
+                          "labelled run of these metrics, or run only the metrics it covers")
+
+
+def _implausible(cal: Calibration) -> str | None:
+    """What in `cal` `calibrate` could not have written, in words; None when nothing."""
+    if not GRID[0] <= cal.tau <= GRID[-1]:
+        return (f"tau {cal.tau} is outside the range calibrate fits ({GRID[0]} … {GRID[-1]})")
+    if cal.n_claims + cal.n_answers == 0:
+        return "it was fitted on no label (n_claims and n_answers are 0)"
+    if cal.n_supported > cal.n_claims or cal.n_right > cal.n_answers:
+        return "its counts disagree (more supported claims or right answers than labels)"
+    if not cal.prompts:
+        return "it names no template (prompts is empty)"
+    return None
+
+
+def tau_templates(settings: Any) -> dict[str, str]:
+    """sha256 of every template (both languages) of the metrics of a run with these settings
+    whose verdicts τ decides: what a calibration must cover."""
+    from localeval.metrics import resolve
+    from localeval.metrics.claims.verdicts import DECIDED_BY_TAU
+    from localeval.prompts import metric_prompt_hashes
+
+    metrics = resolve(settings.metrics, settings.rubrics)
+    return metric_prompt_hashes([m for m in metrics if m.name in DECIDED_BY_TAU])
 
 
 def current_prompts(names: list[str]) -> dict[str, str]:
@@ -285,11 +468,16 @@ def judge_sha256(settings: Any) -> str:
     return models.expected_sha256(manifest.get(manifest.profile(settings.profile)["judge"]))
 
 
-def calibrated(settings: Any, path: Path) -> tuple[Any, Calibration]:
+def calibrated(settings: Any, path: Path) -> tuple[Any, Calibration, dict[str, Any]]:
     """`run --calibration FILE`: the settings with the file's τ as `support_threshold`, once the
-    file is checked against this run's judge and templates (ConfigError in one line)."""
+    file is checked against this run's judge and templates (ConfigError in one line), the
+    calibration, and its record for summary.json (the file, its sha256, τ, the labels)."""
     if settings.support_threshold is not None:
         raise ConfigError("--calibration and --support-threshold both set τ; give one of them")
-    cal = load_calibration(path)
-    check_calibration(cal, path, judge_sha256(settings), current_prompts(list(cal.prompts)))
-    return settings.model_copy(update={"support_threshold": cal.tau}), cal
+    cal, sha = _load(path)
+    check_calibration(cal, path, judge_sha256(settings), current_prompts(list(cal.prompts)),
+                      tau_templates(settings))
+    record = {"path": str(path), "sha256": sha, "tau": cal.tau, "judge": cal.judge.name,
+              "n_claims": cal.n_claims, "n_answers": cal.n_answers,
+              "n_labels": cal.n_claims + cal.n_answers, "created": cal.created}
+    return settings.model_copy(update={"support_threshold": cal.tau}), cal, record

@@ -281,6 +281,12 @@ def _metadata_rows(summary: Mapping[str, Any]) -> dict[str, list[list[Any]]]:
         earlier = summary["resumed"].get("samples_from_earlier_sessions", 0)
         run.append(["resumed", f"{earlier} samples came from earlier sessions (elapsed and "
                                "tokens are this session's)"])
+    cal = summary.get("calibration")
+    if isinstance(cal, Mapping) and isinstance(cal.get("file"), Mapping):  # run --calibration
+        f = cal["file"]
+        run.append(["calibration", f"τ {f.get('tau')} from {f.get('path')} (sha256 "
+                    f"{str(f.get('sha256'))[:12]}…), fitted on {f.get('n_answers')} labelled "
+                    f"answers and {f.get('n_claims')} claim labels"])
     run += _judge_rows(summary.get("judge") or {}, summary.get("elapsed_s") or 0)
     if cache:
         run.append(["answer cache", cache])

@@ -75,3 +75,23 @@ def build_summary(
     if calibration is not None:  # whether τ was fitted for this judge
         summary["calibration"] = calibration
     return summary
+
+
+def scored_nothing(summary: dict[str, Any], why: dict[str, str] | None = None) -> str | None:
+    """The sentence saying that no score key of the run has a score on any sample (every sample
+    errored, was skipped or is unscored), per metric with its counts and (`why`: metric → a
+    skip or error reason of one sample) why; None when some sample scored."""
+    metrics: dict[str, Any] = summary.get("metrics") or {}
+    if any(m.get("count") for m in metrics.values()):
+        return None
+    n = (summary.get("dataset") or {}).get("samples", 0)
+    parts = []
+    for key, m in metrics.items():
+        if m.get("metric", key) != key:
+            continue  # a sub-score: its metric says it
+        counts = [f"{m[k]} {k}" for k in ("errors", "skipped", "unscored") if m.get(k)]
+        reason = (why or {}).get(key)
+        parts.append(f"{key}: {', '.join(counts) or 'no score'}"
+                     + (f", e.g. {reason}" if reason else ""))
+    return (f"nothing scored: no metric has a score on any of the {n} sample(s)"
+            + (f" ({'; '.join(parts)})" if parts else ""))

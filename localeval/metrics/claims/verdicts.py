@@ -225,8 +225,9 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
                            details=details, known=material if focused else None,
                            cut=cut if texts is material else None)
             entry["rule"] = "judge" if entry["verdict"] == entry["judge_verdict"] else "check"
-            if p is not None:  # overruled by a mechanical check: no support, whatever the judge
-                overruled = entry["judge_verdict"] == 1 and entry["verdict"] == 0
+            if p is not None:  # a mechanical check found a detail the material lacks: no
+                overruled = bool(entry.get("novel_details"))  # support, whatever P and τ
+                entry["rule"] = "check" if overruled else "judge"
                 entry["p_supported"] = 0.0 if overruled else round(p, 4)
                 entry["greedy_verdict"] = greedy
                 sign = "≥" if p >= tau else "<"
