@@ -384,9 +384,10 @@ def test_the_shield_lists_what_it_found_per_field() -> None:
     assert planted(sample) == {"answer": [AIMED[0]], "contexts[1]": [AIMED[2]]}
 
 
-def test_the_copy_without_a_note_drops_the_rest_of_its_paragraph() -> None:
-    """A note's next sentence carries its request without naming the evaluator: the shadow copy
-    drops the paragraph from the flagged sentence on, and keeps the other paragraphs whole."""
+def test_the_copy_without_a_note_drops_the_sentences_that_carry_it_on() -> None:
+    """A note's next sentence carries its request without naming the evaluator ("it answers the
+    question"): the shadow copy drops it with the note, and keeps the other paragraphs whole
+    (tests/test_shield.py: the rest of the note's own paragraph stays too)."""
     from localeval.data.dataset import Sample
     from localeval.metrics.shield import without
 

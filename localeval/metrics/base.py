@@ -161,6 +161,10 @@ class Metric:
     default: bool = True
     order: int = 1000
     higher_is_better: bool = True
+    direction_fixed: bool = True
+    """Whether `higher_is_better` holds on every dataset; false for a refusal rate (too high on
+    answerable questions, right on unanswerable ones): the shield then scores a flagged sample
+    by the copy without the flagged text rather than the worse of the two."""
 
     def needs_embedder(self, settings: Settings) -> bool:
         """Whether a run with these settings uses the embedder: what it is loaded for, and what
@@ -314,13 +318,21 @@ def group_of(name: str) -> str | None:
 
 def register_metric(m: Metric) -> None:
     """Add a built-in metric to the registry (a name registered twice is an error). A metric
-    that asks the judge is registered behind the one shield (metrics/shield.py)."""
+    that asks the judge is registered behind the one shield (`behind_shield`)."""
     if m.name in REGISTRY.held:
         raise ValueError(f"metric {m.name!r} is registered twice ({m.fn.__module__} and "
                          f"{REGISTRY[m.name].fn.__module__}): rename one")
-    if m.uses_judge:
-        m = dataclasses.replace(m, fn=shielded(m.fn, m.higher_is_better))
-    REGISTRY[m.name] = m
+    REGISTRY[m.name] = behind_shield(m)
+
+
+def behind_shield(m: Metric) -> Metric:
+    """The metric behind the one shield (metrics/shield.py) when it asks the judge, scanning
+    the shield's fields and every other column it requires (a rubric's)."""
+    if not m.uses_judge:
+        return m
+    columns = [f for f in m.requires if "|" not in f]
+    return dataclasses.replace(m, fn=shielded(
+        m.fn, m.higher_is_better if m.direction_fixed else None, m.name, columns))
 
 
 def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:

@@ -31,5 +31,6 @@ FRAME = Frame(step=STEP, field="refused", models=("Refusal", "RefusalWithReason"
               variables=lambda sample: {"question": sample.question, "answer": sample.answer})
 
 register_builtin(RUBRIC, FRAME, default=False, order=1000, description=DESCRIPTION,
+                 direction_fixed=False,  # too high on answerable questions, right on unanswerable
                  examples={STEP: lambda ex: {"question": ex.question, "answer": ex.answer}},
                  verdict_keys=("refused",))

@@ -42,6 +42,7 @@ from localeval.metrics.base import (
     Metric,
     MetricContext,
     MetricResult,
+    behind_shield,
     register_metric,
 )
 from localeval.metrics.examples import Example
@@ -187,8 +188,9 @@ def level_probs(entry: FieldProbs | None, values: tuple[int, ...]) -> dict[int, 
 def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, order: int = ORDER,
                   description: str | None = None,
                   examples: Mapping[str, ExampleFn] | None = None,
-                  verdict_keys: Iterable[str] = ()) -> Metric:
-    """The metric of one rubric (see the module doc)."""
+                  verdict_keys: Iterable[str] = (), direction_fixed: bool = True) -> Metric:
+    """The metric of one rubric (see the module doc), not yet behind the shield (a run's
+    rubrics: `rubric_metrics`; a built-in: `register_builtin`)."""
     name, key = r.name, field_of(r, frame)
     draft = r.steps == "draft"
     drafted: dict[str, asyncio.Future[list[str]]] = {}  # language → steps, once per run
@@ -230,7 +232,7 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
                                    f"): {r.criteria['en']}",
         steps=(frame.step, DRAFT_STEP) if draft else (frame.step,), uses_judge=True,
         examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
-        order=order, higher_is_better=r.higher_is_better)
+        order=order, higher_is_better=r.higher_is_better, direction_fixed=direction_fixed)
 
 
 def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
@@ -263,13 +265,14 @@ def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
 
 
 def rubric_metrics(rubrics: Iterable[Rubric]) -> dict[str, Metric]:
-    """A run's rubrics as metrics, by name (a name that clashes is an error naming its file)."""
+    """A run's rubrics as metrics behind the shield, by name (a name that clashes is an error
+    naming its file)."""
     out: dict[str, Metric] = {}
     seen: list[Rubric] = []
     for r in rubrics:
         check_name(r, seen)
         seen.append(r)
-        out[r.name] = rubric_metric(r)
+        out[r.name] = behind_shield(rubric_metric(r))
     return out
 
 

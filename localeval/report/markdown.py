@@ -39,6 +39,8 @@ def render_markdown(view: ReportView) -> str:
     if view.calibration:
         out += [f"> {md_cell(view.calibration)}", ""]
     out += ["## Scores", "", SCORES_NOTE, "", md_table(HEADERS["overview"], view.overview), ""]
+    if view.shield:
+        out += [f"> {md_cell(view.shield)}", ""]
     if view.rubrics:
         out += ["### Rubrics", "", RUBRICS_NOTE, "", md_table(HEADERS["rubrics"], view.rubrics), ""]
     if view.corrected or view.corrected_lines:

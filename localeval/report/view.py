@@ -154,6 +154,8 @@ class ReportView:
     calibration: str | None = None
     rubrics: list[list[Any]] = field(default_factory=list)
     """Each rubric's score beside its criteria (en, and zh when it differs)."""
+    shield: str | None = None
+    """How many samples the shield flagged, overall and per metric (`shield_note`)."""
 
 
 def build_view(run: RunFolder) -> ReportView:
@@ -169,9 +171,14 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     lows: dict[str, list[tuple[tuple[float, int, int], SampleRecord]]] = {
         key: [] for key, _ in lowest_keys(metrics)}
     errors: list[list[Any]] = []
-    n = n_errors = 0
+    flagged: dict[str, int] = {}
+    n = n_errors = n_flagged = 0
     for r in records:
         n += 1
+        hit = [o for o, d in r.details.items() if isinstance(d, Mapping) and "instructions" in d]
+        n_flagged += bool(hit)
+        for owner in hit:
+            flagged[owner] = flagged.get(owner, 0) + 1
         for key, column in columns.items():
             if (v := r.scores.get(key)) is not None:
                 column.append(float(v))
@@ -208,7 +215,18 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         corrected_lines=table_lines,
         calibration=calibration_note(s),
         rubrics=_rubric_rows(s),
+        shield=shield_note(n_flagged, n, flagged),
     )
+
+
+def shield_note(n_flagged: int, n: int, by_metric: Mapping[str, int]) -> str | None:
+    """The sentence counting the samples the shield flagged, when it flagged any."""
+    if not n_flagged:
+        return None
+    each = ", ".join(f"{owner} {k}" for owner, k in by_metric.items())
+    return (f"Shield: {n_flagged} of {n} samples hold text aimed at the evaluator ({each}); "
+            "each of their scores is the worse of the material as given and the material "
+            "without that text (details: instructions).")
 
 
 def _rubric_rows(summary: Mapping[str, Any]) -> list[list[Any]]:

@@ -71,6 +71,9 @@ def build_summary(
         if usage["texts_encoded"] is None
         else {"texts_encoded": usage["texts_encoded"]},
     }
+    shield = tally.shield()
+    if shield is not None:  # samples with text aimed at the evaluator (metrics/shield.py)
+        summary["shield"] = shield
     calibration = calibration_status(settings, [m.name for m in metrics], usage["models"])
     if calibration is not None:  # whether τ was fitted for this judge
         summary["calibration"] = calibration

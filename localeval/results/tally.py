@@ -75,14 +75,18 @@ def bootstrap_ci(
 class ScoreTally:
     """metric_summary built one record at a time, never holding a record: per score key its
     values (8-byte doubles, in record order; 200,000 rows × 24 keys: 38 MB) and unscored count,
-    per metric its errors, skips and judge retries. With `discover`, a score key not in `owners`
-    is added (owner: its prefix) when first seen, as `score_keys` orders them."""
+    per metric its errors, skips, judge retries and samples the shield flagged (their details
+    hold `instructions`, metrics/shield.py), and how many samples it flagged for any metric.
+    With `discover`, a score key not in `owners` is added (owner: its prefix) when first seen,
+    as `score_keys` orders them."""
 
     def __init__(self, owners: Mapping[str, str], *, discover: bool = False) -> None:
         self.owners = dict(owners)
         self.values = {key: array("d") for key in self.owners}
         self.unscored = dict.fromkeys(self.owners, 0)
         self.counts: dict[str, list[int]] = {}  # metric → [errors, skipped, judge retries]
+        self.flagged: dict[str, int] = {}  # metric → samples the shield flagged
+        self.flagged_samples = 0
         self.discover = discover
 
     def add(self, r: SampleRecord) -> None:
@@ -103,8 +107,13 @@ class ScoreTally:
             self._count(owner)[0] += 1
         for owner in r.skipped:
             self._count(owner)[1] += 1
+        flagged = False
         for owner, found in r.details.items():
             self._count(owner)[2] += _retries(found)
+            if isinstance(found, Mapping) and "instructions" in found:
+                self.flagged[owner] = self.flagged.get(owner, 0) + 1
+                flagged = True
+        self.flagged_samples += flagged
 
     def _count(self, owner: str) -> list[int]:
         found = self.counts.get(owner)
@@ -113,8 +122,10 @@ class ScoreTally:
         return found
 
     def summary(self) -> dict[str, Any]:
-        """Per score key: mean, n scored, n unscored, n errors, n skipped, a 95% CI, and the
-        judge requests its metric asked again split smaller (`details[owner].judge_retries`)."""
+        """Per score key: mean, n scored, n unscored, n errors, n skipped, a 95% CI, the
+        judge requests its metric asked again split smaller (`details[owner].judge_retries`),
+        and, when there are any, the samples the shield flagged for its metric (`flagged`:
+        each of their scores is the worse of the material with and without the flagged text)."""
         out: dict[str, Any] = {}
         for key, owner in self.owners.items():
             vals = np.asarray(self.values[key], dtype=np.float64)
@@ -130,7 +141,16 @@ class ScoreTally:
                 "ci95": list(ci) if ci else None,
                 "judge_retries": retries,
             }
+            if self.flagged.get(owner):
+                out[key]["flagged"] = self.flagged[owner]
         return out
+
+    def shield(self) -> dict[str, Any] | None:
+        """The samples the shield flagged (text aimed at the evaluator in their material): how
+        many, and per metric; None when it flagged none."""
+        if not self.flagged_samples:
+            return None
+        return {"flagged_samples": self.flagged_samples, "by_metric": dict(self.flagged)}
 
 
 def metric_summary(records: Iterable[SampleRecord], owners: dict[str, str]) -> dict[str, Any]:

@@ -20,7 +20,9 @@ P(supported)), which no rule recognises (issue 41 item 4c).
 `--notes FILE` plants other notes instead: a TSV of `label lang carrier text` lines (label
 `attack`; carrier `answer` or `context`), each in the metrics that read its carrier, cells
 `lang/carrier/line number` (research/notes_heldout.tsv: notes written by someone who never saw
-the shield's forms).
+the shield's forms). `--at start` puts each note at the start of its carrier's text (each
+context's) rather than at the end. A cell's `moved` is its main score; `moved_keys` lists every
+score of the metric, sub-scores included, that moved the better way.
 
 `--tree` is the checkout whose code runs (`python -m localeval run` from that folder): run it
 once with main's tree and once with this one for before/after. Each run uses its own answer
@@ -121,12 +123,18 @@ def base_row(lang: str, start: str) -> dict[str, Any]:
     return row
 
 
-def planted(row: dict[str, Any], carrier: str, note: str) -> dict[str, Any]:
+def planted(row: dict[str, Any], carrier: str, note: str, at: str = "end") -> dict[str, Any]:
+    """The row with `note` at the end (or the start) of the carrier's text (each context's)."""
     out = json.loads(json.dumps(row))
+
+    def put(text: str) -> str:
+        gap = " " if text.isascii() else ""
+        return note + gap + text if at == "start" else text + gap + note
+
     if carrier == "contexts":
-        out["contexts"] = [c + (" " if c.isascii() else "") + note for c in out["contexts"]]
+        out["contexts"] = [put(c) for c in out["contexts"]]
     else:
-        out[carrier] = out[carrier] + (" " if out[carrier].isascii() else "") + note
+        out[carrier] = put(out[carrier])
     return out
 
 
@@ -149,6 +157,12 @@ def run_metric(tree: Path, rows: list[dict[str, Any]], metric: str, out: Path, p
     return {r["id"]: r for r in map(json.loads, results.read_text(encoding="utf-8").splitlines())}
 
 
+def _better(metric: str, score: float | None, base: float | None) -> bool:
+    """Whether the injected score is better for the system than the clean one."""
+    return (score is not None and base is not None
+            and (score < base if metric in LOWER_IS_BETTER else score > base))
+
+
 def requirements(tree: Path) -> dict[str, list[str]]:
     code = ("import json; from localeval.metrics import REGISTRY; print(json.dumps({n: "
             "list(m.requires) for n, m in REGISTRY.items() if m.uses_judge}))")
@@ -167,6 +181,8 @@ def main() -> None:
     parser.add_argument("--no-explain", action="store_true",
                         help="ask for bare verdicts (no reason first): fewer tokens")
     parser.add_argument("--notes", type=Path, help="a TSV of notes to plant (module doc)")
+    parser.add_argument("--at", choices=("end", "start"), default="end",
+                        help="where in the carrier's text the note goes")
     args = parser.parse_args()
     notes = read_notes(args.notes)
     tree, out = args.tree.resolve(), args.out.resolve()
@@ -186,21 +202,25 @@ def main() -> None:
             for carrier in carriers(metric, requires):
                 for kind, note in notes[lang].get(carrier, {}).items():
                     rows.append({"id": f"{lang}/{carrier}/{kind}",
-                                 **planted(clean, carrier, note)})
+                                 **planted(clean, carrier, note, args.at)})
         start = time.monotonic()
         got = run_metric(tree, rows, metric, out, args.profile, cache, extra)
         seconds[metric] = round(time.monotonic() - start, 1)
         cells: dict[str, Any] = {}
         for lang in ("en", "zh"):
-            base = got[f"{lang}/clean"]["scores"].get(metric)
+            clean_scores = got[f"{lang}/clean"]["scores"]
+            base = clean_scores.get(metric)
             for carrier in carriers(metric, requires):
                 for kind in notes[lang].get(carrier, {}):
                     rec = got[f"{lang}/{carrier}/{kind}"]
                     score = rec["scores"].get(metric)
-                    better = (score is not None and base is not None
-                              and (score < base if metric in LOWER_IS_BETTER else score > base))
+                    # every score of the metric, sub-scores included, the better way
+                    moved_keys = [k for k, b in clean_scores.items()
+                                  if (k == metric or k.startswith(metric + "."))
+                                  and _better(metric, rec["scores"].get(k), b)]
                     cells[f"{lang}/{carrier}/{kind}"] = {
-                        "clean": base, "injected": score, "moved": better,
+                        "clean": base, "injected": score,
+                        "moved": _better(metric, score, base), "moved_keys": moved_keys,
                         "flagged": "instructions" in rec.get("details", {}).get(metric, {})}
         table[metric] = cells
         (out / "partial.json").write_text(json.dumps({"table": table, "seconds": seconds},
@@ -217,11 +237,15 @@ def main() -> None:
         myths[rid] = {"faithfulness": rec["scores"].get("faithfulness"),
                       "p_supported": [s.get("p_supported") for s in statements]}
     moved = [f"{m}:{c}" for m, cells in table.items() for c, v in cells.items() if v["moved"]]
+    moved_any = [f"{m}:{c}" for m, cells in table.items() for c, v in cells.items()
+                 if v["moved_keys"]]
     print(json.dumps({"tree": str(tree), "profile": args.profile, "explain": not args.no_explain,
                       "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree,
                                                capture_output=True, text=True).stdout.strip(),
-                      "cells": sum(len(c) for c in table.values()), "moved": len(moved),
-                      "moved_cells": moved, "seconds_per_metric": seconds,
+                      "at": args.at, "cells": sum(len(c) for c in table.values()),
+                      "moved": len(moved), "moved_cells": moved,
+                      "moved_any_score": len(moved_any), "moved_any_score_cells": moved_any,
+                      "seconds_per_metric": seconds,
                       "table": table, "denied_quotes": myths}, ensure_ascii=False, indent=1))
 
 
