@@ -29,22 +29,23 @@ def test_a_number_the_material_spells_out_is_no_novel_detail() -> None:
 
 def test_decide_overrules_a_verdict_of_support_that_names_what_the_context_lacks() -> None:
     q = "Who discovered insulin?"
-    good = decide("Banting and Best discovered insulin in 1921.", {"verdict": 1}, CONTEXT, q)
-    assert good["verdict"] == 1 and good["reason"] == "the judge found it in the context"
-    assert good["closest_sentence"].startswith("Insulin was discovered in 1921")
-    curie = decide("Marie Curie discovered insulin in 1921.", {"verdict": 1}, CONTEXT, q)
-    assert curie["verdict"] == 0 and curie["judge_verdict"] == 1
-    assert curie["novel_details"] == ["Marie", "Curie"]
-    assert curie["reason"] == "not in the context: Marie, Curie"
-    no = decide("Insulin is blue.", {"verdict": 0}, CONTEXT, q, material_name="document")
-    assert no["verdict"] == 0 and no["reason"] == "the judge found no support in the document"
+    good = decide("Banting and Best discovered insulin in 1921.", 1, CONTEXT, q)
+    assert good.verdict == 1 and good.reason == "the judge found it in the context"
+    assert good.closest_sentence and good.closest_sentence.startswith(
+        "Insulin was discovered in 1921")
+    curie = decide("Marie Curie discovered insulin in 1921.", 1, CONTEXT, q)
+    assert curie.verdict == 0 and curie.judge_verdict == 1 and curie.overruled
+    assert curie.novel_details == ("Marie", "Curie")
+    assert curie.reason == "not in the context: Marie, Curie"
+    no = decide("Insulin is blue.", 0, CONTEXT, q, material_name="document")
+    assert no.verdict == 0 and no.reason == "the judge found no support in the document"
     # details=False (the material is an answer): a name it lacks does not overrule
-    free = decide("Marie Curie discovered insulin.", {"verdict": 1}, CONTEXT, q, details=False)
-    assert free["verdict"] == 1 and "novel_details" not in free
+    free = decide("Marie Curie discovered insulin.", 1, CONTEXT, q, details=False)
+    assert free.verdict == 1 and "novel_details" not in free.as_json()
     # `known`: the whole material, when the item was judged against its passages only
     passages = ["Macleod ran the laboratory."]
-    known = decide("Banting worked for Macleod.", {"verdict": 1}, passages, q, known=CONTEXT)
-    assert known["verdict"] == 1
+    known = decide("Banting worked for Macleod.", 1, passages, q, known=CONTEXT)
+    assert known.verdict == 1
 
 
 def test_a_questions_first_word_is_no_name() -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics.base import MetricContext, MetricResult, metric
+from localeval.metrics.claims.record import ClaimRecord, Verdict
 from localeval.metrics.claims.score import claims_of
 from localeval.metrics.claims.verdicts import Support, support_verdicts
 
@@ -39,11 +40,11 @@ def correctness_scores(tp: int, fp: int, fn: int) -> dict[str, float | None]:
             "f1": f1}
 
 
-def _soft(a_verdicts: list[dict[str, Any]], g_verdicts: list[dict[str, Any]]) -> float | None:
+def _soft(a_verdicts: list[Verdict], g_verdicts: list[Verdict]) -> float | None:
     """The factual score with each verdict replaced by the judge's P(supported): TP = Σ p over
     the answer's claims, FP = Σ (1 − p), FN = Σ (1 − p) over the ground truth's."""
-    pa = [v.get("p_supported") for v in a_verdicts]
-    pg = [v.get("p_supported") for v in g_verdicts]
+    pa = [v.p_yes for v in a_verdicts]
+    pg = [v.p_yes for v in g_verdicts]
     if any(p is None for p in pa + pg) or not pa + pg:
         return None
     tp = sum(pa)  # type: ignore[arg-type]
@@ -83,21 +84,21 @@ async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult
                                         details=False)
                  if g_statements else Support([]))
     a_verdicts, g_verdicts = a_support.verdicts, g_support.verdicts
-    tp = sum(v["verdict"] for v in a_verdicts)
+    tp = sum(v.verdict for v in a_verdicts)
     fp = len(a_verdicts) - tp
-    fn = sum(1 - v["verdict"] for v in g_verdicts)
+    fn = sum(1 - v.verdict for v in g_verdicts)
     parts = correctness_scores(tp, fp, fn)
     factual = parts["factual"]
     w_fact, w_sim = ctx.settings.correctness_weights
     if w_fact < 0 or w_sim < 0 or w_fact + w_sim <= 0:
         raise ConfigError("correctness_weights must be two non-negative numbers, not both 0")
     details: dict[str, Any] = {
-        "tp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if v["verdict"]],
-        "fp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if not v["verdict"]],
-        "fn": [s for s, v in zip(g_statements, g_verdicts, strict=True) if not v["verdict"]],
-        "answer_statements": [{"statement": a.statement, "sentence": a.sentence, **v}
+        "tp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if v.verdict],
+        "fp": [s for s, v in zip(a_statements, a_verdicts, strict=True) if not v.verdict],
+        "fn": [s for s, v in zip(g_statements, g_verdicts, strict=True) if not v.verdict],
+        "answer_statements": [ClaimRecord(a.statement, a.sentence, v).as_json()
                               for a, v in zip(a_found.items, a_verdicts, strict=True)],
-        "ground_truth_statements": [{"statement": a.statement, "sentence": a.sentence, **v}
+        "ground_truth_statements": [ClaimRecord(a.statement, a.sentence, v).as_json()
                                     for a, v in zip(g_found.items, g_verdicts, strict=True)],
         "weights": [w_fact, w_sim],
     }

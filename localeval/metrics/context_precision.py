@@ -11,7 +11,7 @@ window is split (metrics/claims/evidence.py) and counts as useful if any piece i
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from localeval.data.dataset import Sample
 from localeval.judge.interface import FieldProbs
@@ -19,6 +19,7 @@ from localeval.judge.schemas import BareVerdict
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.claims.checks import decide
 from localeval.metrics.claims.evidence import ask_pieces
+from localeval.metrics.claims.record import Verdict
 from localeval.metrics.claims.score import mean_p
 from localeval.metrics.claims.verdicts import p_yes, threshold
 
@@ -44,39 +45,41 @@ def average_precision(useful: list[int]) -> float:
         description="share of the contexts useful for reaching the ground truth, and its "
                     "rank-aware average precision")
 async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
-    per_context = []
+    per_context: list[Verdict] = []
+    pieces: list[int] = []  # per context: the pieces it was split into
     for context in sample.contexts or []:
         if not context.strip():
-            per_context.append({"verdict": 0, "reason": "empty context"})
+            per_context.append(Verdict(0, "empty context"))
+            pieces.append(1)
             continue
         answers = await ask_pieces(ctx, "context_precision_useful", BareVerdict,
                                    split="context", probe=["verdict"], question=sample.question,
                                    ground_truth=sample.ground_truth, context=[context])
-        decided = [_decide(sample, a.answer.model_dump(), a.piece.texts, a.probs, ctx)
-                   for a in answers]
-        entry = max(decided, key=lambda d: (d["verdict"], d.get("p_useful", 0.0)))
-        if len(answers) > 1:
-            entry["pieces"] = len(answers)
-        per_context.append(entry)
+        decided = [_decide(sample, int(a.answer.verdict),  # type: ignore[attr-defined]
+                           a.piece.texts, a.probs, ctx) for a in answers]
+        per_context.append(max(decided, key=lambda d: (d.verdict, d.p_yes or 0.0)))
+        pieces.append(len(answers))
     if not per_context:
         return MetricResult.unscored(NAME, "no contexts")
-    useful = [v["verdict"] for v in per_context]
+    useful = [v.verdict for v in per_context]
     scores = {NAME: sum(useful) / len(useful),
               f"{NAME}.average_precision": average_precision(useful)}
-    soft = mean_p(per_context, "p_useful")
+    soft = mean_p(per_context)
     if soft is not None:
         scores[f"{NAME}.soft"] = soft
-    return MetricResult(scores=scores, details={"contexts": per_context})
+    return MetricResult(scores=scores, details={"contexts": [
+        {**v.as_json("p_useful"), **({"pieces": n} if n > 1 else {})}
+        for v, n in zip(per_context, pieces, strict=True)]})
 
 
-def _decide(sample: Sample, judged: dict[str, Any], texts: list[str], probs: list[FieldProbs],
-            ctx: MetricContext) -> dict[str, Any]:
+def _decide(sample: Sample, said: int, texts: list[str], probs: list[FieldProbs],
+            ctx: MetricContext) -> Verdict:
     """One piece's verdict: the judge's P(useful) against τ."""
     p = p_yes(probs[0]) if probs else None
     if p is not None:
-        judged = {**judged, "verdict": int(p >= threshold(ctx))}
-    entry = decide(sample.ground_truth or "", judged, texts, sample.question,
-                   material_name="document", details=False)
-    if p is not None:
-        entry["p_useful"] = 0.0 if entry["judge_verdict"] > entry["verdict"] else round(p, 4)
-    return entry
+        said = int(p >= threshold(ctx))
+    v = decide(sample.ground_truth or "", said, texts, sample.question,
+               material_name="document", details=False)
+    if p is None:
+        return v
+    return replace(v, p_yes=0.0 if v.overruled else round(p, 4))

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
+from localeval.metrics.claims.record import Verdict
 from localeval.metrics.claims.score import claims_supported, nonempty
 from localeval.metrics.claims.split import claim_text
 from localeval.metrics.claims.verdicts import support_verdicts
@@ -51,6 +52,8 @@ HEADLINE = "context_supported_precision.soft"
 NOT_CANDIDATE = "not a candidate"
 NO_SHARED_TERM = ("shares no word, number or name with the answer, or fewer than the context "
                   "sentences ranked above it for each answer sentence: not stated by it")
+UNASKED = Verdict(0, NO_SHARED_TERM, shape="not_candidate", rule=NOT_CANDIDATE, p_yes=0.0)
+"""The verdict of a context sentence that is not a candidate (no request)."""
 
 
 class ContextRelevanceOptions(BaseModel):
@@ -100,10 +103,10 @@ def candidates(sentences: list[str], material: str, per_sentence: int = 0) -> li
 
 async def context_verdicts(ctx: MetricContext, sentences: list[str], material: str,
                            question: str | None, options: ContextRelevanceOptions
-                           ) -> tuple[list[dict[str, Any]], int]:
-    """One entry per context sentence: verdict, p_supported (absent from a judge without
-    probabilities), rule and reason; only the candidates are asked about when `narrow`. And the
-    requests retried split smaller."""
+                           ) -> tuple[list[Verdict], int]:
+    """One verdict per context sentence (its `p_yes` None from a judge without
+    probabilities); only the candidates are asked about when `narrow`. And the requests
+    retried split smaller."""
     asked = (candidates(sentences, material, options.per_answer_sentence) if options.narrow
              else [True] * len(sentences))
     judged = [s for s, a in zip(sentences, asked, strict=True) if a]
@@ -114,29 +117,24 @@ async def context_verdicts(ctx: MetricContext, sentences: list[str], material: s
                                          answer=[material], question=question,
                                          material_name="answer", details=False)
     found = iter(support.verdicts if support else [])
-    out = []
-    for sentence, was_asked in zip(sentences, asked, strict=True):
-        entry = (dict(next(found)) if was_asked else
-                 {"verdict": 0, "p_supported": 0.0, "rule": NOT_CANDIDATE,
-                  "reason": NO_SHARED_TERM})
-        out.append({"sentence": sentence, **entry})
+    out = [next(found) if was_asked else UNASKED for was_asked in asked]
     return out, support.retries if support else 0
 
 
-def per_context(groups: list[list[str]], verdicts: list[dict[str, Any]]) -> list[float | None]:
+def per_context(groups: list[list[str]], verdicts: list[Verdict]) -> list[float | None]:
     """Each context's own share of stated sentences (None for a context without sentences)."""
     out: list[float | None] = []
     at = 0
     for group in groups:
         mine = verdicts[at:at + len(group)]
         at += len(group)
-        out.append(sum(v["verdict"] for v in mine) / len(group) if group else None)
+        out.append(sum(v.verdict for v in mine) / len(group) if group else None)
     return out
 
 
-def soft_share(verdicts: list[dict[str, Any]]) -> float | None:
+def soft_share(verdicts: list[Verdict]) -> float | None:
     """The mean P(stated), None when the judge gave no probability for some sentence."""
-    probs = [v.get("p_supported") for v in verdicts]
+    probs = [v.p_yes for v in verdicts]
     if not probs or any(p is None for p in probs):
         return None
     return sum(probs) / len(probs)  # type: ignore[arg-type]
@@ -169,7 +167,7 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     precisions = per_context(groups, verdicts)
     weighted = [(rank_weight(i), p) for i, p in enumerate(precisions, start=1) if p is not None]
     scores: dict[str, float | None] = {
-        f"{NAME}.context_supported_precision": sum(v["verdict"] for v in verdicts)
+        f"{NAME}.context_supported_precision": sum(v.verdict for v in verdicts)
         / len(sentences),
         f"{NAME}.rank_weighted": sum(w * p for w, p in weighted) / sum(w for w, _ in weighted),
     }
@@ -177,8 +175,9 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     if soft is not None:
         scores[f"{NAME}.context_supported_precision.soft"] = soft
     details: dict[str, Any] = {
-        "context_sentences": verdicts,
-        "judged": sum(v.get("rule") != NOT_CANDIDATE for v in verdicts),
+        "context_sentences": [{"sentence": s, **v.as_json()}
+                              for s, v in zip(sentences, verdicts, strict=True)],
+        "judged": sum(v.rule != NOT_CANDIDATE for v in verdicts),
         "per_context_precision": precisions,
         "rank_weights": [round(rank_weight(i), 4) for i in range(1, len(contexts) + 1)],
     }

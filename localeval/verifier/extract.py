@@ -25,18 +25,23 @@ from localeval.verifier.apply import judge_p_yes
 
 STEP = "faithfulness_verdicts"
 SAMPLE_FIELDS = ("question", "answer", "contexts")
+STORED = {"judge_p_yes": "p_raw"}
+"""A `Claim` field stored under another name in a row's file (files already written keep
+theirs)."""
+FIELD = {v: k for k, v in STORED.items()}
 
 
 @dataclass
 class Claim:
     """One claim of a row's answer: its sentence (0-based), how it was settled, the judge's own
-    P(supported) and verdict as the metric decided it, and its states when the judge judged it."""
+    P(supported) (`judge_p_yes`, stored as `p_raw`) and verdict as the metric decided it, and
+    its states when the judge judged it."""
 
     sentence: int
     statement: str
     rule: str
     verdict: int
-    p_raw: float | None
+    judge_p_yes: float | None
     overruled: bool
     hidden: np.ndarray | None = None
 
@@ -59,8 +64,9 @@ def row_key(row: dict[str, Any], judge_sha: str, layers: Sequence[int],
 
 def _save(path: Path, feats: RowFeatures) -> None:
     meta = {"row_id": feats.row_id, "language": feats.language, "error": feats.error,
-            "claims": [{k: getattr(c, k) for k in ("sentence", "statement", "rule", "verdict",
-                                                   "p_raw", "overruled")}
+            "claims": [{STORED.get(k, k): getattr(c, k)
+                        for k in ("sentence", "statement", "rule", "verdict", "judge_p_yes",
+                                  "overruled")}
                        | {"has_hidden": c.hidden is not None} for c in feats.claims]}
     hidden = [c.hidden for c in feats.claims if c.hidden is not None]
     stack = np.stack(hidden).astype(np.float16) if hidden else np.zeros((0, 0), np.float16)
@@ -90,7 +96,7 @@ def _load(path: Path) -> RowFeatures:
         h = None
         if c.pop("has_hidden"):
             h, k = stack[k], k + 1
-        out.claims.append(Claim(**c, hidden=h))
+        out.claims.append(Claim(**{FIELD.get(key, key): x for key, x in c.items()}, hidden=h))
     return out
 
 
@@ -127,14 +133,14 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
         feats.error = str(exc)
         return feats
     found = {item: fp for item, fp in seen}
-    for entry in claims.statements:
-        fp = (found.get(json_safe(entry["statement"]))  # as the judge was shown it
-              if entry.get("rule") in ("judge", "check") else None)
-        overruled = entry.get("judge_verdict") == 1 and entry.get("verdict") == 0
+    for claim in claims.statements:
+        v = claim.support
+        fp = (found.get(json_safe(claim.statement))  # as the judge was shown it
+              if v.rule in ("judge", "check") else None)
         feats.claims.append(Claim(
-            sentence=int(entry["sentence"]) - 1, statement=entry["statement"],
-            rule=str(entry.get("rule", "judge")), verdict=int(entry["verdict"]),
-            p_raw=None if fp is None else judge_p_yes(fp), overruled=bool(overruled),
+            sentence=claim.sentence - 1, statement=claim.statement,
+            rule=v.rule or "judge", verdict=v.verdict,
+            judge_p_yes=None if fp is None else judge_p_yes(fp), overruled=v.overruled,
             hidden=None if fp is None or fp.hidden is None else np.asarray(fp.hidden)))
     return feats
 

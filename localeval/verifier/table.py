@@ -61,7 +61,7 @@ def build_table(feats: list[RowFeatures], labels: dict[str, list[int | None] | N
                 fixed.append((c.verdict, 1.0 if c.verdict else 0.0))
                 continue
             X.append(c.hidden.astype(np.float32))
-            p.append(0.5 if c.p_raw is None else c.p_raw)
+            p.append(0.5 if c.judge_p_yes is None else c.judge_p_yes)
             lab = per[c.sentence] if c.sentence < len(per) else None
             y.append(np.nan if lab is None else float(lab))
             rix.append(i)

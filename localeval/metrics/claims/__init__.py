@@ -13,9 +13,13 @@ module, in the order a claim goes through them:
    material's sentence closest to a claim (shown to the reader);
 5. `score` — the share supported: the body of faithfulness and context_recall.
 
+Between the steps a claim and its verdict are one frozen record (`record`: `ClaimRecord`,
+`Verdict`), written to the results by `as_json` under the keys the results have always had.
+
 No metric is registered here."""
 
 from localeval.metrics.claims.evidence import ask_pieces
+from localeval.metrics.claims.record import ClaimRecord, Verdict
 from localeval.metrics.claims.score import claims_of, claims_supported, nonempty
 from localeval.metrics.claims.verdicts import (
     Support,
@@ -26,7 +30,9 @@ from localeval.metrics.claims.verdicts import (
 )
 
 __all__ = [
+    "ClaimRecord",
     "Support",
+    "Verdict",
     "ask_pieces",
     "claims_of",
     "claims_supported",

@@ -23,10 +23,10 @@ import functools
 import re
 import unicodedata
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
+from localeval.metrics.claims.record import Verdict
 from localeval.text import Sentences, match_key, numbers, sentences_of_all
 
 _BITS = 21  # every code point (up to U+10FFFF) fits in 21 bits
@@ -221,31 +221,22 @@ def _known(texts: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(found), frozenset(words)
 
 
-def decide(item: str, judged: dict[str, Any], material: list[str], question: str | None,
+def decide(item: str, said: int, material: list[str], question: str | None,
            *, material_name: str = "context", details: bool = True,
            known: list[str] | None = None,
-           cut: Sequence[Sentences] | None = None) -> dict[str, Any]:
-    """The final verdict of one item: the judge's verdict (`judged`, already decided by τ)
+           cut: Sequence[Sentences] | None = None) -> Verdict:
+    """The final verdict of one item: the judge's verdict (`said`, already decided by τ)
     overruled when (with `details`) one of the item's numbers or names is in neither the
     material nor the question (`known`: the whole material, when `material` is the passages
     the item was judged against; `cut`: `material` already split)."""
-    out: dict[str, Any] = dict(judged)
-    if "reason" in out:
-        out["judge_reason"] = out.pop("reason")
-    said = int(judged["verdict"])
-    out["judge_verdict"] = said
     closest = closest_sentence(item, cut if cut is not None else sentences_of_all(material))
-    if closest:
-        out["closest_sentence"] = closest  # for the reader: no tokens spent on it
     novel = novel_details(item, [*(known or material), question or ""]) if details else []
-    if novel:
-        out["novel_details"] = novel
     problems = []
     if said != 1:
         problems.append(f"the judge found no support in the {material_name}")
     if novel:
         problems.append(f"not in the {material_name}: {', '.join(novel)}")
-    out["verdict"] = 0 if problems else 1
-    out["reason"] = "; ".join(problems) if problems else (
-        f"the judge found it in the {material_name}")
-    return out
+    reason = "; ".join(problems) if problems else f"the judge found it in the {material_name}"
+    return Verdict(0 if problems else 1, reason, judge_verdict=said,
+                   closest_sentence=closest or None,  # for the reader: no tokens spent on it
+                   novel_details=tuple(novel))

@@ -12,10 +12,12 @@ takes the claims of its two texts from `claims_of`.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.metrics.base import MetricContext, MetricResult
+from localeval.metrics.claims.record import ClaimRecord, Verdict
 from localeval.metrics.claims.split import (
     TextClaims,
     anchored_statements,
@@ -32,10 +34,10 @@ def nonempty(texts: list[str] | None) -> list[str]:
     return [t for t in texts or [] if t.strip()]
 
 
-def mean_p(entries: list[dict[str, Any]], key: str = "p_supported") -> float | None:
-    """The mean of the verdict entries' probabilities (`key`): a metric's `.soft` score; None
-    without entries, or when the judge gave no probability for one of them."""
-    probs = [e.get(key) for e in entries]
+def mean_p(verdicts: Sequence[Verdict]) -> float | None:
+    """The mean P(verdict = 1) of the verdicts (`Verdict.p_yes`): a metric's `.soft` score;
+    None without verdicts, or when the judge gave no probability for one of them."""
+    probs = [v.p_yes for v in verdicts]
     if not probs or any(p is None for p in probs):
         return None
     return sum(probs) / len(probs)  # type: ignore[arg-type]
@@ -54,11 +56,11 @@ async def claims_of(ctx: MetricContext, text: str, question: str | None) -> Text
 
 @dataclass
 class Claims:
-    """Per claim (in sentence order) its text, sentence number and verdict entry; the
+    """Per claim (in sentence order) its record: text, sentence number and verdict; the
     sentences that claim nothing; pieces of the material, retried requests, rules fired."""
 
     sentences: list[str]
-    statements: list[dict[str, Any]] = field(default_factory=list)
+    statements: list[ClaimRecord] = field(default_factory=list)
     no_claim: list[int] = field(default_factory=list)
     pieces: int = 1
     retries: int = 0
@@ -66,10 +68,11 @@ class Claims:
 
     @property
     def supported(self) -> int:
-        return sum(s["verdict"] for s in self.statements)
+        return sum(s.support.verdict for s in self.statements)
 
     def details(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"sentences": self.sentences, "statements": self.statements}
+        out: dict[str, Any] = {"sentences": self.sentences,
+                               "statements": [s.as_json() for s in self.statements]}
         if self.no_claim:
             out["no_claim"] = self.no_claim
         if self.rules:
@@ -112,14 +115,12 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
             # the rule and the judge agree it asserts nothing, and leaving it out cannot raise
             # the score: only a sentence the judge found supported leaves (an unsupported one,
             # "泰桥是罗马工程师设计的对吗？", stays a claim whatever its form)
-            if a.asks and v.get("asserts_fact") == 0 and v.get("verdict") == 1:
+            if a.asks and v.asserts_fact == 0 and v.verdict == 1:
                 claims.no_claim.append(a.sentence)
                 claims.rules["asserts nothing (judge agreed)"] += 1
                 continue
-            entries.append((a.sentence, {
-                "statement": a.statement, "sentence": a.sentence, **v,
-                **({"extracted": a.extracted} if a.extracted else {}),
-                **({"quoted": True} if a.sentence in quoted else {})}))
+            entries.append((a.sentence, ClaimRecord(a.statement, a.sentence, v, a.extracted,
+                                                    a.sentence in quoted)))
         claims.pieces, claims.retries = support.pieces, claims.retries + support.retries
     claims.no_claim = sorted(set(claims.no_claim))
     claims.statements = [e for _, e in sorted(entries, key=lambda x: x[0])]
@@ -145,7 +146,7 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
                                      "question the judge found asserts nothing",
                                      **claims.details())
     scores = {name: claims.supported / len(claims.statements)}
-    soft = mean_p(claims.statements)
+    soft = mean_p([s.support for s in claims.statements])
     if soft is not None:
         scores[f"{name}.soft"] = soft
     return MetricResult(scores=scores, details=claims.details())

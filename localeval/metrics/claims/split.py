@@ -50,10 +50,10 @@ import re
 from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from localeval.judge.schemas import sentence_statements
 from localeval.metrics.base import MetricContext
+from localeval.metrics.claims.record import ClaimRecord, Verdict
 from localeval.metrics.claims.verdicts import degenerate, retry_split
 from localeval.metrics.shield import aimed_at_evaluator
 from localeval.text import (
@@ -328,13 +328,13 @@ def sentence_claims(sentences: list[str], question: str | None, language: str,
 @dataclass
 class Ruled:
     """What the rules settle before any request: the text's sentences, the material (whole),
-    each sentence's rule (`found`), the verdict entries of the sentences settled without the
-    judge (sentence number, entry) and the count of each rule that fired."""
+    each sentence's rule (`found`), the claims settled without the
+    judge (sentence number, record) and the count of each rule that fired."""
 
     sentences: list[str]
     material: tuple[Sentences, ...]
     found: SentenceRules
-    entries: list[tuple[int, dict[str, Any]]]
+    entries: list[tuple[int, ClaimRecord]]
     rules: Counter[str]
 
 
@@ -345,10 +345,9 @@ def rule_out(text: Sentences, question: str | None, material: Sequence[Sentences
     material = tuple(material)
     found = sentence_rules(sentences, material)
     rules = found.fired()
-    entries = [(i + 1, {"statement": sentences[i], "sentence": i + 1, "verdict": 0,
-                        "rule": "check", "p_supported": 0.0,
-                        "reason": "addressed to the evaluator: not a claim the "
-                                  f"{material_name} could support"}) for i in found.aimed]
+    entries = [(i + 1, ClaimRecord(sentences[i], i + 1, Verdict(
+        0, f"addressed to the evaluator: not a claim the {material_name} could support",
+        shape="ruled", rule="check", p_yes=0.0))) for i in found.aimed]
     return Ruled(sentences, material, found, entries, rules)
 
 
@@ -368,11 +367,10 @@ def sentence_items(ruled: Ruled, question: str | None, language: str,
             kept.append(a)
             continue
         ruled.rules["unfounded fragment"] += 1
-        ruled.entries.append((a.sentence, {
-            "statement": a.statement, "sentence": a.sentence, "verdict": 0, "rule": "check",
-            "novel_details": novel, "p_supported": 0.0,
-            "reason": f"names only what the {material_name} and the question never "
-                      f"mention: {', '.join(novel)}"}))
+        ruled.entries.append((a.sentence, ClaimRecord(a.statement, a.sentence, Verdict(
+            0, f"names only what the {material_name} and the question never mention: "
+               f"{', '.join(novel)}", shape="ruled", rule="check", novel_details=tuple(novel),
+            p_yes=0.0))))
     return kept
 
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from localeval.errors import JudgeError, PromptTooLong
@@ -38,6 +38,7 @@ from localeval.judge.schemas import checked_verdicts, fact_verdicts
 from localeval.metrics.base import MetricContext
 from localeval.metrics.claims.checks import decide
 from localeval.metrics.claims.evidence import Index, Piece, is_long, narrow, route, split_material
+from localeval.metrics.claims.record import NOT_JUDGED, JudgeAnswer, Verdict
 from localeval.text import Sentences, has_cjk, json_safe, sentences_of_all
 
 if TYPE_CHECKING:
@@ -164,11 +165,11 @@ def items_per_request(ctx: MetricContext) -> int:
 
 @dataclass
 class Support:
-    """Per item: the final verdict (1 supported), the judge's own verdict, the checks, and in
-    words why (`reason`); the piece that judged it when the material was split; and how many
-    requests were retried split smaller."""
+    """Per item its `Verdict` (claims/record.py): the final verdict (1 supported), the judge's
+    own verdict, the checks, and in words why (`reason`); the piece that judged it when the
+    material was split; and how many requests were retried split smaller."""
 
-    verdicts: list[dict[str, Any]]
+    verdicts: list[Verdict]
     pieces: int = 1
     retries: int = 0
 
@@ -191,11 +192,11 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
     size = items_per_request(ctx)
     material: list[str] = variables[split]
     cut = cut if cut is not None else sentences_of_all(material)
-    result: list[dict[str, Any] | None] = [None] * len(items)
+    result: list[Verdict | None] = [None] * len(items)
     retries = 0
     tau = threshold(ctx, step)
 
-    async def judge(indices: list[int], texts: list[str]) -> list[dict[str, Any]]:
+    async def judge(indices: list[int], texts: list[str]) -> list[JudgeAnswer]:
         """The judge's verdict and P(verdict = 1) of each item against `texts`."""
         facts = any(i in asks for i in indices)
         schema = fact_verdicts(len(indices)) if facts else checked_verdicts(len(indices),
@@ -205,46 +206,40 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
             **({"ask_fact": True} if facts else {}),
             **{**variables, split: [json_safe(t) for t in texts],
                items_var: [json_safe(items[i]) for i in indices]})
-        verdicts = [v.model_dump() for v in answer.verdicts]  # type: ignore[attr-defined]
+        verdicts = answer.verdicts  # type: ignore[attr-defined]
         found = probs if len(probs) == len(verdicts) else [None] * len(verdicts)
-        return [{**v, "_p_yes": p_yes(f),
-                 "_judge_p_yes": judge_p_yes(f) if f and f.score is not None else None}
+        return [JudgeAnswer(int(v.verdict), getattr(v, "fact", None), p_yes(f),
+                            judge_p_yes(f) if f and f.score is not None else None)
                 for v, f in zip(verdicts, found, strict=True)]
 
-    def settle(indices: list[int], answer: list[dict[str, Any]], texts: list[str],
+    def settle(indices: list[int], answer: list[JudgeAnswer], texts: list[str],
                piece: int | None, focused: bool = False) -> None:
         for i, judged in zip(indices, answer, strict=True):
-            judged = dict(judged)
-            p = judged.pop("_p_yes", None)
-            judge_p_yes = judged.pop("_judge_p_yes", None)  # set when the verifier head gave p
-            fact = judged.pop("fact", None)
-            greedy = int(judged["verdict"])
+            p, said = judged.p_yes, judged.greedy_verdict
             if p is not None:  # the judge's probability decides, not its greedy digit
-                judged["verdict"] = int(p >= tau)
-            entry = decide(items[i], judged, texts, question, material_name=material_name,
-                           details=details, known=material if focused else None,
-                           cut=cut if texts is material else None)
-            entry["rule"] = "judge" if entry["verdict"] == entry["judge_verdict"] else "check"
+                said = int(p >= tau)
+            v = decide(items[i], said, texts, question, material_name=material_name,
+                       details=details, known=material if focused else None,
+                       cut=cut if texts is material else None)
+            reason, p_out = v.reason, None
+            rule = "judge" if v.verdict == v.judge_verdict else "check"
             if p is not None:  # a mechanical check found a detail the material lacks: no
-                overruled = bool(entry.get("novel_details"))  # support, whatever P and τ
-                entry["rule"] = "check" if overruled else "judge"
-                entry["p_supported"] = 0.0 if overruled else round(p, 4)
-                entry["greedy_verdict"] = greedy
+                overruled = bool(v.novel_details)  # support, whatever P and τ
+                rule = "check" if overruled else "judge"
+                p_out = 0.0 if overruled else round(p, 4)
                 sign = "≥" if p >= tau else "<"
-                who = "P(supported)" if judge_p_yes is None else "verifier P(supported)"
-                entry["reason"] = f"{who} {p:.2f} {sign} τ {tau:g}: {entry['reason']}"
-            if judge_p_yes is not None:
-                entry["p_judge"] = round(judge_p_yes, 4)
-            if i in asks and fact is not None:
-                entry["asserts_fact"] = int(fact)
-            if focused:
-                entry["evidence_passages"] = texts
-            if piece is not None:
-                entry["piece"] = piece
-            result[i] = entry
+                who = "P(supported)" if judged.judge_p_yes is None else "verifier P(supported)"
+                reason = f"{who} {p:.2f} {sign} τ {tau:g}: {reason}"
+            result[i] = replace(
+                v, reason=reason, rule=rule,
+                p_yes=p_out, greedy_verdict=judged.greedy_verdict if p is not None else None,
+                judge_p_yes=(round(judged.judge_p_yes, 4) if judged.judge_p_yes is not None
+                             else None),
+                asserts_fact=int(judged.fact) if i in asks and judged.fact is not None else None,
+                evidence_passages=tuple(texts) if focused else None, piece=piece)
 
     def finish(n_pieces: int) -> Support:
-        verdicts = [v or {"verdict": 0, "reason": "not judged"} for v in result]
+        verdicts = [v or NOT_JUDGED for v in result]
         return Support(verdicts, n_pieces, retries)
 
     # each item against the passages that bear on it
@@ -292,7 +287,7 @@ async def support_verdicts(ctx: MetricContext, step: str, items: list[str], *, s
 
             async def in_piece(ix: list[int], piece: Piece = piece,
                                used: dict[tuple[int, ...], list[str]] = used
-                               ) -> list[dict[str, Any]]:
+                               ) -> list[JudgeAnswer]:
                 while True:
                     try:
                         answer = await judge(ix, piece.texts)
