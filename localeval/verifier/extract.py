@@ -140,7 +140,8 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
         feats.claims.append(Claim(
             sentence=claim.sentence - 1, statement=claim.statement,
             rule=v.rule or "judge", verdict=v.verdict,
-            judge_p_yes=None if fp is None else judge_p_yes(fp), overruled=v.overruled,
+            judge_p_yes=None if fp is None else judge_p_yes(fp),
+            overruled=bool(v.novel_details),  # 0 whatever P and τ (claims/verdicts.py)
             hidden=None if fp is None or fp.hidden is None else np.asarray(fp.hidden)))
     return feats
 
