@@ -146,7 +146,7 @@ def material(r: Rubric, sample: Sample, lang: str) -> list[tuple[str, str]]:
     """The row fields the rubric requires as (label, text), in FIELD_ORDER then as named."""
     names = [f for f in FIELD_ORDER if f in r.requires] + [
         f for f in r.requires if f not in FIELD_ORDER]
-    return [(LABELS[lang].get(f, f), show(getattr(sample, f, None))) for f in names]
+    return [(LABELS[lang].get(f, f), show(sample.value(f))) for f in names]
 
 
 def frame_variables(r: Rubric, lang: str, steps: Iterable[str]) -> dict[str, Any]:
@@ -165,8 +165,13 @@ def user_template(r: Rubric, lang: str, sample: Sample, steps: list[str],
     lo, hi = r.bounds
     variables = {**frame_variables(r, lang, steps), "explain": explain,
                  "reply": REPLY[lang][(r.scale == YES_NO, explain)].format(lo=lo, hi=hi),
-                 **{f: getattr(sample, f, None) for f in r.requires}}
-    text = _compiled(r.template[lang]).render(**variables).strip()
+                 **{f: sample.value(f) for f in r.requires}}
+    try:
+        text = _compiled(r.template[lang]).render(**variables).strip()
+    except Exception as exc:  # the template is the user's: its failure is theirs, in one line
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise RubricError(f"{r.where('template')}: cannot be rendered for this row "
+                          f"({type(exc).__name__}: {why[:300]})") from None
     return prompts.with_system(lang, text)
 
 
