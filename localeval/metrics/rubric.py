@@ -63,18 +63,18 @@ FIELD_ORDER = ("question", "answer", "ground_truth", "contexts")
 """The order of the material: the fields most rubrics share first, so that their prompts share
 the longest prefix; other columns follow in the order `requires` names them."""
 REPLY = {
-    "en": {(True, True): 'Reply as {"reason": "one short sentence", "verdict": 1 or 0}.',
-           (True, False): 'Reply as {"verdict": 1 or 0}.',
+    "en": {(True, True): 'Reply as {{"reason": "one short sentence", "verdict": 1 or 0}}.',
+           (True, False): 'Reply as {{"verdict": 1 or 0}}.',
            (False, True): 'Reply as {{"reason": "one short sentence", "level": an integer from '
                           '{lo} to {hi}}}.',
            (False, False): 'Reply as {{"level": an integer from {lo} to {hi}}}.'},
-    "zh": {(True, True): '输出 {"reason": "一句简短的话", "verdict": 1 或 0}。',
-           (True, False): '输出 {"verdict": 1 或 0}。',
+    "zh": {(True, True): '输出 {{"reason": "一句简短的话", "verdict": 1 或 0}}。',
+           (True, False): '输出 {{"verdict": 1 或 0}}。',
            (False, True): '输出 {{"reason": "一句简短的话", "level": {lo} 到 {hi} 的整数}}。',
            (False, False): '输出 {{"level": {lo} 到 {hi} 的整数}}。'},
 }
-"""(yes/no scale, explain) → the reply's shape in words: `reply` in a user's template (the
-packaged one writes the same text itself)."""
+"""(yes/no scale, explain) → the reply's shape in words, a format string of `lo` and `hi` (its
+braces doubled): `reply` in a user's template (the packaged one writes the same text itself)."""
 
 
 @dataclass(frozen=True)
