@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, create_model
 
 from localeval import prompts
 from localeval.data.dataset import Sample
+from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.judge.schemas import REASON_CHARS
 from localeval.metrics import base
@@ -217,14 +218,17 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
                                                 **frame.variables(sample))
         else:
             steps = await steps_for(ctx, lang)
-            if r.template:
-                answer, probs = await ctx.ask_probs(
-                    frame.step, schema, [key],
-                    rendered=user_template(r, lang, sample, steps, explain))
-            else:
-                answer, probs = await ctx.ask_probs(
-                    frame.step, schema, [key], material=material(r, sample, lang),
-                    **frame_variables(r, lang, steps))
+            try:
+                if r.template:
+                    answer, probs = await ctx.ask_probs(
+                        frame.step, schema, [key],
+                        rendered=user_template(r, lang, sample, steps, explain))
+                else:
+                    answer, probs = await ctx.ask_probs(
+                        frame.step, schema, [key], material=material(r, sample, lang),
+                        **frame_variables(r, lang, steps))
+            except PromptTooLong as exc:
+                raise too_long(r, lang, sample, steps, exc) from None
         return score(r, frame, answer, probs[0] if probs else None,
                      steps if draft else None)
 
@@ -236,6 +240,27 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
         steps=(frame.step, DRAFT_STEP) if draft else (frame.step,), uses_judge=True,
         examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
         order=order, higher_is_better=r.higher_is_better)
+
+
+def too_long(r: Rubric, lang: str, sample: Sample, steps: list[str],
+             exc: PromptTooLong) -> PromptTooLong:
+    """A rubric's prompt too long for the window, saying which part is long: the rubric's own
+    text (criteria, levels, steps, its template) or the row's material (its longest field
+    named), by characters."""
+    own = (len(r.criteria[lang]) + sum(len(t[lang]) for t in r.levels.values())
+           + sum(len(s) for s in steps) + len(r.template.get(lang, "")))
+    fields = {f: len(show(sample.value(f))) for f in r.requires}
+    rows = sum(fields.values())
+    parts = "criteria, levels, steps" + (" and template" if r.template else "")
+    if own >= rows:
+        advice = (f"the long part is the rubric's own text, its {parts} ({own:,} characters; "
+                  f"the row's material {rows:,}): shorten them in {r.where()}, or raise --n-ctx")
+    else:
+        longest = max(fields, key=lambda f: fields[f])
+        advice = (f"the long part is the row's material ({rows:,} characters, "
+                  f"{fields[longest]:,} of them in {longest!r}; the rubric's {parts} "
+                  f"{own:,}): shorten the row's {longest}, or raise --n-ctx")
+    return PromptTooLong(exc.n_tokens, exc.n_ctx, exc.reserve, advice=advice)
 
 
 def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
