@@ -42,11 +42,12 @@ class JudgeError(LocalevalError):
 class PromptTooLong(JudgeError):
     """The rendered prompt does not fit the model's context window."""
 
-    def __init__(self, n_tokens: int, n_ctx: int, reserve: int) -> None:
+    def __init__(self, n_tokens: int, n_ctx: int, reserve: int,
+                 advice: str = "raise --n-ctx or shorten the contexts") -> None:
         self.n_tokens, self.n_ctx, self.reserve = n_tokens, n_ctx, reserve
         super().__init__(
             f"prompt of {n_tokens} tokens does not fit the context window of {n_ctx} "
-            f"(with {reserve} reserved for the answer); raise --n-ctx or shorten the contexts"
+            f"(with {reserve} reserved for the answer); {advice}"
         )
 
 

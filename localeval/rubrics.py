@@ -7,20 +7,26 @@ descriptions and evaluation steps (written, or "draft": drafted by the judge fro
 its direction and optionally the user's own Jinja template. metrics/rubric.py turns it into a
 metric. Every bad value is one line naming the file and the key (RubricError).
 
+A rubric file is data: a template runs in jinja2's sandbox with no loader (template_env), is
+refused when it includes, imports or reads a name starting with `_` (check_template), and must
+lie at or below its metrics file's folder.
+
 This module is light (pydantic and tomllib; jinja2 only to check a template) so that the
-settings can hold rubrics: `Settings.rubrics` carries them, content and all, to the run's
-fingerprint, its summary and the Ray workers.
+settings can hold rubrics: `Settings.rubrics` carries them, content and all, to the Ray workers;
+what a dump (run.json's fingerprint, summary.json, the reports) holds of a template is its
+sha256, never its text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from localeval.errors import ConfigError
 from localeval.names import did_you_mean
@@ -59,12 +65,17 @@ class Rubric(BaseModel):
     levels: dict[int, dict[str, str]] = Field(default_factory=dict)
     steps: dict[str, tuple[str, ...]] | Literal["draft"] = Field(default_factory=dict)
     higher_is_better: bool = True
-    template: dict[str, str] = Field(default_factory=dict,
-                                     description="language → the user's Jinja template text")
+    template: dict[str, str] = Field(
+        default_factory=dict, description="language → the user's Jinja template text (what a "
+                                          "dump holds of it is its sha256: template_sha256)")
     source: str = Field("python", exclude=True, description="where it was defined")
     notes: tuple[str, ...] = Field((), exclude=True,
                                    description="what a run says once about it (a language "
                                                "given for both)")
+
+    @field_serializer("template")
+    def _template_sha256(self, template: dict[str, str]) -> dict[str, str]:
+        return template_sha256(template)
 
     @property
     def values(self) -> tuple[int, ...]:
@@ -83,6 +94,14 @@ class Rubric(BaseModel):
 
     def where(self, key: str | None = None) -> str:
         return f"{self.source} [{self.name}]" + (f" {key}" if key else "")
+
+
+def template_sha256(template: Mapping[str, str]) -> dict[str, str]:
+    """Language → "sha256:<hex>" of the template's text (UTF-8): what run.json, summary.json
+    and the reports hold of a rubric's template, so that a run's fingerprint changes with the
+    text while no file copies it."""
+    return {lang: "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+            for lang, text in template.items()}
 
 
 def rubric(name: str, *, criteria: str | Mapping[str, str],
@@ -109,7 +128,7 @@ def rubric(name: str, *, criteria: str | Mapping[str, str],
     if not isinstance(higher_is_better, bool):
         raise RubricError(f"{where} higher_is_better: true or false, got {higher_is_better!r}")
     tpl = {} if template is None else _localised(template, f"{where} template", notes,
-                                                 "template")
+                                                 "template", strip=False)
     for lang, text in tpl.items():
         check_template(text, req, f"{where} template" + (f" ({lang})" if len(set(tpl.values()))
                                                          > 1 else ""))
@@ -134,12 +153,17 @@ def _requires(value: Any, where: str) -> tuple[str, ...]:
     return fields
 
 
-def _localised(value: Any, where: str, notes: list[str], what: str) -> dict[str, str]:
-    """A text, or a table {en = "…", zh = "…"}: both languages (one serves both, noted)."""
+def _localised(value: Any, where: str, notes: list[str], what: str,
+               strip: bool = True) -> dict[str, str]:
+    """A text, or a table {en = "…", zh = "…"}: both languages (one serves both, noted); each
+    text stripped (a template's kept as it is: its sha256 is the file's)."""
+    def kept(text: str) -> str:
+        return text.strip() if strip else text
+
     if isinstance(value, str):
         if not value.strip():
             raise RubricError(f"{where}: empty")
-        return {lang: value.strip() for lang in LANGUAGES}
+        return {lang: kept(value) for lang in LANGUAGES}
     if not isinstance(value, Mapping) or not value:
         raise RubricError(f'{where}: a text or a table {{ en = "…", zh = "…" }}, got {value!r}')
     unknown = [k for k in value if k not in LANGUAGES]
@@ -149,7 +173,7 @@ def _localised(value: Any, where: str, notes: list[str], what: str) -> dict[str,
     for lang, text in value.items():
         if not isinstance(text, str) or not text.strip():
             raise RubricError(f"{where}.{lang}: a non-empty text, got {text!r}")
-        texts[lang] = text.strip()
+        texts[lang] = kept(text)
     return _both_languages(texts, what, "text", notes)
 
 
@@ -217,15 +241,30 @@ def _step_list(value: Any, where: str) -> tuple[str, ...]:
 
 
 def check_template(text: str, requires: tuple[str, ...], where: str) -> None:
-    """A template must parse and use only the rubric's row fields and the frame's variables."""
+    """A template must parse, be one file (no include, import, extends or from), read no
+    attribute or item whose name starts with `_`, and use only the rubric's row fields and the
+    frame's variables. What this cannot see (a name built at render time) the sandbox refuses
+    when the template is rendered (template_env)."""
     import jinja2
-    from jinja2 import meta
+    from jinja2 import meta, nodes
 
     try:
-        names = meta.find_undeclared_variables(template_env().parse(text))
+        tree = template_env().parse(text)
     except jinja2.TemplateSyntaxError as exc:
         raise RubricError(f"{where}: not a Jinja template (line {exc.lineno}: {exc.message})"
                           ) from None
+    tags = {nodes.Include: "include", nodes.Import: "import", nodes.FromImport: "from",
+            nodes.Extends: "extends"}
+    for node in tree.find_all(tuple(tags)):
+        tag = tags[type(node)]
+        raise RubricError(f"{where}: {{% {tag} %}} (line {node.lineno}) is not allowed: a "
+                          "template is one file, with no include, import, extends or from; "
+                          "write its text in the file")
+    for node, name in _private_names(tree):
+        raise RubricError(f"{where}: reads {name!r} (line {node.lineno}), a name starting with "
+                          "_; a template reads only the row's fields and the rubric's variables "
+                          "(it runs in a sandbox)")
+    names = meta.find_undeclared_variables(tree)
     unknown = sorted(names - set(requires) - FRAME_VARIABLES)
     if unknown:
         raise RubricError(
@@ -233,12 +272,39 @@ def check_template(text: str, requires: tuple[str, ...], where: str) -> None:
             f"use one of {', '.join(sorted(set(requires) | FRAME_VARIABLES))}")
 
 
-def template_env() -> Any:
-    """The Jinja environment of user templates: as prompts/ (strict, trimmed blocks)."""
-    import jinja2
+def _private_names(tree: Any) -> Iterable[tuple[Any, str]]:
+    """The attributes and items a template reads by a constant name starting with `_`:
+    `x.__class__`, `x["__class__"]`, `x|attr("__class__")`, `xs|map(attribute="_y")`."""
+    from jinja2 import nodes
 
-    env = jinja2.Environment(undefined=jinja2.StrictUndefined, trim_blocks=True,
-                             lstrip_blocks=True, keep_trailing_newline=False, autoescape=False)
+    def private(value: Any) -> bool:
+        return isinstance(value, nodes.Const) and isinstance(value.value, str) and (
+            value.value.startswith("_"))
+
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem, nodes.Filter, nodes.Test)):
+        if isinstance(node, nodes.Getattr) and node.attr.startswith("_"):
+            yield node, node.attr
+        elif isinstance(node, nodes.Getitem) and private(node.arg):
+            yield node, node.arg.value
+        elif isinstance(node, (nodes.Filter, nodes.Test)):
+            if node.name == "attr" and node.args and private(node.args[0]):
+                yield node, node.args[0].value
+            for kw in node.kwargs:
+                if kw.key == "attribute" and private(kw.value):
+                    yield node, kw.value.value
+
+
+def template_env() -> Any:
+    """The Jinja environment of user templates: a sandbox (jinja2's
+    ImmutableSandboxedEnvironment: no attribute starting with _, no call that changes a value)
+    with no loader (nothing to include or import), strict and with trimmed blocks as prompts/
+    (whose own environment is prompts.py's)."""
+    from jinja2 import StrictUndefined
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    env = ImmutableSandboxedEnvironment(undefined=StrictUndefined, trim_blocks=True,
+                                        lstrip_blocks=True, keep_trailing_newline=False,
+                                        autoescape=False)
     env.filters["numbered"] = lambda items: "\n".join(f"{i}. {s}" for i, s in enumerate(items, 1))
     return env
 
@@ -297,9 +363,22 @@ def _template_files(value: Any, path: Path, where: str) -> str | dict[str, str]:
 
 
 def _template_file(value: Any, path: Path, where: str) -> str:
+    """The text of a template file named relative to the metrics file: at or below the metrics
+    file's folder once links are resolved (no absolute path, no ~, no way out by ..)."""
     if not isinstance(value, str) or not value.strip():
         raise RubricError(f"{where}: a template file (a path relative to the metrics file)")
-    file = (path.parent / value).expanduser()
+    folder = path.parent.resolve()
+    inside = "put the template at or below the metrics file's folder and name it relative to it"
+    if value.startswith("~") or Path(value).is_absolute():
+        raise RubricError(f"{where}: {value!r} is not a path relative to the metrics file; "
+                          f"{inside}")
+    file = (folder / value).resolve()
+    if not file.is_relative_to(folder):
+        raise RubricError(f"{where}: {value!r} lies outside the metrics file's folder {folder}"
+                          f"{' (through a link)' if '..' not in Path(value).parts else ''}; "
+                          f"{inside}")
+    if file.exists() and not file.is_file():
+        raise RubricError(f"{where}: {file} is not a regular file; give a template file")
     try:
         return file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:

@@ -68,9 +68,17 @@ class Sample(BaseModel):
         texts = [*(self.contexts or ()), self.question, self.answer, self.ground_truth]
         return [t for t in texts if t]
 
+    def value(self, field: str) -> Any:
+        """The row's value of a field, a declared one or any other column, None when the row
+        has none. Read as data, never as an attribute: a column named `copy`, `json` or
+        `schema` is the column's value, not the model's method of that name."""
+        if field in type(self).model_fields:
+            return getattr(self, field)
+        return (self.model_extra or {}).get(field)
+
     def has(self, field: str) -> bool:
         """True if the field is present and not empty."""
-        value = getattr(self, field, None)
+        value = self.value(field)
         if value is None:
             return False
         if isinstance(value, str):

@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field, create_model
 
 from localeval import prompts
 from localeval.data.dataset import Sample
+from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.judge.schemas import REASON_CHARS
 from localeval.metrics import base
@@ -64,18 +65,18 @@ FIELD_ORDER = ("question", "answer", "ground_truth", "contexts")
 """The order of the material: the fields most rubrics share first, so that their prompts share
 the longest prefix; other columns follow in the order `requires` names them."""
 REPLY = {
-    "en": {(True, True): 'Reply as {"reason": "one short sentence", "verdict": 1 or 0}.',
-           (True, False): 'Reply as {"verdict": 1 or 0}.',
+    "en": {(True, True): 'Reply as {{"reason": "one short sentence", "verdict": 1 or 0}}.',
+           (True, False): 'Reply as {{"verdict": 1 or 0}}.',
            (False, True): 'Reply as {{"reason": "one short sentence", "level": an integer from '
                           '{lo} to {hi}}}.',
            (False, False): 'Reply as {{"level": an integer from {lo} to {hi}}}.'},
-    "zh": {(True, True): '输出 {"reason": "一句简短的话", "verdict": 1 或 0}。',
-           (True, False): '输出 {"verdict": 1 或 0}。',
+    "zh": {(True, True): '输出 {{"reason": "一句简短的话", "verdict": 1 或 0}}。',
+           (True, False): '输出 {{"verdict": 1 或 0}}。',
            (False, True): '输出 {{"reason": "一句简短的话", "level": {lo} 到 {hi} 的整数}}。',
            (False, False): '输出 {{"level": {lo} 到 {hi} 的整数}}。'},
 }
-"""(yes/no scale, explain) → the reply's shape in words: `reply` in a user's template (the
-packaged one writes the same text itself)."""
+"""(yes/no scale, explain) → the reply's shape in words, a format string of `lo` and `hi` (its
+braces doubled): `reply` in a user's template (the packaged one writes the same text itself)."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ def material(r: Rubric, sample: Sample, lang: str) -> list[tuple[str, str]]:
     """The row fields the rubric requires as (label, text), in FIELD_ORDER then as named."""
     names = [f for f in FIELD_ORDER if f in r.requires] + [
         f for f in r.requires if f not in FIELD_ORDER]
-    return [(LABELS[lang].get(f, f), show(getattr(sample, f, None))) for f in names]
+    return [(LABELS[lang].get(f, f), show(sample.value(f))) for f in names]
 
 
 def frame_variables(r: Rubric, lang: str, steps: Iterable[str]) -> dict[str, Any]:
@@ -166,8 +167,13 @@ def user_template(r: Rubric, lang: str, sample: Sample, steps: list[str],
     lo, hi = r.bounds
     variables = {**frame_variables(r, lang, steps), "explain": explain,
                  "reply": REPLY[lang][(r.scale == YES_NO, explain)].format(lo=lo, hi=hi),
-                 **{f: getattr(sample, f, None) for f in r.requires}}
-    text = _compiled(r.template[lang]).render(**variables).strip()
+                 **{f: sample.value(f) for f in r.requires}}
+    try:
+        text = _compiled(r.template[lang]).render(**variables).strip()
+    except Exception as exc:  # the template is the user's: its failure is theirs, in one line
+        why = " ".join(str(exc).split()) or type(exc).__name__
+        raise RubricError(f"{r.where('template')}: cannot be rendered for this row "
+                          f"({type(exc).__name__}: {why[:300]})") from None
     return prompts.with_system(lang, text)
 
 
@@ -214,14 +220,17 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
                                                 **frame.variables(sample))
         else:
             steps = await steps_for(ctx, lang)
-            if r.template:
-                answer, probs = await ctx.ask_probs(
-                    frame.step, schema, [key],
-                    rendered=user_template(r, lang, sample, steps, explain))
-            else:
-                answer, probs = await ctx.ask_probs(
-                    frame.step, schema, [key], material=material(r, sample, lang),
-                    **frame_variables(r, lang, steps))
+            try:
+                if r.template:
+                    answer, probs = await ctx.ask_probs(
+                        frame.step, schema, [key],
+                        rendered=user_template(r, lang, sample, steps, explain))
+                else:
+                    answer, probs = await ctx.ask_probs(
+                        frame.step, schema, [key], material=material(r, sample, lang),
+                        **frame_variables(r, lang, steps))
+            except PromptTooLong as exc:
+                raise too_long(r, lang, sample, steps, exc) from None
         return score(r, frame, answer, probs[0] if probs else None,
                      steps if draft else None)
 
@@ -233,6 +242,27 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
         steps=(frame.step, DRAFT_STEP) if draft else (frame.step,), uses_judge=True,
         examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
         order=order, higher_is_better=r.higher_is_better, direction_fixed=direction_fixed)
+
+
+def too_long(r: Rubric, lang: str, sample: Sample, steps: list[str],
+             exc: PromptTooLong) -> PromptTooLong:
+    """A rubric's prompt too long for the window, saying which part is long: the rubric's own
+    text (criteria, levels, steps, its template) or the row's material (its longest field
+    named), by characters."""
+    own = (len(r.criteria[lang]) + sum(len(t[lang]) for t in r.levels.values())
+           + sum(len(s) for s in steps) + len(r.template.get(lang, "")))
+    fields = {f: len(show(sample.value(f))) for f in r.requires}
+    rows = sum(fields.values())
+    parts = "criteria, levels, steps" + (" and template" if r.template else "")
+    if own >= rows:
+        advice = (f"the long part is the rubric's own text, its {parts} ({own:,} characters; "
+                  f"the row's material {rows:,}): shorten them in {r.where()}, or raise --n-ctx")
+    else:
+        longest = max(fields, key=lambda f: fields[f])
+        advice = (f"the long part is the row's material ({rows:,} characters, "
+                  f"{fields[longest]:,} of them in {longest!r}; the rubric's {parts} "
+                  f"{own:,}): shorten the row's {longest}, or raise --n-ctx")
+    return PromptTooLong(exc.n_tokens, exc.n_ctx, exc.reserve, advice=advice)
 
 
 def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
