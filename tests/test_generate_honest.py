@@ -47,3 +47,23 @@ def test_the_review_page_writes_the_kept_set_after_the_last_decision(tmp_path: P
         assert not problems(page, url)
     kept = testset.with_name("testset.kept.jsonl").read_text().splitlines()
     assert [json.loads(x)["id"] for x in kept] == [r["id"] for r in TESTSET]
+
+
+def test_the_closing_table_fits_100_columns_and_gives_rows_per_hour(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli.generate import report_table
+    from localeval.generate.filters import FILTERS
+    from tests.test_generate import DOCS, RuleJudge, run_gen
+
+    made = run_gen([DOCS], tmp_path / "t.jsonl", RuleJudge(), n=4, settings={"no_cache": True})
+    report = made.report
+    # every filter dropped some (the widest the table gets), at a measured time
+    for counts in report["by_kind"].values():
+        counts.update({f: 1234 for f in FILTERS})
+    report |= {"kept": 18, "seconds": 648.0, "seconds_per_kept_question": 36.0}
+    lines = report_table(report).splitlines()
+    assert max(map(len, lines)) <= 100, max(lines, key=len)
+    text = " ".join(lines)
+    assert all(f"{f} 1234" in text for f in FILTERS)  # nothing cut away
+    assert set(report["by_kind"]) <= {line.split()[0] for line in lines}
+    assert lines[-1].endswith("(36.0 s per kept row, 100 rows per hour)")

@@ -105,16 +105,35 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+WIDTH = 100  # the closing table's widest line
+
+
 def report_table(report: dict) -> str:
-    """Kept and dropped per kind and filter, one line per kind."""
+    """Per kind: candidates, kept, retyped, and the filters that dropped any (wrapped under
+    "dropped by"), at most WIDTH columns; then the run's time and rows per hour."""
+    import textwrap
+
     from localeval.generate.filters import FILTERS
 
-    head = ["kind", "candidates", *FILTERS, "kept", "retyped"]
-    lines = ["  ".join(f"{h:>12}" for h in head)]
+    head = f"{'kind':<12}{'candidates':>11}{'kept':>6}{'retyped':>9}  "
+    lines = [head + "dropped by"]
     for kind, counts in report["by_kind"].items():
-        lines.append("  ".join(f"{v:>12}" for v in
-                               [kind, *(counts.get(h, 0) for h in head[1:])]))
+        line = (f"{kind[:12]:<12}{counts.get('candidates', 0):>11}{counts.get('kept', 0):>6}"
+                f"{counts.get('retyped', 0):>9}  ")
+        items = [f"{f} {counts[f]}" for f in FILTERS if counts.get(f)] or ["-"]
+        for n, item in enumerate(items):  # an item is never split across lines
+            item += "," if n < len(items) - 1 else ""
+            if len(line) > len(head) and len(line) + 1 + len(item) > WIDTH:
+                lines.append(line)
+                line = " " * len(head)
+            line += ("" if line.endswith("  ") else " ") + item
+        lines.append(line)
+    kept, seconds = report["kept"], report.get("seconds")
     per = report.get("seconds_per_kept_question")
-    lines.append(f"{report['kept']} questions kept in {report.get('seconds')} s"
-                 + (f" ({per} s per kept question)" if per else ""))
+    line = f"{kept} rows kept in {seconds} s" + (f" ({per} s per kept row" if per else "")
+    if kept and seconds:
+        line += (", " if per else " (") + f"{kept * 3600 / seconds:,.0f} rows per hour)"
+    elif per:
+        line += ")"
+    lines += textwrap.wrap(line, WIDTH)
     return "\n".join(lines)
