@@ -67,3 +67,40 @@ def test_the_closing_table_fits_100_columns_and_gives_rows_per_hour(
     assert all(f"{f} 1234" in text for f in FILTERS)  # nothing cut away
     assert set(report["by_kind"]) <= {line.split()[0] for line in lines}
     assert lines[-1].endswith("(36.0 s per kept row, 100 rows per hour)")
+
+
+def test_the_estimate_bounds_the_run_and_counts_its_drafts_exactly(tmp_path: Path) -> None:
+    """Issue 52 item 5: "cached 120 of 44 requests": the dry run answered every draft with the
+    same placeholder strings, so two drafts' checks were one request (served from the
+    estimate's memory, counted as cached), and a placeholder subject, being no name, was never
+    renamed: the "at most" fell below the run (generate_rename 10 against 16)."""
+    from collections import Counter
+
+    from localeval.config import Settings
+    from localeval.generate.estimate import estimate
+    from localeval.generate.pipeline import GenerateOptions
+    from tests.test_generate import DOCS, RuleJudge, run_gen
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("bees.md", "bridge.md", "tea.md"):
+        (docs / name).write_text((DOCS / "en" / name).read_text("utf-8"), "utf-8")
+    judge = RuleJudge()  # --n 100: every job is drafted, as in the estimate
+    made = run_gen([docs], None, judge, n=100, settings={"cache": tmp_path / "run.sqlite"})
+    ran = Counter(r.step for r in judge.requests)
+    answers = tmp_path / "answers.json"
+    answers.write_text("[]", "utf-8")
+    found = estimate([docs], Settings(judge="fake", fake_answers=answers,
+                                      cache=tmp_path / "estimate.sqlite"),
+                     GenerateOptions(n=100, min_tokens=10))
+    steps, total = found["steps"], found["total"]
+    assert found["samples"] == made.report["candidates_drafted"]
+    # the drafts: exact, and the lower bound
+    assert steps["generate_single"]["count"] == "exact"
+    assert steps["generate_single"]["requests"] == ran["generate_single"] == total["at_least"]
+    # every other step: at most what every draft checked in full asks, never below the run
+    for step, n in ran.items():
+        assert n <= steps[step]["requests"], step
+    assert total["at_least"] <= sum(ran.values()) <= total["requests"]
+    # a fresh cache serves nothing; cached is per step and never more than asked
+    assert total["cached"] == sum(s["cached"] for s in steps.values()) == 0
