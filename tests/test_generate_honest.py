@@ -69,6 +69,41 @@ def test_the_closing_table_fits_100_columns_and_gives_rows_per_hour(
     assert lines[-1].endswith("(36.0 s per kept row, 100 rows per hour)")
 
 
+@pytest.mark.parametrize("how", [["--profile", "tiny"], ["--profile", "tiny", "--config"]])
+def test_the_tiny_judge_refuses_to_generate_unless_asked_to_proceed(
+        how: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from localeval.cli import main
+    from localeval.cli.generate import WEAK_JUDGE_MEASURED
+    from tests.test_generate import DOCS
+
+    answers = tmp_path / "answers.json"
+    answers.write_text("[]", "utf-8")  # the fake judge has no answer: every request fails
+    if how[-1] == "--config":  # the profile set in a settings file, not by the flag
+        config = tmp_path / "localeval.toml"
+        config.write_text('profile = "tiny"\n', "utf-8")
+        how = ["--config", str(config)]
+    out = tmp_path / "t.jsonl"
+    args = ["generate", str(DOCS / "en"), "--out", str(out), "--judge", "fake",
+            "--fake-answers", str(answers), "--n", "1", "--quiet", "--no-cache", *how]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--allow-weak-judge" in err
+    assert WEAK_JUDGE_MEASURED in err and " wrong" in err
+    assert not out.exists()
+    # asked to proceed, it generates (here nothing is kept: the fake judge has no answer)
+    assert main([*args, "--allow-weak-judge"]) == 1
+    assert "no question kept" in capsys.readouterr().err
+
+
+def test_the_small_judge_or_another_gguf_is_not_refused(tmp_path: Path) -> None:
+    from localeval.cli.generate import weak_judge
+    from localeval.config import Settings
+
+    assert weak_judge(Settings(profile="tiny"))
+    assert not weak_judge(Settings(profile="small"))
+    assert not weak_judge(Settings(profile="tiny", judge_model=tmp_path / "other.gguf"))
+
+
 def test_the_estimate_bounds_the_run_and_counts_its_drafts_exactly(tmp_path: Path) -> None:
     """Issue 52 item 5: "cached 120 of 44 requests": the dry run answered every draft with the
     same placeholder strings, so two drafts' checks were one request (served from the
