@@ -54,10 +54,10 @@ class DryCache:
             self._disk.close()
 
 
-def placeholder(schema_json: str, choice: int = -1) -> Any:
+def placeholder(schema_json: str, choice: int = -1, salt: str = "") -> Any:
     """A value the schema accepts: every field present, the fewest list items allowed (at least
     one), each enum's value at index `choice` (default the last: the engine's guess), distinct
-    short strings."""
+    short strings (holding `salt`, when given)."""
     schema = json.loads(schema_json)
     defs = schema.get("$defs", {})
     counter = iter(range(1, 1_000_000))
@@ -82,7 +82,7 @@ def placeholder(schema_json: str, choice: int = -1) -> Any:
             return node.get("minimum", 0)
         if kind == "boolean":
             return True
-        text = f"placeholder {next(counter)}"
+        text = f"placeholder {salt}{next(counter)}"
         low, high = int(node.get("minLength", 0)), node.get("maxLength")
         text = text.ljust(low, "x")
         return text[:high] if high is not None else text
@@ -100,9 +100,12 @@ class Recorded:
 
 
 class DryJudge:
-    """Answers every request with a placeholder; raises PromptTooLong as the engine would."""
+    """Answers every request with a placeholder; raises PromptTooLong as the engine would.
+    `distinct`: each request's strings hold a digest of its prompt, so that two requests never
+    get the same answer (generate's checks of two drafts then differ, as in a run)."""
 
     name = "dry-run"
+    distinct = False
 
     def __init__(self, fingerprint: str, sampling: str, count: Counter, n_ctx: int | None,
                  order: dict[str, int]) -> None:
@@ -124,7 +127,13 @@ class DryJudge:
         if n_ctx is not None and len(tokens) + request.max_tokens > n_ctx:
             raise PromptTooLong(len(tokens), n_ctx, request.max_tokens)
         self.recorded.append(Recorded(request, tokens, self._order.get(request.sample_id, 0)))
-        text = json.dumps(placeholder(request.answer_schema), ensure_ascii=False)
+        salt = ""
+        if self.distinct:
+            import hashlib
+
+            said = json.dumps(request.messages, ensure_ascii=False, sort_keys=True)
+            salt = hashlib.sha256(said.encode()).hexdigest()[:8] + " "
+        text = json.dumps(placeholder(request.answer_schema, salt=salt), ensure_ascii=False)
         return JudgeReply(text=text, finish_reason="stop", prompt_tokens=len(tokens),
                           prompt_tokens_processed=len(tokens))
 

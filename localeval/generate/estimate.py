@@ -45,6 +45,7 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     try:
         dry = DryJudge(judge.fingerprint, judge.sampling, judge.vocab.prompt_tokens,
                        judge.n_ctx, {})
+        dry.distinct = True  # two drafts' checks are two requests, as in a run
         cache_path = settings.cache_path()
         client = JudgeClient(dry, DryCache(cache_path) if cache_path else None)  # type: ignore[arg-type]
         backends = Backends(judge=client, embeddings=EmbeddingStore(HashEmbedder()),
@@ -65,17 +66,19 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
         judge.close()
     totals = replay(works, parallel=parallel, speed=calibrate.speed_of(entry) if entry else None)
     steps = {step: {"requests": n, "count": "exact" if step == SINGLE_STEP else "at most",
-                    "cached": 0,
+                    "cached": int(client.stats.steps.get(step, {}).get("cached", 0)),
                     "prompt_tokens": totals.prompt_tokens.get(step, 0),
                     "prompt_tokens_processed": totals.processed.get(step, 0),
                     "generated_tokens": totals.generated.get(step, 0), "generated": "estimate",
                     "forced_tokens": totals.forced.get(step, 0)}
-             for step, n in sorted(totals.requests.items())}
+             for step, n in sorted((s, totals.requests.get(s, 0)) for s in
+                                   set(totals.requests) | set(client.stats.steps))}
     total = {k: sum(s[k] for s in steps.values()) for k in
              ("requests", "prompt_tokens", "prompt_tokens_processed", "generated_tokens",
               "forced_tokens")}
     at_least = totals.requests.get(SINGLE_STEP, 0)
-    total |= {"count": "at most", "at_least": at_least, "cached": client.stats.cached,
+    total |= {"count": "at most", "at_least": at_least,
+              "cached": sum(s["cached"] for s in steps.values()),
               "generated": "estimate"}
     notes = [f"{len(corpus)} chunks; {drafted} candidates drafted (fewer once --n of every "
              f"kind is kept); between {at_least} judge requests (the drafts alone: a rule drops "

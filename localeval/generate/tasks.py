@@ -241,6 +241,8 @@ async def renamed(env: Env, ctx: MetricContext, draft: SingleDraft,
     naming = env.naming_of(chunk)
     terms, titled = env.terms_of(chunk), env.titled(chunk)
     name = subject_name(draft.subject, terms, naming.name)
+    if not name and env.every_check:  # a placeholder subject is no name; a judge's may be
+        name = naming.name or draft.subject
     if not name:
         return draft, []
     own = set(naming.own_terms)

@@ -567,6 +567,7 @@ function runKeys(ev) {
 
 function renderReview() {
   $("sample").hidden = true;
+  $("write-box").hidden = false;  // the kept test set can be written at any row and past the last
   const done = pos >= state.total;
   $("review").hidden = done || !item;
   $("done").hidden = !done;
