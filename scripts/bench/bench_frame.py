@@ -1,0 +1,609 @@
+"""Ablation of the rubric frame: one rubric's request under named variants on a dev set (JSON on
+stdout, progress on stderr).
+
+Per variant, on pairs of answers people rank (a good and a bad one): the pairwise agreement of
+the probability-weighted score and of the greedy level (wins + ½ ties, a pair without both
+scores a loss; localeval.meta_eval.stats), their ties, prompt tokens per request (and those read,
+not served from a kept prefix), answer tokens generated per request and seconds per sample (one
+request per sample, requests one at a time, the judge's wall time), beside the set's length-only
+baseline (the longer answer wins, or the shorter where that is the set's trap, e.g. HaluEval QA).
+
+The product's frame is built by the rubric metric's own code (prompts/<lang>/rubric.j2 through
+`prompts.render`, `metrics.rubric.material`, `frame_variables`, `answer_model`, `score`): the
+variants `default` (reason first, as `run` asks by default) and `no_reason` (`--no-explain`) send
+what `run` sends. The other variants change one thing of `no_reason` (or of `default`), by an
+edit of the packaged template's text that the variant names (`edited_template`) or by the
+rubric's own keys (levels, steps); `bare` is the simplest prompt that could work (a one-line
+system prompt, the criterion, the fields as `name: value` lines, "Reply 1 for yes, 0 for no";
+the score read from the level tokens' probabilities at the first answer position, nothing
+generated). Variants with a reason generate it greedily, capped by --max-tokens.
+
+Sets (../shared/data/dev; `--src`; `--train` reads ../shared/data/train where a set has one):
+- halluqa (zh): `Question`, `Source` as the reference (ground_truth), `Best Answer1` (good) vs
+  `Wrong_Answer1` (bad); rubric `agrees_reference`, yes/no.
+- ragchecker_completeness / ragchecker_correctness (en): `query`, `gt_answer`, model1 vs model2
+  responses, preferred by the sum of the two annotators' labels on that aspect; the pairs of
+  scripts/bench/rubric_agreement.py (a preference on both aspects, the fewest characters first);
+  rubrics `completeness` / `correctness` of scripts/bench/rubric_agreement.toml, 1-5.
+- halueval_qa (en): `question`, `knowledge` as the one context, `right_answer` vs
+  `hallucinated_answer`; rubric `supported`, yes/no. The hallucinated answer is the longer one in
+  most rows: the baseline there is "the shorter wins".
+
+Each judged row is appended to `--out`/records.jsonl as it is answered; a second call with the
+same --out skips what is there (run it in chunks: --budget-s stops before the next request once
+that many seconds have passed; --limit/--offset choose the pairs). The figures are computed over
+the pairs that every variant asked has both rows of.
+
+    flock /tmp/localeval-cpu.lock python scripts/bench/bench_frame.py --set halluqa --limit 20 \\
+        --variants bare,default,no_reason,level_first --out runs/frame --budget-s 280
+    python scripts/bench/bench_frame.py --set halluqa --limit 20 --variants ... --out runs/frame \\
+        --report          # figures only, from the records; loads no model
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shlex
+import sys
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any, Literal
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # scripts.* beside localeval
+
+from pydantic import BaseModel, Field, create_model
+
+from localeval import prompts
+from localeval.data.dataset import Sample
+from localeval.errors import LocalevalError
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
+from localeval.judge.schemas import REASON_CHARS, schema_json
+from localeval.meta_eval.stats import bootstrap_ci, mean, pair_outcome
+from localeval.metrics import rubric as rubric_metric
+from localeval.rubrics import YES_NO, Rubric, load_file, rubric, template_env
+
+# ---------------------------------------------------------------- variants
+
+@dataclass(frozen=True)
+class Variant:
+    """One way of asking the rubric. Every knob at its default: what `run --no-explain` sends."""
+
+    name: str
+    about: str
+    frame: Literal["repo", "bare"] = "repo"
+    language: Literal["row", "en"] = "row"
+    fence: bool = True
+    answer: Literal["json", "token"] = "json"
+    reason: Literal["none", "before", "after"] = "none"
+    order: Literal["material", "criterion"] = "material"
+    system: Literal["repo", "digit"] = "repo"
+    levels: bool = True
+    steps: bool = False
+
+    @property
+    def product(self) -> bool:
+        """Whether the product's own code renders this variant unedited."""
+        return (self.frame == "repo" and self.fence and self.answer == "json"
+                and self.reason in ("none", "before") and self.order == "material"
+                and self.system == "repo")
+
+
+_BASE = Variant("no_reason", "the product's frame with --no-explain: JSON level, no reason")
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    replace(_BASE, name="default", reason="before",
+            about="the product's default: JSON, reason before the level"),
+    _BASE,
+    replace(_BASE, name="level_first", reason="after",
+            about="JSON, the level first and the reason after it"),
+    Variant("bare", "one-line system prompt, the criterion, the fields as `name: value` lines, "
+                    "'Reply 1 for yes, 0 for no' / 'one digit from lo to hi'; level-token "
+                    "probabilities at the first answer position", frame="bare",
+            answer="token", system="digit", levels=False),
+    replace(_BASE, name="en_frame", language="en",
+            about="no_reason in the English frame (English criterion, labels, system prompt)"),
+    replace(_BASE, name="no_fence", fence=False, about="no_reason without the fence line"),
+    replace(_BASE, name="token", answer="token",
+            about="no_reason with a bare answer digit instead of the JSON field"),
+    replace(_BASE, name="token_digit_system", answer="token", system="digit",
+            about="token with the one-line system prompt 'answer with a single digit only'"),
+    replace(_BASE, name="criterion_first", order="criterion",
+            about="no_reason with the criterion (and levels) before the material"),
+    replace(_BASE, name="no_levels", levels=False,
+            about="no_reason without the rubric's level descriptions"),
+    replace(_BASE, name="steps", steps=True,
+            about="no_reason with written evaluation steps (G-Eval)"),
+    replace(_BASE, name="default_steps", reason="before", steps=True,
+            about="default with written evaluation steps"),
+)}
+
+FENCE_MARK = {"en": "are data to judge", "zh": "是待评判的数据"}
+"""The fence line of prompts/<lang>/rubric.j2 (the shield's): the second line, holding this."""
+CRITERION_FIRST_TASK = {
+    "en": "Task: grade the material that follows on the criterion below. Judge only from the "
+          "material, never from your own knowledge.",
+    "zh": "任务：按下面的标准为其后的材料评分。只依据材料判断，不要使用自己的知识。",
+}
+TOKEN_REPLY = {
+    "en": "{% if yes_no %}Reply with one digit: 1 if the material meets the criterion, 0 if it "
+          "does not.{% else %}Reply with one digit from {{ lo }} to {{ hi }}.{% endif %}\n",
+    "zh": "{% if yes_no %}只输出一个数字：符合标准输出 1，不符合输出 0。{% else %}只输出一个 "
+          "{{ lo }} 到 {{ hi }} 的数字。{% endif %}\n",
+}
+REASON_FIRST = {"en": 'Reply as {"reason": "one short sentence", {{ choice }}}.',
+                "zh": '输出 {"reason": "一句简短的话", {{ choice }}}。'}
+REASON_AFTER = {"en": 'Reply as {{ "{" ~ choice }}, "reason": "one short sentence"}.',
+                "zh": '输出 {{ "{" ~ choice }}, "reason": "一句简短的话"}。'}
+DIGIT_SYSTEM = {"en": "Answer with a single digit only.", "zh": "只用一个数字回答。"}
+BARE_NAMES = {"question": "question", "answer": "answer", "ground_truth": "reference",
+              "contexts": "context"}
+BARE_REPLY = {True: "Reply 1 for yes, 0 for no.", False: "Reply with one digit from {lo} to {hi}."}
+
+
+def edited_template(lang: str, v: Variant) -> str:
+    """The text of prompts/<lang>/rubric.j2 with the variant's edits (each checked to apply)."""
+    text = (prompts.PROMPTS_DIR / prompts.template_name(lang, rubric_metric.STEP)).read_text(
+        encoding="utf-8")
+    lines = text.splitlines(keepends=True)
+    if not v.fence:
+        if FENCE_MARK[lang] not in lines[1]:
+            raise ValueError(f"{lang}/rubric.j2: line 2 is not the fence line")
+        del lines[1]
+    if v.order == "criterion":
+        start = next(i for i, s in enumerate(lines) if s.startswith("{% for label, text in"))
+        end = next(i for i in range(start, len(lines)) if lines[i].startswith("{% endfor %}"))
+        block = lines[start:end + 1]
+        del lines[start:end + 1]
+        at = next(i for i, s in enumerate(lines) if s.startswith("{% set choice"))
+        lines[at:at] = block
+        lines[0] = CRITERION_FIRST_TASK[lang] + "\n"
+    text = "".join(lines)
+    if v.answer == "token":
+        at = text.index("{% set choice")
+        text = text[:at] + TOKEN_REPLY[lang]
+    elif v.reason == "after":
+        if REASON_FIRST[lang] not in text:
+            raise ValueError(f"{lang}/rubric.j2: the reason-first reply line is not there")
+        text = text.replace(REASON_FIRST[lang], REASON_AFTER[lang])
+    return text
+
+
+def bare_messages(r: Rubric, sample: Sample, lang: str) -> list[dict[str, str]]:
+    """The bare prompt: system line, the criterion, `name: value` lines, the reply."""
+    lo, hi = r.bounds
+    fields = [f for f in rubric_metric.FIELD_ORDER if f in r.requires] + [
+        f for f in r.requires if f not in rubric_metric.FIELD_ORDER]
+    lines = [f"{BARE_NAMES.get(f, f)}: {rubric_metric.show(getattr(sample, f, None))}"
+             for f in fields]
+    user = "\n".join([r.criteria[lang], "", *lines, "",
+                      BARE_REPLY[r.scale == YES_NO].format(lo=lo, hi=hi)])
+    return [{"role": "system", "content": DIGIT_SYSTEM["en"]},
+            {"role": "user", "content": user}]
+
+
+def asked(r: Rubric, v: Variant) -> Rubric:
+    """The rubric as the variant asks it: with its written steps (STEPS) or without its level
+    descriptions, as a metrics file's `steps` and `levels` keys would give it."""
+    if v.steps:
+        r = r.model_copy(update={"steps": STEPS[r.name]})
+    return r if v.levels else r.model_copy(update={"levels": {}})
+
+
+def frame_language(v: Variant, row_language: str) -> str:
+    return "en" if v.language == "en" else row_language
+
+
+def messages(r: Rubric, v: Variant, sample: Sample, row_language: str) -> list[dict[str, str]]:
+    """The chat messages of one row under a variant. Product variants: the rubric metric's own
+    call (`prompts.render` of the packaged template with its `material` and `frame_variables`)."""
+    lang = frame_language(v, row_language)
+    if v.frame == "bare":
+        return bare_messages(r, sample, lang)
+    used = asked(r, v)
+    steps = list(used.steps.get(lang, ())) if isinstance(used.steps, dict) else []
+    variables = {"material": rubric_metric.material(used, sample, lang),
+                 **rubric_metric.frame_variables(used, lang, steps),
+                 "explain": v.reason != "none"}
+    if v.product:
+        return prompts.render(lang, rubric_metric.STEP, **variables)
+    user = template_env().from_string(edited_template(lang, v)).render(**variables).strip()
+    out = prompts.with_system(lang, user)
+    if v.system == "digit":
+        out[0] = {"role": "system", "content": DIGIT_SYSTEM[lang]}
+    return out
+
+
+def schema(r: Rubric, v: Variant) -> type[BaseModel]:
+    """The answer's model: the rubric metric's (`answer_model`) but for the reason after."""
+    if v.reason != "after":
+        return rubric_metric.answer_model(r, rubric_metric.FRAME, v.reason == "before")
+    bare = rubric_metric.answer_model(r, rubric_metric.FRAME, False)
+    key = rubric_metric.field_of(r)
+    return create_model(bare.__name__ + "ThenReason",
+                        **{key: (bare.model_fields[key].annotation, bare.model_fields[key]),
+                           "reason": (str, Field(max_length=REASON_CHARS,
+                                                 description="one short sentence"))})
+
+
+def request(r: Rubric, v: Variant, sample: Sample, row_language: str,
+            max_tokens: int) -> JudgeRequest:
+    model = schema(r, v)
+    req = JudgeRequest(step=rubric_metric.STEP, sample_id=sample.id,
+                       messages=messages(r, v, sample, row_language),
+                       answer_schema=schema_json(model), max_tokens=max_tokens)
+    if v.answer == "token":
+        req.continuations = [str(x) for x in r.values]
+    else:
+        req.probe_fields = [rubric_metric.field_of(r)]
+    return req
+
+
+def scores_of(r: Rubric, v: Variant, reply: JudgeReply) -> tuple[float | None, float | None]:
+    """(weighted, greedy) on [0, 1] from one reply; (None, None) when it has no verdict."""
+    if v.answer == "token":
+        probs = {int(k): p for k, p in reply.choice_probs.items()}
+        if not probs:
+            return None, None
+        best = max(r.values, key=lambda x: (probs.get(x, 0.0), -x))
+        total = sum(probs.get(x, 0.0) for x in r.values)
+        weighted = sum(x * probs.get(x, 0.0) for x in r.values) / total
+        return float(r.normalised(weighted)), float(r.normalised(best))
+    if reply.finish_reason == "length":
+        return None, None
+    answer = schema(r, v).model_validate_json(reply.text)
+    entry: FieldProbs | None = reply.field_probs[0] if reply.field_probs else None
+    result = rubric_metric.score(r, rubric_metric.FRAME, answer, entry, None)
+    return result.scores[r.name], result.scores[f"{r.name}.raw"]
+
+
+# ---------------------------------------------------------------- sets
+
+@dataclass
+class Pair:
+    pair_id: str
+    good: Sample
+    bad: Sample
+
+
+@dataclass(frozen=True)
+class DevSet:
+    language: str
+    rubric: Rubric
+    fields: str
+    pairs: Callable[[Path | None, bool], list[Pair]]
+    length_trap: str = "longer"
+    """Which answer length alone favours on this set ('longer' or 'shorter' wins)."""
+
+
+AGREES_REFERENCE = rubric(
+    "agrees_reference", requires=("question", "answer", "ground_truth"), scale="yes/no",
+    criteria={"zh": "回答与参考答案一致：回答中没有与参考答案矛盾的说法；"
+                    "如果参考答案否定了问题的前提，回答也应指出这一点。",
+              "en": "The answer agrees with the reference answer: nothing it says contradicts "
+                    "the reference; where the reference denies the question's premise, so "
+                    "does the answer."},
+    levels={1: {"zh": "回答与参考答案一致", "en": "the answer agrees with the reference"},
+            0: {"zh": "回答与参考答案矛盾或不符", "en": "the answer contradicts the reference"}},
+    source="scripts/bench/bench_frame.py")
+SUPPORTED = rubric(
+    "supported", requires=("question", "answer", "contexts"), scale="yes/no",
+    criteria={"en": "The answer is supported by the knowledge in the context: everything it "
+                    "states is stated in the context or follows from it.",
+              "zh": "回答得到上下文的支持：回答中的每个说法都写在上下文中或可由上下文推出。"},
+    levels={1: {"en": "every statement of the answer is supported by the context",
+                "zh": "回答的每个说法都得到上下文的支持"},
+            0: {"en": "something in the answer is not in the context or contradicts it",
+                "zh": "回答中有上下文没有或与之矛盾的说法"}},
+    source="scripts/bench/bench_frame.py")
+STEPS = {
+    "agrees_reference": {"zh": ["找出参考答案对问题给出的结论。", "找出回答给出的结论。",
+                                "判断两者是否一致；参考答案否定问题的前提时，回答也必须否定它。"],
+                         "en": ["Find the conclusion the reference gives to the question.",
+                                "Find the conclusion the answer gives.",
+                                "Decide whether they agree; where the reference denies the "
+                                "question's premise, the answer must deny it too."]},
+    "supported": {"en": ["List what the answer states.",
+                         "Check each statement against the context.",
+                         "Answer 1 only if every statement is in the context or follows from it."],
+                  "zh": ["列出回答中的说法。", "逐条对照上下文检查。",
+                         "只有每个说法都写在上下文中或可由上下文推出时才输出 1。"]},
+    "completeness": {"en": ["List the key points of the reference answer that bear on the "
+                            "question.", "Check which of them the answer covers.",
+                            "Grade by the share covered."],
+                     "zh": ["列出参考答案中与问题相关的要点。", "检查回答覆盖了哪些要点。",
+                            "按覆盖的比例评分。"]},
+    "correctness": {"en": ["List what the answer states.",
+                           "Check each statement against the reference answer.",
+                           "Grade by how much of the answer contradicts the reference."],
+                    "zh": ["列出回答中的说法。", "逐条对照参考答案检查。",
+                           "按回答中与参考答案矛盾的比例评分。"]},
+}
+
+
+def _rubric_agreement_rubric(name: str) -> Rubric:
+    found = {r.name: r for r in load_file(Path(__file__).with_name("rubric_agreement.toml"))}
+    return found[name]
+
+
+def halluqa_pairs(src: Path | None, train: bool) -> list[Pair]:
+    from scripts.provenance.convert import dev_rows
+
+    if train:
+        raise LocalevalError("halluqa has no train/ split")
+    out = []
+    for r in dev_rows("halluqa", src):
+        base = {"question": r["Question"], "ground_truth": r["Source"]}
+        out.append(Pair(r["id"], Sample(id=f"{r['id']}/good", answer=r["Best Answer1"], **base),
+                        Sample(id=f"{r['id']}/bad", answer=r["Wrong_Answer1"], **base)))
+    return out
+
+
+def halueval_pairs(src: Path | None, train: bool) -> list[Pair]:
+    from scripts.provenance.convert import _jsonl, dev_rows
+
+    rows = (list(_jsonl((src or default_train()) / "halueval_qa_train.jsonl")) if train
+            else dev_rows("halueval", src))
+    out = []
+    for r in rows:
+        pid = str(r.get("id", f"halueval-qa-{r.get('row')}"))
+        base = {"question": r["question"], "contexts": [r["knowledge"]]}
+        out.append(Pair(pid, Sample(id=f"{pid}/good", answer=r["right_answer"], **base),
+                        Sample(id=f"{pid}/bad", answer=r["hallucinated_answer"], **base)))
+    return out
+
+
+def ragchecker_pairs(aspect: str) -> Callable[[Path | None, bool], list[Pair]]:
+    def pairs(src: Path | None, train: bool) -> list[Pair]:
+        from scripts.bench import rubric_agreement
+
+        if train:
+            raise LocalevalError("ragchecker has no train/ split")
+        if src is not None:
+            import scripts.provenance.convert as convert
+
+            convert.default_src = lambda: src  # type: ignore[assignment]
+        out = []
+        for p in rubric_agreement.ragchecker_pairs(10**6):
+            good = p["preferred"][aspect]
+            bad = "b" if good == "a" else "a"
+            out.append(Pair(p["pair_id"], Sample(id=f"{p['pair_id']}/good", **p[good]),
+                            Sample(id=f"{p['pair_id']}/bad", **p[bad])))
+        return out
+    return pairs
+
+
+def default_train() -> Path:
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
+
+
+SETS: dict[str, Callable[[], DevSet]] = {
+    "halluqa": lambda: DevSet(
+        "zh", AGREES_REFERENCE, "Question → question, Source → ground_truth (the reference), "
+        "Best Answer1 (good) vs Wrong_Answer1 (bad)", halluqa_pairs),
+    "ragchecker_completeness": lambda: DevSet(
+        "en", _rubric_agreement_rubric("completeness"),
+        "query → question, gt_answer → ground_truth, model1/model2 response → answer, preferred "
+        "by the annotators' completeness_label sum", ragchecker_pairs("completeness")),
+    "ragchecker_correctness": lambda: DevSet(
+        "en", _rubric_agreement_rubric("correctness"),
+        "query → question, gt_answer → ground_truth, model1/model2 response → answer, preferred "
+        "by the annotators' correctness_label sum", ragchecker_pairs("correctness")),
+    "halueval_qa": lambda: DevSet(
+        "en", SUPPORTED, "question, knowledge → contexts, right_answer (good) vs "
+        "hallucinated_answer (bad)", halueval_pairs, length_trap="shorter"),
+}
+
+
+# ---------------------------------------------------------------- figures
+
+@dataclass
+class Record:
+    """One judged row under one variant."""
+
+    set: str
+    variant: str
+    pair_id: str
+    side: Literal["good", "bad"]
+    weighted: float | None
+    greedy: float | None
+    prompt_tokens: int
+    prompt_tokens_processed: int
+    generated_tokens: int
+    seconds: float
+    finish: str = "stop"
+    text: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.set, self.variant, self.pair_id, self.side)
+
+
+def agreement(good: Sequence[float | None], bad: Sequence[float | None]) -> dict[str, Any]:
+    """Pairwise agreement (wins + ½ ties, an unscored pair a loss), its bootstrap 95 % interval
+    and the ties, of scores where the good answer of pair i is good[i]."""
+    outcomes = [pair_outcome(g, b) for g, b in zip(good, bad, strict=True)]
+    ci = bootstrap_ci(mean, outcomes)
+    return {"agreement": round(mean(outcomes) or 0.0, 4),
+            "ci95": [round(c, 4) for c in ci] if ci else None,
+            "ties": sum(g is not None and b is not None and abs(g - b) <= 1e-9
+                        for g, b in zip(good, bad, strict=True)),
+            "unscored": sum(x is None for x in (*good, *bad))}
+
+
+def length_baseline(pairs: Sequence[Pair], trap: str) -> dict[str, Any]:
+    """Agreement of answer length alone (characters), both ways; `baseline` is the set's."""
+    good = [float(len(p.good.answer or "")) for p in pairs]
+    bad = [float(len(p.bad.answer or "")) for p in pairs]
+    longer = agreement(good, bad)
+    shorter = agreement([-x for x in good], [-x for x in bad])
+    return {"longer_wins": longer["agreement"], "shorter_wins": shorter["agreement"],
+            "ties": longer["ties"], "baseline": trap,
+            "agreement": longer["agreement"] if trap == "longer" else shorter["agreement"]}
+
+
+def figures(records: Iterable[Record], pairs: Sequence[Pair], variants: Sequence[str],
+            trap: str) -> dict[str, Any]:
+    """The table: per variant over the pairs every variant has both rows of."""
+    got = {(r.variant, r.pair_id, r.side): r for r in records}
+    common = [p for p in pairs if all((v, p.pair_id, s) in got for v in variants
+                                      for s in ("good", "bad"))]
+    out: dict[str, Any] = {"pairs": len(common), "pair_ids": [p.pair_id for p in common],
+                           "length": length_baseline(common, trap), "variants": {}}
+    for v in variants:
+        rows = [(got[(v, p.pair_id, "good")], got[(v, p.pair_id, "bad")]) for p in common]
+        flat = [r for pair in rows for r in pair]
+        n = len(flat) or 1
+        out["variants"][v] = {
+            "about": VARIANTS[v].about,
+            "weighted": agreement([g.weighted for g, _ in rows], [b.weighted for _, b in rows]),
+            "greedy": agreement([g.greedy for g, _ in rows], [b.greedy for _, b in rows]),
+            "prompt_tokens_per_request": round(sum(r.prompt_tokens for r in flat) / n, 1),
+            "prompt_tokens_read_per_request": round(
+                sum(r.prompt_tokens_processed for r in flat) / n, 1),
+            "generated_tokens_per_request": round(sum(r.generated_tokens for r in flat) / n, 1),
+            "s_per_sample": round(sum(r.seconds for r in flat) / n, 3),
+            "length_cut": sum(r.finish == "length" for r in flat),
+        }
+    return out
+
+
+def markdown(summary: dict[str, Any]) -> str:
+    """The table of one set's figures."""
+    f = summary["figures"]
+    head = (f"{summary['set']} ({summary['language']}), rubric `{summary['rubric']}`, "
+            f"{f['pairs']} pairs; length-only ({f['length']['baseline']} wins): "
+            f"{f['length']['agreement']:.3f}\n\n"
+            "| variant | weighted (95 % CI) | ties | greedy | ties | prompt tok/req | "
+            "read tok/req | gen tok/req | s/sample |\n|---|---|---|---|---|---|---|---|---|\n")
+    lines = []
+    for name, v in f["variants"].items():
+        w, g = v["weighted"], v["greedy"]
+        ci = "–".join(f"{c:.2f}" for c in w["ci95"]) if w["ci95"] else "–"
+        lines.append(f"| {name} | {w['agreement']:.3f} ({ci}) | {w['ties']} | "
+                     f"{g['agreement']:.3f} | {g['ties']} | {v['prompt_tokens_per_request']} | "
+                     f"{v['prompt_tokens_read_per_request']} | "
+                     f"{v['generated_tokens_per_request']} | {v['s_per_sample']} |")
+    return head + "\n".join(lines) + "\n"
+
+
+# ---------------------------------------------------------------- running
+
+def read_records(path: Path) -> list[Record]:
+    if not path.is_file():
+        return []
+    return [Record(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+async def judge_rows(judge: Any, name: str, ds: DevSet, pairs: Sequence[Pair],
+                     variants: Sequence[str], done: set[tuple[str, str, str, str]],
+                     write: Callable[[Record], None], max_tokens: int, budget_s: float | None,
+                     log: Callable[[str], None]) -> bool:
+    """Ask every missing (variant, pair, side), one request at a time; False when the budget
+    stopped it first."""
+    started = time.perf_counter()
+    todo = [(v, p, side) for v in variants for p in pairs for side in ("good", "bad")
+            if (name, v, p.pair_id, side) not in done]
+    log(f"{name}: {len(todo)} requests to ask")
+    for i, (v, p, side) in enumerate(todo, 1):
+        if budget_s is not None and time.perf_counter() - started > budget_s:
+            log(f"{name}: budget of {budget_s:.0f} s spent; {len(todo) - i + 1} requests left")
+            return False
+        variant = VARIANTS[v]
+        sample = p.good if side == "good" else p.bad
+        t0 = time.perf_counter()
+        reply = await judge.complete(request(ds.rubric, variant, sample, ds.language, max_tokens))
+        seconds = time.perf_counter() - t0
+        weighted, greedy = scores_of(ds.rubric, variant, reply)
+        write(Record(name, v, p.pair_id, side, weighted, greedy, reply.prompt_tokens,
+                     reply.prompt_tokens_processed, reply.completion_tokens, round(seconds, 3),
+                     reply.finish_reason, reply.text[:300]))
+        if i % 10 == 0 or i == len(todo):
+            log(f"{name}: {i}/{len(todo)} ({v}, {time.perf_counter() - started:.0f} s)")
+    return True
+
+
+def make_judge(profile: str, n_ctx: int) -> Any:
+    from localeval.config import Settings
+    from localeval.models.backends import make_judge as build
+
+    judge, _ = build(Settings(profile=profile, parallel=1, n_ctx=n_ctx))
+    return judge
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--set", required=True, help=", ".join(SETS))
+    parser.add_argument("--variants", default="bare,default,no_reason,level_first",
+                        help="comma-separated: " + ", ".join(VARIANTS))
+    parser.add_argument("--limit", type=int, default=20, help="pairs (from --offset)")
+    parser.add_argument("--offset", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True, help="folder of records.jsonl")
+    parser.add_argument("--src", type=Path, default=None,
+                        help="the dev folder (with --train: the train folder)")
+    parser.add_argument("--train", action="store_true", help="the set's train/ split")
+    parser.add_argument("--profile", default="small")
+    parser.add_argument("--n-ctx", type=int, default=4096)
+    parser.add_argument("--max-tokens", type=int, default=160,
+                        help="answer cap (a reason is generated greedily up to it)")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="stop before the next request once this many seconds have passed")
+    parser.add_argument("--report", action="store_true", help="figures from the records only")
+    parser.add_argument("--markdown", action="store_true", help="also the table on stderr")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    log = lambda s: print(s, file=sys.stderr, flush=True)  # noqa: E731
+    if args.set not in SETS:
+        log(f"--set {args.set}: unknown set; one of {', '.join(SETS)}")
+        return 2
+    variants = [v for v in args.variants.split(",") if v]
+    if unknown := [v for v in variants if v not in VARIANTS]:
+        log(f"--variants: unknown {', '.join(unknown)}; known: {', '.join(VARIANTS)}")
+        return 2
+    if args.limit < 1 or args.offset < 0:
+        log("--limit must be 1 or more and --offset 0 or more")
+        return 2
+    ds = SETS[args.set]()
+    name = args.set + ("-train" if args.train else "")
+    try:
+        pairs = ds.pairs(args.src, args.train)[args.offset:args.offset + args.limit]
+    except LocalevalError as exc:
+        log(str(exc))
+        return 2
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "records.jsonl"
+    records = [r for r in read_records(path) if r.set == name]
+    complete = True
+    if not args.report:
+        judge = make_judge(args.profile, args.n_ctx)
+        with path.open("a", encoding="utf-8") as fh:
+            def write(rec: Record) -> None:
+                fh.write(json.dumps(asdict(rec), ensure_ascii=False) + "\n")
+                fh.flush()
+                records.append(rec)
+            try:
+                complete = asyncio.run(judge_rows(
+                    judge, name, ds, pairs, variants, {r.key for r in records}, write,
+                    args.max_tokens, args.budget_s, log))
+            finally:
+                judge.close()
+    summary = {"set": name, "language": ds.language, "rubric": ds.rubric.name,
+               "scale": ds.rubric.scale, "fields": ds.fields, "profile": args.profile,
+               "max_tokens": args.max_tokens, "complete": complete,
+               "command": shlex.join(["python", "scripts/bench/bench_frame.py",
+                                      *(sys.argv[1:] if argv is None else argv)]),
+               "figures": figures(records, pairs, variants, ds.length_trap)}
+    print(json.dumps(summary, ensure_ascii=False, indent=1))
+    if args.markdown:
+        log(markdown(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
