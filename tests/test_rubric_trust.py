@@ -133,6 +133,8 @@ def test_run_estimate_renders_in_the_sandbox_too(tmp_path: Path,
     said = capsys.readouterr()
     assert not pwned.exists()
     assert "Traceback" not in said.err
+    assert f"{path} [covers_question] template: cannot be rendered for this row" in (
+        said.out + said.err)
 
 
 # --- item 1: the template file lies at or below the metrics file's folder --------------------
