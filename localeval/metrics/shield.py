@@ -205,14 +205,6 @@ def _aimed(text: str | None) -> list[str]:
     return [s for s in split_sentences(text) if aimed_at_evaluator(s)]
 
 
-def value_of(sample: Sample, name: str) -> Any:
-    """A field's value read as data: a declared field of the row, or the extra column of that
-    name (never an attribute: a column named `copy` or `json` is that column)."""
-    if name in type(sample).model_fields:
-        return getattr(sample, name)
-    return (sample.model_extra or {}).get(name)
-
-
 def _texts(value: Any) -> Iterator[str]:
     """The strings in a field's value: itself, or those in its lists and objects."""
     if isinstance(value, str):
@@ -246,7 +238,7 @@ def planted(sample: Sample, columns: Iterable[str] = ()) -> dict[str, list[str]]
     when there is none."""
     found: dict[str, list[str]] = {}
     for name in _scanned(columns):
-        value = value_of(sample, name)
+        value = sample.value(name)
         items = value if isinstance(value, list) else [value]
         for i, item in enumerate(items):
             if hits := [s for text in _texts(item) for s in _aimed(text)]:
@@ -278,7 +270,7 @@ def without(sample: Sample, columns: Iterable[str] = ()) -> Sample:
     the sample."""
     update: dict[str, Any] = {}
     for name in _scanned(columns):
-        value = value_of(sample, name)
+        value = sample.value(name)
         if any(_aimed(t) for t in _texts(value)):
             update[name] = _stripped(value)
     return sample.model_copy(update=update)
