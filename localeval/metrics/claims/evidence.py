@@ -34,11 +34,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, NamedTuple, TypeVar
 
 from pydantic import BaseModel
 
-from localeval.bm25 import BM25
 from localeval.errors import PromptTooLong
 from localeval.judge.interface import FieldProbs
 from localeval.metrics.base import MetricContext
@@ -51,6 +50,9 @@ from localeval.text import (
     sentences_of_all,
     word_count,
 )
+
+if TYPE_CHECKING:
+    from localeval.bm25 import BM25
 
 LONG_WORDS = 350.0
 TOP = 3
@@ -94,6 +96,8 @@ class Index:
             frames.append(sorted({first} | ({heading} if heading is not None else set())))
             if j != first and is_heading(sentence):
                 heading = j
+        from localeval.bm25 import BM25  # long material only: a short run never loads it
+
         bags = [t for text in material for t in text.ranking_terms]
         return cls(sentences, BM25(bags, k1=_K1, b=_B), frames)
 
