@@ -251,6 +251,7 @@ def test_soft_faithfulness_is_the_mean_probability_of_support_zero_where_overrul
     (rec,) = outcome.records
     assert rec.scores["faithfulness"] == 0.5  # 1920 is not in the context: overruled
     assert rec.scores["faithfulness.weighted"] == pytest.approx(0.45)  # (0.9 + 0) / 2
+    assert rec.scores["faithfulness.greedy"] == 0.5  # the headline, written under its suffix too
     assert [s["p_supported"] for s in rec.details["faithfulness"]["statements"]] == [0.9, 0.0]
 
 

@@ -16,7 +16,6 @@ import pytest
 
 from localeval.api import EvalResults
 from localeval.cli import main
-from localeval.config import Settings
 from localeval.labels.store import read_labels
 from localeval.models.embed import HashEmbedder
 from localeval.names import (
@@ -30,8 +29,6 @@ from localeval.names import (
 )
 from localeval.report.compare import compare_runs
 from localeval.results.folder import load_run
-from localeval.runner import run
-from tests.test_faithfulness_fake import ProbingJudge
 
 OLD_KEYS = {"faithfulness.soft", "helpful.raw", "answer_similarity.raw",
             "context_relevance.context_supported_precision.soft"}
@@ -165,27 +162,18 @@ def test_the_api_reads_an_old_name_with_a_warning(tmp_path: Path) -> None:
         assert results.mean("faithfulness.weighted") == pytest.approx(0.775)  # no warning
 
 
-def test_a_judge_metric_writes_both_sub_keys_and_the_table_hides_the_headline_twin() -> None:
-    row = {"id": "p", "question": "When was the tower built?", "contexts": ["Built in 1889."],
-           "answer": "It was built in 1889. It was built in 1920."}
-    judge = ProbingJudge({
-        "faithfulness_statements": [{"statements": [["The tower was built in 1889."],
-                                                    ["The tower was built in 1920."]]}],
-        "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 1}]}],
-    }, p_one=[0.9, 0.8])
-    outcome = run([row], None, Settings(no_cache=True, claims="statements",
-                                        metrics=["faithfulness"]), judge=judge,
-                  embedder=HashEmbedder())
-    (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
-                          "faithfulness.weighted": pytest.approx(0.45)}
-    assert same_as_headline(outcome.summary["metrics"]) == ["faithfulness.greedy"]
+def test_the_summary_table_hides_a_sub_key_that_reads_as_its_headline(tmp_path: Path) -> None:
     from localeval.cli.common import summary_table
 
-    table = summary_table(outcome.summary)
-    rows = [ln.split()[0] for ln in table.splitlines()[1:3]]
-    assert rows == ["faithfulness", "faithfulness.weighted"]
-    assert "not shown, each the same as its headline: faithfulness.greedy" in table
+    summary = load_run(_folder(tmp_path / "new", NEW)).summary
+    # faithfulness.greedy and helpful.weighted equal their headlines on every sample
+    assert same_as_headline(summary["metrics"]) == ["faithfulness.greedy", "helpful.weighted"]
+    table = summary_table(summary)
+    rows = [ln.split()[0] for ln in table.splitlines()[1:-2]]
+    assert rows == ["faithfulness", "faithfulness.weighted", "helpful", "helpful.greedy",
+                    "answer_similarity", "answer_similarity.cosine"]
+    assert ("not shown, each the same as its headline: faithfulness.greedy, helpful.weighted"
+            in table)
 
 
 def test_assert_scores_reads_an_old_name_with_a_warning() -> None:
