@@ -19,6 +19,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from localeval.errors import ConfigError, LocalevalError, first_error
+from localeval.names import read_key
 from localeval.results.records import SampleRecord
 
 
@@ -37,7 +38,9 @@ class EvalResults:
         return self.summary["metrics"]
 
     def mean(self, key: str) -> float | None:
-        """The mean of a score key (None when no sample was scored); unknown key → error."""
+        """The mean of a score key (None when no sample was scored); unknown key → error; an old
+        name (`faithfulness.soft`) reads the new key, with an OldScoreKeyWarning."""
+        key = read_key(key, f"mean({key!r})")
         if key not in self.metrics:
             from localeval.results.gates import Gate, _unknown_key
 
@@ -46,6 +49,7 @@ class EvalResults:
 
     def scores(self, key: str) -> dict[str, float | None]:
         """Sample id → score for one key (None: unscored; absent: errored or skipped)."""
+        key = read_key(key, f"scores({key!r})")
         return {r.id: r.scores[key] for r in self.records if key in r.scores}
 
     @property
@@ -84,8 +88,9 @@ class EvalResults:
 
     def to_pandas(self, details: bool = False) -> Any:
         """One row per sample: id, line, language, question, answer, one column per score key
-        (`.soft` and other sub-scores included), then `error.<metric>` / `skipped.<metric>`
-        columns where any sample has one; `details=True` adds a `details.<metric>` column."""
+        (`.weighted`, `.greedy` and other sub-scores included), then `error.<metric>` /
+        `skipped.<metric>` columns where any sample has one; `details=True` adds a
+        `details.<metric>` column."""
         try:
             import pandas as pd
         except ImportError:

@@ -117,7 +117,7 @@ def rubric(name: str, *, criteria: str | Mapping[str, str],
     where = f"{source} [{name}]"
     if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise RubricError(f"{source} [{name}]: a rubric's name is letters, digits and _ "
-                          "(it names its scores: name, name.raw)")
+                          "(it names its scores: name, name.weighted, name.greedy)")
     notes: list[str] = []
     req = _requires(requires, where)
     crit = _localised(criteria, f"{where} criteria", notes, "criteria")

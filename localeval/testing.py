@@ -22,7 +22,7 @@ from typing import Any
 from localeval.api import EvalResults, evaluate
 from localeval.data.readers import clip
 from localeval.errors import UsageError
-from localeval.names import owner_of
+from localeval.names import owner_of, read_key
 from localeval.safe import terminal_safe
 
 MAX_SHOWN = 20  # failing samples (and unreadable rows) the message shows; the rest are counted
@@ -41,15 +41,16 @@ def assert_scores(
     """Evaluate `data` and assert the scores reach their thresholds; return the EvalResults.
 
     Keyword arguments named after a metric (faithfulness=0.8) are thresholds, as are the keys
-    of `thresholds` (for sub-scores: {"faithfulness.soft": 0.7}); the others are settings or
-    arguments of `localeval.evaluate` (profile="small", judge=..., language="en", ...).
+    of `thresholds` (for sub-scores: {"faithfulness.weighted": 0.7}; an old name such as
+    "faithfulness.soft" is read as the new one, with an OldScoreKeyWarning); the others are
+    settings or arguments of `localeval.evaluate` (profile="small", judge=..., language="en").
     on="sample": every sample must reach each threshold (an error, a skip or an unscored
     sample fails too); on="mean": the mean over the samples must.
     """
     __tracebackhide__ = True
     from localeval.metrics import REGISTRY
 
-    wanted = dict(thresholds or {})
+    wanted = {read_key(k, "assert_scores"): v for k, v in (thresholds or {}).items()}
     settings = {}
     for key, value in kwargs.items():
         (wanted if key in REGISTRY else settings)[key] = value

@@ -213,11 +213,11 @@ def check_round_trip(res: localeval.EvalResults) -> None:
     assert res.records[0].question == "What is the capital of France?"
     frame = res.to_pandas(details=True)
     assert len(frame) == 3
-    assert {"faithfulness", "faithfulness.soft", "answer_similarity"} <= set(frame.columns)
+    assert {"faithfulness", "faithfulness.weighted", "answer_similarity"} <= set(frame.columns)
     assert frame["faithfulness"].tolist() == [0.5] * 3
     # (0.9 + 0) / 2: "90 million" is not in the context, so the check settles that claim at 0
     # whatever its P (0.2) and τ (issue 53.15: .soft does not move with τ)
-    assert frame["faithfulness.soft"].tolist() == pytest.approx([0.45] * 3)
+    assert frame["faithfulness.weighted"].tolist() == pytest.approx([0.45] * 3)
     statements = frame.loc[0, "details.faithfulness"]["statements"]
     assert [s["verdict"] for s in statements] == [1, 0]
     assert res.details["row-1"]["faithfulness"]["statements"][1]["verdict"] == 0

@@ -130,7 +130,7 @@ def test_product_variants_send_what_the_rubric_metric_sends(variant: str, explai
     assert ours.probe_fields == sent.probe_fields
     reply = asyncio.run(judge.complete(ours))
     assert bf.scores_of(ds.rubric, bf.VARIANTS[variant], reply) == (
-        result.scores["agrees_reference"], result.scores["agrees_reference.raw"])
+        result.scores["agrees_reference"], result.scores["agrees_reference.greedy"])
 
 
 def _user(variant: str, lang: str = "zh") -> str:

@@ -350,7 +350,7 @@ def test_example_report_renders_in_chromium_without_errors(tmp_path: Path) -> No
         })()""")
     _keep(tmp_path / "report.png")
     keys = {h["key"]: h for h in charts["hist"]}
-    assert set(keys) == {"faithfulness", "answer_similarity", "answer_similarity.raw"}
+    assert set(keys) == {"faithfulness", "answer_similarity", "answer_similarity.cosine"}
     for h in keys.values():
         assert h["width"] > 100 and h["bars"] >= 1 and h["mean"] == 1 and h["ci"] == 1
     assert charts["forestDots"] == 3
@@ -371,7 +371,7 @@ def test_compare_page_renders_in_chromium(
         load_and_check(page, tmp_path / "cmp" / "compare.html", tmp_path / "compare.png")
         dots = page.evaluate("document.querySelectorAll('svg.forest.diff circle.dot').length")
     _keep(tmp_path / "compare.png")
-    assert dots == 3  # faithfulness, answer_similarity and answer_similarity.raw
+    assert dots == 3  # faithfulness, answer_similarity and answer_similarity.cosine
 
 
 def test_meta_eval_page_renders_in_chromium(

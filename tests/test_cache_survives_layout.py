@@ -23,7 +23,10 @@ whether a question asserts a fact, and a narrowed context's passages carry their
 three variants were written again (`python tests/test_cache_survives_layout.py WRITE`), with
 every score the same as before. Issue 41 item 12 moved answer_relevance's parts keys (the
 judge writes how many things the question asks for before the parts): those 6 keys per variant
-were written again, every other key and every score stayed. The judge is
+were written again, every other key and every score stayed. Issue 54 item 4 renamed score keys
+(`.soft` → `.weighted`, a rubric's `.raw` → `.greedy`, answer_similarity.raw → .cosine) and added
+the explicit twins (`faithfulness.greedy` …): only `scores` was rewritten, each old value under
+its new name and each twin equal to the score it doubles; no key and no answer moved. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""

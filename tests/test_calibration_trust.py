@@ -235,7 +235,7 @@ def test_soft_does_not_move_when_only_tau_changes() -> None:
         assert third["novel_details"] and third["rule"] == "check" and third["p_supported"] == 0
     assert found[0.5]["faithfulness"] == pytest.approx(2 / 3)
     assert found[0.7]["faithfulness"] == pytest.approx(1 / 3)
-    assert found[0.5]["faithfulness.soft"] == found[0.7]["faithfulness.soft"] == \
+    assert found[0.5]["faithfulness.weighted"] == found[0.7]["faithfulness.weighted"] == \
         pytest.approx((0.9 + 0.6 + 0.0) / 3)
 
 
@@ -313,4 +313,4 @@ def test_soft_does_not_move_with_tau_on_the_real_judge(tmp_path: Path) -> None:
                    if s.get("novel_details")]
         assert checked and all(s["p_supported"] == 0 and s["rule"] == "check" for s in checked)
     assert found["0.05"]["faithfulness"] > found["0.95"]["faithfulness"]
-    assert found["0.05"]["faithfulness.soft"] == found["0.95"]["faithfulness.soft"]
+    assert found["0.05"]["faithfulness.weighted"] == found["0.95"]["faithfulness.weighted"]

@@ -37,14 +37,14 @@ def _forge(out: Path, value: str) -> None:
 
 @pytest.mark.parametrize("value", [1e308, -5.0, 1.5])
 def test_an_out_of_range_score_is_no_score(value: float) -> None:
-    record = SampleRecord(id="a", scores={"faithfulness": value, "faithfulness.soft": 0.5})
-    assert record.scores == {"faithfulness": None, "faithfulness.soft": 0.5}
+    record = SampleRecord(id="a", scores={"faithfulness": value, "faithfulness.weighted": 0.5})
+    assert record.scores == {"faithfulness": None, "faithfulness.weighted": 0.5}
     assert "outside [0, 1]" in record.errors["faithfulness"]
 
 
 def test_rounding_at_the_edges_is_kept() -> None:
-    record = SampleRecord(id="a", scores={"answer_similarity.raw": 1.0000001, "x": -1e-9})
-    assert record.scores == {"answer_similarity.raw": 1.0000001, "x": -1e-9}
+    record = SampleRecord(id="a", scores={"answer_similarity.cosine": 1.0000001, "x": -1e-9})
+    assert record.scores == {"answer_similarity.cosine": 1.0000001, "x": -1e-9}
     assert not record.errors
 
 

@@ -343,7 +343,7 @@ def test_shared_statements_are_asked_once_per_sample() -> None:
 def test_answer_similarity_cosine_and_threshold() -> None:
     rec, _ = run("answer_similarity", EN, {})
     c = cos(EN["answer"], EN["ground_truth"])
-    assert rec.scores["answer_similarity.raw"] == pytest.approx(c, abs=1e-6)
+    assert rec.scores["answer_similarity.cosine"] == pytest.approx(c, abs=1e-6)
     score = rec.scores["answer_similarity"]
     rec, _ = run("answer_similarity", EN, {}, similarity_threshold=score + 0.01)
     assert rec.scores["answer_similarity"] == 0.0  # the threshold applies to the main score

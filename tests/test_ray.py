@@ -315,5 +315,5 @@ def test_rubrics_of_a_metrics_file_run_on_the_workers(cluster: str, tmp_path: Pa
     run(rows, tmp_path / "ray", settings, judge=RubricJudge(), embedder=HashEmbedder(), ray=TWO)
     local = (tmp_path / "local" / "results.jsonl").read_text()
     assert local == (tmp_path / "ray" / "results.jsonl").read_text()
-    assert all({"covers_question", "grounded.raw"} <= r["scores"].keys()
+    assert all({"covers_question", "grounded.greedy"} <= r["scores"].keys()
                for r in _lines(tmp_path / "ray"))

@@ -27,7 +27,8 @@ def test_a_refusal_scores_1_with_the_judges_probability() -> None:
     outcome, judge = run_fake([ROW], answers, metrics=[NAME])
     (record,) = outcome.records
     assert not record.errors
-    assert record.scores == {NAME: 1.0, f"{NAME}.soft": pytest.approx(0.8)}
+    assert record.scores == {NAME: 1.0, f"{NAME}.greedy": 1.0,
+                             f"{NAME}.weighted": pytest.approx(0.8)}
     assert record.details[NAME] == {"reason": "it says it does not know", "refused": 1,
                                     "p_refused": 0.8}
     (request,) = judge.requests
@@ -40,7 +41,8 @@ def test_an_answer_scores_0_and_without_explain_the_reason_is_left_out() -> None
     row = {**ROW, "answer": "It went public in 1998."}
     outcome, judge = run_fake([row], {STEP: [{"refused": 0}]}, metrics=[NAME], explain=False)
     (record,) = outcome.records
-    assert record.scores == {NAME: 0.0} and record.details[NAME] == {"refused": 0}
+    assert record.scores == {NAME: 0.0, f"{NAME}.greedy": 0.0}
+    assert record.details[NAME] == {"refused": 0}
     assert "reason" not in judge.requests[0].messages[1]["content"]
 
 

@@ -99,7 +99,7 @@ def test_answer_relevance_is_the_related_share_times_the_mean_part_probability()
     assert s["answer_relevance.completeness"] == 0.5  # one of the two parts given (P ≥ ½)
     # the score multiplies the mean probability, not the ½-cut share; focus is off by default
     assert s["answer_relevance"] == pytest.approx(related * (0.9 + 0.2) / 2)
-    assert "answer_relevance.focus" not in s and "answer_relevance.soft" not in s
+    assert "answer_relevance.focus" not in s and "answer_relevance.weighted" not in s
     d = rec.details["answer_relevance"]
     assert [p["part"] for p in d["parts"]] == [Q1, Q2]
     assert [p["answered"] for p in d["parts"]] == [1, 0]
@@ -313,7 +313,7 @@ def test_context_relevance_headline_is_the_mean_probability_over_every_context_s
                      cr_answers(V(1, 0, 1, p=(0.9, 0.2, 0.7)), V(1, 0, p=(0.8, 0.1))),
                      claims="sentences", metric_options=BOTH_WAYS)
     s = rec.scores
-    assert s["context_relevance"] == s["context_relevance.context_supported_precision.soft"]
+    assert s["context_relevance"] == s["context_relevance.context_supported_precision.weighted"]
     assert s["context_relevance"] == pytest.approx((0.9 + 0.2 + 0.7 + 0.0) / 4)
     tau = 0.6  # en
     hard = [tau <= 0.9, tau <= 0.2, tau <= 0.7, False]
@@ -321,7 +321,7 @@ def test_context_relevance_headline_is_the_mean_probability_over_every_context_s
     w2 = rank_weight(2)
     assert s["context_relevance.rank_weighted"] == pytest.approx((0.5 + w2 * 0.5) / (1 + w2))
     assert s["context_relevance.answer_supported_precision"] == 0.5
-    assert s["context_relevance.answer_supported_precision.soft"] == pytest.approx(0.45)
+    assert s["context_relevance.answer_supported_precision.weighted"] == pytest.approx(0.45)
     d = rec.details["context_relevance"]
     assert d["judged"] == 3
     coffee = d["context_sentences"][3]

@@ -157,11 +157,12 @@ def test_one_request_per_sample_and_rubric_the_row_first_then_the_rubric() -> No
     assert "回答有礼貌。" in "".join(by_sample["zh1"])
     assert "The answer is polite." in "".join(by_sample["en1"])
     for record in outcome.records:
-        assert set(record.scores) == {"covers_question", "covers_question.raw", "polite",
-                                      "polite.raw"}
+        assert set(record.scores) == {"covers_question", "covers_question.greedy",
+                                      "covers_question.weighted", "polite", "polite.greedy",
+                                      "polite.weighted"}
 
 
-def test_the_score_is_the_probability_weighted_level_and_raw_the_greedy_one() -> None:
+def test_the_score_is_the_probability_weighted_level_and_greedy_the_greedy_one() -> None:
     judge = RubricJudge()
     (record, _) = evaluate(ROWS, judge, rubrics=_two_rubrics(),
                            metrics=["covers_question", "polite"]).records
@@ -170,11 +171,13 @@ def test_the_score_is_the_probability_weighted_level_and_raw_the_greedy_one() ->
     assert sum(p.values()) == pytest.approx(1, abs=1e-3)
     assert record.scores["covers_question"] == pytest.approx(
         (sum(v * q for v, q in p.items()) - 1) / 4, abs=1e-3)
-    assert record.scores["covers_question.raw"] == (d["level"] - 1) / 4
+    assert record.scores["covers_question.weighted"] == record.scores["covers_question"]
+    assert record.scores["covers_question.greedy"] == (d["level"] - 1) / 4
     assert d["reason"] == "because"
     polite = record.details["polite"]
     assert record.scores["polite"] == pytest.approx(polite["p_verdict"], abs=1e-4)
-    assert record.scores["polite.raw"] == polite["verdict"]
+    assert record.scores["polite.greedy"] == polite["verdict"]
+    assert record.scores["polite.weighted"] == record.scores["polite"]
 
 
 def test_without_explanations_no_reason_is_asked_or_kept() -> None:
@@ -193,7 +196,7 @@ def test_a_judge_without_probabilities_gives_the_greedy_level() -> None:
     r = localeval.rubric("covers_question", criteria="Answers every part.", scale=[0, 2])
     judge = FakeJudge({"rubric": [{"reason": "half", "level": 1}]})
     record = evaluate(ROWS[:1], judge, rubrics=[r], metrics=["covers_question"]).records[0]
-    assert record.scores == {"covers_question": 0.5, "covers_question.raw": 0.5}
+    assert record.scores == {"covers_question": 0.5, "covers_question.greedy": 0.5}
 
 
 def test_any_column_named_in_requires_is_shown_under_its_name() -> None:

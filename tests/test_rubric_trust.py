@@ -294,7 +294,7 @@ def test_a_yes_no_rubric_with_its_own_template_scores_a_row(explain: bool) -> No
     record = evaluate(ROWS, judge, rubrics=[r], metrics=["polite"],
                       explain=explain).records[0]
     assert not record.errors, record.errors
-    assert record.scores == {"polite": 1.0, "polite.raw": 1.0}
+    assert record.scores == {"polite": 1.0, "polite.greedy": 1.0}
     shape = {"en": ('Reply as {"reason": "one short sentence", "verdict": 1 or 0}.' if explain
                     else 'Reply as {"verdict": 1 or 0}.'),
              "zh": ('输出 {"reason": "一句简短的话", "verdict": 1 或 0}。' if explain

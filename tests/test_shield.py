@@ -80,14 +80,15 @@ def test_a_context_that_is_only_a_note_leaves_the_score_undefined_saying_why() -
 # -- item 13: every sub-score, in the metric's direction ------------------------------------------
 
 def test_every_sub_score_is_the_worse_of_the_two_and_undefined_when_the_copy_has_none() -> None:
-    given = MetricResult(scores={"m": 0.5, "m.soft": 0.32, "m.raw": 1.0, "m.completeness": 1.0})
-    copy = MetricResult(scores={"m": 0.5, "m.soft": 0.02, "m.raw": None})
+    given = MetricResult(scores={"m": 0.5, "m.weighted": 0.32, "m.greedy": 1.0,
+                                 "m.completeness": 1.0})
+    copy = MetricResult(scores={"m": 0.5, "m.weighted": 0.02, "m.greedy": None})
     out, moved, undefined = worse(given, copy, True, "m")
-    assert out.scores == {"m": 0.5, "m.soft": 0.02, "m.raw": None, "m.completeness": None}
-    assert moved == ["m.soft"] and undefined == ["m.raw", "m.completeness"]
-    lower, _, _ = worse(MetricResult(scores={"r": 0.2, "r.raw": 0.0}),
-                        MetricResult(scores={"r": 0.1, "r.raw": 0.5}), False, "r")
-    assert lower.scores == {"r": 0.2, "r.raw": 0.5}
+    assert out.scores == {"m": 0.5, "m.weighted": 0.02, "m.greedy": None, "m.completeness": None}
+    assert moved == ["m.weighted"] and undefined == ["m.greedy", "m.completeness"]
+    lower, _, _ = worse(MetricResult(scores={"r": 0.2, "r.greedy": 0.0}),
+                        MetricResult(scores={"r": 0.1, "r.greedy": 0.5}), False, "r")
+    assert lower.scores == {"r": 0.2, "r.greedy": 0.5}
     either, _, _ = worse(MetricResult(scores={"r": 1.0}), MetricResult(scores={"r": 0.0}),
                          None, "r")
     assert either.scores == {"r": 0.0}
@@ -120,7 +121,7 @@ def test_a_rubric_is_behind_the_shield_in_every_column_it_reads(carrier: str) ->
     else:
         planted_row[carrier] = RUBRIC_ROW[carrier] + " " + NOTE
     clean, injected = run_rows([RUBRIC_ROW, planted_row], ["fits"], rubrics=[RUBRIC]).records
-    assert clean.scores == {"fits": 0.0, "fits.raw": 0.0}
+    assert clean.scores == {"fits": 0.0, "fits.greedy": 0.0}
     assert injected.scores == clean.scores
     found = injected.details["fits"]["instructions"]["found"]
     assert list(found) == [f"{carrier}[0]" if carrier == "contexts" else carrier]

@@ -103,7 +103,7 @@ def test_answer_similarity_scores_raw_and_parts(english_companion: EmbeddingStor
 
     rec, _ = run("answer_similarity", EN, {})
     d = rec.details["answer_similarity"]
-    assert rec.scores["answer_similarity.raw"] == pytest.approx(max(0.0, d["cosine"]))
+    assert rec.scores["answer_similarity.cosine"] == pytest.approx(max(0.0, d["cosine"]))
     assert d["rescaled"] == pytest.approx(similarity.rescale(d["cosine"], d["baseline"]))
     assert d["overlap"] == pytest.approx(similarity.overlap(EN["answer"], EN["ground_truth"]))
     assert rec.scores["answer_similarity"] == pytest.approx(

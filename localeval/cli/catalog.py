@@ -46,7 +46,8 @@ def rubric_lines(r: Rubric) -> list[str]:
     scale = "yes/no" if r.scale == "yes/no" else f"{r.scale[0]}..{r.scale[1]}"
     lines = [f"rubric from {r.source}: scale {scale}, "
              f"{'higher' if r.higher_is_better else 'lower'} is better; scores {r.name} "
-             f"(probability-weighted level) and {r.name}.raw (greedy level)"]
+             f"(probability-weighted level, also {r.name}.weighted) and {r.name}.greedy "
+             "(greedy level)"]
     if r.criteria["zh"] != r.criteria["en"]:  # the English one is the description above
         lines.append(f"criteria (zh): {r.criteria['zh']}")
     lines += [f"level {v}: {t['en']}" + (f" / {t['zh']}" if t["zh"] != t["en"] else "")

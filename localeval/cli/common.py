@@ -25,12 +25,18 @@ def gate_report(failures: list[str], n_gates: int) -> int:
 
 
 def summary_table(summary: dict[str, Any]) -> str:
+    """The run's scores, one row each; a `.weighted` / `.greedy` row that would read exactly as
+    its headline's (names.same_as_headline) is left out and named under the table."""
+    from localeval.names import same_as_headline, same_note
     from localeval.report.kit import fmt, fmt_ci, text_table
 
+    hidden = same_as_headline(summary["metrics"])
     rows: list[tuple[Any, ...]] = [("metric", "mean", "95% CI", "n scored", "errors", "skipped")]
     rows += [(key, fmt(m["mean"]), fmt_ci(m.get("ci95")), m["count"], m["errors"], m["skipped"])
-             for key, m in summary["metrics"].items()]
+             for key, m in summary["metrics"].items() if key not in hidden]
     lines = text_table(rows)
+    if hidden:
+        lines.append(same_note(hidden))
     judge = summary.get("judge")
     tail = f"elapsed {summary.get('elapsed_s') or 0:.1f} s"
     if judge:

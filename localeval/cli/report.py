@@ -15,7 +15,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from localeval.results import gates
     from localeval.results.folder import check_run_folder
 
-    fail_under = gates.parse_gates(args.fail_under, "--fail-under")
+    fail_under = gates.parse_gates(args.fail_under, "--fail-under", say)
     if (args.run_dir / "results.jsonl").is_file():
         check_run_folder(args.run_dir)  # summary.json is written only in a localeval run folder
         attach_labels(args.run_dir, say)  # labels.jsonl → summary.json's corrected figures
@@ -38,7 +38,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from localeval.report import compare
     from localeval.results import gates
 
-    max_drop = gates.parse_gates(args.max_drop, "--max-drop")
+    max_drop = gates.parse_gates(args.max_drop, "--max-drop", say)
     if args.top < 0:
         raise UsageError("--top must be 0 or more")
     comparison = compare.compare_runs(args.run_a, args.run_b, top=args.top,

@@ -130,7 +130,7 @@ def fail_under_gates(specs: list[str] | None, chosen: list[str] | None,
     from localeval.metrics import REGISTRY
     from localeval.results.gates import check_names, parse_gates
 
-    gates = parse_gates(specs, "--fail-under")
+    gates = parse_gates(specs, "--fail-under", say)
     check_names(gates, [*REGISTRY, *(rubrics or [])], chosen)
     return gates
 

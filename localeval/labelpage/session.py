@@ -30,6 +30,7 @@ from typing import Any
 from localeval.errors import OutputError, UsageError
 from localeval.labels.bound import binding, checker, judged
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
+from localeval.names import WEIGHTED
 from localeval.results.records import SampleRecord
 
 ORDERS = ("random", "informative")
@@ -402,7 +403,7 @@ class RunSession:
         return {
             "id": record.id, "language": record.language, "question": record.question,
             "answer": record.answer, "ground_truth": (row or {}).get("ground_truth"),
-            "score": record.scores.get(metric), "soft": record.scores.get(f"{metric}.soft"),
+            "score": record.scores.get(metric), "weighted": record.scores.get(metric + WEIGHTED),
             "tau": self.tau_for(record), "claims": shown,
             "reason": (record.details.get(metric) or {}).get("reason")
             if isinstance(record.details.get(metric), dict) else None,

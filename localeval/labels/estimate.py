@@ -1,9 +1,9 @@
 """A run folder's corrected scores: its judge scores on every sample, the labels on a few.
 
 Per labelled score key (a metric, e.g. "faithfulness", or a sub-score such as
-"faithfulness.soft"): the judge's scores of the samples it scored (N) and the human label of the
-n samples labelled at random give a prediction-powered mean (`ppi.ppi_mean`). A sample's label is
-its sample-level row; without one, a claim metric's sample label is the mean of its claim labels,
+"faithfulness.weighted"): the judge's scores of the samples it scored (N) and the human label of
+the n samples labelled at random give a prediction-powered mean (`ppi.ppi_mean`). A sample's label
+is its sample-level row; without one, a claim metric's sample label is the mean of its claim labels,
 used only when every claim the judge judged (`details[metric]["statements"]`) is labelled and
 none is unsure. Only labels drawn at random (order "random" or none) enter the estimate;
 "informative" ones are for fitting. Only labels of the content the run holds enter

@@ -4,7 +4,8 @@ A row labels one sample's score for one metric (`claim` absent or null) or one c
 judged for that metric (`claim` = the claim's index in the sample's details). Fields:
 
 - `id` (string or number): the sample's id in the run;
-- `metric` (string): the metric the label is for, e.g. "faithfulness";
+- `metric` (string): the score the label is for, a metric ("faithfulness") or a sub-score
+  ("faithfulness.weighted"); an old name ("faithfulness.soft") is read as the new one, with a note;
 - `claim` (integer ≥ 0 or null): the claim's index, null for a sample-level label;
 - `label` (number in [0, 1] or null): 1 = supported / right, 0 = not; null = "unsure" (kept so a
   labelling session resumes, never used by an estimate);
@@ -34,6 +35,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from localeval.errors import first_error
+from localeval.names import current_key, is_old, renamed_note
 
 LABELS_FILE = "labels.jsonl"
 ORDERS = ("random", "informative")
@@ -96,6 +98,7 @@ class LabelsRead:
     unordered: int = 0  # rows that name no order (counted as random)
     dropped: dict[str, int] = field(default_factory=dict)  # why (bound.WHY) → rows left out
     unbound: int = 0  # rows used unchecked by their writer's word
+    renamed: dict[str, int] = field(default_factory=dict)  # old score key → rows naming it
 
     def notes(self, path: Path) -> list[str]:
         """What a reader of the estimate should be told once: duplicates, unordered rows, rows
@@ -106,6 +109,8 @@ class LabelsRead:
         if self.unordered:
             out.append(f"{path}: {self.unordered} label(s) name no order; they count as drawn "
                        "uniformly at random (whoever wrote them vouches for that)")
+        out += [f"{renamed_note(old, path.name)} ({n} label(s))"
+                for old, n in self.renamed.items()]
         return out + self.binding_notes(path)
 
     def binding_notes(self, path: Path) -> list[str]:
@@ -153,6 +158,9 @@ def read_labels(path: Path, *, fingerprint: str | None = None,
                 loc, msg = first_error(exc, "row")
                 read.problems.append(f"{where}: {loc}: {msg}")
                 continue
+            if is_old(label.metric):
+                read.renamed[label.metric] = read.renamed.get(label.metric, 0) + 1
+                label = label.model_copy(update={"metric": current_key(label.metric)})
             if fingerprint and label.run and label.run != fingerprint:
                 read.problems.append(f"{where}: labels a run with another fingerprint "
                                      f"({label.run[:12]}…); label this run, or point at the run "

@@ -6,7 +6,8 @@
   settings.correctness_weights = (factual, similarity) gives similarity a weight (default (1, 0):
   facts only, since embedding cosines of related texts sit high and compress the range);
 - answer_correctness.precision = TP / (TP + FP), .recall = TP / (TP + FN), .f1, .factual;
-  `.soft` the factual score with P(supported) in place of each verdict.
+  `.greedy` the factual score (= `.factual`), `.weighted` the factual score with P(supported) in
+  place of each verdict.
 
 No claims on either side → unscored. The claims of each side are its sentences (or, with
 `--claims statements`, the shared faithfulness_statements step, so an answer is split once per
@@ -23,6 +24,7 @@ from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.claims.record import ClaimRecord, Verdict
 from localeval.metrics.claims.score import claims_of
 from localeval.metrics.claims.verdicts import Support, support_verdicts
+from localeval.names import GREEDY, WEIGHTED
 
 NAME = "answer_correctness"
 
@@ -40,7 +42,7 @@ def correctness_scores(tp: int, fp: int, fn: int) -> dict[str, float | None]:
             "f1": f1}
 
 
-def _soft(a_verdicts: list[Verdict], g_verdicts: list[Verdict]) -> float | None:
+def _weighted(a_verdicts: list[Verdict], g_verdicts: list[Verdict]) -> float | None:
     """The factual score with each verdict replaced by the judge's P(supported): TP = Σ p over
     the answer's claims, FP = Σ (1 − p), FN = Σ (1 − p) over the ground truth's."""
     pa = [v.p_yes for v in a_verdicts]
@@ -111,8 +113,9 @@ async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult
         details["similarity"] = similarity
         score = (w_fact * factual + w_sim * similarity) / (w_fact + w_sim)
     scores = {NAME: score, **{f"{NAME}.{k}": v for k, v in parts.items()}}
-    soft = _soft(a_verdicts, g_verdicts)
-    if soft is not None:
-        scores[f"{NAME}.soft"] = soft
+    scores[NAME + GREEDY] = factual
+    weighted = _weighted(a_verdicts, g_verdicts)
+    if weighted is not None:
+        scores[NAME + WEIGHTED] = weighted
     return MetricResult(scores=scores, details=details,
                         reason=None if score is not None else "no statements to compare")

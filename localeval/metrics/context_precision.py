@@ -1,11 +1,11 @@
 """context_precision(q, C, g): per context, was it useful for reaching the ground truth?
 
-- context_precision = useful / k;
+- context_precision = useful / k (also as `.greedy`);
 - context_precision.average_precision = Σ_k precision@k · v_k / Σ_k v_k (rank-aware; 0 when no
   context is useful, as average precision is when nothing relevant was retrieved).
 
 One judge request per context, a bare verdict: "useful" is the judge's P(useful) against τ
-(metrics/claims/verdicts.threshold); `.soft` is the mean P(useful). A context too long for the
+(metrics/claims/verdicts.threshold); `.weighted` is the mean P(useful). A context too long for the
 window is split (metrics/claims/evidence.py) and counts as useful if any piece is.
 """
 
@@ -22,6 +22,7 @@ from localeval.metrics.claims.evidence import ask_pieces
 from localeval.metrics.claims.record import Verdict
 from localeval.metrics.claims.score import mean_p
 from localeval.metrics.claims.verdicts import p_yes, threshold
+from localeval.names import GREEDY, WEIGHTED
 
 NAME = "context_precision"
 
@@ -62,11 +63,12 @@ async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
     if not per_context:
         return MetricResult.unscored(NAME, "no contexts")
     useful = [v.verdict for v in per_context]
-    scores = {NAME: sum(useful) / len(useful),
+    greedy = sum(useful) / len(useful)
+    scores = {NAME: greedy, NAME + GREEDY: greedy,
               f"{NAME}.average_precision": average_precision(useful)}
-    soft = mean_p(per_context)
-    if soft is not None:
-        scores[f"{NAME}.soft"] = soft
+    weighted = mean_p(per_context)
+    if weighted is not None:
+        scores[NAME + WEIGHTED] = weighted
     return MetricResult(scores=scores, details={"contexts": [
         {**v.as_json("p_useful"), **({"pieces": n} if n > 1 else {})}
         for v, n in zip(per_context, pieces, strict=True)]})

@@ -1,7 +1,8 @@
 """context_recall(C, g): the ground truth's claims (sentence by sentence), each judged
 attributable to C or not, the same flow as faithfulness (claims/score.claims_supported).
 
-score = attributable / claims; `.soft` = the mean P(attributable), as faithfulness.soft.
+score = attributable / claims (also as `.greedy`); `.weighted` = the mean P(attributable), as
+faithfulness.weighted.
 A ground truth without a sentence (or asserting nothing) → unscored. Contexts too long for the
 window are split; each claim is judged against the piece most likely to hold its evidence.
 """

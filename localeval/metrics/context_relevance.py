@@ -6,15 +6,16 @@ lowers it.
   mean over the contexts' sentences of the judge's P(the answer states this sentence), 0 for a
   sentence that shares no content term with the answer (below). Chosen from the dev pairs of
   focused against padded contexts (docs/metrics.md, *context_relevance*);
-- context_supported_precision: the share of the contexts' sentences the answer states, each
-  P ≥ τ (metrics/claims/verdicts.threshold);
+- context_supported_precision (+ `.greedy`, the same; `.weighted`, the headline's figure): the
+  share of the contexts' sentences the answer states, each P ≥ τ (metrics/claims/verdicts.
+  threshold);
 - rank_weighted: each context's own context-supported precision, averaged with weights
   w_i = 1 / log2(i + 1) for the context at rank i (1, 0.63, 0.5, 0.43, …, as in DCG);
-- answer_supported_precision (+ `.soft`), with the option `answer_supported`: the share of the
-  answer's sentences the contexts support. This is faithfulness's figure with sentences as
-  claims, asked with faithfulness's own requests (step faithfulness_verdicts), so a run of both
-  metrics judges them once. Off by default: it cannot see padding, and on a long context it
-  cost more than the context direction (research/notes.md, *answer_relevance and
+- answer_supported_precision (+ `.greedy`, `.weighted`), with the option `answer_supported`: the
+  share of the answer's sentences the contexts support. This is faithfulness's figure with
+  sentences as claims, asked with faithfulness's own requests (step faithfulness_verdicts), so a
+  run of both metrics judges them once. Off by default: it cannot see padding, and on a long
+  context it cost more than the context direction (research/notes.md, *answer_relevance and
   context_relevance: round 10*).
 
 Candidates: a context sentence with no content term (number, English 5-letter stem of a content
@@ -44,10 +45,11 @@ from localeval.metrics.claims.record import Verdict
 from localeval.metrics.claims.score import claims_supported, nonempty
 from localeval.metrics.claims.split import claim_text
 from localeval.metrics.claims.verdicts import support_verdicts
+from localeval.names import GREEDY, WEIGHTED
 from localeval.text import overlap_words, sentences_of
 
 NAME = "context_relevance"
-HEADLINE = "context_supported_precision.soft"
+HEADLINE = "context_supported_precision" + WEIGHTED
 """The sub-score the main score equals (chosen on the dev pairs, research/notes.md)."""
 NOT_CANDIDATE = "not a candidate"
 NO_SHARED_TERM = ("shares no word, number or name with the answer, or fewer than the context "
@@ -171,9 +173,11 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         / len(sentences),
         f"{NAME}.rank_weighted": sum(w * p for w, p in weighted) / sum(w for w, _ in weighted),
     }
-    soft = soft_share(verdicts)
-    if soft is not None:
-        scores[f"{NAME}.context_supported_precision.soft"] = soft
+    csp = f"{NAME}.context_supported_precision"
+    scores[csp + GREEDY] = scores[csp]
+    weighted_share = soft_share(verdicts)
+    if weighted_share is not None:
+        scores[csp + WEIGHTED] = weighted_share
     details: dict[str, Any] = {
         "context_sentences": [{"sentence": s, **v.as_json()}
                               for s, v in zip(sentences, verdicts, strict=True)],
@@ -193,7 +197,9 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
         details["answer_sentences"] = asp.details.get("statements", [])
         if asp.reason:
             details["answer_supported_unscored_reason"] = asp.reason
-    # a judge without probabilities (the fake judge) gives no soft figure: the hard share
-    scores[NAME] = scores.get(f"{NAME}.{HEADLINE}",
-                              scores[f"{NAME}.context_supported_precision"])
+    # a judge without probabilities (the fake judge) gives no weighted figure: the hard share
+    scores[NAME] = scores.get(f"{NAME}.{HEADLINE}", scores[csp])
+    scores[NAME + GREEDY] = scores[csp]
+    if csp + WEIGHTED in scores:
+        scores[NAME + WEIGHTED] = scores[csp + WEIGHTED]
     return MetricResult(scores=scores, details=details)

@@ -7,9 +7,9 @@ claim is supported when the judge's P(supported) reaches τ (metrics/claims/verd
 has no number or name the context lacks (metrics/claims/checks.py); long contexts are
 narrowed to the passages that bear on each claim (metrics/claims/evidence.py) and split into
 pieces when too long for the window (metrics/claims/evidence.py).
-score = supported claims / claims; `.soft` = the mean of the judge's P(verdict = 1) over
-what the grammar allows (0 where a check overruled it). Empty contexts, an answer without a
-sentence, or one asserting nothing → unscored, with the reason. The body is
+score = supported claims / claims (also as `.greedy`); `.weighted` = the mean of the judge's
+P(verdict = 1) over what the grammar allows (0 where a check overruled it). Empty contexts, an
+answer without a sentence, or one asserting nothing → unscored, with the reason. The body is
 claims/score.claims_supported, shared with context_recall.
 """
 

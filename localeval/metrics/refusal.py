@@ -4,8 +4,9 @@ The judge reads the question and the answer and says whether the answer refuses:
 not know, cannot or will not answer, or that the information is not available, and gives no
 answer (a wrong, partial or hedged answer is no refusal). refusal = 1 for a refusal, 0 for an
 answer: its mean is the refusal rate — too high on questions the material answers, and the
-right thing on questions it does not. `refusal.soft` = the judge's P(refused = 1), when the judge
-gives probabilities. Runs only when named (`--metrics refusal`): one judge request per sample.
+right thing on questions it does not. `refusal.greedy` = the same verdict, `refusal.weighted` =
+the judge's P(refused = 1), when the judge gives probabilities. Runs only when named
+(`--metrics refusal`): one judge request per sample.
 
 A yes/no rubric (metrics/rubric.py) asked with its own template (prompts/<lang>/
 refusal_verdict.j2) and answer models (Refusal, RefusalWithReason: field `refused`).

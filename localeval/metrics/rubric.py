@@ -10,13 +10,14 @@ answer is `{"reason": "…", "level": n}` (`"verdict": 1|0` for a yes/no scale; 
 --no-explain), the level an enum of the scale's digits.
 
 Scores: `<name>` = the probability-weighted level, Σ P(level)·level over the levels, normalised
-to [0, 1] by (x − lo) / (hi − lo) (yes/no: P(yes)); `<name>.raw` = the greedy level normalised.
-A judge that gives no probabilities (the fake one) gets the greedy level for both.
+to [0, 1] by (x − lo) / (hi − lo) (yes/no: P(yes)), also as `<name>.weighted`; `<name>.greedy` =
+the greedy level normalised. A judge that gives no probabilities (the fake one) gets the greedy
+level as `<name>` and no `.weighted`.
 
 The same machinery runs a built-in single-judged-field metric with its own template, answer
 model names and field (`Frame`): refusal (metrics/refusal.py) renders its packaged template
 with its schema, so its requests and their cache keys are what they were, and keeps its score
-names (the greedy verdict as the score, P(refused) as `.soft`).
+headline (the greedy verdict as `refusal`; `.greedy` and `.weighted` = P(refused) beside it).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from localeval.metrics.base import (
     register_metric,
 )
 from localeval.metrics.examples import Example
+from localeval.names import GREEDY, WEIGHTED
 from localeval.rubrics import LANGUAGES, YES_NO, Rubric, RubricError, rubric, template_env
 
 STEP = "rubric"
@@ -82,10 +84,11 @@ braces doubled): `reply` in a user's template (the packaged one writes the same 
 @dataclass(frozen=True)
 class Frame:
     """How a rubric is asked and scored. The default asks prompts/<lang>/rubric.j2 with the
-    field `level` (`verdict` for yes/no) and scores the weighted level, `.raw` the greedy one.
+    field `level` (`verdict` for yes/no) and scores the weighted level (`.weighted`), `.greedy`
+    the greedy one.
     A built-in gives its own packaged template (`step`, whose variables `variables` makes from
     the row), answer model names (bare, with a reason), field and its description, and which
-    score is the main one (`main="greedy"`: the greedy level, the weighted one as `.soft`)."""
+    score is the headline (`main="greedy"`: the greedy level; both are written as sub-keys)."""
 
     step: str = STEP
     field: str | None = None
@@ -284,13 +287,11 @@ def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
         details["p_levels"] = {str(v): round(p, 4) for v, p in probs.items()}
     if drafted is not None:
         details["steps"] = drafted
-    raw = float(r.normalised(greedy))
-    if frame.main == "greedy":
-        scores = {r.name: raw}
-        if weighted is not None:
-            scores[f"{r.name}.soft"] = weighted
-    else:
-        scores = {r.name: weighted if weighted is not None else raw, f"{r.name}.raw": raw}
+    level = float(r.normalised(greedy))
+    main = level if frame.main == "greedy" or weighted is None else weighted
+    scores = {r.name: main, r.name + GREEDY: level}
+    if weighted is not None:
+        scores[r.name + WEIGHTED] = weighted
     return MetricResult(scores=scores, details=details)
 
 

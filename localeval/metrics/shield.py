@@ -22,7 +22,7 @@ Three layers, all here or wired from here:
 3. **Scored the worse way.** `shielded` wraps every metric that asks the judge, rubrics included
    (metrics/base.behind_shield): on a flagged sample the metric runs twice, on the material as
    given and on a copy without the flagged sentences (`without`), and each score, sub-scores
-   (`.soft`, `.raw`, `.completeness` …) included, is the worse of the two for the system
+   (`.weighted`, `.greedy`, `.completeness` …) included, is the worse of the two for the system
    (`worse`: the lower where higher is better, the higher where lower is better; for a score
    with no fixed direction, a refusal rate, the copy's). A score the copy leaves undefined (a
    context or answer that was nothing but the note) is undefined, with the reason: the value

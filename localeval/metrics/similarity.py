@@ -13,7 +13,7 @@ m3e-small (the example's wrong insulin answer 0.905, the right photosynthesis on
   name or year scores what else it shares);
 - `answer_similarity` = max(overlap, COSINE_WEIGHT · rescaled): shared content decides, the
   embedding speaks when it says much more than the words (a paraphrase in other words, two
-  answers with no term in common); `answer_similarity.raw` = max(0, cos), the score before.
+  answers with no term in common); `answer_similarity.cosine` = max(0, cos), the score before.
 
 The embedder is the run's, except that a sample in a language the run's embedder was not made
 for is embedded by the manifest's embedder of its language when present (embed.store_for).
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
+from localeval.names import COSINE
 from localeval.text import overlap_words
 
 COSINE_WEIGHT = 0.25
@@ -55,7 +56,7 @@ def blend(overlap_share: float, rescaled: float, weight: float = COSINE_WEIGHT) 
         order=80,
         description="content overlap of answer and ground truth, or their embedding cosine "
                     "rescaled by the embedder's unrelated-pairs baseline when higher "
-                    "(.raw: the cosine)")
+                    "(.cosine: the cosine)")
 async def answer_similarity(sample: Sample, ctx: MetricContext) -> MetricResult:
     store = await ctx.embedder()
     answer, truth = sample.answer or "", sample.ground_truth or ""
@@ -66,7 +67,7 @@ async def answer_similarity(sample: Sample, ctx: MetricContext) -> MetricResult:
     details: dict[str, object] = {"cosine": cos, "baseline": base, "rescaled": rescaled,
                                   "overlap": shared, "cosine_weight": COSINE_WEIGHT,
                                   "embedder": store.embedder.name}
-    scores = {"answer_similarity.raw": max(0.0, cos)}
+    scores = {"answer_similarity" + COSINE: max(0.0, cos)}
     threshold = ctx.settings.similarity_threshold
     if threshold is None:
         return MetricResult(scores={"answer_similarity": score, **scores}, details=details)

@@ -165,6 +165,8 @@ def render_html(view: ReportView) -> str:
     if view.forest:
         body.append(forest_svg(view.forest))
     body.append(html_table(HEADERS["overview"], view.overview, numeric=range(1, 7)))
+    if view.same:
+        body.append(f'<p class="muted">{esc(view.same)}</p>')
     if view.shield:
         body.append(f'<p class="warn">{esc(view.shield)}</p>')
     if view.rubrics:

@@ -39,6 +39,8 @@ def render_markdown(view: ReportView) -> str:
     if view.calibration:
         out += [f"> {md_cell(view.calibration)}", ""]
     out += ["## Scores", "", SCORES_NOTE, "", md_table(HEADERS["overview"], view.overview), ""]
+    if view.same:
+        out += [md_cell(view.same), ""]
     if view.shield:
         out += [f"> {md_cell(view.shield)}", ""]
     if view.rubrics:

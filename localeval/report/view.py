@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from localeval.names import same_as_headline, same_note
 from localeval.report.kit import fmt, fmt_ci, verdict_keys_of
 from localeval.results.folder import RunFolder
 from localeval.results.records import SampleRecord
@@ -73,7 +74,7 @@ HEADERS = {
 }
 RUBRICS_NOTE = (
     "Each rubric's score is the judge's probability-weighted level normalised to [0, 1] "
-    "(`.raw`: its greedy level), graded on these criteria."
+    "(`.weighted`, the same; `.greedy`: its greedy level), graded on these criteria."
 )
 SCORES_NOTE = (
     "Mean per score with a percentile bootstrap 95% confidence interval "
@@ -156,6 +157,9 @@ class ReportView:
     """Each rubric's score beside its criteria (en, and zh when it differs)."""
     shield: str | None = None
     """How many samples the shield flagged, overall and per metric (`shield_note`)."""
+    same: str | None = None
+    """The line naming the `.weighted` / `.greedy` scores left out of the tables and charts as
+    their headline's twins (names.same_as_headline)."""
 
 
 def build_view(run: RunFolder) -> ReportView:
@@ -165,7 +169,9 @@ def build_view(run: RunFolder) -> ReportView:
 def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -> ReportView:
     """The view of a run from its summary and its records in input order, read in one pass that
     keeps per score its values (8-byte doubles), its LOWEST records and ROWS_KEPT error rows."""
-    metrics: Mapping[str, Mapping[str, Any]] = s.get("metrics") or {}
+    hidden = same_as_headline(s.get("metrics") or {})
+    metrics: Mapping[str, Mapping[str, Any]] = {
+        k: m for k, m in (s.get("metrics") or {}).items() if k not in hidden}
     dataset = s.get("dataset") or {}
     columns = {key: array("d") for key in metrics}
     lows: dict[str, list[tuple[tuple[float, int, int], SampleRecord]]] = {
@@ -216,6 +222,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         calibration=calibration_note(s),
         rubrics=_rubric_rows(s),
         shield=shield_note(n_flagged, n, flagged),
+        same=same_note(hidden) if hidden else None,
     )
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from localeval.errors import UsageError
 from localeval.judge import fake
-from localeval.names import did_you_mean, owner_of
+from localeval.names import did_you_mean, owner_of, read_key
 
 EPS = 1e-9  # float noise in a mean never fails a gate
 
@@ -34,8 +34,10 @@ class Gate:
         return f"{self.flag} {self.key}={self.value:g}"
 
 
-def parse_gates(specs: Iterable[str] | Mapping[str, float] | None, flag: str) -> list[Gate]:
-    """`["faithfulness=0.8", ...]` (or a mapping) → gates; bad syntax is a usage error."""
+def parse_gates(specs: Iterable[str] | Mapping[str, float] | None, flag: str,
+                warn: Callable[[str], None] | None = None) -> list[Gate]:
+    """`["faithfulness=0.8", ...]` (or a mapping) → gates; bad syntax is a usage error. A key
+    under its old name (`faithfulness.soft`) gates the new one, with a note (names.read_key)."""
     if not specs:
         return []
     items = specs.items() if isinstance(specs, Mapping) else (_split(s, flag) for s in specs)
@@ -49,7 +51,8 @@ def parse_gates(specs: Iterable[str] | Mapping[str, float] | None, flag: str) ->
             raise UsageError(f"{flag} {key}={raw}: the value must be a finite number")
         if flag == "--max-drop" and value < 0:
             raise UsageError(f"{flag} {key}={raw}: a drop is given as a positive number, e.g. 0.05")
-        gates.append(Gate(key=key, value=value, flag=flag))
+        gates.append(Gate(key=read_key(key, f"{flag} {key}={raw}", warn), value=value,
+                          flag=flag))
     return gates
 
 

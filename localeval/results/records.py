@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError, model_validator
 
 from localeval.errors import DatasetError, OutputError
-from localeval.names import owner_of
+from localeval.names import current_scores, is_old, owner_of
 from localeval.results.runfiles import link_error, open_nofollow, write_all
 
 RESULTS_FILE = "results.jsonl"
@@ -47,6 +47,14 @@ class SampleRecord(BaseModel):
     skipped: dict[str, str] = Field(
         default_factory=dict, description="metric → why it did not apply"
     )
+
+    @model_validator(mode="after")
+    def _current_names(self) -> SampleRecord:
+        """An old run folder's score keys (`faithfulness.soft`, a rubric's `.raw`) under their
+        current names (names.current_key), so reports and comparisons pair them with new runs'."""
+        if any(is_old(key) for key in self.scores):
+            self.scores = current_scores(self.scores)
+        return self
 
     @model_validator(mode="after")
     def _finite_scores(self) -> SampleRecord:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from localeval.names import owner_of
+from localeval.names import current_key, owner_of
 from localeval.results.records import SampleRecord
 
 BOOTSTRAP_N = 2000
@@ -181,11 +181,12 @@ def score_keys(
 
 
 def stored_owners(stored: Mapping[str, Any]) -> dict[str, str]:
-    """Score key → metric of a stored summary's metrics, in its order."""
-    first = {}
+    """Score key → metric of a stored summary's metrics, in its order (an old key under its
+    current name: names.current_key)."""
+    first: dict[str, str] = {}
     for key, m in stored.items():
         owner = m.get("metric") if isinstance(m, Mapping) else None
-        first[key] = owner if isinstance(owner, str) else owner_of(key)
+        first.setdefault(current_key(key), owner if isinstance(owner, str) else owner_of(key))
     return first
 
 

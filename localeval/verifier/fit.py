@@ -2,7 +2,7 @@
 
 The head's logit is w·x + b over the standardised states of the chosen layers (and the judge's
 logit(P)). It learns from claim labels (cross-entropy) and from preference pairs (the preferred
-answer's score — the mean P over its claims, as `faithfulness.soft` — above the other's,
+answer's score — the mean P over its claims, as `faithfulness.weighted` — above the other's,
 a logistic loss on the difference), with an L2 penalty, by L-BFGS (scipy). τ per language is the
 P that best separates the labelled claims (balanced accuracy) in held-out predictions. The
 judge's own logit(P) is a feature the penalty does not shrink, so with little evidence in the
@@ -165,13 +165,14 @@ def pair_wins(table: Table, pairs: Sequence[Pair], scores: np.ndarray) -> list[f
 
 def pair_accuracy(table: Table, pairs: Sequence[Pair], p: np.ndarray,
                   tau: dict[str, float]) -> dict[str, float]:
-    """Pairwise accuracy of the hard and soft row scores (ties ½, unscored a loss) and the
-    share of tied pairs."""
+    """Pairwise accuracy of the row scores, `greedy` (the share of claims supported, as
+    `faithfulness`) and `weighted` (the mean P, as `faithfulness.weighted`; ties ½, unscored a
+    loss), and the share of pairs the greedy score ties."""
     hard, soft = row_scores(table, p, tau)
     out: dict[str, float] = {}
-    for name, s in (("hard", hard), ("soft", soft)):
+    for name, s in (("greedy", hard), ("weighted", soft)):
         wins = pair_wins(table, pairs, s)
         out[name] = float(np.mean(wins)) if wins else float("nan")
-        if name == "hard":
+        if name == "greedy":
             out["ties"] = float(np.mean([w == 0.5 for w in wins])) if wins else float("nan")
     return out

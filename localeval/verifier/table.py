@@ -3,8 +3,8 @@
 A `Table` holds every claim the judge decided (its layers' states, the judge's own P, its label
 when one is known, its row) and, per row, the claims settled without the judge (a quote, an
 instruction to the evaluator, an unfounded fragment: their verdict is fixed). `row_scores`
-scores each row as `faithfulness` does — the share of its claims supported (hard) and the mean
-P(supported) (soft) — with P from any scorer, so the judge's own P and a head are compared on
+scores each row as `faithfulness` does — the share of its claims supported (greedy) and the mean
+P(supported) (weighted) — with P from any scorer, so the judge's own P and a head are compared on
 exactly the metric a user sees.
 """
 
@@ -77,8 +77,8 @@ def build_table(feats: list[RowFeatures], labels: dict[str, list[int | None] | N
 
 def row_scores(table: Table, p: np.ndarray, tau: dict[str, float]
                ) -> tuple[np.ndarray, np.ndarray]:
-    """(hard, soft) per row as faithfulness scores it, given P per judged claim; nan for a row
-    without any claim (unscored)."""
+    """(greedy, weighted) per row as faithfulness scores it, given P per judged claim; nan for a
+    row without any claim (unscored)."""
     n = len(table.rows)
     hard_sum, soft_sum = np.zeros(n), np.zeros(n)
     count = np.zeros(n)

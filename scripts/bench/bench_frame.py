@@ -64,6 +64,7 @@ from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.schemas import REASON_CHARS, schema_json
 from localeval.meta_eval.stats import bootstrap_ci, mean, pair_outcome
 from localeval.metrics import rubric as rubric_metric
+from localeval.names import GREEDY
 from localeval.rubrics import YES_NO, Rubric, load_file, rubric, template_env
 
 # ---------------------------------------------------------------- variants
@@ -256,7 +257,7 @@ def scores_of(r: Rubric, v: Variant, reply: JudgeReply) -> tuple[float | None, f
     answer = schema(r, v).model_validate_json(reply.text)
     entry: FieldProbs | None = reply.field_probs[0] if reply.field_probs else None
     result = rubric_metric.score(r, rubric_metric.FRAME, answer, entry, None)
-    return result.scores[r.name], result.scores[f"{r.name}.raw"]
+    return result.scores[r.name], result.scores[r.name + GREEDY]
 
 
 # ---------------------------------------------------------------- sets

@@ -15,7 +15,7 @@
 
 Per score: pairwise agreement (wins + ½ ties) / pairs, a pair without both scores a loss, with a
 percentile bootstrap 95 % interval (localeval.meta_eval.stats, 2,000 resamples, seed 0), and the
-ties. Each rubric's score (probability-weighted level) beside its `.raw` (greedy level), and a
+ties. Each rubric's score (probability-weighted level) beside its `.greedy` (greedy level), and a
 length-only baseline (the longer answer wins) on the same pairs.
 
     python scripts/bench/rubric_agreement.py --set ragchecker --n 40 --out runs/rubric-ragchecker
@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # scripts.provenan
 
 import localeval
 from localeval.meta_eval.stats import bootstrap_ci, mean, pair_outcome
+from localeval.names import current_scores
 from scripts.provenance.convert import dev_rows
 
 RUBRICS = Path(__file__).with_suffix(".toml")
@@ -97,7 +98,7 @@ def stored_scores(path: Path) -> dict[str, dict[str, float | None]]:
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             record = json.loads(line)
-            for key, value in record["scores"].items():
+            for key, value in current_scores(record["scores"]).items():
                 out.setdefault(key, {})[record["id"]] = value
     return out
 

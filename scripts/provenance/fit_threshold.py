@@ -5,8 +5,8 @@ answer is recomputed from its per-claim entries for each τ of a grid (a quote c
 overruled by a mechanical check 0, any other claim 1 when P(supported) ≥ τ), then pairwise
 accuracy ((wins + ½ ties) / pairs, unscored = loss) and ties per folder. τ is chosen per language
 as the grid value with the best mean pairwise over that language's folders (ties broken towards
-the middle of the grid), then the soft score's pairwise beside it. Fit folders only: the folders
-whose figures are reported are not passed here.
+the middle of the grid), then the weighted score's pairwise beside it. Fit folders only: the
+folders whose figures are reported are not passed here.
 
     python scripts/provenance/fit_threshold.py runs/dev/halueval-fit runs/dev/halluqa-fit ...
 """
@@ -18,6 +18,8 @@ import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
+
+from localeval.names import WEIGHTED, current_scores
 
 GRID = [round(0.05 * i, 2) for i in range(2, 20)]
 
@@ -55,7 +57,7 @@ def score(row: dict | None, metric: str, tau: float | None) -> float | None:
     details = row.get("details", {}).get(metric, row.get("details", {}))
     entries = details.get("statements") or []
     if tau is None:
-        return row.get("scores", {}).get(metric + ".soft")
+        return current_scores(row.get("scores", {})).get(metric + WEIGHTED)
     if not entries:
         return None
     votes = claim_scores(entries, tau)
@@ -107,7 +109,7 @@ def main() -> int:
         soft = {name: pairwise(rows, args.metric, None) for name, rows in sets}
         rules = {name: rules_fired(rows, args.metric) for name, rows in sets}
         out[language] = {"chosen_tau": best["tau"], "at_chosen": best["sets"],
-                         "soft": soft, "rules": rules, "curve": curve}
+                         "weighted": soft, "rules": rules, "curve": curve}
     json.dump(out, sys.stdout, ensure_ascii=False, indent=1)
     print()
     return 0

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from localeval.names import WEIGHTED, current_scores
+
 Row = dict[str, Any]
 
 
@@ -74,9 +76,10 @@ AR_VARIANTS = ["old (raw cosine × clear)", "similarity (rescaled)",
                "similarity × focus", "clear share × completeness × focus",
                "clear share × P completeness × P focus", "completeness", "focus"]
 CR_KEYS = ["context_relevance.answer_supported_precision",
-           "context_relevance.answer_supported_precision.soft",
+           "context_relevance.answer_supported_precision" + WEIGHTED,
            "context_relevance.context_supported_precision",
-           "context_relevance.context_supported_precision.soft", "context_relevance.rank_weighted"]
+           "context_relevance.context_supported_precision" + WEIGHTED,
+           "context_relevance.rank_weighted"]
 
 
 def figures(rows: dict[str, Row], get: Callable[[Row], float | None]) -> dict[str, Any]:
@@ -121,7 +124,7 @@ def main() -> int:
         if "answer_relevance" in first["details"] or "answer_relevance" in first["scores"]:
             variants = {k: _ar(k) for k in AR_VARIANTS}
         else:
-            variants = {k: (lambda r, k=k: r["scores"].get(k)) for k in CR_KEYS}
+            variants = {k: (lambda r, k=k: current_scores(r["scores"]).get(k)) for k in CR_KEYS}
         out[str(folder)] = {k: figures(rows, get) for k, get in variants.items()}
     print(json.dumps(out, indent=1, ensure_ascii=False))
     return 0

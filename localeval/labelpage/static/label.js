@@ -21,7 +21,7 @@ const T = {
     grade_hint: (m, d) => `Your own value of ${m} for this sample, on the judge's scale ` +
       `(${d}):`,
     note: "note (optional, e)", judge: "judge", judge_yes: "supported", judge_no: "not supported",
-    why: "why", by_rule: "decided by a rule", score: "score", soft: "soft",
+    why: "why", by_rule: "decided by a rule", score: "score", weighted: "weighted",
     sample_of: (p, n, id) => `Sample ${p} of ${n} · id ${id}`,
     row_of: (p, n, id) => `Row ${p} of ${n} · id ${id}`,
     progress: (st) => `Random order: ${st.random_done} of ${st.total} samples labelled` +
@@ -99,7 +99,7 @@ const T = {
     right: "1 — 完全", partly: "½ — 部分", wrong: "0 — 完全不",
     grade_hint: (m, d) => `你对该样本 ${m} 的取值，与评审同一尺度（${d}）：`,
     note: "备注（可选，e）", judge: "评审", judge_yes: "有依据", judge_no: "无依据",
-    why: "理由", by_rule: "由规则判定", score: "得分", soft: "软得分",
+    why: "理由", by_rule: "由规则判定", score: "得分", weighted: "加权得分",
     sample_of: (p, n, id) => `第 ${p} / ${n} 个样本 · id ${id}`,
     row_of: (p, n, id) => `第 ${p} / ${n} 行 · id ${id}`,
     progress: (st) => `随机顺序：已标注 ${st.random_done} / ${st.total} 个样本` +
@@ -322,7 +322,8 @@ function renderSample() {
   const judge = $("judge");
   judge.replaceChildren();
   const scoreText = `${t("judge")} ${state.metric} ${t("score")} ${f3(item.score)}` +
-    (item.soft !== null && item.soft !== undefined ? ` · ${t("soft")} ${f3(item.soft)}` : "") +
+    (item.weighted !== null && item.weighted !== undefined
+      ? ` · ${t("weighted")} ${f3(item.weighted)}` : "") +
     (item.tau !== null && item.tau !== undefined ? ` · τ ${item.tau}` : "");
   judge.append(el("span", "", scoreText));
   const banner = $("banner");

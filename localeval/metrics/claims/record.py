@@ -25,7 +25,7 @@ results.jsonl holds, and only there does a field take its output name:
 
 `p_yes` is P(verdict = 1) as the run scores it: the verifier head's when it scored the verdict,
 else the judge's own renormalised over the two verdicts (verdicts.p_yes), rounded to 4 places
-(as written and as the `.soft` scores average it), 0.0 where a check overruled a verdict of
+(as written and as the `.weighted` scores average it), 0.0 where a check overruled a verdict of
 support or a rule settled the item. `judge_p_yes` is the judge's own P(verdict = 1)
 (judge.interface.judge_p_yes), kept only beside a head's.
 

@@ -27,6 +27,7 @@ from localeval.metrics.claims.split import (
     true_to_sentence,
 )
 from localeval.metrics.claims.verdicts import support_verdicts
+from localeval.names import GREEDY, WEIGHTED
 from localeval.text import sentences_of, sentences_of_all
 
 
@@ -35,7 +36,7 @@ def nonempty(texts: list[str] | None) -> list[str]:
 
 
 def mean_p(verdicts: Sequence[Verdict]) -> float | None:
-    """The mean P(verdict = 1) of the verdicts (`Verdict.p_yes`): a metric's `.soft` score;
+    """The mean P(verdict = 1) of the verdicts (`Verdict.p_yes`): a metric's `.weighted` score;
     None without verdicts, or when the judge gave no probability for one of them."""
     probs = [v.p_yes for v in verdicts]
     if not probs or any(p is None for p in probs):
@@ -132,9 +133,9 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
                            question: str | None, contexts: list[str] | None,
                            *, whose: str) -> MetricResult:
     """Score `name` = the share of `text`'s claims the contexts support (`step`: the verdicts'
-    template); `name.soft` = the mean P(supported), the judge's own confidence, which breaks
-    ties. Unscored when every context is empty, or `whose` text ("the answer") has no sentence
-    or makes no claim."""
+    template), also as `name.greedy`; `name.weighted` = the mean P(supported), the judge's own
+    confidence, which breaks ties. Unscored when every context is empty, or `whose` text ("the
+    answer") has no sentence or makes no claim."""
     contexts = nonempty(contexts)
     if not contexts:
         return MetricResult.unscored(name, "every context is empty")
@@ -145,8 +146,9 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
         return MetricResult.unscored(name, f"{whose} makes no claim: every sentence is a "
                                      "question the judge found asserts nothing",
                                      **claims.details())
-    scores = {name: claims.supported / len(claims.statements)}
-    soft = mean_p([s.support for s in claims.statements])
-    if soft is not None:
-        scores[f"{name}.soft"] = soft
+    greedy = claims.supported / len(claims.statements)
+    scores = {name: greedy, name + GREEDY: greedy}
+    weighted = mean_p([s.support for s in claims.statements])
+    if weighted is not None:
+        scores[name + WEIGHTED] = weighted
     return MetricResult(scores=scores, details=claims.details())
