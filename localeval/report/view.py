@@ -156,6 +156,14 @@ class ReportView:
     """Each rubric's score beside its criteria (en, and zh when it differs)."""
     shield: str | None = None
     """How many samples the shield flagged, overall and per metric (`shield_note`)."""
+    diagnosis: Any = None
+    """report/diagnosis.RunDiagnosis: the run's claims by class, when it ran those metrics."""
+
+
+DIAGNOSIS_METRICS = frozenset({"claim_recall", "context_utilization", "noise_sensitivity",
+                               "hallucination", "self_knowledge"})
+"""metrics/diagnosis.py's group: a run with one of them gets the diagnosis section (named
+here so that a report of any other run imports none of it)."""
 
 
 def build_view(run: RunFolder) -> ReportView:
@@ -173,8 +181,15 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     errors: list[list[Any]] = []
     flagged: dict[str, int] = {}
     n = n_errors = n_flagged = 0
+    diagnosis = None
+    if DIAGNOSIS_METRICS & set(metrics):
+        from localeval.report.diagnosis import RunDiagnosis
+
+        diagnosis = RunDiagnosis()
     for r in records:
         n += 1
+        if diagnosis is not None:
+            diagnosis.add(r.id, r.line, r.details)
         hit = [o for o, d in r.details.items() if isinstance(d, Mapping) and "instructions" in d]
         n_flagged += bool(hit)
         for owner in hit:
@@ -216,6 +231,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         calibration=calibration_note(s),
         rubrics=_rubric_rows(s),
         shield=shield_note(n_flagged, n, flagged),
+        diagnosis=diagnosis,
     )
 
 
