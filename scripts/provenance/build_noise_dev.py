@@ -56,49 +56,47 @@ def _rows(base: str, lang: str, question: str, truth: str, relevant: str, irrele
             for kind, answer in answers.items()]
 
 
-def en_rows(n: int) -> list[dict[str, Any]]:
-    rows = _jsonl(DEV / "halueval_qa_dev.jsonl")
+def _collect(name: str, n: int, make: Any) -> list[dict[str, Any]]:
+    """The rows `make(row, other)` builds from the first base rows of a dev file that give
+    some, until `n` base rows gave theirs."""
+    rows = _jsonl(DEV / name)
     out: list[dict[str, Any]] = []
     i = 0
     while len(out) < 4 * n and i + OTHER < len(rows):
-        r, other = rows[i], rows[i + OTHER]
+        out += make(rows[i], rows[i + OTHER])
         i += 1
-        truth = r["right_answer"].strip()
-        own = [s for s in sentences_en(r["knowledge"]) if truth.casefold() not in s.casefold()]
-        theirs = sentences_en(other["knowledge"])
-        if not own or not theirs or len(truth.split()) > 12:
-            continue
-        out += _rows(r["id"], "en", r["question"], truth, r["knowledge"], other["knowledge"],
-                     own[0], theirs[0], r["hallucinated_answer"].strip())
     return out
 
 
-def zh_rows(n: int) -> list[dict[str, Any]]:
-    rows = _jsonl(DEV / "uhgeval_dev.jsonl")
-    out: list[dict[str, Any]] = []
-    i = 0
-    while len(out) < 4 * n and i + OTHER < len(rows):
-        r, other = rows[i], rows[i + OTHER]
-        i += 1
-        real = sentences_zh(r["realContinuation"])
-        begin = sentences_zh(r["newsBeginning"])
-        theirs = sentences_zh(other["newsBeginning"])
-        fake = r["hallucinatedContinuation"].strip()
-        if not real or not begin or not theirs or not fake:
-            continue
-        truth = real[0]
-        relevant = r["newsBeginning"].strip() + r["realContinuation"].strip()
-        question = f"《{r['headLine'].strip()}》这篇新闻接下来报道了什么？"
-        out += _rows(r["id"], "zh", question, truth, relevant, other["newsBeginning"].strip(),
-                     begin[-1], theirs[0], fake)
-    return out
+def en_base(r: dict[str, Any], other: dict[str, Any]) -> list[dict[str, Any]]:
+    truth = r["right_answer"].strip()
+    own = [s for s in sentences_en(r["knowledge"]) if truth.casefold() not in s.casefold()]
+    theirs = sentences_en(other["knowledge"])
+    if not own or not theirs or len(truth.split()) > 12:
+        return []
+    return _rows(r["id"], "en", r["question"], truth, r["knowledge"], other["knowledge"],
+                 own[0], theirs[0], r["hallucinated_answer"].strip())
+
+
+def zh_base(r: dict[str, Any], other: dict[str, Any]) -> list[dict[str, Any]]:
+    real = sentences_zh(r["realContinuation"])
+    begin = sentences_zh(r["newsBeginning"])
+    theirs = sentences_zh(other["newsBeginning"])
+    fake = r["hallucinatedContinuation"].strip()
+    if not real or not begin or not theirs or not fake:
+        return []
+    relevant = r["newsBeginning"].strip() + r["realContinuation"].strip()
+    question = f"《{r['headLine'].strip()}》这篇新闻接下来报道了什么？"
+    return _rows(r["id"], "zh", question, real[0], relevant, other["newsBeginning"].strip(),
+                 begin[-1], theirs[0], fake)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=6, help="base rows per language")
     args = ap.parse_args()
-    rows = en_rows(args.n) + zh_rows(args.n)
+    rows = (_collect("halueval_qa_dev.jsonl", args.n, en_base)
+            + _collect("uhgeval_dev.jsonl", args.n, zh_base))
     OUT.parent.mkdir(parents=True, exist_ok=True)
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows),
                    encoding="utf-8")
