@@ -488,3 +488,19 @@ def test_labelled_rows_end_to_end(tmp_path: Path) -> None:
     assert got.result.disagreements[0] == "r5"
     assert "✓ statement: this row makes claim one.; sentence: 1; judge_verdict: 1" in (
         tmp_path / "o" / "meta_eval.md").read_text()  # the disagreement shows why
+
+
+def test_convert_ragchecker_by_aspect_keeps_the_same_shortest_pairs(tmp_path: Path) -> None:
+    need_dev()
+    files = {}
+    for aspect in convert.ASPECTS:
+        out = tmp_path / f"{aspect}.jsonl"
+        assert convert.convert("ragchecker", DEV, out, aspect, shortest=6) == 6
+        assert formats.load(out).problems == []
+        files[aspect] = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    ids = [[p["pair_id"] for p in pairs] for pairs in files.values()]
+    assert ids[0] == ids[1] == ids[2]  # the same rows: the answer cache judges them once
+    for aspect, pairs in files.items():
+        for p in pairs:
+            total = sum(p["meta"][f"{aspect}_labels"])
+            assert total != 0 and p["preferred"] == ("b" if total > 0 else "a")

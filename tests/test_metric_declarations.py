@@ -44,11 +44,17 @@ def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 def test_every_metric_renders_exactly_the_steps_it_declares(
         monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     judged = [n for n, m in REGISTRY.items() if m.steps]
-    assert len({REGISTRY[n].steps for n in judged}) == len(judged)  # the spy tells them apart
-    seen, errors = rendered_steps(monkeypatch, tmp_path, judged)
-    assert errors == []
-    for name in judged:
-        assert seen.get(name, set()) == set(REGISTRY[name].steps), name
+    # the spy tells metrics apart by their steps: those that declare the same steps (the
+    # diagnosis metrics, which read one claim matrix) are run and checked one at a time
+    by_steps: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for n in judged:
+        by_steps[REGISTRY[n].steps].append(n)
+    for k in range(max(len(names) for names in by_steps.values())):
+        batch = [names[k] for names in by_steps.values() if k < len(names)]
+        seen, errors = rendered_steps(monkeypatch, tmp_path / str(k), batch)
+        assert errors == []
+        for name in batch:
+            assert seen.get(name, set()) == set(REGISTRY[name].steps), name
 
 
 @pytest.fixture

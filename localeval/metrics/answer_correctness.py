@@ -22,8 +22,7 @@ from localeval.data.dataset import Sample
 from localeval.errors import ConfigError
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.claims.record import ClaimRecord, Verdict
-from localeval.metrics.claims.score import claims_of
-from localeval.metrics.claims.verdicts import Support, support_verdicts
+from localeval.metrics.claims.score import claims_of, each_against_other
 from localeval.names import GREEDY, WEIGHTED
 
 NAME = "answer_correctness"
@@ -75,16 +74,7 @@ async def answer_correctness(sample: Sample, ctx: MetricContext) -> MetricResult
     if not a_statements and not g_statements:
         return MetricResult.unscored(NAME, "neither the answer nor the ground truth has a "
                                      "sentence")
-    a_support = (await support_verdicts(ctx, "answer_correctness_answer", a_statements,
-                                        split="reference", reference=[truth],
-                                        question=sample.question,
-                                        material_name="reference answer")
-                 if a_statements else Support([]))
-    g_support = (await support_verdicts(ctx, "answer_correctness_reference", g_statements,
-                                        split="answer", answer=[answer],
-                                        question=sample.question, material_name="answer",
-                                        details=False)
-                 if g_statements else Support([]))
+    a_support, g_support = await each_against_other(ctx, sample, a_statements, g_statements)
     a_verdicts, g_verdicts = a_support.verdicts, g_support.verdicts
     tp = sum(v.verdict for v in a_verdicts)
     fp = len(a_verdicts) - tp

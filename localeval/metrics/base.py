@@ -281,7 +281,8 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
            examples: Mapping[str, ExampleFn] | None = None,
            verdict_keys: Iterable[str] = (),
            default: bool = True, order: int = 1000,
-           higher_is_better: bool = True) -> Callable[[MetricFn], MetricFn]:
+           higher_is_better: bool = True,
+           direction_fixed: bool = True) -> Callable[[MetricFn], MetricFn]:
     """Register a metric function (a name registered twice is an error). `steps` are the judge
     templates it renders, its own and shared ones (so it uses the judge); `embedder` whether it
     uses the embedder (True, or a test of the run's settings: answer_correctness only with a
@@ -292,7 +293,8 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
     its details that hold a 0/1 verdict; `default=False`: run only when named (--metrics), not
     among "every metric the rows can feed"; `order` its place in the registry (= the report):
     lower first, equal ones in registration order; `higher_is_better=False` for a score that is
-    better lower (a refusal rate): what `compare` calls better or worse."""
+    better lower (a refusal rate): what `compare` calls better or worse; `direction_fixed=False`
+    for a score neither better high nor low on every dataset (Metric.direction_fixed)."""
 
     def register(fn: MetricFn) -> MetricFn:
         steps_t = tuple(steps)
@@ -302,7 +304,7 @@ def metric(name: str, *, requires: Iterable[str], description: str, steps: Itera
             uses_judge=bool(steps_t), uses_embedder=bool(embedder),
             embedder_when=embedder if callable(embedder) else None, options=options,
             examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
-            order=order, higher_is_better=higher_is_better))
+            order=order, higher_is_better=higher_is_better, direction_fixed=direction_fixed))
         return fn
 
     return register

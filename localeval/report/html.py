@@ -178,6 +178,10 @@ def render_html(view: ReportView) -> str:
             body.append(html_table(CORRECTED_HEADER, view.corrected, numeric=range(1, 8)))
         body.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in view.corrected_lines)
                     + "</ul>")
+    if view.diagnosis is not None:
+        from localeval.report import diagnosis
+
+        body.append(diagnosis.html(view.diagnosis))
     body.append(
         '<h2>Distributions</h2><p class="muted">Bars: samples per score bin; red line: '
         'mean; orange band: 95% CI of the mean.</p><div class="charts">'

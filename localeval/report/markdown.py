@@ -50,6 +50,10 @@ def render_markdown(view: ReportView) -> str:
         if view.corrected:
             out += [md_table(CORRECTED_HEADER, view.corrected), ""]
         out += [f"- {md_cell(line)}" for line in view.corrected_lines] + [""]
+    if view.diagnosis is not None:
+        from localeval.report import diagnosis
+
+        out += diagnosis.markdown(view.diagnosis)
     out += ["## Distributions", ""]
     for d in view.distributions:
         peak = max(d.counts) or 1

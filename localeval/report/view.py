@@ -160,6 +160,14 @@ class ReportView:
     same: str | None = None
     """The line naming the `.weighted` / `.greedy` scores left out of the tables and charts as
     their headline's twins (names.same_as_headline)."""
+    diagnosis: Any = None
+    """report/diagnosis.RunDiagnosis: the run's claims by class, when it ran those metrics."""
+
+
+DIAGNOSIS_METRICS = frozenset({"claim_recall", "context_utilization", "noise_sensitivity",
+                               "hallucination", "self_knowledge"})
+"""metrics/diagnosis.py's group: a run with one of them gets the diagnosis section (named
+here so that a report of any other run imports none of it)."""
 
 
 def build_view(run: RunFolder) -> ReportView:
@@ -179,8 +187,15 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     errors: list[list[Any]] = []
     flagged: dict[str, int] = {}
     n = n_errors = n_flagged = 0
+    diagnosis = None
+    if DIAGNOSIS_METRICS & set(metrics):
+        from localeval.report.diagnosis import RunDiagnosis
+
+        diagnosis = RunDiagnosis()
     for r in records:
         n += 1
+        if diagnosis is not None:
+            diagnosis.add(r.id, r.line, r.details)
         hit = [o for o, d in r.details.items() if isinstance(d, Mapping) and "instructions" in d]
         n_flagged += bool(hit)
         for owner in hit:
@@ -223,6 +238,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         rubrics=_rubric_rows(s),
         shield=shield_note(n_flagged, n, flagged),
         same=same_note(hidden) if hidden else None,
+        diagnosis=diagnosis,
     )
 
 

@@ -23,6 +23,10 @@ for the scripts (`dev_rows`), and their rows turned into `localeval meta-eval` p
              model2's. Each instance has two annotators whose `correctness_label` (−2..2) rates
              model2 against model1; their sum decides: > 0 → b, < 0 → a, 0 → "tie" (no
              preference: counted by meta-eval, never judged). `overall_label` is kept in `meta`.
+             `--aspect completeness` / `overall` decides by that label instead (claim recall,
+             resp. F1, are measured against them: docs/metrics.md, *Diagnosis*); `--shortest N`
+             keeps the N shortest pairs (question, reference and both answers) with a preference
+             on all three aspects, the same pairs for each aspect.
 """
 
 from __future__ import annotations
@@ -175,29 +179,44 @@ def adversarial(src: Path) -> Iterator[dict[str, Any]]:
                    "meta": {"injection": "note", "in": "context"}}
 
 
-def ragchecker(src: Path) -> Iterator[dict[str, Any]]:
+ASPECTS = ("correctness", "completeness", "overall")
+"""RAGChecker's human labels: `<aspect>_label`, −2..2, model2 against model1."""
+
+
+def ragchecker(src: Path, aspect: str = "correctness",
+               shortest: int | None = None) -> Iterator[dict[str, Any]]:
     rows = json.loads((src / FILES["ragchecker"]).read_text(encoding="utf-8"))
     by_instance: dict[int, list[dict[str, Any]]] = {}
     for r in rows:
         by_instance.setdefault(int(r["instance_id"]), []).append(r)
+    pairs = []
     for iid, group in sorted(by_instance.items()):
         first = group[0]
-        correctness = [int(r["correctness_label"]) for r in group]
-        total = sum(correctness)
+        labels = {a: [int(r[f"{a}_label"]) for r in group] for a in ASPECTS}
+        total = sum(labels[aspect])
         base = {"question": first["query"], "ground_truth": first["gt_answer"]}
-        yield {
+        a, b = first["model1"]["response"], first["model2"]["response"]
+        if shortest is not None and (not all(sum(v) for v in labels.values())
+                                     or not a.strip() or not b.strip()):
+            continue
+        pairs.append({
             "pair_id": f"ragchecker-{iid}",
             "language": "en",
             "preferred": "b" if total > 0 else "a" if total < 0 else "tie",
-            "a": {**base, "answer": first["model1"]["response"]},
-            "b": {**base, "answer": first["model2"]["response"]},
+            "a": {**base, "answer": a},
+            "b": {**base, "answer": b},
             "meta": {
                 "subset": first.get("dataset"),
-                "correctness_labels": correctness,
-                "overall_labels": [int(r["overall_label"]) for r in group],
+                **{f"{k}_labels": v for k, v in labels.items()},
                 "models": [first["model1"].get("model_name"), first["model2"].get("model_name")],
             },
-        }
+        })
+    if shortest is not None:
+        size = {p["pair_id"]: sum(len(t) for t in (p["a"]["question"], p["a"]["ground_truth"],
+                                                  p["a"]["answer"], p["b"]["answer"]))
+                for p in pairs}
+        pairs = sorted(pairs, key=lambda p: (size[p["pair_id"]], p["pair_id"]))[:shortest]
+    yield from pairs
 
 
 CONVERTERS: dict[str, Callable[[Path], Iterator[dict[str, Any]]]] = {
@@ -210,13 +229,16 @@ CONVERTERS: dict[str, Callable[[Path], Iterator[dict[str, Any]]]] = {
 }
 
 
-def convert(name: str, src: Path, out: Path) -> int:
-    """Write the pairs of one dev set as JSONL; return how many were written."""
+def convert(name: str, src: Path, out: Path, aspect: str = "correctness",
+            shortest: int | None = None) -> int:
+    """Write the pairs of one dev set as JSONL; return how many were written (`aspect`,
+    `shortest`: ragchecker's, module doc)."""
     path = Path(src) / FILES[name]
     if not path.is_file():
         raise DatasetError(f"{path} not found; pass --src DIR (the folder holding {FILES[name]})")
     try:
-        pairs = list(CONVERTERS[name](Path(src)))
+        pairs = list(ragchecker(Path(src), aspect, shortest) if name == "ragchecker"
+                     else CONVERTERS[name](Path(src)))
     except (KeyError, TypeError, ValueError) as exc:
         raise DatasetError(
             f"{path}: not the expected {name} format ({type(exc).__name__}: {exc})"
@@ -238,9 +260,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--src", type=Path, default=None,
                         help="folder of the dev files (default: ../shared/data/dev beside the "
                              "checkout)")
+    parser.add_argument("--aspect", choices=ASPECTS, default="correctness",
+                        help="ragchecker: the human label that decides the preference")
+    parser.add_argument("--shortest", type=int, default=None, metavar="N",
+                        help="ragchecker: the N shortest pairs with a preference on every "
+                             "aspect")
     args = parser.parse_args(argv)
+    if (args.aspect != "correctness" or args.shortest is not None) and args.set != "ragchecker":
+        parser.error("--aspect and --shortest are ragchecker's")
     try:
-        n = convert(args.set, args.src or default_src(), args.out)
+        n = convert(args.set, args.src or default_src(), args.out, args.aspect, args.shortest)
     except DatasetError as exc:
         print(f"convert: error: {exc}", file=sys.stderr)
         return 2

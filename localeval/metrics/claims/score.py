@@ -6,7 +6,8 @@ or with `claims = "statements"` the judge's statements, claims/split.py), judge 
 against the whole material (an instruction in it is fenced and flagged, metrics/shield.py),
 narrowed to the passages that bear on it, with their frame (claims/evidence.py,
 claims/verdicts.py), and score the share supported. answer_correctness
-takes the claims of its two texts from `claims_of`.
+takes the claims of its two texts from `claims_of` and judges each against the other
+(`each_against_other`, shared with the claim matrix).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult
 from localeval.metrics.claims.record import ClaimRecord, Verdict
 from localeval.metrics.claims.split import (
@@ -26,7 +28,7 @@ from localeval.metrics.claims.split import (
     sentence_items,
     true_to_sentence,
 )
-from localeval.metrics.claims.verdicts import support_verdicts
+from localeval.metrics.claims.verdicts import Support, support_verdicts
 from localeval.names import GREEDY, WEIGHTED
 from localeval.text import sentences_of, sentences_of_all
 
@@ -152,3 +154,23 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
     if weighted is not None:
         scores[name + WEIGHTED] = weighted
     return MetricResult(scores=scores, details=claims.details())
+
+
+async def each_against_other(ctx: MetricContext, sample: Sample, a_statements: list[str],
+                             g_statements: list[str]) -> tuple[Support, Support]:
+    """The answer's claims judged against the ground truth, and the ground truth's against the
+    answer: answer_correctness's two requests (the claim matrix asks the very same ones,
+    claims/matrix.py, so a run of both asks them once)."""
+    answer, truth = sample.answer or "", sample.ground_truth or ""
+    a_support = (await support_verdicts(ctx, "answer_correctness_answer", a_statements,
+                                        split="reference", reference=[truth],
+                                        question=sample.question,
+                                        material_name="reference answer")
+                 if a_statements else Support([]))
+    g_support = (await support_verdicts(ctx, "answer_correctness_reference", g_statements,
+                                        split="answer", answer=[answer],
+                                        question=sample.question, material_name="answer",
+                                        details=False)
+                 if g_statements else Support([]))
+    return a_support, g_support
+
