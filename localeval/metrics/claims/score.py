@@ -29,6 +29,11 @@ from localeval.metrics.claims.split import (
 from localeval.metrics.claims.verdicts import support_verdicts
 from localeval.text import sentences_of, sentences_of_all
 
+ALL_SUPPORTED = "all_supported"
+"""The sub-score (`faithfulness.all_supported`) a true restatement cannot raise: 1 when every
+claim is supported, 0 when any is not. The mean share rewards padding (a false claim beside a
+true restatement scores 0.5 where the false claim alone scores 0); this never does."""
+
 
 def nonempty(texts: list[str] | None) -> list[str]:
     return [t for t in texts or [] if t.strip()]
@@ -130,11 +135,11 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
 
 async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
                            question: str | None, contexts: list[str] | None,
-                           *, whose: str) -> MetricResult:
+                           *, whose: str, all_supported: bool = False) -> MetricResult:
     """Score `name` = the share of `text`'s claims the contexts support (`step`: the verdicts'
     template); `name.soft` = the mean P(supported), the judge's own confidence, which breaks
-    ties. Unscored when every context is empty, or `whose` text ("the answer") has no sentence
-    or makes no claim."""
+    ties; with `all_supported`, `name.all_supported` (ALL_SUPPORTED). Unscored when every
+    context is empty, or `whose` text ("the answer") has no sentence or makes no claim."""
     contexts = nonempty(contexts)
     if not contexts:
         return MetricResult.unscored(name, "every context is empty")
@@ -149,4 +154,6 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
     soft = mean_p([s.support for s in claims.statements])
     if soft is not None:
         scores[f"{name}.soft"] = soft
+    if all_supported:
+        scores[f"{name}.{ALL_SUPPORTED}"] = float(claims.supported == len(claims.statements))
     return MetricResult(scores=scores, details=claims.details())
