@@ -115,7 +115,7 @@ def score_at(entries: list[dict[str, Any]], tau: float | dict[str, float], langu
     return sum(votes) / len(votes)
 
 
-def answer_agreement(samples: list[tuple[list[dict[str, Any]], int, str]],
+def answer_agreement(samples: list[tuple[list[dict[str, Any]], float, str]],
                      tau: float | dict[str, float]) -> float | None:
     """How often a right answer scores above a wrong one at τ, over every (right, wrong) pair of
     labelled answers (AUROC; ties ½); None without both kinds of answer."""
@@ -133,7 +133,7 @@ def _auroc(scored: list[tuple[float | None, float]]) -> float | None:
 
 
 def agreement(points: list[tuple[float, int, str]],
-              samples: list[tuple[list[dict[str, Any]], int, str]],
+              samples: list[tuple[list[dict[str, Any]], float, str]],
               tau: float | dict[str, float]) -> float | None:
     """The mean of the criteria the labels allow: claims' balanced accuracy, answers' AUROC."""
     found = [x for x in (balanced_accuracy(points, tau), answer_agreement(samples, tau))
