@@ -391,3 +391,16 @@ def test_a_written_fit_reports_the_mean_before_and_after_out_of_fold(
     assert (f"out of fold: the labelled answers' mean score {held['replaced']:.3f} before (off "
             f"by 0.200), {held['fitted']:.3f} after (off by {held['gap_fitted']:.3f}), against "
             "the labels' 0.500") in out
+
+
+def test_the_mean_gap_of_answers_and_without_answers_of_claims() -> None:
+    one = [{"p_supported": 0.7, "rule": "judge"}]
+    two = [{"p_supported": 0.7, "rule": "judge"}, {"p_supported": 0.3, "rule": "judge"}]
+    # a right one-claim answer scores 1 at τ 0.5; a two-claim answer labelled by its claims
+    # (1 and 0: its label is their mean, 0.5) scores 0.5: no gap; at τ 0.8 both score 0
+    samples = [(one, 1.0, "en"), (two, 0.5, "en")]
+    assert cal_mod.mean_gap([], samples, 0.5) == 0.0
+    assert cal_mod.mean_gap([], samples, 0.8) == pytest.approx(0.75)
+    points = [(0.7, 1, "en"), (0.3, 0, "en"), (0.6, 0, "en")]  # claims only: shares
+    assert cal_mod.mean_gap(points, [], 0.5) == pytest.approx(abs(2 / 3 - 1 / 3))
+    assert cal_mod.mean_gap([], [], 0.5) is None
