@@ -13,9 +13,11 @@ pseudo-labels, both intervals), on the same draws (scripts/ppi_small_sample.py `
 
 With `--tau SET...` it also fits τ from the answers of random pairs, `--tau-labels` answers in
 all (sample labels: a right answer marks its claims supported, a hallucinated one-claim answer
-its claim not), and measures, on the pairs not drawn, the pairwise accuracy (preferred answer
-scored higher; ties ½) and the answer-level balanced accuracy (score 1 vs label) at the fitted τ
-and at the shipped τ (metrics/claims/verdicts.FITTED), over `--tau-draws` draws: out of fold.
+its claim not), by each rule of RULES, and measures, on the pairs not drawn, the pairwise
+accuracy (preferred answer scored higher; ties ½), the answer-level balanced accuracy (score 1
+vs label) and the gap between the held-out answers' mean score and their mean label, at each
+fitted τ and at the shipped τ (metrics/claims/verdicts.FITTED), over `--tau-draws` draws: out
+of fold.
 
     python scripts/ppi_coverage.py --metric faithfulness \\
         --set halueval=runs/halueval:runs/pairs/halueval.jsonl ... \\
@@ -35,7 +37,8 @@ from typing import Any
 import numpy as np
 
 from localeval.errors import LabelsError
-from localeval.labels.calibrate import choose_tau, score_at
+from localeval.labels.calibrate import GRID, choose_tau, mean_gap, score_at
+from localeval.labels.calibrate import agreement as agreement_of
 from localeval.labels.ppi import ppi_mean
 from localeval.metrics.claims.verdicts import FITTED
 from localeval.results import read_results
@@ -165,16 +168,65 @@ def agreement(rows: list[dict[str, Any]], tau: float | dict[str, float]) -> dict
             if pos and neg else float("nan")}
 
 
+def platt_tau(points: list[tuple[float, int, str]], prefer: float) -> float:
+    """Platt scaling on the claims: σ(a·logit P + b) fitted by maximum likelihood (Newton, a
+    tiny ridge), and the τ where it crosses ½ (P ≥ τ ⇔ calibrated P ≥ ½), on calibrate's
+    grid; `prefer` when the fit is flat or falling."""
+    p = np.clip(np.array([x for x, _, _ in points]), 1e-6, 1 - 1e-6)
+    y = np.array([float(v) for _, v, _ in points])
+    X = np.stack([np.log(p / (1 - p)), np.ones_like(p)], axis=1)
+    w = np.zeros(2)
+    for _ in range(50):
+        q = 1 / (1 + np.exp(-X @ w))
+        hess = X.T @ (X * (q * (1 - q))[:, None]) + 1e-6 * np.eye(2)
+        w -= np.linalg.solve(hess, X.T @ (q - y) + 1e-6 * w)
+    if w[0] <= 1e-9:
+        return prefer
+    cut = float(1 / (1 + np.exp(w[1] / w[0])))
+    return min(GRID, key=lambda t: abs(t - cut))
+
+
+RULES = ("agreement", "agreement-gap", "mean", "platt")
+"""How τ is fitted: best agreement (calibrate before issue 53's item 15), best agreement less
+the mean's gap (calibrate.choose_tau now), the smallest gap (ties: agreement), Platt scaling."""
+
+
+def fit_rule(rule: str, points: list[tuple[float, int, str]],
+             samples: list[tuple[list[dict[str, Any]], float, str]], prefer: float) -> float:
+    if rule == "agreement-gap":
+        return choose_tau(points, prefer, samples)[0]
+    if agreement_of(points, samples, 0.5) is None:
+        raise LabelsError("one kind of label only")
+    if rule == "agreement":
+        return max(GRID, key=lambda t: (agreement_of(points, samples, t), -abs(t - prefer)))
+    if rule == "mean":
+        return max(GRID, key=lambda t: (-round(mean_gap(points, samples, t), 9),
+                                        agreement_of(points, samples, t), -abs(t - prefer)))
+    return platt_tau(points, prefer)
+
+
+def held_out_gap(rows: list[dict[str, Any]], tau: float | dict[str, float]) -> float:
+    """|mean score − mean label| of the held-out answers at τ (signed: score − label)."""
+    scored = [(x, r["y"]) for r in rows
+              if (x := score_at(r["claims"], tau, r["language"])) is not None]
+    return statistics.fmean(x for x, _ in scored) - statistics.fmean(y for _, y in scored)
+
+
 def tau_out_of_fold(rows: list[dict[str, Any]], n_labels: int, draws: int, seed: int
                     ) -> dict[str, Any]:
     """Per draw: the answers of random pairs, n_labels in all, are labelled and τ fitted on
-    them; the other pairs are the held-out ones the fitted and the shipped τ are measured on."""
+    them by each rule of RULES; the other pairs are the held-out ones the fitted and the
+    shipped τ are measured on: pairwise accuracy, balanced accuracy, and the gap between the
+    held-out answers' mean score and their mean label (mean |gap| over draws, and the mean
+    signed gap)."""
     pairs: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         pairs.setdefault(r["id"].rpartition("/")[0], []).append(r)
     names = sorted(pairs)
     rng = random.Random(seed)
-    fitted, shipped, taus = [], [], []
+    prefer = sum(FITTED.values()) / len(FITTED)
+    found: dict[str, list[dict[str, float]]] = {rule: [] for rule in (*RULES, "shipped")}
+    taus: dict[str, list[float]] = {rule: [] for rule in RULES}
     skipped = 0
     for _ in range(draws):
         rng.shuffle(names)
@@ -184,29 +236,35 @@ def tau_out_of_fold(rows: list[dict[str, Any]], n_labels: int, draws: int, seed:
             train += pairs[names[k]]
             k += 1
         test = [r for name in names[k:] for r in pairs[name]]
+        samples = [(r["claims"], float(r["y"]), r["language"]) for r in train]
         try:
-            tau, _ = choose_tau(points_of(train), sum(FITTED.values()) / len(FITTED),
-                                [(r["claims"], int(r["y"] == 1), r["language"]) for r in train])
+            fitted = {rule: fit_rule(rule, points_of(train), samples, prefer) for rule in RULES}
         except LabelsError:  # a draw without both kinds of claim
             skipped += 1
             continue
-        taus.append(tau)
-        fitted.append(agreement(test, tau))
-        shipped.append(agreement(test, dict(FITTED)))
+        for rule, tau in [*fitted.items(), ("shipped", dict(FITTED))]:
+            figures = agreement(test, tau)
+            figures["gap"] = held_out_gap(test, tau)
+            found[rule].append(figures)
+            if rule in taus:
+                taus[rule].append(tau)  # type: ignore[arg-type]
 
-    def mean(xs: list[dict[str, float]], key: str) -> float:
-        return round(statistics.fmean(x[key] for x in xs), 4)
+    def mean(xs: list[dict[str, float]], key: str, absolute: bool = False) -> float:
+        return round(statistics.fmean(abs(x[key]) if absolute else x[key] for x in xs), 4)
 
     return {"answers": len(rows), "pairs": len(names), "labels_fitted_on": n_labels,
-            "draws": len(taus), "draws_without_both_kinds": skipped,
+            "draws": draws - skipped, "draws_without_both_kinds": skipped,
             "held_out_pairs_per_draw": len(names) - -(-n_labels // 2),
-            "tau_fitted": {"mean": round(statistics.fmean(taus), 3), "min": min(taus),
-                           "max": max(taus)},
             "tau_shipped": dict(FITTED),
-            "held_out_pairwise": {"fitted": mean(fitted, "pairwise"),
-                                  "shipped": mean(shipped, "pairwise")},
-            "held_out_balanced_accuracy": {"fitted": mean(fitted, "balanced_accuracy"),
-                                           "shipped": mean(shipped, "balanced_accuracy")}}
+            "rules": {rule: {
+                **({"tau": {"mean": round(statistics.fmean(taus[rule]), 3),
+                            "min": min(taus[rule]), "max": max(taus[rule])}}
+                   if rule in taus else {}),
+                "held_out_pairwise": mean(xs, "pairwise"),
+                "held_out_balanced_accuracy": mean(xs, "balanced_accuracy"),
+                "held_out_mean_abs_gap": mean(xs, "gap", absolute=True),
+                "held_out_mean_signed_gap": mean(xs, "gap")}
+                for rule, xs in found.items()}}
 
 
 def main() -> int:

@@ -148,14 +148,14 @@ def test_the_calibration_is_recorded_in_the_summary_and_the_report(
 
 # ---- item 15: never worse on its own labels than what it replaces -------------------------
 
-def noisy_run(tmp_path: Path, applied: dict | None) -> Path:
+def noisy_run(tmp_path: Path, applied: dict | None,
+              flips: frozenset[int] = frozenset({0, 1, 9, 12, 15})) -> Path:
     """judged_run whose labels carry no signal the shipped τ misses: the right answers are
     those with P ≥ 0.6 but for a few flips, which a τ fitted on the rest chases."""
     run_dir = judged_run(tmp_path / "noisy")
     if applied is not None:
         summary = read_json(run_dir / "summary.json")
         write_json(run_dir / "summary.json", {**summary, "support_threshold": applied})
-    flips = {3, 7, 9, 13}
     write_labels(run_dir / "labels.jsonl", [
         {"id": f"s{i}", "metric": "faithfulness", "claim": 0,
          "label": int((i >= 12) != (i in flips))} for i in range(20)])
@@ -166,8 +166,9 @@ def test_out_of_fold_keeps_a_sample_in_one_fold_and_fits_on_the_rest(tmp_path: P
     run_dir = noisy_run(tmp_path, None)
     units, _ = cal_mod.labelled_units(run_dir)
     assert len(units) == 20
-    found, k = cal_mod.out_of_fold(units, 0.525, {"en": 0.6})
-    assert k == cal_mod.FOLDS and 0.0 <= found <= 1.0
+    found = cal_mod.out_of_fold(units, 0.525, {"en": 0.6})
+    assert found.folds == cal_mod.FOLDS and 0.0 <= found.agreement <= 1.0
+    assert found.labels == 0.45 and 0.0 <= found.mean <= 1.0  # 9 of 20 supported
 
 
 def test_a_worse_fit_is_refused_and_the_old_one_kept(
@@ -176,11 +177,13 @@ def test_a_worse_fit_is_refused_and_the_old_one_kept(
     cal, _ = cal_mod.fit_calibration(run_dir)
     oof = cal.out_of_fold
     assert oof["fitted"] < oof["replaced"], oof  # the premise: fitted chases the flips
+    assert oof["mean"]["gap_fitted"] <= oof["mean"]["gap_replaced"], oof  # on agreement only
     calib = tmp_path / "calib.json"
     assert main(["calibrate", str(run_dir), "--out", str(calib)]) == 1
     err = [e for e in capsys.readouterr().err.strip().splitlines() if not e.startswith("note:")]
-    assert len(err) == 1 and "agrees worse with its own labels than the τ the labelled run " \
-        "applied (en 0.6, zh 0.45)" in err[0] and "out of fold" in err[0] and "--force" in err[0]
+    assert len(err) == 1 and "is worse than the τ the labelled run applied (en 0.6, zh 0.45) " \
+        "out of fold (5 folds): it agrees worse with its own labels: " \
+        f"{oof['fitted']:.3f} against {oof['replaced']:.3f}" in err[0] and "--force" in err[0]
     assert not calib.exists()
     calib.write_text("keep", encoding="utf-8")  # whatever was there stays
     assert main(["calibrate", str(run_dir), "--out", str(calib)]) == 1
@@ -314,3 +317,90 @@ def test_soft_does_not_move_with_tau_on_the_real_judge(tmp_path: Path) -> None:
         assert checked and all(s["p_supported"] == 0 and s["rule"] == "check" for s in checked)
     assert found["0.05"]["faithfulness"] > found["0.95"]["faithfulness"]
     assert found["0.05"]["faithfulness.weighted"] == found["0.95"]["faithfulness.weighted"]
+
+
+# ---- item 15: a calibration never moves the mean away from its own labels -------------------
+
+# 40 one-claim answers, half right: the judge's P of the right ones and of the wrong ones. The τ
+# that best separates them (0.35: 0.75 agreement) calls 26 of 40 supported, a mean of 0.65 far
+# from the labels' 0.50; τ 0.45 ranks nearly as well (0.70) and calls 20.
+RIGHT = [0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.7, 0.8, 0.9, 0.95]
+WRONG = [0.05, 0.1, 0.15, 0.2, 0.25, 0.32, 0.42, 0.52, 0.62, 0.72]
+
+
+def mean_run(tmp_path: Path, applied: dict) -> Path:
+    """A labelled run of the answers above, judged at the τ `applied`."""
+    from localeval.results.records import SampleRecord
+
+    ps = [(p, 1) for p in RIGHT] + [(p, 0) for p in WRONG]
+    ps += [(round(p + 0.01, 2), y) for p, y in ps]
+    run_dir = judged_run(tmp_path / "mean")
+    records = [SampleRecord(id=f"m{i}", line=i + 1, language="en",
+                            scores={"faithfulness": float(p >= applied["en"])},
+                            details={"faithfulness": {"statements": [
+                                {"statement": f"c{i}", "verdict": int(p >= applied["en"]),
+                                 "rule": "judge", "p_supported": p}]}})
+               for i, (p, _) in enumerate(ps)]
+    (run_dir / "results.jsonl").write_text("".join(r.model_dump_json() + "\n" for r in records),
+                                           encoding="utf-8")
+    summary = read_json(run_dir / "summary.json")
+    write_json(run_dir / "summary.json", {**summary, "support_threshold": applied})
+    write_labels(run_dir / "labels.jsonl", [
+        {"id": f"m{i}", "metric": "faithfulness", "label": y} for i, (_, y) in enumerate(ps)])
+    return run_dir
+
+
+def test_the_fit_does_not_chase_agreement_away_from_the_labels_mean(tmp_path: Path) -> None:
+    run_dir = mean_run(tmp_path, {"en": 0.6})
+    cal, _ = cal_mod.fit_calibration(run_dir)
+    mean = cal.answers_mean
+    assert mean["labels"] == 0.5
+    assert cal.tau == 0.45 and mean["fitted"] == 0.5 and cal.mean_gap == 0.0  # not 0.35 / 0.65
+    assert abs(mean["fitted"] - mean["labels"]) <= abs(mean["replaced"] - mean["labels"])
+
+
+def test_a_fit_that_moves_the_mean_away_is_refused_and_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The run applied τ 0.45, whose mean score is the labels' mean (0.55). Out of fold the
+    fitted τ agrees better but lands 0.10 off the labels' mean: kept out, both means in the
+    one line (the old code wrote it: it compared agreement only)."""
+    run_dir = noisy_run(tmp_path, {"en": 0.45}, frozenset({1, 4, 6, 9, 19}))
+    cal, _ = cal_mod.fit_calibration(run_dir)
+    oof = cal.out_of_fold
+    held = oof["mean"]
+    assert oof["fitted"] >= oof["replaced"], oof  # the premise: it agrees no worse
+    assert held["labels"] == 0.55 and held["gap_replaced"] == 0.0
+    assert held["gap_fitted"] > held["gap_replaced"], held
+    calib = tmp_path / "calib.json"
+    assert main(["calibrate", str(run_dir), "--out", str(calib)]) == 1
+    err = [e for e in capsys.readouterr().err.strip().splitlines() if not e.startswith("note:")]
+    assert len(err) == 1 and "moves the labelled answers' mean score away from its labels' " \
+        f"mean 0.550: {held['fitted']:.3f} (off by {held['gap_fitted']:.3f}) against 0.550 " \
+        "(off by 0.000)" in err[0] and "agrees worse" not in err[0], err
+    assert not calib.exists()
+
+
+def test_a_written_fit_reports_the_mean_before_and_after_out_of_fold(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = mean_run(tmp_path, {"en": 0.6})  # 12 of 40 supported: 0.20 off
+    calib = tmp_path / "calib.json"
+    assert main(["calibrate", str(run_dir), "--out", str(calib)]) == 0
+    out = capsys.readouterr().out
+    held = json.loads(calib.read_text())["out_of_fold"]["mean"]
+    assert held["gap_fitted"] <= held["gap_replaced"] == 0.2
+    assert (f"out of fold: the labelled answers' mean score {held['replaced']:.3f} before (off "
+            f"by 0.200), {held['fitted']:.3f} after (off by {held['gap_fitted']:.3f}), against "
+            "the labels' 0.500") in out
+
+
+def test_the_mean_gap_of_answers_and_without_answers_of_claims() -> None:
+    one = [{"p_supported": 0.7, "rule": "judge"}]
+    two = [{"p_supported": 0.7, "rule": "judge"}, {"p_supported": 0.3, "rule": "judge"}]
+    # a right one-claim answer scores 1 at τ 0.5; a two-claim answer labelled by its claims
+    # (1 and 0: its label is their mean, 0.5) scores 0.5: no gap; at τ 0.8 both score 0
+    samples = [(one, 1.0, "en"), (two, 0.5, "en")]
+    assert cal_mod.mean_gap([], samples, 0.5) == 0.0
+    assert cal_mod.mean_gap([], samples, 0.8) == pytest.approx(0.75)
+    points = [(0.7, 1, "en"), (0.3, 0, "en"), (0.6, 0, "en")]  # claims only: shares
+    assert cal_mod.mean_gap(points, [], 0.5) == pytest.approx(abs(2 / 3 - 1 / 3))
+    assert cal_mod.mean_gap([], [], 0.5) is None

@@ -41,7 +41,8 @@ def test_run_writes_results_and_summary_and_names_bad_rows(
     assert "line 2: malformed JSON" in err and "na (line 3) faithfulness: needs 'answer'" in err
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["id"] for r in records] == ["g", "na"]
-    assert records[0]["scores"] == {"faithfulness": 1.0, "faithfulness.greedy": 1.0}
+    assert records[0]["scores"] == {"faithfulness": 1.0, "faithfulness.greedy": 1.0,
+                                    "faithfulness.all_supported": 1.0}
     summary = json.loads((out / "summary.json").read_text())
     assert summary["metrics"]["faithfulness"]["mean"] == 1.0
     assert summary["dataset"]["input_errors"][0]["line"] == 2

@@ -34,7 +34,8 @@ VERDICTS = {"verdicts": [{"verdict": 1}, {"verdict": 0}]}
 def test_score_details_and_requests() -> None:
     outcome, judge = run_st([ROW], [STATEMENTS, VERDICTS], metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5} and not rec.errors
+    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
+                          "faithfulness.all_supported": 0.0} and not rec.errors
     details = rec.details["faithfulness"]
     assert [s["verdict"] for s in details["statements"]] == [1, 0]
     assert [s["sentence"] for s in details["statements"]] == [1, 2]
@@ -66,7 +67,8 @@ def test_novel_details_overrule_the_judges_support() -> None:
     verdicts = {"verdicts": [{"verdict": 1}, {"verdict": 1}, {"verdict": 1}]}
     outcome, _ = run_st([row], [statements, verdicts], metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 1 / 3, "faithfulness.greedy": 1 / 3}
+    assert rec.scores == {"faithfulness": 1 / 3, "faithfulness.greedy": 1 / 3,
+                          "faithfulness.all_supported": 0.0}
     s = rec.details["faithfulness"]["statements"]
     assert [x["judge_verdict"] for x in s] == [1, 1, 1] and [x["verdict"] for x in s] == [1, 0, 0]
     assert s[1]["reason"] == "not in the context: Gustave, Eiffel"
@@ -85,7 +87,8 @@ def test_malformed_judge_answer_is_that_samples_error() -> None:
     )
     bad, good = outcome.records
     assert bad.scores == {} and "does not match the schema" in bad.errors["faithfulness"]
-    assert good.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5}
+    assert good.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
+                           "faithfulness.all_supported": 0.0}
     assert outcome.summary["metrics"]["faithfulness"]["errors"] == 1
 
 
@@ -144,7 +147,8 @@ def test_a_request_cut_at_max_tokens_is_retried_once_split_in_halves() -> None:
     settings = Settings(no_cache=True, claims="statements", metrics=["faithfulness"])
     outcome = run([ROW], None, settings, judge=judge, embedder=HashEmbedder())
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5} and not rec.errors
+    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
+                          "faithfulness.all_supported": 0.0} and not rec.errors
     assert rec.details["faithfulness"]["judge_retries"] == 1
     assert outcome.summary["metrics"]["faithfulness"]["judge_retries"] == 1
     prompts = [r.messages[-1]["content"] for r in judge.requests[:3]]
@@ -270,7 +274,8 @@ def test_a_sentence_quoted_from_the_context_is_judged_and_marked() -> None:
         "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}, {"verdict": 0}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5} and not rec.errors
+    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
+                          "faithfulness.all_supported": 0.0} and not rec.errors
     first, second = rec.details["faithfulness"]["statements"]
     assert first["quoted"] is True and first["verdict"] == 1 and first["rule"] == "judge"
     assert second["sentence"] == 2 and second["verdict"] == 0 and "quoted" not in second
@@ -288,7 +293,8 @@ def test_a_short_sentence_found_in_the_context_is_still_judged() -> None:
         "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 1.0, "faithfulness.greedy": 1.0}
+    assert rec.scores == {"faithfulness": 1.0, "faithfulness.greedy": 1.0,
+                          "faithfulness.all_supported": 1.0}
     assert "quoted" not in rec.details["faithfulness"]["statements"][0]
     assert [r.step for r in judge.requests] == ["faithfulness_statements",
                                                 "faithfulness_verdicts"]
@@ -303,7 +309,8 @@ def test_a_question_is_judged_and_claims_nothing_only_when_the_judge_agrees() ->
                                                 {"fact": 1, "verdict": 1}]}],
     }, metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 1.0, "faithfulness.greedy": 1.0}
+    assert rec.scores == {"faithfulness": 1.0, "faithfulness.greedy": 1.0,
+                          "faithfulness.all_supported": 1.0}
     assert rec.details["faithfulness"]["no_claim"] == [1]
     assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [2]
     assert "sentences 1 to 2" in judge.requests[0].messages[-1]["content"]
@@ -325,7 +332,8 @@ def test_a_question_is_judged_and_claims_nothing_only_when_the_judge_agrees() ->
         "faithfulness_verdicts": [{"verdicts": [{"fact": 0, "verdict": 0},
                                                 {"fact": 1, "verdict": 1}]}],
     }, metrics=["faithfulness"])
-    assert outcome.records[0].scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5}
+    assert outcome.records[0].scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
+                                         "faithfulness.all_supported": 0.0}
 
 
 def test_soft_context_recall_of_a_quoted_sentence_is_the_judges_probability() -> None:
@@ -354,7 +362,8 @@ def test_sentences_around_a_question_share_one_request() -> None:
                              {"fact": 1, "verdict": 0}]}
     outcome, judge = run_st([row], [statements, verdicts], metrics=["faithfulness"])
     (rec,) = outcome.records
-    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5} and not rec.errors
+    assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
+                          "faithfulness.all_supported": 0.0} and not rec.errors
     assert [s["sentence"] for s in rec.details["faithfulness"]["statements"]] == [1, 3]
     first = judge.requests[0]
     assert "sentences 1 to 3" in first.messages[-1]["content"]  # the question is asked for too

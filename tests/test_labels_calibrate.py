@@ -72,8 +72,13 @@ def test_tau_is_the_cut_that_best_separates_the_labelled_claims(tmp_path: Path) 
     assert len(points) == 20  # any order; the claim a check settled is not τ's
     assert len(samples) == 21  # every labelled answer, the ruled one too (its score counts)
     cal, notes = fit_calibration(run_dir)
-    assert 0.56 <= cal.tau <= 0.6 and cal.balanced_accuracy == 1.0  # P 0.55 no, 0.60 yes
-    assert cal.agreement == pytest.approx((1.0 + cal.answer_auroc) / 2)
+    assert balanced_accuracy(points, 0.58) == 1.0  # P 0.55 no, 0.60 yes: the best cut, but
+    # it scores the answer a check settled 0 against its label 1, a mean 1/21 under the labels';
+    # τ 0.55 calls one more claim supported (P 0.55) and meets the labels' mean
+    assert cal.tau == 0.55 and cal.mean_gap == 0.0
+    assert cal.balanced_accuracy == pytest.approx((1.0 + 11 / 12) / 2, abs=1e-4)
+    assert cal.agreement == pytest.approx((cal.balanced_accuracy + cal.answer_auroc) / 2,
+                                          abs=1e-4)
     assert cal.n_claims == 20 and cal.n_supported == 8 and cal.n_answers == 21
     assert cal.judge.sha256 == "fake" and cal.judge.name == "my-judge.gguf"
     assert cal.default_agreement == pytest.approx(

@@ -53,5 +53,8 @@ def test_coverage_script(tmp_path: Path) -> None:
     assert out["sets"]["toy"]["resampled"]["by_n"]["100"]["draws"] == 200
     assert out["sets"]["pooled"]["sets"] == ["toy"]
     tau = out["tau"]
-    assert tau["draws"] > 0 and 0.05 <= tau["tau_fitted"]["mean"] <= 0.95
-    assert set(tau["held_out_pairwise"]) == {"fitted", "shipped"}
+    rules = tau["rules"]
+    assert tau["draws"] > 0 and set(rules) == {"agreement", "agreement-gap", "mean", "platt",
+                                               "shipped"}
+    assert all(0.05 <= rules[r]["tau"]["mean"] <= 0.95 for r in rules if r != "shipped")
+    assert all(0.0 <= rules[r]["held_out_mean_abs_gap"] <= 1.0 for r in rules)

@@ -74,10 +74,10 @@ def test_html_is_self_contained_and_escapes_judge_text(example_run: Path) -> Non
     assert all(u.startswith("data:") for u in urls), urls
     assert "@import" not in page and "url(" not in page
     assert not re.findall(r"https?://(?!www\.w3\.org/2000/svg\")", page)  # only the SVG namespace
-    # faithfulness, answer_similarity and answer_similarity.cosine
-    assert page.count('<svg class="chart hist"') == 3 and page.count('class="dot"') == 3
-    assert page.count('class="bar"') == 30 and page.count('class="mean"') == 3
-    assert page.count('class="ci"') == 3
+    # faithfulness, faithfulness.all_supported, answer_similarity and answer_similarity.cosine
+    assert page.count('<svg class="chart hist"') == 4 and page.count('class="dot"') == 4
+    assert page.count('class="bar"') == 40 and page.count('class="mean"') == 4
+    assert page.count('class="ci"') == 4
     assert '<span class="bad">✗ 0</span>' in page and '<span class="ok">✓ 1</span>' in page
 
 

@@ -141,7 +141,8 @@ def test_the_probability_decides_not_the_greedy_digit() -> None:
     assert [e["verdict"] for e in entries] == [1, 0]
     assert "0.41 < τ 0.5" in entries[1]["reason"]
     assert rec.scores == {"faithfulness": 0.5, "faithfulness.greedy": 0.5,
-                          "faithfulness.weighted": pytest.approx(0.67)}
+                          "faithfulness.weighted": pytest.approx(0.67),
+                          "faithfulness.all_supported": 0.0}
     lower, _ = run_fake([row], [_verdicts(0.93, 0.41)], metrics=["faithfulness"],
                         support_threshold=0.4)
     assert lower.records[0].scores["faithfulness"] == 1.0

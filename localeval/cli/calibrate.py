@@ -21,8 +21,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--out", type=Path, required=True, help="the calibration file to write")
     p.add_argument("--json", action="store_true", help="print the calibration as JSON")
     p.add_argument("--force", action="store_true",
-                   help="write the calibration even when it agrees worse with its labels (out "
-                        "of fold) than the τ it replaces")
+                   help="write the calibration even when, out of fold on its labels, it agrees "
+                        "worse or its mean is further from theirs than the τ it replaces")
     p.set_defaults(func=cmd_calibrate)
 
 
@@ -57,10 +57,15 @@ def cmd_calibrate(args: argparse.Namespace) -> int:
     oof, old = cal.out_of_fold or {}, cal.replaces or {}
     print(f"out of fold ({oof.get('folds')} folds): agreement {_f(oof.get('replaced'))} before "
           f"({old.get('source')}: {taus_text(old.get('tau'))}), {_f(oof.get('fitted'))} after")
+    mean = oof.get("mean") or {}
+    if mean.get("labels") is not None:
+        print(f"out of fold: the {mean.get('of')} {_f(mean.get('replaced'))} before (off by "
+              f"{_f(mean.get('gap_replaced'))}), {_f(mean.get('fitted'))} after (off by "
+              f"{_f(mean.get('gap_fitted'))}), against the labels' {_f(mean.get('labels'))}")
     if cal.answers_mean:
         m = cal.answers_mean
-        print(f"labelled answers: mean label {_f(m.get('labels'))}; their mean score "
-              f"{_f(m.get('replaced'))} before, {_f(m.get('fitted'))} after")
+        print(f"labelled answers (in sample): mean label {_f(m.get('labels'))}; their mean "
+              f"score {_f(m.get('replaced'))} before, {_f(m.get('fitted'))} after")
     print(f"written to {args.out}; use it with: localeval run DATA --out DIR "
           f"--calibration {args.out}")
     return 0

@@ -3,9 +3,11 @@ used by `localeval run --calibration FILE`.
 
 τ is the P(supported) a claim needs (metrics/claims/verdicts.py). The shipped τ was fitted for
 the 1.5B judge; a judge with no learned head (a user's own GGUF) gets its own here: the grid
-value (0.05 … 0.95) whose verdicts P ≥ τ best agree with the labelled claims (balanced accuracy;
-ties: nearest the τ it replaces), written only when it agrees with the labels no worse out of
-fold than the τ it replaces (`out_of_fold`, `worse_than_replaced`). Claims come from the labels
+value (0.05 … 0.95) whose verdicts P ≥ τ best agree with the labels (claims' balanced accuracy,
+answers' AUROC) less how far the labelled answers' mean score is from their mean label
+(`objective`; ties: nearest the τ it replaces), written only when, out of fold, it is no worse
+than the τ it replaces on either: agreement, and distance of the mean (`out_of_fold`,
+`worse_than_replaced`). Claims come from the labels
 file in any order (random and informative): each claim label is one (P, label) point; a
 sample-level label of 1 marks every claim of that sample supported, a 0 marks its claim
 unsupported only when it has one claim (a sample-level 0 says some claim is wrong, not which).
@@ -60,7 +62,9 @@ class Calibration(BaseModel):
     n_supported: int = Field(ge=0)
     n_answers: int = Field(0, ge=0, description="labelled answers fitted on")
     n_right: int = Field(0, ge=0)
-    agreement: float = Field(description="the criterion τ maximised, on the labels fitted on")
+    agreement: float = Field(description="the agreement at τ, on the labels fitted on")
+    mean_gap: float | None = Field(None, description="|mean score − mean label| at τ, on the "
+                                                     "labels fitted on (`mean_gap`)")
     default_agreement: float | None = Field(None, description="the shipped τ's, same labels")
     balanced_accuracy: float | None = Field(None, description="claims: P ≥ τ against labels")
     answer_auroc: float | None = Field(None, description="answers: right above wrong at τ")
@@ -70,8 +74,10 @@ class Calibration(BaseModel):
         None, description="the τ this calibration replaces: `tau` (one, or per language) and "
                           "`source` (the labelled run's τ, or the calibration file it replaced)")
     out_of_fold: dict[str, Any] | None = Field(
-        None, description="k-fold agreement on the labels: `fitted` (τ fitted on the other "
-                          "folds, judged on each fold), `replaced` (the replaced τ's), `folds`")
+        None, description="k-fold figures on the labels: `fitted` (agreement of τ fitted on the "
+                          "other folds, judged on each fold), `replaced` (the replaced τ's), "
+                          "`folds`, and `mean`: the labels' mean (`labels`), the held-out mean "
+                          "score at the fitted τ and at the replaced one, and their gaps")
     answers_mean: dict[str, Any] | None = Field(
         None, description="the labelled answers' mean label, and their mean score at the "
                           "replaced τ (`replaced`) and at τ (`fitted`)")
@@ -109,24 +115,25 @@ def score_at(entries: list[dict[str, Any]], tau: float | dict[str, float], langu
     return sum(votes) / len(votes)
 
 
-def answer_agreement(samples: list[tuple[list[dict[str, Any]], int, str]],
+def answer_agreement(samples: list[tuple[list[dict[str, Any]], float, str]],
                      tau: float | dict[str, float]) -> float | None:
     """How often a right answer scores above a wrong one at τ, over every (right, wrong) pair of
     labelled answers (AUROC; ties ½); None without both kinds of answer."""
     return _auroc([(score_at(e, tau, g), y) for e, y, g in samples])
 
 
-def _auroc(scored: list[tuple[float | None, int]]) -> float | None:
-    """How often a right answer's score is above a wrong one's (ties ½); None without both."""
+def _auroc(scored: list[tuple[float | None, float]]) -> float | None:
+    """How often a right answer's score (label 1) is above a wrong one's (label below 1; ties
+    ½); None without both."""
     pos = [s for s, y in scored if s is not None and y == 1]
-    neg = [s for s, y in scored if s is not None and y == 0]
+    neg = [s for s, y in scored if s is not None and y < 1]
     if not pos or not neg:
         return None
     return sum((a > b) + 0.5 * (a == b) for a in pos for b in neg) / (len(pos) * len(neg))
 
 
 def agreement(points: list[tuple[float, int, str]],
-              samples: list[tuple[list[dict[str, Any]], int, str]],
+              samples: list[tuple[list[dict[str, Any]], float, str]],
               tau: float | dict[str, float]) -> float | None:
     """The mean of the criteria the labels allow: claims' balanced accuracy, answers' AUROC."""
     found = [x for x in (balanced_accuracy(points, tau), answer_agreement(samples, tau))
@@ -134,17 +141,53 @@ def agreement(points: list[tuple[float, int, str]],
     return sum(found) / len(found) if found else None
 
 
+def mean_gap(points: list[tuple[float, int, str]],
+             samples: list[tuple[list[dict[str, Any]], float, str]],
+             tau: float | dict[str, float]) -> float | None:
+    """How far the number a run reports is from the labels at τ: |mean score − mean label| of
+    the labelled answers (scored as the run scores them); without labelled answers, of the
+    claims: |share with P ≥ τ − share supported|. None without labels."""
+    level = _level(points, samples, lambda _: tau)
+    return None if level is None else abs(level[0] - level[1])
+
+
+def _level(points: list[tuple[float, int, str]],
+           samples: list[tuple[list[dict[str, Any]], float, str]],
+           tau_of: Any) -> tuple[float, float] | None:
+    """(mean score, mean label) of the labelled answers, each at `tau_of(i)` (its fold's τ);
+    without answers, (share of claims P ≥ τ, share supported). None without either."""
+    scored = [(x, y) for i, (e, y, g) in enumerate(samples)
+              if (x := score_at(e, tau_of(i), g)) is not None]
+    if scored:
+        return (sum(x for x, _ in scored) / len(scored), sum(y for _, y in scored) / len(scored))
+    if points:
+        return (sum(p >= _cut(tau_of(i), g) for i, (p, _, g) in enumerate(points)) / len(points),
+                sum(y for _, y, _ in points) / len(points))
+    return None
+
+
+def objective(points: list[tuple[float, int, str]],
+              samples: list[tuple[list[dict[str, Any]], float, str]],
+              tau: float | dict[str, float]) -> float | None:
+    """What `choose_tau` maximises: `agreement` less `mean_gap` (a τ that ranks as well but
+    moves the run's mean away from the labels loses). None where agreement is undefined."""
+    found = agreement(points, samples, tau)
+    return None if found is None else found - (mean_gap(points, samples, tau) or 0.0)
+
+
 def choose_tau(points: list[tuple[float, int, str]], prefer: float = 0.5,
-               samples: list[tuple[list[dict[str, Any]], int, str]] = ()  # type: ignore[assignment]
+               samples: list[tuple[list[dict[str, Any]], float, str]] = ()  # type: ignore[assignment]
                ) -> tuple[float, float]:
-    """(τ, its agreement): the grid value whose verdicts best agree with the labels (claims
-    and answers; `agreement`); LabelsError without both supported and unsupported ones."""
+    """(τ, its agreement): the grid value with the best `objective` (agreement with the labels,
+    claims and answers, less the distance of the answers' mean from the labels'); ties nearest
+    `prefer`. LabelsError without both supported and unsupported ones."""
     if agreement(points, list(samples), 0.5) is None:
         pos = sum(y for _, y, _ in points)
         raise LabelsError(f"τ needs supported and unsupported claims (or right and wrong "
                           f"answers) among the labels: got {pos} supported claim(s) and "
                           f"{len(points) - pos} not; label more samples")
-    best = max(GRID, key=lambda t: (agreement(points, list(samples), t), -abs(t - prefer)))
+    best = max(GRID, key=lambda t: (round(objective(points, list(samples), t), 9),
+                                    -abs(t - prefer)))
     return best, agreement(points, list(samples), best)  # type: ignore[return-value]
 
 
@@ -162,8 +205,9 @@ def _judged(entry: dict[str, Any]) -> float | None:
     return float(p)
 
 
-Sample = tuple[list[dict[str, Any]], int, str]
-"""A labelled answer: its claims' entries, 1 when right (label 1) else 0, its language."""
+Sample = tuple[list[dict[str, Any]], float, str]
+"""A labelled answer: its claims' entries, its label (a sample-level label, or the mean of its
+claim labels; right when 1), its language."""
 
 
 @dataclass
@@ -201,9 +245,10 @@ def labelled_units(run_dir: Path, labels_path: Path | None = None
         claims = {k: v for k, v in marks.items() if k is not None}
         whole = marks.get(None)
         if whole is None and entries and set(claims) >= set(range(len(entries))):
-            whole = min(claims[i] for i in range(len(entries)))  # right only if every claim is
+            # its share of claims supported: right (1) only if every claim is
+            whole = sum(claims[i] for i in range(len(entries))) / len(entries)
         if whole is not None and entries:
-            unit.samples.append((entries, int(whole == 1), record.language or "en"))
+            unit.samples.append((entries, float(whole), record.language or "en"))
         if not claims and None in marks:  # a sample-level label only
             judged = [e for e in entries if _judged(e) is not None]
             if marks[None] == 1:
@@ -229,19 +274,38 @@ FOLDS = 5
 """Folds of the out-of-fold agreement (fewer when fewer samples are labelled)."""
 
 
+@dataclass
+class OutOfFold:
+    """Fitting τ as `choose_tau` does, judged on held-out folds: the agreement (`agreement`'s
+    criteria, pooled over the folds), the held-out answers' mean score at their fold's τ and
+    their mean label (claims' shares without answers: `_level`), and the number of folds."""
+
+    agreement: float | None
+    mean: float | None
+    labels: float | None
+    folds: int
+
+    @property
+    def gap(self) -> float | None:
+        return None if self.mean is None or self.labels is None else abs(self.mean - self.labels)
+
+
 def out_of_fold(units: list[Unit], prefer: float, fallback: float | dict[str, float]
-                ) -> tuple[float | None, int]:
-    """The agreement (`agreement`'s criteria) of fitting τ as `choose_tau` does, each fold
-    judged at the τ fitted on the other folds (folds of whole samples, stratified by their
-    labels; a fold whose rest lacks a kind of label is judged at `fallback`), pooled over the
-    folds; and the number of folds."""
+                ) -> OutOfFold:
+    """`OutOfFold` of fitting τ on the units: each fold judged at the τ fitted on the other
+    folds (folds of whole samples, stratified by their labels; a fold whose rest lacks a kind
+    of label is judged at `fallback`)."""
     k = min(FOLDS, len(units))
     if k < 2:
-        return None, k
+        return OutOfFold(None, None, None, k)
     order = sorted(units, key=lambda u: (u.kind, hashlib.sha256(u.id.encode()).hexdigest()))
     folds = [order[j::k] for j in range(k)]
     decided: list[tuple[bool, int]] = []
-    scored: list[tuple[float | None, int]] = []
+    scored: list[tuple[float | None, float]] = []
+    points: list[tuple[float, int, str]] = []
+    samples: list[Sample] = []
+    sample_taus: list[float | dict[str, float]] = []  # per held-out answer, its fold's τ
+    point_taus: list[float | dict[str, float]] = []  # per held-out claim
     for j, held in enumerate(folds):
         rest = [u for i, f in enumerate(folds) if i != j for u in f]
         try:
@@ -252,8 +316,17 @@ def out_of_fold(units: list[Unit], prefer: float, fallback: float | dict[str, fl
             tau = fallback
         decided += [(p >= _cut(tau, g), y) for u in held for p, y, g in u.points]
         scored += [(score_at(e, tau, g), y) for u in held for e, y, g in u.samples]
+        held_points = [x for u in held for x in u.points]
+        held_samples = [x for u in held for x in u.samples]
+        points += held_points
+        samples += held_samples
+        sample_taus += [tau] * len(held_samples)
+        point_taus += [tau] * len(held_points)
     found = [x for x in (_balanced(decided), _auroc(scored)) if x is not None]
-    return (sum(found) / len(found) if found else None), k
+    taus = sample_taus if samples else point_taus
+    level = _level(points, samples, lambda i: taus[i])
+    return OutOfFold(sum(found) / len(found) if found else None,
+                     None if level is None else level[0], None if level is None else level[1], k)
 
 
 def fit_calibration(run_dir: Path, labels_path: Path | None = None,
@@ -283,7 +356,8 @@ def fit_calibration(run_dir: Path, labels_path: Path | None = None,
     if len(samples) + len(points) < ROUGH:
         notes.append(f"τ was fitted on {len(samples)} labelled answers and {len(points)} claim "
                      f"labels: it is rough below {ROUGH}; label more samples to firm it up")
-    oof, k = out_of_fold(units, prefer, old_tau)
+    oof = out_of_fold(units, prefer, old_tau)
+    before = _level(points, samples, lambda _: old_tau)  # the replaced τ: on all the labels
 
     def rounded(x: float | None) -> float | None:
         return None if x is None else round(x, 4)
@@ -293,22 +367,30 @@ def fit_calibration(run_dir: Path, labels_path: Path | None = None,
         return rounded(sum(found) / len(found)) if found else None
 
     labels = Path(labels_path) if labels_path is not None else run_dir / "labels.jsonl"
+    what = "labelled answers' mean score" if samples else "claims' share with P ≥ τ"
     cal = Calibration(
         judge=JudgeRef(name=str(judge.get("name") or "?"), sha256=str(judge["sha256"])),
         prompts=dict((summary or {}).get("prompts") or {}),
         tau=tau, n_claims=len(points), n_supported=sum(y for _, y, _ in points),
-        n_answers=len(samples), n_right=sum(y for _, y, _ in samples),
-        agreement=round(reached, 4),
+        n_answers=len(samples), n_right=sum(y == 1 for _, y, _ in samples),
+        agreement=round(reached, 4), mean_gap=rounded(mean_gap(points, samples, tau)),
         default_agreement=rounded(agreement(points, samples, dict(FITTED))),
         balanced_accuracy=rounded(balanced_accuracy(points, tau)),
         answer_auroc=rounded(answer_agreement(samples, tau)), default_tau=dict(FITTED),
         fitted=f"grid {GRID[0]}…{GRID[-1]} by {GRID[1] - GRID[0]:.2f}: the τ whose verdicts "
-               f"P(supported) ≥ τ best agree with the labels: the mean of the claims' balanced "
+               f"P(supported) ≥ τ best agree with the labels — the mean of the claims' balanced "
                f"accuracy ({len(points)} claim labels) and the answers' AUROC ({len(samples)} "
-               "labelled answers), where each has both kinds; ties nearest the τ it replaces",
+               "labelled answers), where each has both kinds — less the distance of the "
+               f"{what} from the labels' mean; ties nearest the τ it replaces",
         replaces={"tau": old_tau, "source": source},
-        out_of_fold={"folds": k, "fitted": rounded(oof),
-                     "replaced": rounded(agreement(points, samples, old_tau))},
+        out_of_fold={"folds": oof.folds, "fitted": rounded(oof.agreement),
+                     "replaced": rounded(agreement(points, samples, old_tau)),
+                     "mean": {"of": what, "labels": rounded(oof.labels),
+                              "fitted": rounded(oof.mean),
+                              "replaced": rounded(before[0]) if before else None,
+                              "gap_fitted": rounded(oof.gap),
+                              "gap_replaced": rounded(abs(before[0] - before[1]))
+                              if before else None}},
         answers_mean=None if not samples else {
             "labels": round(sum(y for _, y, _ in samples) / len(samples), 4),
             "replaced": mean_score(old_tau), "fitted": mean_score(tau)},
@@ -339,17 +421,27 @@ def replaced_tau(summary: Any, judge: str, replacing: Path | None
 
 
 def worse_than_replaced(cal: Calibration) -> str | None:
-    """Why `cal` must not replace what it replaces (its out-of-fold agreement on its own labels
-    is below the replaced τ's), in one line; None when it is no worse."""
+    """Why `cal` must not replace what it replaces, in one line: out of fold on its own labels
+    it agrees worse than the replaced τ, or its mean is further from the labels' mean; None
+    when it is no worse on either."""
     oof = cal.out_of_fold or {}
     fitted, old = oof.get("fitted"), oof.get("replaced")
-    if fitted is None or old is None or fitted >= old:
+    mean = oof.get("mean") or {}
+    gap, old_gap = mean.get("gap_fitted"), mean.get("gap_replaced")
+    why = []
+    if fitted is not None and old is not None and fitted < old:
+        why.append(f"agrees worse with its own labels: {fitted:.3f} against {old:.3f}")
+    if gap is not None and old_gap is not None and gap > old_gap:
+        why.append(f"moves the {mean.get('of', 'mean')} away from its labels' mean "
+                   f"{mean.get('labels'):.3f}: {mean.get('fitted'):.3f} (off by {gap:.3f}) "
+                   f"against {mean.get('replaced'):.3f} (off by {old_gap:.3f})")
+    if not why:
         return None
-    return (f"the fitted τ {cal.tau} agrees worse with its own labels than "
+    return (f"the fitted τ {cal.tau} is worse than "
             f"{(cal.replaces or {}).get('source', 'the τ it replaces')} "
-            f"({taus_text((cal.replaces or {}).get('tau'))}): {fitted:.3f} out of fold "
-            f"({oof.get('folds')} folds) against {old:.3f}; the calibration was not written "
-            "(label more samples, or give --force to write it anyway)")
+            f"({taus_text((cal.replaces or {}).get('tau'))}) out of fold "
+            f"({oof.get('folds')} folds): it {' and '.join(why)}; the calibration was not "
+            "written (label more samples, or give --force to write it anyway)")
 
 
 def taus_text(tau: Any) -> str:

@@ -8,8 +8,10 @@ has no number or name the context lacks (metrics/claims/checks.py); long context
 narrowed to the passages that bear on each claim (metrics/claims/evidence.py) and split into
 pieces when too long for the window (metrics/claims/evidence.py).
 score = supported claims / claims (also as `.greedy`); `.weighted` = the mean of the judge's
-P(verdict = 1) over what the grammar allows (0 where a check overruled it). Empty contexts, an
-answer without a sentence, or one asserting nothing → unscored, with the reason. The body is
+P(verdict = 1) over what the grammar allows (0 where a check overruled it); `.all_supported` =
+1 when every claim is supported, else 0: padding (a true restatement beside a false claim) raises the share, never
+this (claims/score.ALL_SUPPORTED). Empty contexts, an answer without a
+sentence, or one asserting nothing → unscored, with the reason. The body is
 claims/score.claims_supported, shared with context_recall.
 """
 
@@ -34,4 +36,4 @@ from localeval.metrics.claims.score import claims_supported
 async def faithfulness(sample: Sample, ctx: MetricContext) -> MetricResult:
     return await claims_supported(ctx, "faithfulness", "faithfulness_verdicts",
                                   sample.answer or "", sample.question, sample.contexts,
-                                  whose="the answer")
+                                  whose="the answer", all_supported=True)

@@ -32,6 +32,11 @@ from localeval.metrics.claims.verdicts import Support, support_verdicts
 from localeval.names import GREEDY, WEIGHTED
 from localeval.text import sentences_of, sentences_of_all
 
+ALL_SUPPORTED = "all_supported"
+"""The sub-score (`faithfulness.all_supported`) a true restatement cannot raise: 1 when every
+claim is supported, 0 when any is not. The mean share rewards padding (a false claim beside a
+true restatement scores 0.5 where the false claim alone scores 0); this never does."""
+
 
 def nonempty(texts: list[str] | None) -> list[str]:
     return [t for t in texts or [] if t.strip()]
@@ -133,11 +138,12 @@ async def judge_claims(ctx: MetricContext, step: str, text: str, question: str |
 
 async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
                            question: str | None, contexts: list[str] | None,
-                           *, whose: str) -> MetricResult:
+                           *, whose: str, all_supported: bool = False) -> MetricResult:
     """Score `name` = the share of `text`'s claims the contexts support (`step`: the verdicts'
     template), also as `name.greedy`; `name.weighted` = the mean P(supported), the judge's own
-    confidence, which breaks ties. Unscored when every context is empty, or `whose` text ("the
-    answer") has no sentence or makes no claim."""
+    confidence, which breaks ties; with `all_supported`, `name.all_supported` (ALL_SUPPORTED).
+    Unscored when every context is empty, or `whose` text ("the answer") has no sentence or makes
+    no claim."""
     contexts = nonempty(contexts)
     if not contexts:
         return MetricResult.unscored(name, "every context is empty")
@@ -153,6 +159,8 @@ async def claims_supported(ctx: MetricContext, name: str, step: str, text: str,
     weighted = mean_p([s.support for s in claims.statements])
     if weighted is not None:
         scores[name + WEIGHTED] = weighted
+    if all_supported:
+        scores[f"{name}.{ALL_SUPPORTED}"] = float(claims.supported == len(claims.statements))
     return MetricResult(scores=scores, details=claims.details())
 
 
