@@ -9,8 +9,8 @@ narrowed to the passages that bear on each claim (metrics/claims/evidence.py) an
 pieces when too long for the window (metrics/claims/evidence.py).
 score = supported claims / claims (also as `.greedy`); `.weighted` = the mean of the judge's
 P(verdict = 1) over what the grammar allows (0 where a check overruled it); `.all_supported` =
-1 when every claim is supported, else 0: padding (a true restatement beside a false claim) raises the share, never
-this (claims/score.ALL_SUPPORTED). Empty contexts, an answer without a
+1 when every claim is supported, else 0: padding (a true restatement beside a false claim)
+raises the share, never this (claims/score.ALL_SUPPORTED). Empty contexts, an answer without a
 sentence, or one asserting nothing → unscored, with the reason. The body is
 claims/score.claims_supported, shared with context_recall.
 """
