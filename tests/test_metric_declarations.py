@@ -14,7 +14,6 @@ from localeval.metrics import REGISTRY, MetricContext, MetricResult
 from localeval.metrics.base import metric
 from tests.test_cache_survives_layout import ROWS, VARIANTS, SchemaJudge
 
-
 CITING = [{"id": "cites", "question": "When was the tower built?",
            "answer": "It was built in 1889 [1].", "contexts": ["It was built in 1889."]}]
 """A row whose answer cites a passage (metrics/citations.py asks support only for a citation)."""

@@ -236,7 +236,7 @@ async def judge_citations(ctx: MetricContext, sample: Sample) -> Judged:
     async def one(i: int, passages: tuple[int, ...]) -> Verdict:
         texts = [contexts[n - 1] for n in passages]
         if not any(t.strip() for t in texts):
-            return Verdict(0, "the cited passage is empty")
+            return Verdict(0, "the cited passage is empty", p_yes=0.0)
         support = await support_verdicts(ctx, SUPPORT_STEP, [sentences[i].claim],
                                          split="contexts", contexts=texts,
                                          question=sample.question,

@@ -25,8 +25,8 @@ import localeval
 from localeval.metrics.citations import (
     Fact,
     Judged,
-    cited_sentences,
     citation_holds,
+    cited_sentences,
     wanted_pairs,
 )
 from localeval.metrics.claims.record import Verdict

@@ -34,9 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from convert import dev_rows  # noqa: E402
+from convert import dev_rows
 
-from localeval.text import split_sentences  # noqa: E402
+from localeval.text import split_sentences
 
 ORDERS = [(0, 1, 2), (1, 2, 0), (2, 0, 1), (1, 0, 2), (0, 2, 1), (2, 1, 0)]
 """Where P1, P2, P3 go among the contexts (0-based), by row."""
