@@ -9,6 +9,7 @@ Heavy: run under the CPU lock, e.g.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -44,12 +45,13 @@ CASES = {
 }
 
 
-def _run(judge: Any, case: dict[str, Any]) -> dict[str, Any]:
+def _run(judge: Any, case: dict[str, Any], cache: Path) -> dict[str, Any]:
     from localeval.runner import run
 
     rows = [{"id": v, "question": case["question"], "answer": case[v],
              "contexts": case["contexts"]} for v in ("right", "moved", "overcite")]
-    outcome = run(rows, None, Settings(no_cache=True, metrics=["citations"], explain=False),
+    # a fresh cache: the three answers share most of their requests (asked once)
+    outcome = run(rows, None, Settings(cache=cache, metrics=["citations"], explain=False),
                   judge=OpenJudge(judge), embedder=HashEmbedder())
     for rec in outcome.records:
         assert not rec.errors, rec.errors
@@ -58,8 +60,8 @@ def _run(judge: Any, case: dict[str, Any]) -> dict[str, Any]:
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_citation_to_the_right_passage_holds_and_a_moved_one_does_not(  # type: ignore[no-untyped-def]
-        small_judge, lang: str) -> None:
-    recs = _run(small_judge, CASES[lang])
+        small_judge, lang: str, tmp_path: Path) -> None:
+    recs = _run(small_judge, CASES[lang], tmp_path / "answers.sqlite")
     right, moved, over = recs["right"], recs["moved"], recs["overcite"]
     facts = [r["fact"] for r in right.details["citation_recall"]["sentences"]]
     assert facts == [1, 1, 0], right.details  # the closing remark states no fact

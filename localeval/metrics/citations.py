@@ -245,7 +245,7 @@ async def judge_citations(ctx: MetricContext, sample: Sample) -> Judged:
 
     # the fact question and the support requests at once: the engine batches them
     facts, *verdicts = await asyncio.gather(
-        facts_of(ctx, [s.claim for s in sentences], sample.question),
+        facts_of(ctx, [s.bare for s in sentences], sample.question),
         *(one(i, p) for i, p in pairs))
     return Judged(sentences, facts, dict(zip(pairs, verdicts, strict=True)), len(contexts))
 
