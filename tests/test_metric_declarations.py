@@ -14,6 +14,10 @@ from localeval.metrics import REGISTRY, MetricContext, MetricResult
 from localeval.metrics.base import metric
 from tests.test_cache_survives_layout import ROWS, VARIANTS, SchemaJudge
 
+CITING = [{"id": "cites", "question": "When was the tower built?",
+           "answer": "It was built in 1889 [1].", "contexts": ["It was built in 1889."]}]
+"""A row whose answer cites a passage (metrics/citations.py asks support only for a citation)."""
+
 
 def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                    metrics: list[str]) -> tuple[dict[str, set[str]], list[Any]]:
@@ -34,7 +38,7 @@ def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     monkeypatch.setattr(MetricContext, "request", spy)
     errors = []
     for i, settings in enumerate(VARIANTS.values()):
-        results = localeval.evaluate(ROWS, metrics=metrics, judge=SchemaJudge(),
+        results = localeval.evaluate(ROWS + CITING, metrics=metrics, judge=SchemaJudge(),
                                      embedder=HashEmbedder(), cache=tmp_path / f"{i}.sqlite",
                                      **settings)
         errors += results.errors

@@ -98,7 +98,8 @@ FITTED_FOR = ("qwen2.5-coder-1.5b-instruct-q4_k_m",
               "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
 """The judge (manifest name, sha256) FITTED was fitted for."""
 DECIDED_BY_TAU = frozenset({"faithfulness", "context_recall", "answer_correctness",
-                            "context_relevance", "context_precision"})
+                            "context_relevance", "context_precision", "citation_recall",
+                            "citation_precision"})
 """The metrics whose verdicts τ decides."""
 
 
