@@ -132,7 +132,10 @@ def test_reason_asks_a_reason_before_each_verdict_and_en_frame_asks_in_english()
     en = _users("en_frame", "zh")[0]
     assert en.startswith("Task: check numbered statements") and "泰桥" in en
     assert bb.settings_of(bb.VARIANTS["en_frame"], "zh")["support_threshold"] == 0.45
-    assert prompts._env().loader.__class__.__name__ == "FileSystemLoader"  # restored
+    assert prompts.render("en", "faithfulness_verdicts", contexts=["c"], statements=["s"]) == (
+        bb.prompts.render("en", "faithfulness_verdicts", contexts=["c"], statements=["s"]))
+    assert bb.FENCE_MARK["en"] in prompts.render(
+        "en", "faithfulness_verdicts", contexts=["c"], statements=["s"])[-1]["content"]  # restored
 
 
 def test_an_edit_a_template_lacks_is_an_error() -> None:

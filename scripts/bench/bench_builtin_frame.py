@@ -202,19 +202,13 @@ def overrides(v: Variant, steps: Iterable[str]) -> dict[str, str]:
 def frame(v: Variant, steps: Iterable[str]) -> Iterator[None]:
     """While inside, `prompts.render` renders the variant's templates of `steps` (both
     languages) and, with `reason`, the support verdicts are asked with a reason first."""
-    import jinja2
-
     from localeval.judge import schemas
     from localeval.metrics.claims import evidence, verdicts
 
     texts = overrides(v, steps)
-    original = prompts._env
-    base = original()
-    env = base.overlay(loader=jinja2.ChoiceLoader([jinja2.DictLoader(texts), base.loader]))
     saved = (verdicts.checked_verdicts, verdicts.items_per_request)
     kept = {name: getattr(evidence, name) for name in ("MAX_WORDS", "NEIGHBOURS")}
     framed = evidence.Index._framed
-    prompts._env = lambda: env  # type: ignore[assignment]
     for name, value in v.window:
         if name == "FRAMED":
             evidence.Index._framed = lambda self, run: self._join(run)  # type: ignore[method-assign]
@@ -225,9 +219,9 @@ def frame(v: Variant, steps: Iterable[str]) -> Iterator[None]:
         verdicts.items_per_request = lambda ctx: max(1, min(verdicts.ITEMS_PER_REQUEST,
                                                             (ctx.settings.max_tokens - 16) // 72))
     try:
-        yield
+        with prompts.overridden(texts):
+            yield
     finally:
-        prompts._env = original  # type: ignore[assignment]
         verdicts.checked_verdicts, verdicts.items_per_request = saved
         evidence.Index._framed = framed  # type: ignore[method-assign]
         for name, value in kept.items():
