@@ -9,9 +9,10 @@ Each template's sha256 goes into the run's metadata and, through the rendered te
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -51,15 +52,38 @@ def template_name(lang: str, step: str) -> str:
     return f"{lang}/{step}.j2"
 
 
+_OVERRIDDEN: dict[str, str] = {}
+"""Template name → text read in place of the file, while `overridden` is in effect."""
+
+
+@contextlib.contextmanager
+def overridden(texts: Mapping[str, str]) -> Iterator[None]:
+    """While inside, `render` reads these texts (name → text, "en/faithfulness_verdicts.j2")
+    in place of the template files: a template's variants measured through the product's own
+    code (scripts/bench/bench_builtin_frame.py)."""
+    saved = dict(_OVERRIDDEN)
+    _OVERRIDDEN.update(texts)
+    try:
+        yield
+    finally:
+        _OVERRIDDEN.clear()
+        _OVERRIDDEN.update(saved)
+
+
+def _template(name: str):  # type: ignore[no-untyped-def]
+    text = _OVERRIDDEN.get(name)
+    return _env().get_template(name) if text is None else _env().from_string(text)
+
+
 def render(lang: str, step: str, **variables: object) -> list[dict[str, str]]:
     """Chat messages for one judge step: the language's system prompt, then the step's text."""
-    user = _env().get_template(template_name(lang, step)).render(**variables).strip()
+    user = _template(template_name(lang, step)).render(**variables).strip()
     return with_system(lang, user)
 
 
 def with_system(lang: str, user: str) -> list[dict[str, str]]:
     """Chat messages: the language's system prompt, then `user` (a rendered step)."""
-    system = _env().get_template(template_name(lang, "system")).render().strip()
+    system = _template(template_name(lang, "system")).render().strip()
     return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
 
