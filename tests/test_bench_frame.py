@@ -159,11 +159,13 @@ def test_each_edit_changes_what_its_name_says_and_nothing_else() -> None:
     no_fence = _user("json_no_fence")
     assert no_fence == "\n".join(line for line in base.split("\n") if fence not in line)
     level_0 = "回答与参考答案矛盾或不符"
-    for frame in ("", "json_"):
-        assert level_0 in _user(frame + "no_reason" if not frame else "json")
-        assert level_0 not in _user(frame + "no_levels")
-        assert "Criterion:" in _user(frame + "en_frame") or "The answer agrees" in _user(
-            frame + "en_frame")
+    assert level_0 in base and level_0 not in _user("json_no_levels")
+    assert level_0 not in _user("no_reason")  # today's frame: no level lines for yes/no
+    shown = _user("levels_yes_no")
+    assert shown.index(level_0) < shown.index("question: ")
+    last = _user("levels_last")
+    assert last.index("reference: ") < last.index(level_0) < last.index("Reply 1 for yes")
+    assert "Criterion:" in _user("json_en_frame") and "The answer agrees" in _user("en_frame")
     assert "评估步骤" in _user("json_steps") and "评估步骤" not in base
     assert "Evaluation steps:\n1. 找出参考答案" in _user("steps")
     first = _user("criterion_first")
@@ -181,9 +183,12 @@ def test_each_edit_changes_what_its_name_says_and_nothing_else() -> None:
     assert bare[0]["content"] == "Answer with a single digit only."
     assert bare[1]["content"].split("\n")[2:] == [
         "question: Q?", "answer: A。", "reference: R.", "", "Reply 1 for yes, 0 for no."]
-    for lang in ("zh", "en"):  # today's frame without levels or steps is the bare prompt
-        assert bf.messages(ds.rubric, bf.VARIANTS["no_levels"], sample, lang) == (
+    for lang in ("zh", "en"):  # today's frame of a yes/no rubric without steps: the bare prompt
+        assert bf.messages(ds.rubric, bf.VARIANTS["no_reason"], sample, lang) == (
             bf.messages(ds.rubric, bf.VARIANTS["bare"], sample, lang))
+    scale = bf.SETS["ragchecker_correctness"]().rubric  # a scale's level lines are shown
+    assert "\n5: nothing contradicts the reference\n" in bf.messages(
+        scale, bf.VARIANTS["no_reason"], sample, "en")[1]["content"]
     schema = bf.schema(ds.rubric, bf.VARIANTS["level_first"])
     assert list(schema.model_fields) == ["verdict", "reason"]
 

@@ -552,29 +552,36 @@ CLEAR = [  # (id, question, reference, good answer, bad answer): clear cases, en
 
 
 @pytest.mark.model_small
-def test_the_real_judge_ranks_clear_cases_and_the_reason_does_not_move_the_score(
-        small_judge: Any) -> None:
+def test_the_real_judge_ranks_clear_cases_in_en_and_zh(small_judge: Any) -> None:
     """The 1.5B judge on the default frame: a right answer above a wrong one (yes/no, against
-    the reference) and a full answer above an empty one (1-5), in en and zh; with explanations
-    on, each rubric's reason is asked after its level and the scores are those without it."""
+    the reference) and a full answer above an empty one (1-5), in en and zh (the reason's
+    request, after the level, cannot move the score: the fake-judge tests; here without it)."""
     from tests.conftest import OpenJudge
 
-    rows = [{"id": f"{cid}/{side}", "question": q, "ground_truth": ref, "answer": a}
-            for cid, q, ref, good, bad in CLEAR for side, a in (("good", good), ("bad", bad))]
-    scores = {}
-    for explain in (True, False):
+    got = {}
+    for rubric, cases in ((AGREES, CLEAR[:2]), (COVERS, CLEAR[2:])):
+        rows = [{"id": f"{cid}/{side}", "question": q, "ground_truth": ref, "answer": a}
+                for cid, q, ref, good, bad in cases for side, a in (("good", good), ("bad", bad))]
         judge = OpenJudge(small_judge)
-        settings = Settings(no_cache=True, parallel=1, explain=explain, rubrics=[AGREES, COVERS],
-                            metrics=["agrees", "covers"])
+        settings = Settings(no_cache=True, parallel=1, explain=False, rubrics=[rubric],
+                            metrics=[rubric.name])
         records = run(rows, None, settings, judge=judge, embedder=HashEmbedder()).records
         assert not any(r.errors for r in records), [r.errors for r in records]
-        assert len(judge.requests) == len(rows) * 2 * (2 if explain else 1)
-        scores[explain] = {r.id: r.scores for r in records}
-        if explain:
-            assert all(r.details[m]["reason"] for r in records for m in ("agrees", "covers"))
-    assert scores[True] == scores[False]
-    got = scores[True]
+        assert len(judge.requests) == len(rows) and all(q.continuations for q in judge.requests)
+        got.update({r.id: r.scores[rubric.name] for r in records})
     for cid, *_ in CLEAR:
-        good, bad = got[f"{cid}/good"], got[f"{cid}/bad"]
-        metric = "agrees" if cid.endswith("capital") else "covers"
-        assert good[metric] > bad[metric], (cid, metric, good, bad)
+        assert got[f"{cid}/good"] > got[f"{cid}/bad"], (cid, got)
+
+
+def test_a_yes_no_rubrics_levels_are_said_to_be_left_out_of_the_frame() -> None:
+    r = localeval.rubric("polite", criteria="The answer is polite.", scale="yes/no",
+                         levels={"yes": "polite", "no": "rude"})
+    assert any("does not show a yes/no rubric's level descriptions" in n for n in r.notes)
+    judge = RubricJudge()
+    evaluate(ROWS[:1], judge, rubrics=[r], metrics=["polite"], explain=False)
+    assert "rude" not in judge.requests[0].messages[1]["content"]
+    scale = localeval.rubric("covers", criteria="Answers it.", levels={1: "no", 5: "fully"})
+    assert not scale.notes
+    judge = RubricJudge()
+    evaluate(ROWS[:1], judge, rubrics=[scale], metrics=["covers"], explain=False)
+    assert "\n1: no\n5: fully\n" in judge.requests[0].messages[1]["content"]

@@ -90,13 +90,16 @@ class Variant:
     order: Literal["material", "criterion"] = "material"
     system: Literal["repo", "digit"] = "repo"
     levels: bool = True
+    levels_at: Literal["criterion", "reply"] = "criterion"
+    yes_no_levels: bool = False
     steps: bool = False
 
     @property
     def product(self) -> bool:
         """Whether the product's own code renders this variant unedited."""
         return (self.frame == "repo" and self.fence and self.order == "material"
-                and self.system == "repo" and self.reason in ("none", "second"))
+                and self.system == "repo" and self.reason in ("none", "second")
+                and self.levels_at == "criterion" and not self.yes_no_levels)
 
 
 _BASE = Variant("no_reason", "the product's frame with --no-explain: the level digit's "
@@ -113,6 +116,11 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
                   "gives them"),
     replace(_BASE, name="no_levels", levels=False,
             about="no_reason without the rubric's level descriptions"),
+    replace(_BASE, name="levels_yes_no", yes_no_levels=True,
+            about="no_reason with a yes/no rubric's level lines too, after the criterion (the "
+                  "frame of 9b164fb)"),
+    replace(_BASE, name="levels_last", levels_at="reply", yes_no_levels=True,
+            about="levels_yes_no with the level lines after the fields, just before the reply"),
     replace(_BASE, name="en_frame", language="en",
             about="no_reason in the English frame (English criterion, labels, system prompt)"),
     Variant("bare", "one-line system prompt, the criterion, the fields as `name: value` lines, "
@@ -193,6 +201,18 @@ def edited_template(lang: str, v: Variant) -> str:
     if v.frame != "json":
         if v.order != "material":
             raise ValueError(f"{v.name}: the order edit is one of the json frame")
+        if v.yes_no_levels:  # the level lines for every scale: their `if not yes_no` out
+            at = next(i for i, s in enumerate(lines) if s.startswith("{% if not yes_no %}"))
+            if not lines[at + 4].startswith("{% endif %}"):
+                raise ValueError(f"{lang}/rubric.j2: the level lines' block is not as expected")
+            del lines[at + 4]
+            del lines[at - 1:at + 1]  # its comment and the if
+        if v.levels_at == "reply":  # the level lines' loop, moved before the reply's block
+            start = next(i for i, s in enumerate(lines) if s.startswith("{% for value, text in"))
+            block = lines[start:start + 3]
+            del lines[start:start + 3]
+            at = max(i for i, s in enumerate(lines) if s.startswith("{% if yes_no %}"))
+            lines[at:at] = block
         return "".join(lines)
     if v.order == "criterion":
         start = next(i for i, s in enumerate(lines) if s.startswith("{% for label, text in"))
