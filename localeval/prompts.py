@@ -55,6 +55,10 @@ def template_name(lang: str, step: str) -> str:
 _OVERRIDDEN: dict[str, str] = {}
 """Template name → text read in place of the file, while `overridden` is in effect."""
 
+SYSTEM_SUFFIX = "_system"
+"""`<step>_system.j2` beside a step's template is that step's own system prompt (e.g. the
+rubrics' "answer with a single digit"); the other steps get `system.j2`."""
+
 
 @contextlib.contextmanager
 def overridden(texts: Mapping[str, str]) -> Iterator[None]:
@@ -76,15 +80,21 @@ def _template(name: str):  # type: ignore[no-untyped-def]
 
 
 def render(lang: str, step: str, **variables: object) -> list[dict[str, str]]:
-    """Chat messages for one judge step: the language's system prompt, then the step's text."""
+    """Chat messages for one judge step: its system prompt, then the step's text."""
     user = _template(template_name(lang, step)).render(**variables).strip()
-    return with_system(lang, user)
+    return with_system(lang, user, system_of(step))
 
 
-def with_system(lang: str, user: str) -> list[dict[str, str]]:
-    """Chat messages: the language's system prompt, then `user` (a rendered step)."""
-    system = _template(template_name(lang, "system")).render().strip()
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def system_of(step: str) -> str:
+    """The system prompt's template of a step: its own when it has one, else `system`."""
+    own = step + SYSTEM_SUFFIX
+    return own if (PROMPTS_DIR / template_name("en", own)).is_file() else "system"
+
+
+def with_system(lang: str, user: str, system: str = "system") -> list[dict[str, str]]:
+    """Chat messages: the system prompt (template `system`), then `user` (a rendered step)."""
+    text = _template(template_name(lang, system)).render().strip()
+    return [{"role": "system", "content": text}, {"role": "user", "content": user}]
 
 
 @cache
@@ -103,7 +113,7 @@ def prompt_hashes(steps: set[str]) -> dict[str, str]:
     """sha256 of every template used (both languages) plus the system prompts."""
     out: dict[str, str] = {}
     for lang in LANGUAGES:
-        for step in sorted(steps | {"system"}):
+        for step in sorted(steps | {"system"} | {s + SYSTEM_SUFFIX for s in steps}):
             path = PROMPTS_DIR / template_name(lang, step)
             if path.is_file():
                 out[template_name(lang, step)] = template_sha256(lang, step)

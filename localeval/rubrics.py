@@ -132,6 +132,10 @@ def rubric(name: str, *, criteria: str | Mapping[str, str],
     for lang, text in tpl.items():
         check_template(text, req, f"{where} template" + (f" ({lang})" if len(set(tpl.values()))
                                                          > 1 else ""))
+    if lo_hi == YES_NO and lev and not tpl:
+        notes.append("levels: the packaged frame does not show a yes/no rubric's level "
+                     "descriptions to the judge (on the dev sets they lowered its agreement); "
+                     "say what yes means in criteria")
     return Rubric(name=name, requires=req, criteria=crit, scale=lo_hi, levels=lev, steps=stp,
                   higher_is_better=higher_is_better, template=tpl, source=source,
                   notes=tuple(f"{where}: {n}" for n in notes))

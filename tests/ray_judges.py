@@ -69,8 +69,8 @@ class KillerJudge(ContentJudge):
 
 class RubricJudge:
     """Answers every rubric request from its content (never from the order requests come in):
-    a level of the schema's enum and a probability per level, both from a hash of the
-    messages; a drafting request gets two steps."""
+    a probability per level (a level request's digits, or the schema's enum) from a hash of the
+    messages; a reason's request gets "because", a drafting request two steps."""
 
     name = "rubric-judge"
     fingerprint = "rubric-judge-v1"
@@ -88,9 +88,17 @@ class RubricJudge:
         if "steps" in props:
             return JudgeReply(text=json.dumps({"steps": ["Read the answer.", "Grade it."]}),
                               finish_reason="stop", prompt_tokens=tokens)
+        if list(props) == ["reason"]:  # the reason's request, after the level
+            return JudgeReply(text=json.dumps({"reason": "because"}), finish_reason="stop",
+                              prompt_tokens=tokens)
+        digest = hashlib.sha256(json.dumps(request.messages).encode()).digest()
+        if request.continuations:  # the level's request: a probability per digit
+            weights = [1 + digest[i] for i in range(len(request.continuations))]
+            return JudgeReply(text="", finish_reason="stop", prompt_tokens=tokens,
+                              choice_probs={c: w / sum(weights) for c, w in zip(
+                                  request.continuations, weights, strict=True)})
         field = next(k for k in props if k != "reason")
         values = props[field]["enum"]
-        digest = hashlib.sha256(json.dumps(request.messages).encode()).digest()
         weights = [1 + digest[i] for i in range(len(values))]
         best = max(range(len(values)), key=lambda i: weights[i])
         answer = {"reason": "because"} if "reason" in props else {}

@@ -104,8 +104,11 @@ class Recording:
             p1 = min(0.99, len(request.messages[-1]["content"]) / 1000)
             return JudgeReply(text="", finish_reason="stop", prompt_tokens=50,
                               choice_probs={"0": 1 - p1, "1": p1})
-        schema = json.loads(request.answer_schema)
-        reason = '"reason": "ok", ' if "reason" in schema["properties"] else ""
+        props = json.loads(request.answer_schema)["properties"]
+        if "verdict" not in props:  # the reason's request, after the level
+            return JudgeReply(text='{"reason": "ok"}', finish_reason="stop", prompt_tokens=90,
+                              prompt_tokens_processed=10, completion_tokens=4)
+        reason = '"reason": "ok", ' if "reason" in props else ""
         return JudgeReply(text="{" + reason + '"verdict": 1}', finish_reason="stop",
                           prompt_tokens=80, completion_tokens=3 if reason else 0,
                           field_probs=[FieldProbs(field="verdict", probs={"1": 0.7, "0": 0.3})])
@@ -114,23 +117,32 @@ class Recording:
         pass
 
 
-@pytest.mark.parametrize(("variant", "explain"), [("default", True), ("no_reason", False)])
+@pytest.mark.parametrize(("variant", "explain"), [("default", True), ("no_reason", False),
+                                                  ("steps", False)])
 def test_product_variants_send_what_the_rubric_metric_sends(variant: str, explain: bool) -> None:
+    """The bench's product variants are `run`'s requests byte for byte: the level request
+    (prompt-only, the scale's digits) and, with explanations on, the reason's request after it."""
     ds = bf.SETS["halluqa"]()
+    v = bf.VARIANTS[variant]
     sample = _pair("p", "这个问题无法回答。", "巴黎。").good
     judge = Recording()
-    metric = rubric_metric(ds.rubric)
+    metric = rubric_metric(bf.asked(ds.rubric, v))
     ctx = MetricContext(sample=sample, language="zh", settings=Settings(explain=explain),
                         judge=JudgeClient(judge), embeddings=None, steps=metric.steps)
     result = asyncio.run(metric.fn(sample, ctx))
-    sent = judge.requests[0]
-    ours = bf.request(ds.rubric, bf.VARIANTS[variant], sample, "zh", sent.max_tokens)
-    assert ours.messages == sent.messages
-    assert ours.answer_schema == sent.answer_schema
-    assert ours.probe_fields == sent.probe_fields
+    sent = judge.requests
+    assert len(sent) == (2 if explain else 1)
+    ours = bf.request(ds.rubric, v, sample, "zh", Settings().max_tokens)
+    assert ours == sent[0]
+    assert ours.continuations == ["0", "1"]
+    assert ours.messages[0]["content"] == "Answer with a single digit only."
     reply = asyncio.run(judge.complete(ours))
-    assert bf.scores_of(ds.rubric, bf.VARIANTS[variant], reply) == (
+    assert bf.scores_of(ds.rubric, v, reply) == (
         result.scores["agrees_reference"], result.scores["agrees_reference.greedy"])
+    if explain:
+        assert bf.reason_request(ds.rubric, ours, reply, "zh", sent[1].max_tokens) == sent[1]
+        assert sent[1].messages[:2] == sent[0].messages  # the level's prompt is its prefix
+        assert result.details["reason"] == "ok"
 
 
 def _user(variant: str, lang: str = "zh") -> str:
@@ -140,12 +152,22 @@ def _user(variant: str, lang: str = "zh") -> str:
 
 
 def test_each_edit_changes_what_its_name_says_and_nothing_else() -> None:
-    base = _user("no_reason")
+    base = _user("json")
+    assert base.endswith('输出 {"verdict": 1 或 0}。')
     fence = bf.FENCE_MARK["zh"]
-    assert fence in base
-    no_fence = _user("no_fence")
-    assert fence not in no_fence
+    assert fence in base and fence not in _user("no_reason")  # today's frame has none
+    no_fence = _user("json_no_fence")
     assert no_fence == "\n".join(line for line in base.split("\n") if fence not in line)
+    level_0 = "回答与参考答案矛盾或不符"
+    assert level_0 in base and level_0 not in _user("json_no_levels")
+    assert level_0 not in _user("no_reason")  # today's frame: no level lines for yes/no
+    shown = _user("levels_yes_no")
+    assert shown.index(level_0) < shown.index("question: ")
+    last = _user("levels_last")
+    assert last.index("reference: ") < last.index(level_0) < last.index("Reply 1 for yes")
+    assert "Criterion:" in _user("json_en_frame") and "The answer agrees" in _user("en_frame")
+    assert "评估步骤" in _user("json_steps") and "评估步骤" not in base
+    assert "Evaluation steps:\n1. 找出参考答案" in _user("steps")
     first = _user("criterion_first")
     assert first.index("标准：") < first.index("问题：") < first.index("输出")
     assert sorted(first.replace(bf.CRITERION_FIRST_TASK["zh"], "")) == sorted(
@@ -155,15 +177,18 @@ def test_each_edit_changes_what_its_name_says_and_nothing_else() -> None:
     assert "verdict\":" not in token
     after = _user("level_first")
     assert after.endswith('输出 {"verdict": 1 或 0, "reason": "一句简短的话"}。')
-    level_0 = "回答与参考答案矛盾或不符"
-    assert level_0 in base and level_0 not in _user("no_levels")
-    assert "评估步骤" in _user("steps") and "评估步骤" not in base
-    assert "Criterion:" in _user("en_frame")
     ds = bf.SETS["halluqa"]()
-    bare = bf.messages(ds.rubric, bf.VARIANTS["bare"], _pair("p", "A。", "B。").good, "zh")
+    sample = _pair("p", "A。", "B。").good
+    bare = bf.messages(ds.rubric, bf.VARIANTS["bare"], sample, "zh")
     assert bare[0]["content"] == "Answer with a single digit only."
     assert bare[1]["content"].split("\n")[2:] == [
         "question: Q?", "answer: A。", "reference: R.", "", "Reply 1 for yes, 0 for no."]
+    for lang in ("zh", "en"):  # today's frame of a yes/no rubric without steps: the bare prompt
+        assert bf.messages(ds.rubric, bf.VARIANTS["no_reason"], sample, lang) == (
+            bf.messages(ds.rubric, bf.VARIANTS["bare"], sample, lang))
+    scale = bf.SETS["ragchecker_correctness"]().rubric  # a scale's level lines are shown
+    assert "\n5: nothing contradicts the reference\n" in bf.messages(
+        scale, bf.VARIANTS["no_reason"], sample, "en")[1]["content"]
     schema = bf.schema(ds.rubric, bf.VARIANTS["level_first"])
     assert list(schema.model_fields) == ["verdict", "reason"]
 
@@ -177,15 +202,19 @@ def test_a_run_on_a_fake_judge_writes_records_resumes_and_prints_the_table(
     judges: list[Recording] = []
     monkeypatch.setattr(bf, "make_judge", lambda profile, n_ctx: judges.append(Recording())
                         or judges[-1])
-    argv = ["--set", "tiny", "--variants", "bare,no_reason", "--out", str(tmp_path)]
+    argv = ["--set", "tiny", "--variants", "bare,json,default", "--out", str(tmp_path)]
     assert bf.main(argv) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert len(judges[0].requests) == 8
+    steps = [r.step for r in judges[0].requests]
+    assert len(steps) == 16 and steps.count("rubric_reason") == 4  # default: level, then reason
     f = summary["figures"]
     assert f["pairs"] == 2
     # bare: P(1) follows the prompt's length, so the longer answer wins: p1 won, p2 lost
     assert f["variants"]["bare"]["weighted"]["agreement"] == pytest.approx(0.5)
-    assert f["variants"]["no_reason"]["greedy"]["ties"] == 2  # always verdict 1
+    assert f["variants"]["json"]["greedy"]["ties"] == 2  # always verdict 1
+    default = f["variants"]["default"]  # both requests' tokens, one record per row
+    assert default["generated_tokens_per_request"] == 4
+    assert default["prompt_tokens_per_request"] == 50 + 90
     assert f["length"]["agreement"] == pytest.approx(0.5)
     assert bf.main(argv) == 0  # everything is in the records: nothing asked again
     assert judges[1].requests == []

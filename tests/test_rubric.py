@@ -5,6 +5,7 @@ probabilities, every bad file one line naming the file and the key, and the rest
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -140,29 +141,54 @@ def _two_rubrics(**extra: Any) -> list[Any]:
                                                  "zh": "回答有礼貌。"}, scale="yes/no")]
 
 
-def test_one_request_per_sample_and_rubric_the_row_first_then_the_rubric() -> None:
+def test_one_level_request_per_sample_and_rubric_the_criterion_then_the_row() -> None:
     judge = RubricJudge()
     outcome = evaluate(ROWS, judge, rubrics=_two_rubrics(), metrics=["covers_question",
                                                                      "polite"])
-    assert len(judge.requests) == 4 and {r.step for r in judge.requests} == {"rubric"}
+    levels = [r for r in judge.requests if r.step == "rubric"]
+    assert len(levels) == 4 and all(r.continuations for r in levels)  # prompt-only: the digits
+    assert {tuple(r.continuations) for r in levels} == {("1", "2", "3", "4", "5"), ("0", "1")}
+    assert {r.messages[0]["content"] for r in levels} == {"Answer with a single digit only."}
     by_sample: dict[str, list[str]] = {}
-    for r in judge.requests:
+    for r in levels:
         by_sample.setdefault(r.sample_id, []).append(r.messages[1]["content"])
-    for sample, (x, y) in by_sample.items():  # the material is the shared prefix
-        marker = "Criterion:" if sample == "en1" else "标准："
-        head = x.split(marker)[0]
-        assert head == y.split(marker)[0] and head.count("\n\n") >= 2
-    zh = by_sample["zh1"][0]
-    assert zh.startswith("任务：") and "问题：\n长城有多长？" in zh
-    assert "回答有礼貌。" in "".join(by_sample["zh1"])
-    assert "The answer is polite." in "".join(by_sample["en1"])
+    for sample, texts in by_sample.items():  # the criterion, the row's fields, the reply
+        lang = "en" if sample == "en1" else "zh"
+        assert sorted(t.split("\n")[0] for t in texts) == sorted(
+            r.criteria[lang] for r in _two_rubrics())
+        assert all(t.endswith(("\n\nReply with one digit from 1 to 5.",
+                               "\n\nReply 1 for yes, 0 for no.")) for t in texts)
+    assert "\n\nquestion: 长城有多长？\nanswer: 长城全长约两万一千公里。\n\n" in by_sample["zh1"][0]
     for record in outcome.records:
         assert set(record.scores) == {"covers_question", "covers_question.greedy",
                                       "covers_question.weighted", "polite", "polite.greedy",
                                       "polite.weighted"}
 
 
-def test_the_score_is_the_probability_weighted_level_and_greedy_the_greedy_one() -> None:
+def test_the_reason_is_asked_after_the_level_in_a_second_request() -> None:
+    """With explanations on, the level request's conversation goes on: the greedy digit as the
+    judge's answer, then the reason's request; the reason cannot move the score."""
+    judge = RubricJudge()
+    with_reason = evaluate(ROWS, judge, rubrics=_two_rubrics(),
+                           metrics=["covers_question", "polite"]).records
+    reasons = [r for r in judge.requests if r.step == "rubric_reason"]
+    assert len(reasons) == 4 and [list(json.loads(r.answer_schema)["properties"])
+                                  for r in reasons] == [["reason"]] * 4
+    for r in reasons:
+        level = next(q for q in judge.requests if q.step == "rubric" and
+                     q.messages == r.messages[:2])
+        said = r.messages[2]
+        assert said["role"] == "assistant" and said["content"].isdigit()
+        probs = asyncio.run(RubricJudge().complete(level)).choice_probs  # the level's reply
+        assert said["content"] == max(probs, key=lambda c: (probs[c], -int(c)))
+        assert r.messages[3]["content"].startswith(("Task: in one short sentence, say why "
+                                                    "you answered ", "任务：用一句简短的话"))
+    without = evaluate(ROWS, RubricJudge(), rubrics=_two_rubrics(), explain=False,
+                       metrics=["covers_question", "polite"]).records
+    assert [r.scores for r in with_reason] == [r.scores for r in without]
+
+
+def test_the_score_is_the_probability_weighted_level_and_raw_the_greedy_one() -> None:
     judge = RubricJudge()
     (record, _) = evaluate(ROWS, judge, rubrics=_two_rubrics(),
                            metrics=["covers_question", "polite"]).records
@@ -171,32 +197,50 @@ def test_the_score_is_the_probability_weighted_level_and_greedy_the_greedy_one()
     assert sum(p.values()) == pytest.approx(1, abs=1e-3)
     assert record.scores["covers_question"] == pytest.approx(
         (sum(v * q for v, q in p.items()) - 1) / 4, abs=1e-3)
-    assert record.scores["covers_question.weighted"] == record.scores["covers_question"]
     assert record.scores["covers_question.greedy"] == (d["level"] - 1) / 4
     assert d["reason"] == "because"
     polite = record.details["polite"]
     assert record.scores["polite"] == pytest.approx(polite["p_verdict"], abs=1e-4)
     assert record.scores["polite.greedy"] == polite["verdict"]
-    assert record.scores["polite.weighted"] == record.scores["polite"]
 
 
 def test_without_explanations_no_reason_is_asked_or_kept() -> None:
     judge = RubricJudge()
     outcome = evaluate(ROWS[:1], judge, rubrics=_two_rubrics()[:1], explain=False,
                        metrics=["covers_question"])
-    assert "reason" not in judge.requests[0].answer_schema
+    (request,) = judge.requests
+    assert "reason" not in request.answer_schema
     assert "reason" not in outcome.records[0].details["covers_question"]
-    assert 'Reply as {"level": an integer from 1 to 5}.' in judge.requests[0].messages[1][
-        "content"]
+    assert request.messages[1]["content"].endswith("\n\nReply with one digit from 1 to 5.")
 
 
-def test_a_judge_without_probabilities_gives_the_greedy_level() -> None:
+def test_a_judge_sure_of_one_level_gives_that_level_for_both_scores() -> None:
     from localeval.judge.fake import FakeJudge
 
     r = localeval.rubric("covers_question", criteria="Answers every part.", scale=[0, 2])
-    judge = FakeJudge({"rubric": [{"reason": "half", "level": 1}]})
+    judge = FakeJudge({"rubric": ["1"], "rubric_reason": [{"reason": "half"}]})
     record = evaluate(ROWS[:1], judge, rubrics=[r], metrics=["covers_question"]).records[0]
-    assert record.scores == {"covers_question": 0.5, "covers_question.greedy": 0.5}
+    assert record.scores == {"covers_question": 0.5, "covers_question.greedy": 0.5,
+                             "covers_question.weighted": 0.5}
+    assert record.details["covers_question"]["reason"] == "half"
+
+
+class NoChoicesJudge(RubricJudge):
+    """A judge that cannot score continuations: a prompt-only request gets no probabilities."""
+
+    async def complete(self, request: Any) -> Any:
+        reply = await super().complete(request)
+        return reply.model_copy(update={"choice_probs": {}})
+
+
+def test_a_judge_that_cannot_score_the_digits_is_one_line_per_row() -> None:
+    r = localeval.rubric("covers_question", criteria="Answers every part.")
+    record = evaluate(ROWS[:1], NoChoicesJudge(), rubrics=[r],
+                      metrics=["covers_question"]).records[0]
+    assert "covers_question" not in record.scores
+    assert record.errors["covers_question"] == (
+        "rubric: the judge gave no probability for each of 1, 2, 3, 4, 5 (this judge cannot "
+        "score continuations)")
 
 
 def test_any_column_named_in_requires_is_shown_under_its_name() -> None:
@@ -205,9 +249,10 @@ def test_any_column_named_in_requires_is_shown_under_its_name() -> None:
                          requires=["answer", "source"])
     evaluate(ROWS, judge, rubrics=[r], metrics=["cites"])
     en = next(q for q in judge.requests if q.sample_id == "en1").messages[1]["content"]
-    assert "source:\nencyclopedia" in en and "Answer:\nIt was built" in en
+    assert ("\nanswer: It was built in 1889 by Gustave Eiffel's company.\n"
+            "source: encyclopedia\n") in en
     zh = next(q for q in judge.requests if q.sample_id == "zh1").messages[1]["content"]
-    assert "source：\n百科" in zh
+    assert "\nsource: 百科\n" in zh
 
 
 def test_steps_written_or_drafted_once_per_language_and_cached(tmp_path: Path) -> None:
@@ -229,6 +274,7 @@ def test_steps_written_or_drafted_once_per_language_and_cached(tmp_path: Path) -
     assert sorted(r.messages[1]["content"].split("\n")[0][:5] for r in steps) == ["Task:",
                                                                                   "任务：写出"]
     assert len([r for r in judge.requests if r.step == "rubric"]) == 3
+    assert len([r for r in judge.requests if r.step == "rubric_reason"]) == 3
     assert all("1. Read the answer.\n2. Grade it." in r.messages[1]["content"]
                for r in judge.requests if r.step == "rubric")
     assert outcome.records[0].details["covers_question"]["steps"] == ["Read the answer.",
@@ -236,7 +282,7 @@ def test_steps_written_or_drafted_once_per_language_and_cached(tmp_path: Path) -
     again = RubricJudge()
     second = run(rows, None, Settings(cache=cache, rubrics=[drafted], metrics=only), judge=again,
                  embedder=HashEmbedder())
-    assert again.requests == [] and second.summary["judge"]["cached"] == 5
+    assert again.requests == [] and second.summary["judge"]["cached"] == 8
 
 
 def test_a_users_template_is_rendered_with_the_row_and_the_rubric(tmp_path: Path) -> None:
@@ -247,13 +293,14 @@ def test_a_users_template_is_rendered_with_the_row_and_the_rubric(tmp_path: Path
                            + 'template = "t.j2"\n'))
     judge = RubricJudge()
     evaluate(ROWS[:1], judge, rubrics=[r], metrics=["covers_question"])
-    (request,) = judge.requests
-    assert request.messages[0]["role"] == "system"
+    request, reason = judge.requests
+    assert request.messages[0] == {"role": "system", "content": "Answer with a single digit only."}
     assert request.messages[1]["content"] == (
         "Grade covers_question (1..5): The answer directly and completely answers every part "
         "of the question.\n\nSource: encyclopedia\nAnswer: It was built in 1889 by Gustave "
-        'Eiffel\'s company.\n\nReply as {"reason": "one short sentence", "level": an integer '
-        "from 1 to 5}.")
+        "Eiffel's company.\n\nReply with one digit from 1 to 5.")
+    assert request.continuations == ["1", "2", "3", "4", "5"]
+    assert reason.step == "rubric_reason" and reason.messages[:2] == request.messages
 
 
 # --- everything else works with them --------------------------------------------------------
@@ -311,7 +358,8 @@ def test_estimate_counts_exactly_the_requests_of_a_run(tmp_path: Path) -> None:
     judge = RubricJudge()
     outcome = run(rows, None, settings, judge=judge, embedder=HashEmbedder())
     assert {s: v["requests"] for s, v in estimate["steps"].items()} == outcome.summary[
-        "judge"]["calls_by_step"] == {"rubric": 3 * 3, "rubric_steps": 2}
+        "judge"]["calls_by_step"] == {"rubric": 3 * 3, "rubric_reason": 3 * 3,
+                                      "rubric_steps": 2}
     assert estimate["total"]["count"] == "exact"
 
 
@@ -356,8 +404,8 @@ def test_run_gates_name_a_rubric_before_any_model_loads(tmp_path: Path,
                                                         ) -> None:
     path = write(tmp_path, MINIMAL)
     rows = write(tmp_path, "".join(json.dumps(r) + "\n" for r in ROWS), "rows.jsonl")
-    answers = write(tmp_path, json.dumps({"rubric": [
-        {"reason": "r", "level": 5}, {"reason": "r", "level": 4}]}), "answers.json")
+    answers = write(tmp_path, json.dumps({"rubric": ["5", "4"], "rubric_reason": [
+        {"reason": "r"}, {"reason": "r"}]}), "answers.json")
     base = ["run", str(rows), "--out", str(tmp_path / "o"), "--judge", "fake", "--fake-answers",
             str(answers), "--metrics-file", str(path), "--no-cache", "--quiet",
             "--metrics", "covers_question"]
@@ -430,7 +478,7 @@ LONG_ROW = {"id": "long", "question": "What did the survey of the river find, an
 
 
 @pytest.mark.model
-def test_the_same_bytes_at_parallel_1_and_4_and_a_rows_material_read_once(
+def test_the_same_bytes_at_parallel_1_and_4_and_the_reason_reads_only_its_turn(
         tmp_path: Path) -> None:
     from tests.conftest import model_path
 
@@ -450,18 +498,13 @@ def test_the_same_bytes_at_parallel_1_and_4_and_a_rows_material_read_once(
         r = json.loads(line)
         assert 0 <= r["scores"]["covers_question"] <= 1 and not r["errors"]
         assert abs(sum(r["details"]["covers_question"]["p_levels"].values()) - 1) < 1e-3
-    # a second rubric of the row reads only its own text: the row's material is reused
-    judge = {}
-    for names in (["covers_question"], ["covers_question", "polite"]):
-        settings = Settings(profile="tiny", no_cache=True, parallel=1, explain=False,
-                            metrics=names, rubrics=[
-                                *load_file(example)[:1],
-                                localeval.rubric("polite", criteria="The answer is polite.",
-                                                 scale="yes/no")])
-        judge[len(names)] = run([LONG_ROW], None, settings).summary["judge"]
-    read = judge[2]["prompt_tokens_processed"] - judge[1]["prompt_tokens_processed"]
-    asked = judge[2]["prompt_tokens"] - judge[1]["prompt_tokens"]
-    assert judge[2]["calls"] == 2 and read < asked / 2, (read, asked)
+    # with explanations on, the reason's request goes on from the level's conversation: the
+    # engine reads only its new turn, not the row again
+    settings = Settings(profile="tiny", no_cache=True, parallel=1, explain=True,
+                        metrics=["covers_question"], rubrics=load_file(example)[:1])
+    steps = run([LONG_ROW], None, settings).summary["judge"]["tokens_by_step"]
+    read = steps["rubric_reason"]["prompt_tokens_processed"]
+    assert read < steps["rubric"]["prompt_tokens_processed"] / 4, steps
 
 
 def test_a_config_file_lists_metrics_files_relative_to_itself(tmp_path: Path) -> None:
@@ -485,3 +528,62 @@ def test_the_labelling_page_offers_a_runs_rubrics_with_their_criteria(tmp_path: 
     assert {"covers_question", "polite"} <= set(session.metrics)
     assert session._description("covers_question") == "Answers every part."
     assert session.view("polite").ids
+
+
+AGREES = localeval.rubric(
+    "agrees", requires=["question", "answer", "ground_truth"], scale="yes/no",
+    criteria={"en": "The answer agrees with the reference answer: nothing it says contradicts "
+                    "the reference.",
+              "zh": "回答与参考答案一致：回答中没有与参考答案矛盾的说法。"})
+COVERS = localeval.rubric(
+    "covers", requires=["question", "answer"], scale=[1, 5],
+    criteria={"en": "The answer directly and completely answers every part of the question.",
+              "zh": "回答直接、完整地回答了问题的每一部分。"})
+CLEAR = [  # (id, question, reference, good answer, bad answer): clear cases, en and zh
+    ("en-capital", "What is the capital of France?", "Paris is the capital of France.",
+     "The capital of France is Paris.", "The capital of France is Berlin."),
+    ("zh-capital", "中国的首都是哪座城市？", "中国的首都是北京。",
+     "中国的首都是北京。", "中国的首都是上海。"),
+    ("en-tower", "When was the Eiffel Tower built, and by whom?",
+     "It was built from 1887 to 1889 by Gustave Eiffel's company.",
+     "It was built from 1887 to 1889 by Gustave Eiffel's company.", "It is a tower."),
+    ("zh-tower", "埃菲尔铁塔是什么时候、由谁建造的？",
+     "它由古斯塔夫·埃菲尔的公司于1887年至1889年建造。",
+     "它由古斯塔夫·埃菲尔的公司于1887年至1889年建造。", "它是一座塔。"),
+]
+
+
+@pytest.mark.model_small
+def test_the_real_judge_ranks_clear_cases_in_en_and_zh(small_judge: Any) -> None:
+    """The 1.5B judge on the default frame: a right answer above a wrong one (yes/no, against
+    the reference) and a full answer above an empty one (1-5), in en and zh (the reason's
+    request, after the level, cannot move the score: the fake-judge tests; here without it)."""
+    from tests.conftest import OpenJudge
+
+    got = {}
+    for rubric, cases in ((AGREES, CLEAR[:2]), (COVERS, CLEAR[2:])):
+        rows = [{"id": f"{cid}/{side}", "question": q, "ground_truth": ref, "answer": a}
+                for cid, q, ref, good, bad in cases for side, a in (("good", good), ("bad", bad))]
+        judge = OpenJudge(small_judge)
+        settings = Settings(no_cache=True, parallel=1, explain=False, rubrics=[rubric],
+                            metrics=[rubric.name])
+        records = run(rows, None, settings, judge=judge, embedder=HashEmbedder()).records
+        assert not any(r.errors for r in records), [r.errors for r in records]
+        assert len(judge.requests) == len(rows) and all(q.continuations for q in judge.requests)
+        got.update({r.id: r.scores[rubric.name] for r in records})
+    for cid, *_ in CLEAR:
+        assert got[f"{cid}/good"] > got[f"{cid}/bad"], (cid, got)
+
+
+def test_a_yes_no_rubrics_levels_are_said_to_be_left_out_of_the_frame() -> None:
+    r = localeval.rubric("polite", criteria="The answer is polite.", scale="yes/no",
+                         levels={"yes": "polite", "no": "rude"})
+    assert any("does not show a yes/no rubric's level descriptions" in n for n in r.notes)
+    judge = RubricJudge()
+    evaluate(ROWS[:1], judge, rubrics=[r], metrics=["polite"], explain=False)
+    assert "rude" not in judge.requests[0].messages[1]["content"]
+    scale = localeval.rubric("covers", criteria="Answers it.", levels={1: "no", 5: "fully"})
+    assert not scale.notes
+    judge = RubricJudge()
+    evaluate(ROWS[:1], judge, rubrics=[scale], metrics=["covers"], explain=False)
+    assert "\n1: no\n5: fully\n" in judge.requests[0].messages[1]["content"]

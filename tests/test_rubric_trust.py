@@ -253,10 +253,10 @@ def test_a_column_named_like_a_method_is_read_as_the_column() -> None:
                          requires=["answer", "copy", "schema"], scale="yes/no")
     judge = RubricJudge()
     outcome = evaluate(METHOD_ROWS, judge, rubrics=[r], metrics=["ad_fits"])
-    (request,) = judge.requests
+    request, _reason = judge.requests
     content = request.messages[1]["content"]
-    assert "copy:\nFresh bread, baked at dawn." in content
-    assert "schema:\nCREATE TABLE bread (id INT)" in content
+    assert "\ncopy: Fresh bread, baked at dawn.\n" in content
+    assert "\nschema: CREATE TABLE bread (id INT)\n" in content
     assert "bound method" not in content
     by_id = {rec.id: rec for rec in outcome.records}
     assert "ad_fits" in by_id["ad"].scores
@@ -289,16 +289,13 @@ def test_a_yes_no_rubric_with_its_own_template_scores_a_row(explain: bool) -> No
     r = localeval.rubric("polite", criteria="The answer is polite.", scale="yes/no",
                          requires=["answer"],
                          template="{{ criteria }}\n\nAnswer: {{ answer }}\n\n{{ reply }}")
-    answer = {"reason": "r", "verdict": 1} if explain else {"verdict": 1}
-    judge = FakeJudge({"rubric": [answer]})
+    judge = FakeJudge({"rubric": ["1"], "rubric_reason": [{"reason": "r"}] if explain else []})
     record = evaluate(ROWS, judge, rubrics=[r], metrics=["polite"],
                       explain=explain).records[0]
     assert not record.errors, record.errors
-    assert record.scores == {"polite": 1.0, "polite.greedy": 1.0}
-    shape = {"en": ('Reply as {"reason": "one short sentence", "verdict": 1 or 0}.' if explain
-                    else 'Reply as {"verdict": 1 or 0}.'),
-             "zh": ('输出 {"reason": "一句简短的话", "verdict": 1 或 0}。' if explain
-                    else '输出 {"verdict": 1 或 0}。')}
+    assert record.scores == {"polite": 1.0, "polite.greedy": 1.0, "polite.weighted": 1.0}
+    assert [q.step for q in judge.requests] == ["rubric", "rubric_reason"][:1 + explain]
+    shape = {"en": "Reply 1 for yes, 0 for no.", "zh": "Reply 1 for yes, 0 for no."}
     for lang, text in shape.items():
         messages = user_template(r, lang, Sample(**ROWS[0]), [], explain)
         assert messages[1]["content"].endswith("\n\n" + text), messages

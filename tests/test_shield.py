@@ -128,7 +128,7 @@ def test_a_rubric_is_behind_the_shield_in_every_column_it_reads(carrier: str) ->
     else:
         planted_row[carrier] = RUBRIC_ROW[carrier] + " " + NOTE
     clean, injected = run_rows([RUBRIC_ROW, planted_row], ["fits"], rubrics=[RUBRIC]).records
-    assert clean.scores == {"fits": 0.0, "fits.greedy": 0.0}
+    assert clean.scores == {"fits": 0.0, "fits.greedy": 0.0, "fits.weighted": 0.0}
     assert injected.scores == clean.scores
     found = injected.details["fits"]["instructions"]["found"]
     assert list(found) == [f"{carrier}[0]" if carrier == "contexts" else carrier]

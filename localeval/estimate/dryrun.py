@@ -124,8 +124,12 @@ class DryJudge:
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         tokens = self._count(request.messages)
         n_ctx = getattr(self, "n_ctx", None)
-        if n_ctx is not None and len(tokens) + request.max_tokens > n_ctx:
-            raise PromptTooLong(len(tokens), n_ctx, request.max_tokens)
+        # the engine's reserve: the answer's max_tokens, or a prompt-only request's longest
+        # continuation (its characters: at least its tokens; a digit is one of each)
+        reserve = (max(len(c) for c in request.continuations) if request.continuations
+                   else request.max_tokens)
+        if n_ctx is not None and len(tokens) + reserve > n_ctx:
+            raise PromptTooLong(len(tokens), n_ctx, reserve)
         self.recorded.append(Recorded(request, tokens, self._order.get(request.sample_id, 0)))
         salt = ""
         if self.distinct:
@@ -133,6 +137,11 @@ class DryJudge:
 
             said = json.dumps(request.messages, ensure_ascii=False, sort_keys=True)
             salt = hashlib.sha256(said.encode()).hexdigest()[:8] + " "
+        if request.continuations:  # the last one, as a placeholder takes an enum's last value
+            return JudgeReply(text="", finish_reason="stop", prompt_tokens=len(tokens),
+                              prompt_tokens_processed=len(tokens), choice_probs={
+                                  c: float(i == len(request.continuations) - 1)
+                                  for i, c in enumerate(request.continuations)})
         text = json.dumps(placeholder(request.answer_schema, salt=salt), ensure_ascii=False)
         return JudgeReply(text=text, finish_reason="stop", prompt_tokens=len(tokens),
                           prompt_tokens_processed=len(tokens))

@@ -158,6 +158,35 @@ class JudgeClient:
 
     async def ask_reply(self, request: JudgeRequest, schema: type[T]) -> tuple[T, JudgeReply]:
         """`ask`, also returning the reply itself (its field probabilities, token counts)."""
+        reply = await self._reply(request)
+        if reply.finish_reason == "length":
+            self.stats.failures += 1
+            raise JudgeError(f"{request.step}: the judge's answer reached max_tokens="
+                             f"{request.max_tokens} before it was complete; raise --max-tokens")
+        try:
+            return schema.model_validate_json(reply.text), reply
+        except ValidationError as exc:
+            self.stats.failures += 1
+            loc, msg = first_error(exc, "top level")
+            raise JudgeError(f"{request.step}: the judge's answer does not match the schema "
+                             f"({msg} at {loc}): {reply.text[:120]!r}") from None
+
+    async def ask_choices(self, request: JudgeRequest) -> dict[str, float]:
+        """A prompt-only request (`request.continuations`), or the cache's answer to it: the
+        probability of each continuation (JudgeReply.choice_probs), nothing generated."""
+        if not request.continuations:
+            raise ValueError(f"{request.step}: ask_choices needs continuations")
+        reply = await self._reply(request)
+        if set(reply.choice_probs) != set(request.continuations):
+            self.stats.failures += 1
+            raise JudgeError(f"{request.step}: the judge gave no probability for each of "
+                             f"{', '.join(request.continuations)} (this judge cannot score "
+                             f"continuations)")
+        return reply.choice_probs
+
+    async def _reply(self, request: JudgeRequest) -> JudgeReply:
+        """The judge's reply to one request: from the cache, from an identical request in
+        flight, or asked; counted in `stats`."""
         verifier = self.verifier
         if verifier is not None and verifier.applies(request):
             request = verifier.prepare(request)
@@ -184,17 +213,7 @@ class JudgeClient:
                 del self._in_flight[key]
             self._store(key, reply)
         self.stats.add(request, reply)
-        if reply.finish_reason == "length":
-            self.stats.failures += 1
-            raise JudgeError(f"{request.step}: the judge's answer reached max_tokens="
-                             f"{request.max_tokens} before it was complete; raise --max-tokens")
-        try:
-            return schema.model_validate_json(reply.text), reply
-        except ValidationError as exc:
-            self.stats.failures += 1
-            loc, msg = first_error(exc, "top level")
-            raise JudgeError(f"{request.step}: the judge's answer does not match the schema "
-                             f"({msg} at {loc}): {reply.text[:120]!r}") from None
+        return reply
 
     def count_floor(self, texts: list[str | None], sample_id: str) -> None:
         """Add a finished sample's own texts to the floor, when the judge worked on it and can

@@ -36,7 +36,8 @@ class FakeJudge:
 
     The raw strings go through the real parsing path, so malformed answers can be tested.
     A dict answer may carry `"_probs": [[field, {value: probability}], ...]`: the field
-    probabilities an engine would report (e.g. P(verdict)), left out of the text.
+    probabilities an engine would report (e.g. P(verdict)), left out of the text. A prompt-only
+    request (continuations) takes the continuation chosen (`"3"`) or `{"_choices": {...}}`.
     Running out of answers is an error, never a default answer.
     """
 
@@ -79,9 +80,29 @@ class FakeJudge:
             raise JudgeError(f"fake judge has no queued answer left for step {request.step!r}")
         text, probs = queue.popleft()
         words = sum(len(m["content"]) for m in request.messages) // 4
+        if request.continuations:
+            return JudgeReply(text="", finish_reason="stop", prompt_tokens=words,
+                              prompt_tokens_processed=words,
+                              choice_probs=self._choices(request, text))
         return JudgeReply(text=text, finish_reason="stop", prompt_tokens=words,
                           prompt_tokens_processed=words, completion_tokens=len(text) // 4,
                           field_probs=probs)
+
+    @staticmethod
+    def _choices(request: JudgeRequest, text: str) -> dict[str, float]:
+        """A prompt-only request's answer: the queued continuation (`"3"` or `3`: probability
+        1), or `{"_choices": {continuation: probability, ...}}`."""
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        if isinstance(value, dict) and isinstance(value.get("_choices"), dict):
+            return {c: float(value["_choices"].get(c, 0.0)) for c in request.continuations}
+        if str(value) in request.continuations:
+            return {c: float(c == str(value)) for c in request.continuations}
+        raise JudgeError(f"fake judge: the queued answer {text[:60]!r} for step "
+                         f"{request.step!r} is none of its continuations "
+                         f"({', '.join(request.continuations)})")
 
     def close(self) -> None:
         pass

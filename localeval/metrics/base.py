@@ -121,6 +121,22 @@ class MetricContext:
         answer, reply = await asyncio.shield(self._pending[key])
         return answer, reply.field_probs
 
+    async def ask_choices(self, step: str, schema: type[BaseModel], continuations: list[str], *,
+                          rendered: list[dict[str, str]] | None = None,
+                          **variables: Any) -> dict[str, float]:
+        """The probability of each continuation at the first answer position of the step's
+        prompt (a prompt-only request: nothing generated; `schema` names the answer in the
+        cache key)."""
+        if self.judge is None:
+            raise ConfigError(f"step {step} needs a judge, but none is configured")
+        request = self.request(step, schema, rendered=rendered, **variables)
+        request.continuations = list(continuations)
+        request.max_tokens = 1  # nothing is generated: --max-tokens does not move its key
+        key = request.model_dump_json()
+        if key not in self._pending:
+            self._pending[key] = asyncio.ensure_future(self.judge.ask_choices(request))
+        return dict(await asyncio.shield(self._pending[key]))
+
     async def cosine(self, a: str, b: str) -> float:
         """Cosine of two texts' embeddings, by an embedder of the sample's language when the
         run's embedder is of another one and that embedder is present (embed.store_for)."""

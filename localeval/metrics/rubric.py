@@ -1,13 +1,16 @@
-"""Rubric metrics: one judge request per sample and rubric, the level chosen under a grammar, the
-score read from the judge's probabilities (G-Eval). The record and its file: localeval/rubrics.py;
-the user's guide: localeval/docs/rubrics.md.
+"""Rubric metrics: the level read from the judge's probabilities of the scale's digits at the
+first answer position (nothing generated), the reason, with explanations on, asked after it in a
+second request (G-Eval's weighting; the frame the dev sets pick: research/frame-bench.md). The
+record and its file: localeval/rubrics.py; the user's guide: localeval/docs/rubrics.md.
 
 The judge reads the row's fields the rubric requires (question, answer, reference, contexts,
 then any other column, under its name), then the rubric's own text: criteria, evaluation steps,
-levels, the reply's shape. The row material comes first, in a fixed order, so the rubrics of one
-row share their prompt's prefix and the engine reads it once (judge/llamacpp/prefix_pool.py). The
-answer is `{"reason": "…", "level": n}` (`"verdict": 1|0` for a yes/no scale; no reason with
---no-explain), the level an enum of the scale's digits.
+levels, "reply with one digit". The row material comes first, in a fixed order, so the rubrics
+of one row share their prompt's prefix and the engine reads it once
+(judge/llamacpp/prefix_pool.py). The level request is prompt-only (JudgeRequest.continuations:
+the scale's digits); with explanations on, a second request continues that conversation with
+the greedy digit as the judge's answer and asks `{"reason": "…"}`: the reason is written after
+the level and cannot move the score.
 
 Scores: `<name>` = the probability-weighted level, Σ P(level)·level over the levels, normalised
 to [0, 1] by (x − lo) / (hi − lo) (yes/no: P(yes)), also as `<name>.weighted`; `<name>.greedy` =
@@ -15,9 +18,10 @@ the greedy level normalised. A judge that gives no probabilities (the fake one) 
 level as `<name>` and no `.weighted`.
 
 The same machinery runs a built-in single-judged-field metric with its own template, answer
-model names and field (`Frame`): refusal (metrics/refusal.py) renders its packaged template
-with its schema, so its requests and their cache keys are what they were, and keeps its score
-headline (the greedy verdict as `refusal`; `.greedy` and `.weighted` = P(refused) beside it).
+model names and field (`Frame`, its answer a JSON field under a grammar): refusal
+(metrics/refusal.py) renders its packaged template with its schema, so its requests and their
+cache keys are what they were, and keeps its score headline (the greedy verdict as `refusal`;
+`.greedy` and `.weighted` = P(refused) beside it).
 """
 
 from __future__ import annotations
@@ -52,33 +56,25 @@ from localeval.names import GREEDY, WEIGHTED
 from localeval.rubrics import LANGUAGES, YES_NO, Rubric, RubricError, rubric, template_env
 
 STEP = "rubric"
+REASON_STEP = "rubric_reason"
+"""The second request with explanations on: why the level (after it, so it cannot move it)."""
 DRAFT_STEP = "rubric_steps"
 ORDER = 1500
 """Where a file's rubrics stand in a report: after the built-in metrics, in the file's order."""
 MAX_DRAFTED_STEPS = 6
 STEP_CHARS = 200
-LABELS = {
-    "en": {"question": "Question", "answer": "Answer", "ground_truth": "Reference answer",
-           "contexts": "Context"},
-    "zh": {"question": "问题", "answer": "回答", "ground_truth": "参考答案", "contexts": "上下文"},
-}
-"""The judge's names for the built-in fields; any other column is shown under its own name."""
+NAMES = {"question": "question", "answer": "answer", "ground_truth": "reference",
+         "contexts": "context"}
+LABELS = {"en": NAMES, "zh": NAMES}
+"""The judge's names for the built-in fields, in both frames (`name: value` lines); any other
+column is shown under its own name."""
 FIELD_ORDER = ("question", "answer", "ground_truth", "contexts")
 """The order of the material: the fields most rubrics share first, so that their prompts share
 the longest prefix; other columns follow in the order `requires` names them."""
-REPLY = {
-    "en": {(True, True): 'Reply as {{"reason": "one short sentence", "verdict": 1 or 0}}.',
-           (True, False): 'Reply as {{"verdict": 1 or 0}}.',
-           (False, True): 'Reply as {{"reason": "one short sentence", "level": an integer from '
-                          '{lo} to {hi}}}.',
-           (False, False): 'Reply as {{"level": an integer from {lo} to {hi}}}.'},
-    "zh": {(True, True): '输出 {{"reason": "一句简短的话", "verdict": 1 或 0}}。',
-           (True, False): '输出 {{"verdict": 1 或 0}}。',
-           (False, True): '输出 {{"reason": "一句简短的话", "level": {lo} 到 {hi} 的整数}}。',
-           (False, False): '输出 {{"level": {lo} 到 {hi} 的整数}}。'},
-}
-"""(yes/no scale, explain) → the reply's shape in words, a format string of `lo` and `hi` (its
-braces doubled): `reply` in a user's template (the packaged one writes the same text itself)."""
+REPLY = {lang: {True: "Reply 1 for yes, 0 for no.",
+                False: "Reply with one digit from {lo} to {hi}."} for lang in LANGUAGES}
+"""yes/no scale → the reply's shape in words (a format string of `lo` and `hi`): `reply` in a
+user's template (the packaged frame, en and zh, writes the same text itself)."""
 
 
 @dataclass(frozen=True)
@@ -96,9 +92,14 @@ class Frame:
     description: str | None = None
     main: Literal["weighted", "greedy"] = "weighted"
     variables: Callable[[Sample], dict[str, Any]] | None = None
+    answer: Literal["digit", "json"] = "json"
+    """"digit": the level from the digits' probabilities at the first answer position, the
+    reason in a second request (the rubrics'); "json": a JSON field under a grammar, the reason
+    first (refusal's)."""
 
 
-FRAME = Frame()
+FRAME = Frame(answer="digit")
+"""The rubrics' frame (prompts/<lang>/rubric.j2, its own system prompt rubric_system.j2)."""
 
 
 def field_of(r: Rubric, frame: Frame = FRAME) -> str:
@@ -131,6 +132,10 @@ def answer_model(r: Rubric, frame: Frame, explain: bool) -> type[BaseModel]:
     return _answer_model(name, field_of(r, frame), r.values, description, explain)
 
 
+class Reason(BaseModel):
+    reason: str = Field(max_length=REASON_CHARS, description="one short sentence")
+
+
 class DraftedSteps(BaseModel):
     steps: list[Annotated[str, Field(max_length=STEP_CHARS)]] = Field(
         min_length=1, max_length=MAX_DRAFTED_STEPS, description="one short, concrete step each")
@@ -147,11 +152,14 @@ def show(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
-def material(r: Rubric, sample: Sample, lang: str) -> list[tuple[str, str]]:
-    """The row fields the rubric requires as (label, text), in FIELD_ORDER then as named."""
+def material(r: Rubric, sample: Sample, lang: str,
+             labels: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
+    """The row fields the rubric requires as (label, text), in FIELD_ORDER then as named; the
+    labels of the built-in fields are LABELS[lang] unless given."""
     names = [f for f in FIELD_ORDER if f in r.requires] + [
         f for f in r.requires if f not in FIELD_ORDER]
-    return [(LABELS[lang].get(f, f), show(sample.value(f))) for f in names]
+    named = LABELS[lang] if labels is None else labels
+    return [(named.get(f, f), show(sample.value(f))) for f in names]
 
 
 def frame_variables(r: Rubric, lang: str, steps: Iterable[str]) -> dict[str, Any]:
@@ -169,7 +177,7 @@ def user_template(r: Rubric, lang: str, sample: Sample, steps: list[str],
     variables."""
     lo, hi = r.bounds
     variables = {**frame_variables(r, lang, steps), "explain": explain,
-                 "reply": REPLY[lang][(r.scale == YES_NO, explain)].format(lo=lo, hi=hi),
+                 "reply": REPLY[lang][r.scale == YES_NO].format(lo=lo, hi=hi),
                  **{f: sample.value(f) for f in r.requires}}
     try:
         text = _compiled(r.template[lang]).render(**variables).strip()
@@ -177,7 +185,7 @@ def user_template(r: Rubric, lang: str, sample: Sample, steps: list[str],
         why = " ".join(str(exc).split()) or type(exc).__name__
         raise RubricError(f"{r.where('template')}: cannot be rendered for this row "
                           f"({type(exc).__name__}: {why[:300]})") from None
-    return prompts.with_system(lang, text)
+    return prompts.with_system(lang, text, prompts.system_of(STEP))
 
 
 @lru_cache(maxsize=64)
@@ -216,6 +224,8 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
     async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
         lang = ctx.language if ctx.language in LANGUAGES else "en"
         explain = ctx.settings.explain
+        if frame.answer == "digit":
+            return await by_digit(sample, ctx, lang, explain)
         schema = answer_model(r, frame, explain)
         steps: list[str] = []
         if frame.variables is not None:
@@ -237,12 +247,33 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
         return score(r, frame, answer, probs[0] if probs else None,
                      steps if draft else None)
 
+    async def by_digit(sample: Sample, ctx: MetricContext, lang: str,
+                       explain: bool) -> MetricResult:
+        steps = await steps_for(ctx, lang)
+        try:
+            if r.template:
+                messages = user_template(r, lang, sample, steps, explain)
+            else:
+                messages = ctx.messages(frame.step, material=material(r, sample, lang),
+                                        **frame_variables(r, lang, steps))
+            probs = await ctx.ask_choices(frame.step, answer_model(r, frame, False),
+                                          [str(v) for v in r.values], rendered=messages)
+            level = greedy_level(r, probs)
+            reason = None
+            if explain:
+                asked = reason_messages(messages, level, lang)
+                reason = (await ctx.ask(REASON_STEP, Reason, rendered=asked)).reason
+        except PromptTooLong as exc:
+            raise too_long(r, lang, sample, steps, exc) from None
+        return digit_score(r, probs, reason, steps if draft else None)
+
     lo, hi = r.bounds
+    asks = (frame.step, REASON_STEP) if frame.answer == "digit" else (frame.step,)
     return Metric(
         name=name, requires=r.requires, fn=run,
         description=description or f"rubric ({'yes/no' if r.scale == YES_NO else f'{lo}–{hi}'}"
                                    f"): {r.criteria['en']}",
-        steps=(frame.step, DRAFT_STEP) if draft else (frame.step,), uses_judge=True,
+        steps=(*asks, DRAFT_STEP) if draft else asks, uses_judge=True,
         examples=dict(examples or {}), verdict_keys=tuple(verdict_keys), default=default,
         order=order, higher_is_better=r.higher_is_better, direction_fixed=direction_fixed)
 
@@ -287,12 +318,55 @@ def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
         details["p_levels"] = {str(v): round(p, 4) for v, p in probs.items()}
     if drafted is not None:
         details["steps"] = drafted
+    return MetricResult(scores=level_scores(r, greedy, weighted, frame.main == "greedy"),
+                        details=details)
+
+
+def level_scores(r: Rubric, greedy: int, weighted: float | None,
+                 greedy_headline: bool) -> dict[str, float | None]:
+    """`<name>` (the headline: the weighted level, or the greedy one where `greedy_headline` or
+    no probabilities), `<name>.greedy` and, with probabilities, `<name>.weighted`."""
     level = float(r.normalised(greedy))
-    main = level if frame.main == "greedy" or weighted is None else weighted
-    scores = {r.name: main, r.name + GREEDY: level}
+    main = level if greedy_headline or weighted is None else weighted
+    scores: dict[str, float | None] = {r.name: main, r.name + GREEDY: level}
     if weighted is not None:
         scores[r.name + WEIGHTED] = weighted
-    return MetricResult(scores=scores, details=details)
+    return scores
+
+
+def reason_messages(messages: list[dict[str, str]], level: int,
+                    lang: str) -> list[dict[str, str]]:
+    """The reason's request: the level request's conversation, the level as the judge's answer,
+    then prompts/<lang>/rubric_reason.j2 (the engine reads the shared prefix once)."""
+    return [*messages, {"role": "assistant", "content": str(level)},
+            prompts.render(lang, REASON_STEP, level=level)[-1]]
+
+
+def greedy_level(r: Rubric, probs: Mapping[str, float]) -> int:
+    """The most probable level (the lower of two equally probable ones)."""
+    return max(r.values, key=lambda v: (probs.get(str(v), 0.0), -v))
+
+
+def digit_score(r: Rubric, choices: Mapping[str, float], reason: str | None,
+                drafted: list[str] | None) -> MetricResult:
+    """The scores and details of one level request's digit probabilities (module doc)."""
+    key = field_of(r)
+    level = greedy_level(r, choices)
+    probs = level_probs(FieldProbs(field=key, probs=dict(choices)), r.values)
+    details: dict[str, Any] = {key: level}
+    weighted: float | None = None
+    if probs is not None:
+        weighted = probs[1] if r.scale == YES_NO else r.normalised(
+            sum(v * p for v, p in probs.items()))
+        if r.scale == YES_NO:
+            details[f"p_{key}"] = round(probs[1], 4)
+        else:
+            details["p_levels"] = {str(v): round(p, 4) for v, p in probs.items()}
+    if reason is not None:
+        details["reason"] = reason
+    if drafted is not None:
+        details["steps"] = drafted
+    return MetricResult(scores=level_scores(r, level, weighted, False), details=details)
 
 
 def rubric_metrics(rubrics: Iterable[Rubric]) -> dict[str, Metric]:
@@ -348,6 +422,7 @@ EXAMPLES: dict[str, ExampleFn] = {
     STEP: lambda ex: {"material": material(EXAMPLE_RUBRIC, _example_sample(ex), ex.language),
                       **frame_variables(EXAMPLE_RUBRIC, ex.language,
                                         EXAMPLE_RUBRIC.steps[ex.language])},  # type: ignore[index]
+    REASON_STEP: lambda ex: {"level": 4},
     DRAFT_STEP: lambda ex: {"criteria": EXAMPLE_RUBRIC.criteria[ex.language]},
 }
 """The golden-prompt variables of the rubric templates (tests/test_prompts_golden.py): no

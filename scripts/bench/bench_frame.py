@@ -8,15 +8,19 @@ not served from a kept prefix), answer tokens generated per request and seconds 
 request per sample, requests one at a time, the judge's wall time), beside the set's length-only
 baseline (the longer answer wins, or the shorter where that is the set's trap, e.g. HaluEval QA).
 
-The product's frame is built by the rubric metric's own code (prompts/<lang>/rubric.j2 through
-`prompts.render`, `metrics.rubric.material`, `frame_variables`, `answer_model`, `score`): the
-variants `default` (reason first, as `run` asks by default) and `no_reason` (`--no-explain`) send
-what `run` sends. The other variants change one thing of `no_reason` (or of `default`), by an
-edit of the packaged template's text that the variant names (`edited_template`) or by the
-rubric's own keys (levels, steps); `bare` is the simplest prompt that could work (a one-line
-system prompt, the criterion, the fields as `name: value` lines, "Reply 1 for yes, 0 for no";
-the score read from the level tokens' probabilities at the first answer position, nothing
-generated). Variants with a reason generate it greedily, capped by --max-tokens.
+The product's frame is built by the rubric metric's own code (prompts/<lang>/rubric.j2 and its
+system prompt through `prompts.render`, `metrics.rubric.material`, `frame_variables`,
+`answer_model`, `reason_messages`, `digit_score`): the variants `default` (the level digit, then
+the reason in a second request, as `run` asks by default) and `no_reason` (`--no-explain`) send
+what `run` sends; `steps`, `no_levels` and `en_frame` change the rubric's own keys or language.
+`bare` is the simplest prompt that could work (a one-line system prompt, the criterion, the
+fields as `name: value` lines, "Reply 1 for yes, 0 for no"; the score read from the level
+tokens' probabilities at the first answer position, nothing generated): today's frame is it,
+plus the rubric's levels and steps when it has them. The `json` family is the frame before
+issue 54 (frame_json/<lang>.j2 with the shared JSON system prompt; `json_reason_first` was the
+default, `json` was `--no-explain`), each variant one edit of it (`edited_template`): the
+ablation that chose today's frame (research/frame-bench.md). Variants with a reason generate it
+greedily, capped by --max-tokens.
 
 Sets (../shared/data/dev; `--src`; `--train` reads ../shared/data/train where a set has one):
 - halluqa (zh): `Question`, `Source` as the reference (ground_truth), `Best Answer1` (good) vs
@@ -35,7 +39,7 @@ that many seconds have passed; --limit/--offset choose the pairs). The figures a
 the pairs that every variant asked has both rows of.
 
     flock /tmp/localeval-cpu.lock python scripts/bench/bench_frame.py --set halluqa --limit 20 \\
-        --variants bare,default,no_reason,level_first --out runs/frame --budget-s 280
+        --variants bare,no_reason,json --out runs/frame --budget-s 280
     python scripts/bench/bench_frame.py --set halluqa --limit 20 --variants ... --out runs/frame \\
         --report          # figures only, from the records; loads no model
 """
@@ -71,58 +75,93 @@ from localeval.rubrics import YES_NO, Rubric, load_file, rubric, template_env
 
 @dataclass(frozen=True)
 class Variant:
-    """One way of asking the rubric. Every knob at its default: what `run --no-explain` sends."""
+    """One way of asking the rubric. Every knob at its default: what `run --no-explain` sends
+    (frame "repo": the product's frame, the level from the digits' probabilities at the first
+    answer position). Frame "json" is the frame before issue 54 (frame_json/<lang>.j2, the
+    shared JSON system prompt, the level a JSON field under a grammar): its variants are the
+    ablation that chose today's frame."""
 
     name: str
     about: str
-    frame: Literal["repo", "bare"] = "repo"
+    frame: Literal["repo", "json", "bare"] = "repo"
     language: Literal["row", "en"] = "row"
     fence: bool = True
-    answer: Literal["json", "token"] = "json"
-    reason: Literal["none", "before", "after"] = "none"
+    answer: Literal["json", "token"] = "token"
+    reason: Literal["none", "before", "after", "second"] = "none"
     order: Literal["material", "criterion"] = "material"
     system: Literal["repo", "digit"] = "repo"
     levels: bool = True
+    levels_at: Literal["criterion", "reply"] = "criterion"
+    yes_no_levels: bool = False
     steps: bool = False
 
     @property
     def product(self) -> bool:
         """Whether the product's own code renders this variant unedited."""
-        return (self.frame == "repo" and self.fence and self.answer == "json"
-                and self.reason in ("none", "before") and self.order == "material"
-                and self.system == "repo")
+        return (self.frame == "repo" and self.fence and self.order == "material"
+                and self.system == "repo" and self.reason in ("none", "second")
+                and self.levels_at == "criterion" and not self.yes_no_levels)
 
 
-_BASE = Variant("no_reason", "the product's frame with --no-explain: JSON level, no reason")
+_BASE = Variant("no_reason", "the product's frame with --no-explain: the level digit's "
+                             "probabilities, no reason")
+_JSON = Variant("json", "the frame before issue 54 with --no-explain: {\"verdict\": n} under a "
+                        "grammar, the JSON system prompt", frame="json", answer="json")
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    replace(_BASE, name="default", reason="before",
-            about="the product's default: JSON, reason before the level"),
+    replace(_BASE, name="default", reason="second",
+            about="the product's default (explanations on): the level digit, then the reason in "
+                  "a second request"),
     _BASE,
-    replace(_BASE, name="level_first", reason="after",
-            about="JSON, the level first and the reason after it"),
+    replace(_BASE, name="steps", steps=True,
+            about="no_reason with written evaluation steps (G-Eval), as a rubric's `steps` key "
+                  "gives them"),
+    replace(_BASE, name="no_levels", levels=False,
+            about="no_reason without the rubric's level descriptions"),
+    replace(_BASE, name="levels_yes_no", yes_no_levels=True,
+            about="no_reason with a yes/no rubric's level lines too, after the criterion (the "
+                  "frame of 9b164fb)"),
+    replace(_BASE, name="levels_last", levels_at="reply", yes_no_levels=True,
+            about="levels_yes_no with the level lines after the fields, just before the reply"),
+    replace(_BASE, name="en_frame", language="en",
+            about="no_reason in the English frame (English criterion, labels, system prompt)"),
     Variant("bare", "one-line system prompt, the criterion, the fields as `name: value` lines, "
                     "'Reply 1 for yes, 0 for no' / 'one digit from lo to hi'; level-token "
                     "probabilities at the first answer position", frame="bare",
             answer="token", system="digit", levels=False),
-    replace(_BASE, name="en_frame", language="en",
-            about="no_reason in the English frame (English criterion, labels, system prompt)"),
-    replace(_BASE, name="no_fence", fence=False, about="no_reason without the fence line"),
-    replace(_BASE, name="token", answer="token",
-            about="no_reason with a bare answer digit instead of the JSON field"),
-    replace(_BASE, name="token_digit_system", answer="token", system="digit",
-            about="token with the one-line system prompt 'answer with a single digit only'"),
-    replace(_BASE, name="criterion_first", order="criterion",
-            about="no_reason with the criterion (and levels) before the material"),
-    replace(_BASE, name="no_levels", levels=False,
-            about="no_reason without the rubric's level descriptions"),
-    replace(_BASE, name="steps", steps=True,
-            about="no_reason with written evaluation steps (G-Eval)"),
-    replace(_BASE, name="default_steps", reason="before", steps=True,
-            about="default with written evaluation steps"),
+    replace(_JSON, name="json_reason_first", reason="before",
+            about="the default before issue 54: JSON, reason before the level"),
+    _JSON,
+    replace(_JSON, name="level_first", reason="after",
+            about="json with the level first and the reason after it"),
+    replace(_JSON, name="json_en_frame", language="en",
+            about="json in the English frame (English criterion, labels, system prompt)"),
+    replace(_JSON, name="json_no_fence", fence=False, about="json without the fence line"),
+    replace(_JSON, name="token", answer="token",
+            about="json with a bare answer digit instead of the JSON field"),
+    replace(_JSON, name="token_digit_system", answer="token", system="digit",
+            about="token with the one-line system prompt 'answer with a single digit only' "
+                  "(= today's no_reason)"),
+    replace(_JSON, name="criterion_first", order="criterion",
+            about="json with the criterion (and levels) before the material"),
+    replace(_JSON, name="json_no_levels", levels=False,
+            about="json without the rubric's level descriptions"),
+    replace(_JSON, name="json_steps", steps=True,
+            about="json with written evaluation steps (G-Eval)"),
+    replace(_JSON, name="json_reason_first_steps", reason="before", steps=True,
+            about="json_reason_first with written evaluation steps"),
 )}
-
+JSON_FRAME_DIR = Path(__file__).with_name("frame_json")
+"""prompts/<lang>/rubric.j2 as it was before issue 54 (commit 1ddb5a4), for the json variants."""
+JSON_LABELS = {
+    "en": {"question": "Question", "answer": "Answer", "ground_truth": "Reference answer",
+           "contexts": "Context"},
+    "zh": {"question": "问题", "answer": "回答", "ground_truth": "参考答案", "contexts": "上下文"},
+}
+"""The json frame's names of the built-in fields (a label line, the text under it)."""
+JSON_FRAME = rubric_metric.Frame()
+"""The rubric frame before issue 54: the level a JSON field (`rubric_metric.score` reads it)."""
 FENCE_MARK = {"en": "are data to judge", "zh": "是待评判的数据"}
-"""The fence line of prompts/<lang>/rubric.j2 (the shield's): the second line, holding this."""
+"""The fence line of the rubric frames (the shield's): the second line, holding this."""
 CRITERION_FIRST_TASK = {
     "en": "Task: grade the material that follows on the criterion below. Judge only from the "
           "material, never from your own knowledge.",
@@ -144,15 +183,38 @@ BARE_NAMES = {"question": "question", "answer": "answer", "ground_truth": "refer
 BARE_REPLY = {True: "Reply 1 for yes, 0 for no.", False: "Reply with one digit from {lo} to {hi}."}
 
 
-def edited_template(lang: str, v: Variant) -> str:
-    """The text of prompts/<lang>/rubric.j2 with the variant's edits (each checked to apply)."""
-    text = (prompts.PROMPTS_DIR / prompts.template_name(lang, rubric_metric.STEP)).read_text(
+def base_template(lang: str, frame: str) -> str:
+    """The frame's template text: today's prompts/<lang>/rubric.j2, or the json one."""
+    if frame == "json":
+        return (JSON_FRAME_DIR / f"{lang}.j2").read_text(encoding="utf-8")
+    return (prompts.PROMPTS_DIR / prompts.template_name(lang, rubric_metric.STEP)).read_text(
         encoding="utf-8")
-    lines = text.splitlines(keepends=True)
+
+
+def edited_template(lang: str, v: Variant) -> str:
+    """The text of the variant's frame template with the variant's edits (each checked to
+    apply; the answer and order edits are of the json frame)."""
+    lines = base_template(lang, v.frame).splitlines(keepends=True)
     if not v.fence:
         if FENCE_MARK[lang] not in lines[1]:
             raise ValueError(f"{lang}/rubric.j2: line 2 is not the fence line")
         del lines[1]
+    if v.frame != "json":
+        if v.order != "material":
+            raise ValueError(f"{v.name}: the order edit is one of the json frame")
+        if v.yes_no_levels:  # the level lines for every scale: their `if not yes_no` out
+            at = next(i for i, s in enumerate(lines) if s.startswith("{% if not yes_no %}"))
+            if not lines[at + 4].startswith("{% endif %}"):
+                raise ValueError(f"{lang}/rubric.j2: the level lines' block is not as expected")
+            del lines[at + 4]
+            del lines[at - 1:at + 1]  # its comment and the if
+        if v.levels_at == "reply":  # the level lines' loop, moved before the reply's block
+            start = next(i for i, s in enumerate(lines) if s.startswith("{% for value, text in"))
+            block = lines[start:start + 3]
+            del lines[start:start + 3]
+            at = max(i for i, s in enumerate(lines) if s.startswith("{% if yes_no %}"))
+            lines[at:at] = block
+        return "".join(lines)
     if v.order == "criterion":
         start = next(i for i, s in enumerate(lines) if s.startswith("{% for label, text in"))
         end = next(i for i in range(start, len(lines)) if lines[i].startswith("{% endfor %}"))
@@ -198,30 +260,34 @@ def frame_language(v: Variant, row_language: str) -> str:
 
 
 def messages(r: Rubric, v: Variant, sample: Sample, row_language: str) -> list[dict[str, str]]:
-    """The chat messages of one row under a variant. Product variants: the rubric metric's own
-    call (`prompts.render` of the packaged template with its `material` and `frame_variables`)."""
+    """The chat messages of one row under a variant (of its level request). Product variants:
+    the rubric metric's own call (`prompts.render` of the packaged template, with its system
+    prompt, `material` and `frame_variables`)."""
     lang = frame_language(v, row_language)
     if v.frame == "bare":
         return bare_messages(r, sample, lang)
     used = asked(r, v)
     steps = list(used.steps.get(lang, ())) if isinstance(used.steps, dict) else []
-    variables = {"material": rubric_metric.material(used, sample, lang),
+    labels = JSON_LABELS[lang] if v.frame == "json" else None
+    variables = {"material": rubric_metric.material(used, sample, lang, labels),
                  **rubric_metric.frame_variables(used, lang, steps),
                  "explain": v.reason != "none"}
     if v.product:
         return prompts.render(lang, rubric_metric.STEP, **variables)
     user = template_env().from_string(edited_template(lang, v)).render(**variables).strip()
-    out = prompts.with_system(lang, user)
+    out = prompts.with_system(lang, user, prompts.system_of(rubric_metric.STEP)
+                              if v.frame == "repo" else "system")
     if v.system == "digit":
         out[0] = {"role": "system", "content": DIGIT_SYSTEM[lang]}
     return out
 
 
 def schema(r: Rubric, v: Variant) -> type[BaseModel]:
-    """The answer's model: the rubric metric's (`answer_model`) but for the reason after."""
-    if v.reason != "after":
-        return rubric_metric.answer_model(r, rubric_metric.FRAME, v.reason == "before")
-    bare = rubric_metric.answer_model(r, rubric_metric.FRAME, False)
+    """The answer's model: the rubric metric's (`answer_model`; the json frame's with the reason
+    first, or after)."""
+    if v.answer == "token" or v.reason != "after":
+        return rubric_metric.answer_model(r, JSON_FRAME, v.reason == "before")
+    bare = rubric_metric.answer_model(r, JSON_FRAME, False)
     key = rubric_metric.field_of(r)
     return create_model(bare.__name__ + "ThenReason",
                         **{key: (bare.model_fields[key].annotation, bare.model_fields[key]),
@@ -231,32 +297,44 @@ def schema(r: Rubric, v: Variant) -> type[BaseModel]:
 
 def request(r: Rubric, v: Variant, sample: Sample, row_language: str,
             max_tokens: int) -> JudgeRequest:
+    """The variant's (level) request; a token answer is prompt-only (max_tokens 1, as
+    MetricContext.ask_choices sends it)."""
     model = schema(r, v)
     req = JudgeRequest(step=rubric_metric.STEP, sample_id=sample.id,
                        messages=messages(r, v, sample, row_language),
                        answer_schema=schema_json(model), max_tokens=max_tokens)
     if v.answer == "token":
         req.continuations = [str(x) for x in r.values]
+        req.max_tokens = 1
     else:
         req.probe_fields = [rubric_metric.field_of(r)]
     return req
 
 
+def reason_request(r: Rubric, level_request: JudgeRequest, reply: JudgeReply, row_language: str,
+                   max_tokens: int) -> JudgeRequest:
+    """The second request of a variant with the reason after the level (`default`): the
+    rubric metric's (`rubric_metric.reason_messages`)."""
+    level = rubric_metric.greedy_level(r, reply.choice_probs)
+    return JudgeRequest(step=rubric_metric.REASON_STEP, sample_id=level_request.sample_id,
+                        messages=rubric_metric.reason_messages(level_request.messages, level,
+                                                               row_language),
+                        answer_schema=schema_json(rubric_metric.Reason), max_tokens=max_tokens)
+
+
 def scores_of(r: Rubric, v: Variant, reply: JudgeReply) -> tuple[float | None, float | None]:
-    """(weighted, greedy) on [0, 1] from one reply; (None, None) when it has no verdict."""
+    """(weighted, greedy) on [0, 1] from one (level) reply; (None, None) when it has no
+    verdict."""
     if v.answer == "token":
-        probs = {int(k): p for k, p in reply.choice_probs.items()}
-        if not probs:
+        if not reply.choice_probs:
             return None, None
-        best = max(r.values, key=lambda x: (probs.get(x, 0.0), -x))
-        total = sum(probs.get(x, 0.0) for x in r.values)
-        weighted = sum(x * probs.get(x, 0.0) for x in r.values) / total
-        return float(r.normalised(weighted)), float(r.normalised(best))
+        result = rubric_metric.digit_score(r, reply.choice_probs, None, None)
+        return result.scores[r.name], result.scores[r.name + GREEDY]
     if reply.finish_reason == "length":
         return None, None
     answer = schema(r, v).model_validate_json(reply.text)
     entry: FieldProbs | None = reply.field_probs[0] if reply.field_probs else None
-    result = rubric_metric.score(r, rubric_metric.FRAME, answer, entry, None)
+    result = rubric_metric.score(r, JSON_FRAME, answer, entry, None)
     return result.scores[r.name], result.scores[r.name + GREEDY]
 
 
@@ -516,12 +594,21 @@ async def judge_rows(judge: Any, name: str, ds: DevSet, pairs: Sequence[Pair],
         variant = VARIANTS[v]
         sample = p.good if side == "good" else p.bad
         t0 = time.perf_counter()
-        reply = await judge.complete(request(ds.rubric, variant, sample, ds.language, max_tokens))
-        seconds = time.perf_counter() - t0
+        asked = request(ds.rubric, variant, sample, ds.language, max_tokens)
+        reply = await judge.complete(asked)
         weighted, greedy = scores_of(ds.rubric, variant, reply)
-        write(Record(name, v, p.pair_id, side, weighted, greedy, reply.prompt_tokens,
-                     reply.prompt_tokens_processed, reply.completion_tokens, round(seconds, 3),
-                     reply.finish_reason, reply.text[:300]))
+        tokens = [reply.prompt_tokens, reply.prompt_tokens_processed, reply.completion_tokens]
+        text = reply.text
+        if variant.reason == "second" and reply.choice_probs:
+            second = await judge.complete(reason_request(ds.rubric, asked, reply, ds.language,
+                                                         max_tokens))
+            tokens = [a + b for a, b in zip(tokens, (
+                second.prompt_tokens, second.prompt_tokens_processed, second.completion_tokens),
+                strict=True)]
+            text = second.text
+        seconds = time.perf_counter() - t0
+        write(Record(name, v, p.pair_id, side, weighted, greedy, *tokens, round(seconds, 3),
+                     reply.finish_reason, text[:300]))
         if i % 10 == 0 or i == len(todo):
             log(f"{name}: {i}/{len(todo)} ({v}, {time.perf_counter() - started:.0f} s)")
     return True
@@ -538,7 +625,7 @@ def make_judge(profile: str, n_ctx: int) -> Any:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--set", required=True, help=", ".join(SETS))
-    parser.add_argument("--variants", default="bare,default,no_reason,level_first",
+    parser.add_argument("--variants", default="bare,no_reason,json",
                         help="comma-separated: " + ", ".join(VARIANTS))
     parser.add_argument("--limit", type=int, default=20, help="pairs (from --offset)")
     parser.add_argument("--offset", type=int, default=0)
