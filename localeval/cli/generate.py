@@ -129,6 +129,38 @@ def cmd_generate(args: argparse.Namespace) -> int:
 WIDTH = 100  # the closing table's widest line
 
 
+_SHORT = {"unanswerable": "unans", "colloquial": "colloq"}
+
+
+def coverage_table(coverage: list[dict]) -> list[str]:
+    """Per document and language: its chunks, per kind the rows kept of those planned
+    (coverage.quotas), and the candidates asked, kept and dropped; at most WIDTH columns (a
+    long name cut in its middle)."""
+    if not coverage:
+        return []
+    from localeval.generate import KINDS
+
+    kinds = [k for k in KINDS if any(k in line["kinds"] for line in coverage)]
+    name_w = WIDTH - 5 - 7 - 8 * len(kinds) - 3 * 7
+    head = (f"{'document':<{name_w}}{'lang':>5}{'chunks':>7}"
+            + "".join(f"{_SHORT.get(k, k)[:7]:>8}" for k in kinds)
+            + f"{'asked':>7}{'kept':>7}{'dropped':>7}")
+    lines = ["coverage (kept/planned per kind)", head]
+    for line in coverage:
+        doc = line["document"]
+        if len(doc) > name_w - 1:
+            half = (name_w - 2) // 2
+            doc = doc[:half] + "…" + doc[-(name_w - 2 - half):]
+        cells = [line["kinds"].get(k) for k in kinds]
+        asked = sum(c["candidates"] for c in cells if c)
+        kept = sum(c["kept"] for c in cells if c)
+        lines.append(f"{doc:<{name_w}}{line['language']:>5}{line['chunks']:>7}"
+                     + "".join(f"{(str(c['kept']) + '/' + str(c['planned'])) if c else '-':>8}"
+                               for c in cells)
+                     + f"{asked:>7}{kept:>7}{asked - kept:>7}")
+    return lines
+
+
 def report_table(report: dict) -> str:
     """Per kind: candidates, kept, retyped, and the filters that dropped any (wrapped under
     "dropped by"), at most WIDTH columns; then the run's time and rows per hour."""
@@ -149,6 +181,7 @@ def report_table(report: dict) -> str:
                 line = " " * len(head)
             line += ("" if line.endswith("  ") else " ") + item
         lines.append(line)
+    lines += coverage_table(report.get("coverage") or [])
     kept, seconds = report["kept"], report.get("seconds")
     per = report.get("seconds_per_kept_question")
     line = f"{kept} rows kept in {seconds} s" + (f" ({per} s per kept row" if per else "")
