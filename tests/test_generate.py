@@ -49,15 +49,19 @@ class RuleJudge:
     def __init__(self, *, verdict: int = 1, rating: int = 1, jitter: bool = False,
                  stop_after: int | None = None, question: str | None = None,
                  invent: bool = False, prefix: str = "", covered: int = 1,
-                 stated: bool = False, rename_adds: str = "", knows: bool = False) -> None:
+                 stated: bool = False, rename_adds: str = "", knows: bool = False,
+                 agree: bool = True, crossed: bool = False) -> None:
         self.verdict, self.rating, self.jitter, self.invent = verdict, rating, jitter, invent
         self.stop_after, self.question, self.prefix = stop_after, question, prefix
         self.covered = covered  # the verdict on each part of a question the answer gives
         self.stated = stated  # the casual form states the fact (as the 1.5B judge often does)
         self.rename_adds = f" {rename_adds}" if rename_adds else ""  # words a rewrite adds
         self.knows = knows  # it answers an "unanswerable" question from its nearest chunks
+        self.agree = agree  # its blind answer agrees with the reference answer
+        self.crossed = crossed  # a kept row answers every "unanswerable" question
         self.fingerprint = (f"rule-{verdict}-{rating}-{invent}-{question}-{prefix}-"
-                            f"{covered}-{stated}-{rename_adds}-{knows}")  # the cache's key
+                            f"{covered}-{stated}-{rename_adds}-{knows}-{agree}-"
+                            f"{crossed}")  # the cache's key
         self.requests: list[JudgeRequest] = []
 
     def sampling_key(self) -> str:
@@ -90,7 +94,18 @@ class RuleJudge:
                       if asked.isascii() else name + asked}
         elif request.step == "generate_attempt":  # "none", or the texts' first sentence
             texts = re.sub(r"(?m)^#.*$", "", re.split(r"\n(?:Texts:|文字：)\n", text)[-1]).strip()
-            answer = {"answer": re.split(r"(?<=[.。])\s*", texts)[0] if self.knows else "none"}
+            said = [s for s in re.split(r"(?<=[.。])\s*", texts) if s]
+            if request.sample_id.endswith(":blind"):  # a blind answer: the sentence asked of
+                asked = re.split(r"\n(?:Question:|问题：)\n", text)[-1].split("\n")[0]
+                hits = [s for s in said if (" ".join(s.split()[:6]) if s.isascii() else s[:8])
+                        in asked]
+                answer = {"answer": (hits or said or ["none"])[0]}
+            else:
+                answer = {"answer": said[0] if self.knows and said else "none"}
+        elif request.step == "generate_agree":
+            answer = {"verdict": int(self.agree)}
+        elif request.step == "generate_answers":
+            answer = {"verdict": int(self.crossed)}
         elif "parts" in schema.get("properties", {}):  # what the question asks: one part
             answer = {"count": 1, "parts": ["what is asked"]}
         elif "verdicts" in schema.get("properties", {}) and re.search(r"\n(?:Parts:|各项：)\n",
@@ -196,7 +211,7 @@ def test_a_killed_generation_goes_on_where_it_stopped(docs: Path, tmp_path: Path
     run_gen([docs], whole, full, settings={"no_cache": True})
     out = tmp_path / "killed.jsonl"
     with pytest.raises(GenerationInterrupted, match="run the same command again"):
-        run_gen([docs], out, RuleJudge(stop_after=9), settings={"no_cache": True})
+        run_gen([docs], out, RuleJudge(stop_after=30), settings={"no_cache": True})
     work = paths_for(out)["work"]
     assert work.name == "killed.work.jsonl"
     kept = work.read_text("utf-8").splitlines()[1:]
@@ -255,8 +270,8 @@ def test_a_judge_failure_in_a_check_is_counted_named_and_the_others_go_on(docs: 
 
     async def complete(request: JudgeRequest) -> JudgeReply:
         reply = await RuleJudge.complete(failing, request)
-        if request.step == "generate_attempt":
-            reply = reply.model_copy(update={"finish_reason": "length"})
+        if request.step == "generate_attempt" and not request.sample_id.endswith(":blind"):
+            reply = reply.model_copy(update={"finish_reason": "length"})  # not a verification
         return reply
 
     failing.complete = complete  # type: ignore[method-assign]
@@ -566,7 +581,7 @@ def test_a_work_file_torn_inside_a_character_is_read_past(docs: Path, tmp_path: 
     """Low item of issue 41: a torn UTF-8 character in the work file crashed the next start."""
     out = tmp_path / "t.jsonl"
     with pytest.raises(GenerationInterrupted):
-        run_gen([docs], out, RuleJudge(stop_after=9), settings={"no_cache": True})
+        run_gen([docs], out, RuleJudge(stop_after=30), settings={"no_cache": True})
     work = paths_for(out)["work"]
     with work.open("ab") as fh:
         fh.write('{"task": "single:熊'.encode()[:-1])

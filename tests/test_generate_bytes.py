@@ -31,40 +31,40 @@ another name of it; `n`: kept per kind (8 unless given; 50 drafts every candidat
 
 PINNED = {
     "plain": {
-        "testset": "0e1c224e0c3a3ebd4ce7a4f0b3528a43dd3776f93a69b9e18dc57550d77616b6",
+        "testset": "43898c2f251779e8fe1441397e6eb57ef76f0b4c96cfea783f7e2b6c6ba9504c",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "10a3b7692216b5173a8d031ecb81068e55f009d5fff353338d92b02317bc4d34",
-        "report": "55cdc95b688be5d2d7cff0f68510fdd38da4c2ab4f705cafc40a63a4be3d40f4",
+        "dropped": "19ff70be69ebfe39430ff8a819e603c279b5aded66926459faf00fde9cefd63c",
+        "report": "f4710fe6ed0ba9bac983bebc8a4d907a733be0d2821a52feeda3e8e752517e0f",
     },
     "every": {
-        "testset": "75e7a370fc3ae6b1343f6925b13c2f10161729e02045f1cb5e944da9a1189906",
+        "testset": "351e7b9318dc76397fa1afb41a2428bdd576c92b68d74fe5f14a5b4bd98d7fd5",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "c2724f03f4d23cc3bff5f6426b3abd957884a79aaf50d45d5aa82e0a75f8e400",
-        "report": "bc6637ca3ef0a141eafbb47e361a85840ac871a8d6ac26dae3308bcc8e5d1e5c",
+        "dropped": "50e5bb2697e6f81706f0ffa9faa70ddeb1a8e067e5876faf153560822e12240c",
+        "report": "283083a6693f8e3d26587381316521acce8e4dc408a2c4f4567c637f21220d93",
     },
     "strict": {
         "testset": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "09258278dbdbe9446848ec7f177e122a87cc484902fc35bdb94cd368e5616d4c",
-        "report": "92ebf80aea23c5400220163a22514862086d9810c4ff229d0ecb187350133af7",
+        "dropped": "277c08e3609571b19875cbea3566dddbcfe2b642a9e036ae885f80ba7568007a",
+        "report": "d67f712f2ac7d4c6ee9c3b1e1f5b9f7c87cfe1ca202c2ec67c00dd6e1a9a9aac",
     },
     "stated": {
-        "testset": "dd491fe7d31e6953c08733041940dbd699e7ba972e2bb58ec8d70f35484d8e49",
+        "testset": "90ed6b21d72bd865d07f06096ae0e12a35bd57e489e6958d37dee8ffa81c59c9",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "a95c03725cca0ea150e789129258a1c480ee9c596898c3a9579b291fcfa42700",
-        "report": "bee88083a543e2cbd808d636b401316de14c4397f8d12efbaf336f974dadb28e",
+        "dropped": "49f096364661d28ba52bbad36ed640cd514e0f316c4a856b362573be284f48fe",
+        "report": "3b3688f49ab077002d4e38d4e575d76050877fc9e71f3eca9a349125f7eacf0f",
     },
     "unnamed": {
-        "testset": "cfdf77c2cb01a0bab97786804bbbb7a21a893623bd0567f4be2b01d9c99b0b45",
+        "testset": "c5395cb60f48189e125e4c99121a478914e4af7e2b1a81eb52c1db0769358873",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "2ca20742b8d93edd2c79df6ca1703f297ca32590436e0399928b5f9a6914c655",
-        "report": "ac84f0b4c65fc51c2ff9be82b8e0eda0d435e821d58d71c21909bad9cefbab2f",
+        "dropped": "09d89e956f25238ea6de640e2ae4adaade42014e6f9803921588bf53bcc1d81e",
+        "report": "24bab24bd850185def232ad9a0f3787f2a9504278a00ff98127e61de1e9754e9",
     },
     "comet": {
-        "testset": "f4162a58abf800a93ba203592d2a59c070f0fefea0fbc70b8be17a1fa73edb94",
+        "testset": "97808fa6dde5ae11d4fd392a709896a74bc578ce1e4df09a65f5a6c34805c835",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
-        "dropped": "a205ab8031d1cc071696575b8549fb46843ddccc07824015ab4daa784efc76dd",
-        "report": "5ba3aeb14f5aec4c6d93996c4dbe88532b20b5d21bc49c5fddebd00df50e596c",
+        "dropped": "e556ca47e8bb141cd2b3812e2dc0ed4ab964dd7a8a639e7d406023596e5931c2",
+        "report": "ae004d4762eafca561ebcf72ea4747b643ad7794a283ed489f36654252b97a81",
     },
 }
 

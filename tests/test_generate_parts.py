@@ -226,7 +226,8 @@ def test_pairs_link_only_chunks_that_share_a_subject() -> None:
 def _part(task: str, question: str, answer: str) -> dict:
     return {"task": task, "draft": {"question": question, "answer": answer},
             "support": {"score": 1.0},
-            "answered": {"p": 0.9, "parts": [{"part": question, "p_answered": 0.9}]}}
+            "answered": {"p": 0.9, "parts": [{"part": question, "p_answered": 0.9}]},
+            "verified": {"answer": answer, "nearest": [], "agrees": True}}
 
 
 def test_a_pair_joins_two_questions_each_checked_and_needing_both_chunks() -> None:
@@ -309,6 +310,7 @@ def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped()
              "missing": "", "unanswerable": "Who designed the harbour at Holm Island?"}
     result = {"task": "single:h.md#0", "draft": draft, "support": {"score": 1.0},
               "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
+              "verified": {"answer": "In 2015.", "agrees": True},
               "unanswerable": {"score": 0.0}}
     single, colloquial, _ = from_single(result, chunk, {"holm", "island", "harbour"})
     assert single.dropped is None

@@ -129,6 +129,58 @@ def cmd_generate(args: argparse.Namespace) -> int:
 WIDTH = 100  # the closing table's widest line
 
 
+_SHORT = {"unanswerable": "unans", "colloquial": "colloq"}
+
+
+def _width(text: str) -> int:
+    """Columns the text takes on a terminal (a Chinese character: two)."""
+    import unicodedata
+
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+
+
+def _fit(text: str, width: int) -> str:
+    """The text cut in its middle to fit `width` columns, padded to them."""
+    if _width(text) > width:
+        head, tail = "", ""
+        for ch in text:
+            if _width(head + ch) > (width - 1) // 2:
+                break
+            head += ch
+        for ch in reversed(text):
+            if _width(head + "…" + ch + tail) > width:
+                break
+            tail = ch + tail
+        text = head + "…" + tail
+    return text + " " * (width - _width(text))
+
+
+def coverage_table(coverage: list[dict]) -> list[str]:
+    """Per document and language: its chunks, per kind the rows kept of those planned
+    (coverage.quotas), and the candidates asked, kept and dropped; at most WIDTH columns (a
+    long name cut in its middle)."""
+    if not coverage:
+        return []
+    from localeval.generate import KINDS
+
+    kinds = [k for k in KINDS if any(k in line["kinds"] for line in coverage)]
+    name_w = WIDTH - 5 - 7 - 8 * len(kinds) - 7 - 6 - 8
+    head = (f"{'document':<{name_w}}{'lang':>5}{'chunks':>7}"
+            + "".join(f"{_SHORT.get(k, k)[:7]:>8}" for k in kinds)
+            + f"{'asked':>7}{'kept':>6}{'dropped':>8}")
+    lines = ["coverage (kept/planned per kind)", head]
+    for line in coverage:
+        cells = [line["kinds"].get(k) for k in kinds]
+        asked = sum(c["candidates"] for c in cells if c)
+        kept = sum(c["kept"] for c in cells if c)
+        lines.append(_fit(line["document"], name_w - 1) + " "
+                     + f"{line['language']:>5}{line['chunks']:>7}"
+                     + "".join(f"{(str(c['kept']) + '/' + str(c['planned'])) if c else '-':>8}"
+                               for c in cells)
+                     + f"{asked:>7}{kept:>6}{asked - kept:>8}")
+    return lines
+
+
 def report_table(report: dict) -> str:
     """Per kind: candidates, kept, retyped, and the filters that dropped any (wrapped under
     "dropped by"), at most WIDTH columns; then the run's time and rows per hour."""
@@ -149,6 +201,7 @@ def report_table(report: dict) -> str:
                 line = " " * len(head)
             line += ("" if line.endswith("  ") else " ") + item
         lines.append(line)
+    lines += coverage_table(report.get("coverage") or [])
     kept, seconds = report["kept"], report.get("seconds")
     per = report.get("seconds_per_kept_question")
     line = f"{kept} rows kept in {seconds} s" + (f" ({per} s per kept row" if per else "")

@@ -4,7 +4,8 @@ cosine, keep at most N per kind. Depends only on the candidates, never on their 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +14,7 @@ import numpy as np
 from localeval.generate import KINDS
 from localeval.generate.answerable import ANSWERABLE_RATING
 from localeval.generate.chunking import Chunk
+from localeval.generate.coverage import Doc, quotas
 from localeval.generate.drafting import ANSWER_CHARS, PAIR_ANSWER_CHARS
 from localeval.generate.filters import (
     ANSWERED_P,
@@ -21,11 +23,21 @@ from localeval.generate.filters import (
     asked_parts,
     asks_otherwise,
     first_failed,
+    names_entity,
     question_words,
     restates,
 )
 from localeval.generate.lang import language, of_chunk
-from localeval.generate.records import Asked, Covered, PairAsked, Result, Support, parse
+from localeval.generate.records import (
+    Asked,
+    BridgeAsked,
+    Covered,
+    PairAsked,
+    Result,
+    Support,
+    Verified,
+    parse,
+)
 from localeval.generate.store import Row
 from localeval.models.embed import EmbeddingStore, store_for
 from localeval.text import match_key
@@ -40,6 +52,9 @@ class Candidate:
     row: Row | None
     dropped: str | None = None
     detail: Any = None
+    doc: tuple[str, str] = ("", "")
+    """(source, language) of the document it is counted under (coverage: a pair's or a
+    bridge's first chunk)."""
 
 
 @dataclass(frozen=True)
@@ -61,9 +76,15 @@ class Dropped:
 
 @dataclass
 class Assembled:
+    """The kept rows, the dropped candidates, the counts per kind and filter, per document
+    and kind what was planned, drafted and kept (`coverage`), and per kind the documents
+    kept short of their plan (`short`)."""
+
     rows: list[Row] = field(default_factory=list)
     dropped: list[Dropped] = field(default_factory=list)
     counts: dict[str, dict[str, int]] = field(default_factory=dict)
+    coverage: dict[Doc, dict[str, dict[str, int]]] = field(default_factory=dict)
+    short: dict[str, list[Doc]] = field(default_factory=dict)
 
 
 def casual_form(text: str, key: str, code: str) -> str:
@@ -111,9 +132,19 @@ def _single(result: Asked, chunk: Chunk, terms: set[str],
     single = _checked("single", task, _row("single", f"single:{key}", draft.question,
                                            draft.answer, [chunk]), result.support,
                       terms, titled)
-    if single.dropped is None and not _answers(result.answered, draft.question):
+    if single.dropped is None and not gives_every_part(result.answered, draft.question):
         single.dropped, single.detail = "unanswered", _parts(result.answered)
+    if single.dropped is None and not (result.verified and result.verified.agrees):
+        single.dropped, single.detail = "unverified", _blind(result.verified)
     return single
+
+
+def _blind(check: Verified | None) -> Any:
+    """Why a blind check failed: the judge's answer and the chunks it answered from."""
+    if check is None:
+        return None
+    return {"answer": check.answer, "from": check.nearest,
+            "why": "the judge declines" if check.declined else "another answer"}
 
 
 def usable_part(result: Asked, chunk: Chunk, terms: set[str],
@@ -238,12 +269,50 @@ def from_pair(result: PairAsked | dict[str, Any], first: Chunk, second: Chunk, l
     return Candidate("pair", task, row)
 
 
+def bridge_failed(result: BridgeAsked, first: Chunk, second: Chunk, terms: set[str],
+                  titled: frozenset[str] = frozenset()) -> tuple[str, Any] | None:
+    """The cheap filter a bridge's draft fails (its two chunks, the subject terms of both
+    documents), or one_chunk_suffices when its question names the entity (the second chunk
+    alone then answers it), or None."""
+    if failed := first_failed("bridge", result.question, result.answer,
+                              [first.text, second.text], terms, ANSWER_CHARS, titled):
+        return failed
+    if names_entity(result.question, result.entity):
+        return "one_chunk_suffices", f"it names {result.entity}"
+    return None
+
+
+def from_bridge(result: BridgeAsked | dict[str, Any], first: Chunk, second: Chunk,
+                terms: set[str], titled: frozenset[str] = frozenset()) -> Candidate:
+    """A bridge's candidate: kept when it passes the cheap filters, names its entity only by
+    the first chunk's clue, and the judge answering blind agrees with its reference answer
+    from both chunks and from neither alone."""
+    result = parse(result)
+    assert isinstance(result, BridgeAsked)
+    task = result.task
+    if result.error or not result.question:
+        return Candidate("bridge", task, None, "judge_error", result.error or "no draft")
+    row = _row("bridge", f"bridge:{first.id}+{second.id}", result.question, result.answer,
+               [first, second], link=f"entity: {result.entity}")
+    if failed := bridge_failed(result, first, second, terms, titled):
+        return Candidate("bridge", task, row, *failed)
+    if result.both is None or not result.both.agrees:
+        return Candidate("bridge", task, row, "unverified", _blind(result.both))
+    for check in result.alone:
+        if check.agrees:
+            return Candidate("bridge", task, row, "one_chunk_suffices",
+                             {"answered from": check.nearest, "answer": check.answer})
+    if len(result.alone) < 2:
+        return Candidate("bridge", task, row, "judge_error", "a blind check is missing")
+    return Candidate("bridge", task, row)
+
+
 def _error(result: Result) -> str:
     """A task's judge error, or "no draft"."""
     return result.error if result.error is not None else "no draft"
 
 
-def _answers(answered: Covered | None, question: str) -> bool:
+def gives_every_part(answered: Covered | None, question: str) -> bool:
     """The reference answer gives every part its question asks (P ≥ ANSWERED_P for each of
     filters.asked_parts)."""
     parts = asked_parts(answered.parts if answered is not None else [], question)
@@ -255,45 +324,119 @@ def _parts(answered: Covered | None) -> Any:
         else None
 
 
+Contradicts = Callable[[Row, list[Row]], Awaitable[str | None]]
+"""The id of a kept row that answers an "unanswerable" row, or None (tasks.contradicted)."""
+
+
+@dataclass
+class _Picking:
+    """One kind's selection under way: the rows kept so far (with their plan rank), the drops,
+    the kept per document, the kept questions' vectors by language, the single drafts kept
+    pairs join, and the rows an earlier kind dropped (`gone`: id → why)."""
+
+    kind: str
+    embeddings: EmbeddingStore
+    duplicate_cosine: float
+    contradicts: Contradicts | None
+    gone: dict[str, str | None]
+    earlier: list[Row]
+    rows: list[tuple[int, Row]] = field(default_factory=list)
+    drops: list[tuple[int, Candidate]] = field(default_factory=list)
+    got: Counter[Doc] = field(default_factory=Counter)
+    kept: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    asked: set[str] = field(default_factory=set)
+
+    async def take(self, c: Candidate, rank: int) -> None:
+        """Keep the candidate, or drop it: a pair joining a question a kept pair joins, a
+        colloquial row whose single question was dropped, a near-duplicate, an "unanswerable"
+        row a kept row answers."""
+        assert c.row is not None
+        if used := self.asked & set(c.row.parts or ()):
+            c.dropped, c.detail = "duplicate", f"a kept pair asks {sorted(used)[0]}"
+        elif c.row.parent in self.gone:
+            c.dropped, c.detail = self.gone[c.row.parent], (
+                f"its single question {c.row.parent} was dropped")
+        else:
+            store = await store_for(self.embeddings, c.row.language)
+            vec = (await store.vectors([c.row.question]))[0]
+            same = self.kept.setdefault(c.row.language, [])
+            best = max((float(np.dot(vec, v)) for v in same), default=-1.0)
+            if best >= self.duplicate_cosine:
+                c.dropped, c.detail = "duplicate", round(best, 3)
+            elif self.kind == "unanswerable" and self.contradicts is not None and (
+                    other := await self.contradicts(c.row, self.earlier)):
+                c.dropped, c.detail = "answerable", {"a kept row answers it": other}
+            else:
+                same.append(vec)
+                self.asked.update(c.row.parts or ())
+                self.rows.append((rank, c.row))
+                self.got[c.doc] += 1
+                return
+        self.drops.append((rank, c))
+
+
 async def assemble(candidates: Sequence[Candidate], embeddings: EmbeddingStore, n: int,
-                   duplicate_cosine: float) -> Assembled:
-    """Rows in kind order, then plan order; near-duplicates (cosine ≥ duplicate_cosine to a
-    kept question of the same kind and language, or a pair joining a question a kept pair
-    joins), colloquial rows whose single question assemble dropped, and those past n per kind
-    dropped."""
+                   duplicate_cosine: float, plan: dict[Doc, int] | None = None,
+                   contradicts: Contradicts | None = None) -> Assembled:
+    """Rows in kind order, each kind's by the coverage plan (`plan`: the chunks of each
+    document, coverage.quotas; None: every candidate counted under one document): first the
+    candidates within their document's quota, in plan order, then the places left to those
+    of the documents with the fewest kept per chunk (ties: plan order); a candidate the plan
+    has no place for is `surplus`. Dropped on the way (`_Picking.take`): near-duplicates
+    (cosine ≥ duplicate_cosine to a kept question of the same kind and language, or a pair
+    joining a question a kept pair joins), colloquial rows whose single question assemble
+    dropped, and "unanswerable" rows a kept answerable row answers (`contradicts`). Rows and
+    drops are listed in plan order."""
     out = Assembled()
+    weights = plan if plan is not None else {}
     for kind in KINDS:
-        gone = {d.row.id: d.dropped for d in out.dropped if d.row is not None}
         mine = [c for c in candidates if c.kind == kind]
         if not mine:
             continue
         counts = out.counts[kind] = {"candidates": len(mine), **dict.fromkeys(FILTERS, 0),
                                      "kept": 0, "retyped": 0}
-        kept: dict[str, list[np.ndarray]] = {}
-        asked: set[str] = set()  # the single drafts a kept pair joins: each in one pair only
+        quota = quotas(weights, n) if weights else {}
+        rank = {id(c): i for i, c in enumerate(mine)}
+        picking = _Picking(kind, embeddings, duplicate_cosine, contradicts,
+                           {d.row.id: d.dropped for d in out.dropped if d.row is not None},
+                           list(out.rows))
+        got = picking.got
+        waiting: list[Candidate] = []
         for c in mine:
-            if c.dropped is None and c.row is not None:
-                if counts["kept"] >= n:
-                    c.dropped = "surplus"
-                elif used := asked & set(c.row.parts or ()):
-                    c.dropped, c.detail = "duplicate", f"a kept pair asks {sorted(used)[0]}"
-                elif c.row.parent in gone:
-                    c.dropped, c.detail = gone[c.row.parent], (
-                        f"its single question {c.row.parent} was dropped")
-                else:
-                    store = await store_for(embeddings, c.row.language)
-                    vec = (await store.vectors([c.row.question]))[0]
-                    same = kept.setdefault(c.row.language, [])
-                    best = max((float(np.dot(vec, v)) for v in same), default=-1.0)
-                    if best >= duplicate_cosine:
-                        c.dropped, c.detail = "duplicate", round(best, 3)
-                    else:
-                        same.append(vec)
-                        asked.update(c.row.parts or ())
-                        out.rows.append(c.row)
-                        counts["kept"] += 1
-                        counts["retyped"] += bool(c.row.retyped)
-                        continue
+            if c.dropped is not None or c.row is None:
+                picking.drops.append((rank[id(c)], c))
+            elif (got[c.doc] < quota.get(c.doc, 0)) if quota else len(picking.rows) < n:
+                await picking.take(c, rank[id(c)])
+            else:
+                waiting.append(c)
+        while waiting and len(picking.rows) < n:  # places the plan's documents left unused
+            c = min(waiting, key=lambda c: (got[c.doc] / max(1, weights.get(c.doc, 1)),
+                                            rank[id(c)]))
+            waiting.remove(c)
+            await picking.take(c, rank[id(c)])
+        for c in waiting:
+            c.dropped = "surplus"
+            picking.drops.append((rank[id(c)], c))
+        out.short[kind] = sorted(d for d, q in quota.items() if got[d] < q)
+        for _, row in sorted(picking.rows, key=lambda t: t[0]):
+            out.rows.append(row)
+            counts["kept"] += 1
+            counts["retyped"] += bool(row.retyped)
+        for _, c in sorted(picking.drops, key=lambda t: t[0]):
             counts[c.dropped or "judge_error"] += 1
             out.dropped.append(Dropped(kind, c.task, c.dropped, c.detail, c.row))
+        _count_coverage(out.coverage, kind, mine, quota)
     return out
+
+
+def _count_coverage(coverage: dict[Doc, dict[str, dict[str, int]]], kind: str,
+                    mine: list[Candidate], quota: dict[Doc, int]) -> None:
+    """Per document, for the kind: its planned places, its candidates, kept and dropped."""
+    for doc in list(quota) + [c.doc for c in mine]:
+        coverage.setdefault(doc, {}).setdefault(
+            kind, {"planned": quota.get(doc, 0), "candidates": 0, "kept": 0, "dropped": 0})
+    for c in mine:
+        line = coverage[c.doc][kind]
+        line["candidates"] += 1
+        kept = c.dropped is None and c.row is not None
+        line["kept" if kept else "dropped"] += 1

@@ -4,7 +4,7 @@ JSON through the run's JudgeClient, the one parse path), and their golden-prompt
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -21,7 +21,10 @@ from localeval.text import split_sentences
 SINGLE_STEP = "generate_single"
 RENAME_STEP = "generate_rename"
 ATTEMPT_STEP = "generate_attempt"
-STEPS = (SINGLE_STEP, RENAME_STEP, ATTEMPT_STEP)
+AGREE_STEP = "generate_agree"
+ANSWERS_STEP = "generate_answers"
+BRIDGE_STEP = "generate_bridge"
+STEPS = (SINGLE_STEP, RENAME_STEP, ATTEMPT_STEP, AGREE_STEP, ANSWERS_STEP, BRIDGE_STEP)
 ANSWER_CHARS = 240
 """The schema's longest answer: longer than the long_answer filter lets through, so an answer
 the grammar cut is always dropped, never kept cut."""
@@ -59,6 +62,22 @@ class Attempt(BaseModel):
     answer: str = Field(max_length=ANSWER_CHARS, description="one short sentence, or none")
 
 
+class Agreed(BaseModel):
+    """A yes/no verdict: two answers give the same answer (generate_agree), or a kept row's
+    answer answers another question (generate_answers)."""
+
+    verdict: Literal[0, 1] = Field(description="1 = yes, 0 = no")
+
+
+class BridgeDraft(BaseModel):
+    """A question about a fact of one chunk (B) whose subject is named only by what another
+    chunk (A) says of it, and its answer from B."""
+
+    clue: str = Field(max_length=SHORT_CHARS, description="A's description of the entity")
+    question: str = Field(max_length=QUESTION_CHARS, description="names the entity by the clue")
+    answer: str = Field(max_length=ANSWER_CHARS, description="one short sentence, from B")
+
+
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
     SINGLE_STEP: {
         "en": {"title": "Heat (1995 film)",
@@ -79,6 +98,27 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
                "context": ["Heat is a 1995 crime film written and directed by Michael Mann."]},
         "zh": {"question": "电影《英雄》的配乐是谁创作的？",
                "context": ["《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。"]},
+    },
+    AGREE_STEP: {
+        "en": {"question": "Who directed Heat (1995 film)?",
+               "reference": "Heat was directed by Michael Mann.", "answer": "Michael Mann."},
+        "zh": {"question": "电影《英雄》是谁执导的？", "reference": "《英雄》由张艺谋执导。",
+               "answer": "张艺谋。"},
+    },
+    ANSWERS_STEP: {
+        "en": {"other": "Who composed the music of Heat (1995 film)?",
+               "question": "Who directed Heat (1995 film)?",
+               "answer": "Heat was directed by Michael Mann."},
+        "zh": {"other": "电影《英雄》的配乐是谁创作的？", "question": "电影《英雄》是谁执导的？",
+               "answer": "《英雄》由张艺谋执导。"},
+    },
+    BRIDGE_STEP: {
+        "en": {"entity": "Michael Mann", "title_a": "Heat (1995 film)", "title_b": "Michael Mann",
+               "text_a": "Heat is a 1995 crime film written and directed by Michael Mann.",
+               "text_b": "Michael Mann (born February 5, 1943) is an American director."},
+        "zh": {"entity": "张艺谋", "title_a": "英雄（电影）", "title_b": "张艺谋",
+               "text_a": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。",
+               "text_b": "张艺谋，1950年出生于陕西西安，中国电影导演。"},
     },
 }
 """Step → language → the variables its golden prompt is rendered with
@@ -179,3 +219,27 @@ async def attempt(ctx: MetricContext, question: str, chunks: list[str]) -> str:
     raw = await ctx.ask(ATTEMPT_STEP, Attempt, question=question, context=chunks)
     return (split_sentences(raw.answer.strip()) or [""])[0].strip(" {}\"")
 
+
+
+async def agrees(ctx: MetricContext, question: str, reference: str, answer: str) -> bool:
+    """The judge finds that `answer` gives the reference answer's answer to `question`."""
+    raw = await ctx.ask(AGREE_STEP, Agreed, question=question, reference=reference,
+                        answer=answer)
+    return raw.verdict == 1
+
+
+async def answers_other(ctx: MetricContext, other: str, question: str, answer: str) -> bool:
+    """The judge finds that a row's `question` and `answer` answer the question `other`."""
+    raw = await ctx.ask(ANSWERS_STEP, Agreed, other=other, question=question, answer=answer)
+    return raw.verdict == 1
+
+
+async def draft_bridge(ctx: MetricContext, entity: str, text_a: str, text_b: str,
+                       title_a: str = "", title_b: str = "") -> BridgeDraft:
+    """A bridge question: `entity`, named in text A, is the subject of text B; the question
+    names it by A's clue and asks a fact of B (one question, the answer without echoed
+    questions)."""
+    raw = await ctx.ask(BRIDGE_STEP, BridgeDraft, entity=entity, text_a=text_a, text_b=text_b,
+                        title_a=title_a, title_b=title_b)
+    return raw.model_copy(update={"question": first_question(raw.question),
+                                  "answer": without_questions(raw.answer)})

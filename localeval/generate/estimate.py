@@ -5,7 +5,8 @@ embedder, and the engine's schedule is replayed and priced by this machine's cal
 
 Which checks a draft gets depends on what the judge writes (a draft a rule drops is never
 checked), so the estimate is a range: at least the drafts' own requests, at most those of
-every draft checked in full (the dry run makes them all: tasks.Env.every_check); the steps,
+every draft checked in full (the dry run makes them all: tasks.Env.every_check, and checks
+every "unanswerable" draft against the kept rows nearest it); the steps,
 tokens and time are the upper bound."""
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.generate.drafting import SINGLE_STEP
+from localeval.generate.drafting import BRIDGE_STEP, SINGLE_STEP
 from localeval.generate.pipeline import GenerateOptions, Log, build_corpus, plan_and_run
 
 DEFAULT_FREE_TOKENS = 20.0
@@ -65,7 +66,8 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     finally:
         judge.close()
     totals = replay(works, parallel=parallel, speed=calibrate.speed_of(entry) if entry else None)
-    steps = {step: {"requests": n, "count": "exact" if step == SINGLE_STEP else "at most",
+    drafts = (SINGLE_STEP, BRIDGE_STEP)
+    steps = {step: {"requests": n, "count": "exact" if step in drafts else "at most",
                     "cached": int(client.stats.steps.get(step, {}).get("cached", 0)),
                     "prompt_tokens": totals.prompt_tokens.get(step, 0),
                     "prompt_tokens_processed": totals.processed.get(step, 0),
@@ -76,7 +78,7 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     total = {k: sum(s[k] for s in steps.values()) for k in
              ("requests", "prompt_tokens", "prompt_tokens_processed", "generated_tokens",
               "forced_tokens")}
-    at_least = totals.requests.get(SINGLE_STEP, 0)
+    at_least = sum(totals.requests.get(step, 0) for step in drafts)
     total |= {"count": "at most", "at_least": at_least,
               "cached": sum(s["cached"] for s in steps.values()),
               "generated": "estimate"}

@@ -21,7 +21,8 @@ from localeval.text import CJK_RANGES, CJK_RUN, normalize, split_sentences
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
            "names_outside", "answer_in_question", "asks_otherwise", "long_answer", "unsupported",
-           "one_chunk_suffices", "unanswered", "answerable", "duplicate", "surplus")
+           "one_chunk_suffices", "unanswered", "unverified", "answerable", "duplicate",
+           "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
 judge_error (the judge gave no usable draft), not_a_question (no question mark at its end; not
 worded as a question: no question word or auxiliary, or an English keyword string with no
@@ -37,14 +38,19 @@ asks_otherwise (a colloquial row asks with another question word than its single
 "how long" for "when"), long_answer (the reference answer is longer than an answer needs,
 copies most of its chunk, or was cut at the schema's length),
 unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
-pair joins two questions that ask the same, or one of its chunks supports both answers),
+pair joins two questions that ask the same, or one of its chunks supports both answers; a
+bridge names its entity, or the judge answers it from one of its chunks alone),
 unanswered (the answer is of another kind than the question asks, `answer_lacks`, or does not
 give every part of it: answer_relevance's parts and coverage verdicts, P below ANSWERED_P for
 a part the question asks, `asked_parts`),
+unverified (the judge, answering the question blind from the corpus's top chunks by BM25 (a
+bridge: from its two chunks), declines or gives another answer than the reference answer,
+its yes/no verdict: tasks.blind),
 answerable (an "unanswerable" question whose own words stand in one sentence of the corpus,
 STATED_SHARE, or that one of the chunks of the whole corpus nearest to it, by BM25 and by the
 embedder, answers in part or whole: rerank_relevancy rates it 2 or 3, or the judge answers it
-from them with an answer of the kind asked that faithfulness finds supported), duplicate (a
+from them with an answer of the kind asked that faithfulness finds supported; or that a kept
+answerable row answers, the judge's yes/no: tasks.contradicted), duplicate (a
 near-duplicate of a kept question), surplus (more than --n passed)."""
 
 _ZH_FUNCTION = set(zh.FUNCTION)
@@ -100,6 +106,16 @@ def long_answer(answer: str, chunks: list[str], kind: str, cut_at: int) -> bool:
         mine = content_words(chunks[0])
         return bool(mine) and len(content_words(answer) & mine) >= COPIED_SHARE * len(mine)
     return False
+
+
+def names_entity(question: str, entity: str) -> bool:
+    """A bridge question that writes the entity it should name only by its clue: the whole
+    name, or (English) one of its capitalised words of four letters or more ("Mann" of
+    "Michael Mann")."""
+    if normalize(entity) in normalize(question):
+        return True
+    words = {w for w in re.findall(r"[A-Z][A-Za-z'’-]{3,}", entity)} - {"The"}
+    return bool(words & set(re.findall(r"[A-Za-z'’-]+", question)))
 
 
 def is_question(text: str) -> bool:
@@ -355,7 +371,7 @@ TABLE: tuple[Filter, ...] = (
            "test_self_contained_and_answer_in_question"),
     Filter("unanswered", ANSWERED, ANSWER, _lacks,
            "test_an_answer_of_another_kind_than_its_question_is_caught"),
-    Filter("unanswered", ANSWERED - {"pair"}, ANSWER, _off_point,
+    Filter("unanswered", ANSWERED - {"pair", "bridge"}, ANSWER, _off_point,
            "test_an_answer_telling_another_fact_of_its_chunk_is_unanswered"),
     Filter("long_answer", ANSWERED, ANSWER,
            lambda c: Drop(len(c.answer or "")) if long_answer(
@@ -369,11 +385,15 @@ TABLE: tuple[Filter, ...] = (
            "assemble.from_single (against its single question)"),
     Filter("unsupported", ANSWERED, JUDGE, None, "test_filters_drop_and_are_counted",
            "tasks.supported (faithfulness at τ), assemble"),
-    Filter("one_chunk_suffices", frozenset({"pair"}), JUDGE, None,
-           "test_filters_drop_and_are_counted", "tasks.pair_task, assemble.from_pair"),
+    Filter("one_chunk_suffices", frozenset({"pair", "bridge"}), JUDGE, None,
+           "test_filters_drop_and_are_counted", "tasks.pair_task, tasks.bridge_task, "
+           "assemble.from_pair, assemble.from_bridge"),
     Filter("unanswered", ANSWERED, JUDGE, None,
            "test_an_answer_that_misses_part_of_its_question_is_dropped",
            "tasks.answers_every_part, assemble"),
+    Filter("unverified", ANSWERED, JUDGE, None,
+           "test_a_row_the_judge_answers_otherwise_blind_is_unverified",
+           "tasks.blind (answered from the corpus's top BM25 chunks; yes/no), assemble"),
     Filter("answerable", frozenset({"unanswerable"}), JUDGE, None,
            "test_an_unanswerable_question_a_chunk_answers_in_part_is_dropped",
            "tasks.single_task, assemble.from_single"),

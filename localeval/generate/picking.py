@@ -6,14 +6,19 @@ embedder alone never links two documents: m3e rates unrelated texts close."""
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 from pydantic import BaseModel
 
 from localeval.generate.chunking import Chunk
 from localeval.generate.lang import LANGUAGES
+
+if TYPE_CHECKING:
+    from localeval.generate.subjects import Naming
 
 SAME_SOURCE_BONUS = 0.1
 """Added to the cosine of two chunks of one document: they share a subject."""
@@ -97,3 +102,52 @@ def pick_pairs(chunks: Sequence[Chunk], vectors: np.ndarray, seed: int, count: i
             taken.add((first.id, second.id))
             pairs.append(Pair(first=first.id, second=second.id, link=best[3]))
     return pairs
+
+
+class Bridge(BaseModel):
+    first: str
+    second: str
+    entity: str
+    """The name the first chunk writes and the second chunk's document is about."""
+
+
+_PAREN = re.compile(r"\s*[(（][^)）]*[)）]\s*$")
+
+
+def entity_of(naming: Naming) -> str:
+    """What a document is about, as another text would name it: its name, else its title,
+    less a closing parenthesis ("Heat (1995 film)" → "Heat"); "" when too short to name one
+    thing (English under four letters, Chinese under two characters)."""
+    name = _PAREN.sub("", naming.name or naming.title).strip()
+    spaced = name.isascii()
+    return name if len(name) >= (4 if spaced else 2) else ""
+
+
+def names_in(text: str, entity: str) -> bool:
+    """The text writes the entity: English as whole words, case as written; Chinese as is."""
+    if entity.isascii():
+        return re.search(rf"(?<![A-Za-z0-9]){re.escape(entity)}(?![A-Za-z0-9])", text) is not None
+    return entity in text
+
+
+def pick_bridges(chunks: Sequence[Chunk], naming: Mapping[str, Naming], seed: int,
+                 count: int) -> list[Bridge]:
+    """Up to `count` bridges of two chunks of one language and two documents: the first chunk
+    writes the entity the second's document is about (`entity_of`: its name or title), the
+    second is that document's first chunk (where a page says what its subject is). In seeded
+    order of the first chunk; each (first chunk, document) once."""
+    heads: dict[str, Chunk] = {}
+    for c in chunks:
+        heads.setdefault(c.source, c)
+    entities = {src: e for src in heads if src in naming
+                if (e := entity_of(naming[src]))}
+    out: list[Bridge] = []
+    for chunk in seeded_order(chunks, seed):
+        for src, entity in sorted(entities.items()):
+            head = heads[src]
+            if src != chunk.source and head.language == chunk.language and \
+                    names_in(chunk.text, entity):
+                out.append(Bridge(first=chunk.id, second=head.id, entity=entity))
+                if len(out) >= count:
+                    return out
+    return out

@@ -21,16 +21,24 @@ from pydantic import BaseModel, Field, field_validator
 from localeval.config import Settings
 from localeval.errors import LocalevalError, OutputError, UsageError
 from localeval.generate import KINDS
-from localeval.generate.assemble import Candidate, assemble, from_pair, from_single
+from localeval.generate.assemble import Candidate, assemble, from_bridge, from_pair, from_single
 from localeval.generate.chunking import Chunk, chunk_document
+from localeval.generate.coverage import Doc, doc_chunks
 from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS, focus_sentences
 from localeval.generate.filters import content_share
-from localeval.generate.picking import Pair, pick_pairs, seeded_order
-from localeval.generate.records import Asked, PairAsked, Result, parse
+from localeval.generate.picking import Bridge, Pair, pick_bridges, pick_pairs, seeded_order
+from localeval.generate.records import Asked, BridgeAsked, PairAsked, Result, parse
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
-from localeval.generate.subjects import namings
-from localeval.generate.tasks import Env, pair_task, single_name, single_task
+from localeval.generate.subjects import Naming, namings
+from localeval.generate.tasks import (
+    Env,
+    bridge_task,
+    contradicted,
+    pair_task,
+    single_name,
+    single_task,
+)
 
 Log = Callable[[str], None]
 _NOT_IN_FINGERPRINT = {"cache", "no_cache", "parallel", "n_threads", "metrics", "n_gpu_layers"}
@@ -44,7 +52,8 @@ class GenerateOptions(BaseModel):
     """What to generate (the judge, cache and language come from the run's Settings)."""
 
     n: int = Field(20, ge=1, description="questions kept per kind, at most")
-    kinds: tuple[str, ...] = Field(KINDS, description="single, pair, unanswerable, colloquial")
+    kinds: tuple[str, ...] = Field(KINDS, description="single, pair, bridge, unanswerable, "
+                                   "colloquial")
     seed: int = Field(0, description="fixes which chunks and pairs are asked about")
     chunk_tokens: int = Field(256, ge=32, description="largest chunk, in judge tokens")
     min_tokens: int = Field(24, ge=1, description="smallest chunk asked about")
@@ -134,19 +143,42 @@ class PairJob:
     pair: Pair
 
 
-Job = SingleJob | PairJob
+@dataclass(frozen=True)
+class BridgeJob:
+    """A bridge to draft: its task ("bridge:A+B"), its two chunks' ids and the entity."""
+
+    task: str
+    bridge: Bridge
+
+
+Job = SingleJob | PairJob | BridgeJob
+
+
+def spread(order: Sequence[Chunk]) -> list[Chunk]:
+    """The chunks in seeded order, the documents interleaved: every document's first chunk,
+    then the others by their place within their document (the k-th of m at (k + ½) / m), so
+    that drafting reaches every document early and each in proportion to its chunks."""
+    docs: dict[tuple[str, str], list[Chunk]] = {}
+    for c in order:
+        docs.setdefault((c.source, c.language), []).append(c)
+    rank = {doc: i for i, doc in enumerate(docs)}
+    keyed = [(0 if k == 0 else 1, (k + 0.5) / len(mine), rank[doc], c)
+             for doc, mine in docs.items() for k, c in enumerate(mine)]
+    return [t[3] for t in sorted(keyed, key=lambda t: t[:3])]
 
 
 def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
-         options: GenerateOptions) -> tuple[list[Job], list[Job]]:
+         options: GenerateOptions, naming: dict[str, Naming] | None = None
+         ) -> tuple[list[Job], list[Job], list[Job]]:
     """Everything that may be drafted, in seeded order: each chunk's first sentence (then, in
-    later rounds, its next ones, up to per_chunk), and the pairs (2 × per_chunk per chunk at
-    most: a pair is drafted once, the languages taking turns). Drafting follows this order
-    and stops when enough is kept."""
+    later rounds, its next ones, up to per_chunk; the documents interleaved, `spread`), the
+    pairs (2 × per_chunk per chunk at most: a pair is drafted once, the languages taking
+    turns) and the bridges (picking.pick_bridges). Drafting follows this order and stops when
+    enough is kept."""
     eligible = [c for c in corpus if c.tokens >= options.min_tokens]
     singles: list[Job] = []
-    if set(options.kinds) - {"pair"}:
-        order = seeded_order(eligible, options.seed)
+    if set(options.kinds) - {"pair", "bridge"}:
+        order = spread(seeded_order(eligible, options.seed))
         focus = {c.id: focus_sentences(c.text) or [c.text] for c in order}
         for k in range(options.per_chunk):
             singles += [SingleJob(single_name(c.id, k), c, focus[c.id][k])
@@ -161,7 +193,11 @@ def plan(corpus: Sequence[Chunk], vectors: dict[str, np.ndarray],
                                       len(keep) * options.per_chunk,
                                       per_chunk=2 * options.per_chunk))
     turns = [p for group in zip_longest(*by_lang) for p in group if p is not None]
-    return singles, [PairJob(f"pair:{p.first}+{p.second}", p) for p in turns]
+    bridges: list[Job] = []
+    if "bridge" in options.kinds:
+        bridges = [BridgeJob(f"bridge:{b.first}+{b.second}", b) for b in pick_bridges(
+            eligible, naming or {}, options.seed, len(eligible) * options.per_chunk)]
+    return singles, [PairJob(f"pair:{p.first}+{p.second}", p) for p in turns], bridges
 
 
 def fingerprint(corpus: Sequence[Chunk], settings: Settings, options: GenerateOptions,
@@ -260,10 +296,13 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         chunks = [c for c in corpus if c.language == lang]
         store = await store_for(embeddings, lang)
         by_lang[lang] = (chunks, await store.vectors([c.text for c in chunks]))
-    singles, pairs = plan(corpus, {k: v[1] for k, v in by_lang.items()}, options)
-    by_id = {c.id: c for c in corpus}
     texts = _documents(corpus)
-    env = Env(settings, judge, embeddings, by_lang, namings(texts), every_check=every_check)
+    naming = namings(texts)
+    singles, pairs, bridges = plan(corpus, {k: v[1] for k, v in by_lang.items()}, options,
+                                   naming)
+    by_id = {c.id: c for c in corpus}
+    env = Env(settings, judge, embeddings, by_lang, naming, every_check=every_check)
+    coverage = doc_chunks(corpus, options.min_tokens)
     paths = paths_for(out) if out is not None else None
     work = WorkFile(paths["work"], fingerprint(
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
@@ -272,26 +311,48 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     for task, result in done.items():  # a resumed run's pairs reuse the finished drafts
         if isinstance(result, Asked):
             env.known(task, result)
-    lists = {"single": singles, "pair": pairs}
-    feeds = {"single": {"single", "colloquial", "unanswerable"}, "pair": {"pair"}}
+    lists = {"single": singles, "pair": pairs, "bridge": bridges}
+    feeds = {"single": {"single", "colloquial", "unanswerable"}, "pair": {"pair"},
+             "bridge": {"bridge"}}
     cut = dict.fromkeys(lists, 0)
-    bar = Progress(len(singles) + len(pairs), done=0, enabled=progress,
+    bar = Progress(sum(map(len, lists.values())), done=0, enabled=progress,
                    stats=lambda: judge.stats)
+
+    def doc_of(job: Job) -> Doc:
+        chunk = job.chunk if isinstance(job, SingleJob) else by_id[
+            job.pair.first if isinstance(job, PairJob) else job.bridge.first]
+        return chunk.source, chunk.language
 
     def candidates(jobs: list[Job]) -> list[Candidate]:
         found: list[Candidate] = []
         for job in jobs:
             result = done[job.task]
+            mine: list[Candidate]
             if isinstance(job, PairJob):
                 first, second = by_id[job.pair.first], by_id[job.pair.second]
                 assert isinstance(result, PairAsked)
-                found.append(from_pair(result, first, second, job.pair.link,
-                                       (env.terms_of(first), env.terms_of(second)),
-                                       env.titled(first, second)))
+                mine = [from_pair(result, first, second, job.pair.link,
+                                  (env.terms_of(first), env.terms_of(second)),
+                                  env.titled(first, second))]
+            elif isinstance(job, BridgeJob):
+                first, second = by_id[job.bridge.first], by_id[job.bridge.second]
+                assert isinstance(result, BridgeAsked)
+                mine = [from_bridge(result, first, second, env.terms_of(first, second),
+                                    env.titled(first, second))]
             else:
-                found += from_single(result, job.chunk, env.terms_of(job.chunk),
-                                     env.titled(job.chunk))
+                mine = from_single(result, job.chunk, env.terms_of(job.chunk),
+                                   env.titled(job.chunk))
+            for c in mine:
+                c.doc = doc_of(job)
+            found += mine
         return [c for c in found if c.kind in options.kinds]
+
+    async def contradicts(row: Row, kept: list[Row]) -> str | None:
+        return await contradicted(env, row, kept)
+
+    async def select(jobs: list[Job]) -> Any:
+        return await assemble(candidates(jobs), embeddings, options.n, options.duplicate_cosine,
+                              coverage, contradicts)
 
     async def run_one(job: Job) -> None:
         result: Result
@@ -299,6 +360,10 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
             pair = job.pair
             result = await pair_task(env, job.task, by_id[pair.first], by_id[pair.second],
                                      pair.link, options.per_chunk)
+        elif isinstance(job, BridgeJob):
+            bridge = job.bridge
+            result = await bridge_task(env, job.task, by_id[bridge.first],
+                                       by_id[bridge.second], bridge.entity)
         else:
             result = await single_task(env, job.task, job.chunk, job.focus)
         done[job.task] = result
@@ -321,9 +386,10 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
                     min(c, len(lists[k])) for k, c in cut.items()) >= options.max_drafts
                 if cut[name] >= len(jobs) or not wanted_kinds or over:
                     continue
-                made = await assemble(candidates(jobs[:cut[name]]), embeddings, options.n,
-                                      options.duplicate_cosine)
+                made = await select(jobs[:cut[name]])
+                ahead = {doc_of(j) for j in jobs[cut[name]:]}  # documents left to draft
                 if cut[name] and all(made.counts.get(k, {}).get("kept", 0) >= options.n
+                                     and not ahead & set(made.short.get(k, ()))
                                      for k in wanted_kinds):
                     continue
                 batch += jobs[cut[name]:cut[name] + BATCH]
@@ -337,8 +403,16 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
         if work is not None:
             work.close()
     drafted = [j for name, jobs in lists.items() for j in jobs[:cut[name]]]
-    made = await assemble(candidates(drafted), embeddings, options.n, options.duplicate_cosine)
+    made = await select(drafted)
+    if every_check:  # the estimate: every "unanswerable" draft checked against the rows
+        found = [c.row for c in candidates(drafted) if c.row is not None]
+        for row in found:
+            if row.kind == "unanswerable":
+                await contradicted(env, row, found)
     report = _report(made.counts, made.rows, corpus, options, len(drafted), judge)
+    report["coverage"] = [{"document": src, "language": lang,
+                           "chunks": coverage.get((src, lang), 0), "kinds": kinds}
+                          for (src, lang), kinds in sorted(made.coverage.items())]
     if paths is not None and out is not None:
         # the old test set goes first: a kill below never leaves it beside a new corpus
         out.unlink(missing_ok=True)
@@ -362,7 +436,7 @@ def _report(counts: dict[str, dict[str, int]], rows: list[Row], corpus: list[Chu
             options: GenerateOptions, n_jobs: int, judge: Any) -> dict[str, Any]:
     """Counts per kind and filter, the content-word check, the corpus and the judge's work."""
     shares: dict[str, float] = {}
-    for kind in ("single", "pair", "colloquial"):
+    for kind in ("single", "pair", "bridge", "colloquial"):
         answers = [(r.ground_truth, r.reference_contexts) for r in rows if r.kind == kind]
         if answers:
             shares[kind] = round(sum(content_share(a, t) >= 1.0 for a, t in answers)

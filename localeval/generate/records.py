@@ -61,6 +61,17 @@ class Unanswerable(BaseModel):
     error: str | None = None
 
 
+class Verified(BaseModel):
+    """The judge's blind answer to a question from some chunks (`nearest`: the corpus's top
+    by BM25, or a bridge's chunks) and whether it gives the reference answer's answer
+    (`agrees`, the judge's yes/no; False when the answer declines: `declined`)."""
+
+    answer: str = ""
+    nearest: list[str] = Field(default_factory=list)
+    declined: bool = False
+    agrees: bool = False
+
+
 class Asked(BaseModel):
     """One single-chunk task: its draft (None: the judge gave none, `error`), the fields a
     short form was written in full in (`named`) or the judge renamed (`renamed`), the answer's
@@ -73,6 +84,7 @@ class Asked(BaseModel):
     draft: Draft | None = None
     support: Support | None = None
     answered: Covered | None = None
+    verified: Verified | None = None
     unanswerable: Unanswerable | None = None
 
     def line(self) -> dict[str, Any]:
@@ -92,12 +104,33 @@ class PairAsked(BaseModel):
         return self.model_dump(exclude_none=True)
 
 
-Result = Asked | PairAsked
+class BridgeAsked(BaseModel):
+    """One bridge task: the entity chunk A names and chunk B is about, the judge's draft
+    (clue, question, answer), the blind answers from both chunks (`both`) and from each alone
+    (`alone`: A, then B; stopped at the first that answers), a judge error."""
+
+    task: str
+    entity: str = ""
+    clue: str = ""
+    question: str = ""
+    answer: str = ""
+    both: Verified | None = None
+    alone: list[Verified] = Field(default_factory=list)
+    error: str | None = None
+
+    def line(self) -> dict[str, Any]:
+        return self.model_dump(exclude_none=True)
+
+
+Result = Asked | PairAsked | BridgeAsked
 
 
 def parse(item: dict[str, Any] | Result) -> Result:
-    """A work file's line (or a test's dict) as its record: a pair's task is "pair:…"."""
+    """A work file's line (or a test's dict) as its record: a pair's task is "pair:…", a
+    bridge's "bridge:…"."""
     if isinstance(item, BaseModel):
         return item
-    return (PairAsked if str(item.get("task", "")).startswith("pair:") else Asked) \
-        .model_validate(item)
+    task = str(item.get("task", ""))
+    kind = PairAsked if task.startswith("pair:") else BridgeAsked \
+        if task.startswith("bridge:") else Asked
+    return kind.model_validate(item)

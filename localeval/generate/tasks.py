@@ -1,10 +1,13 @@
 """One candidate's judge work: draft the question(s) from its chunk(s), rewrite a question
 naming no subject to name it, then check the reference answer against its chunks with
 faithfulness itself (the verdict path at τ, the same requests and cache as a run's), that it
-answers every part of its question (answer_relevance's parts and coverage verdicts), and an
-"unanswerable" question against the chunks of the whole corpus nearest to it (BM25 and the
-embedder) with rerank_relevancy's ratings and the judge's own answer from them; the checks a
-cheap filter or an earlier check already fails are skipped."""
+answers every part of its question (answer_relevance's parts and coverage verdicts), that the
+judge answering the question blind from the corpus's top BM25 chunks gives the same answer
+(`blind`), and an "unanswerable" question against the chunks of the whole corpus nearest to it
+(BM25 and the embedder) with rerank_relevancy's ratings and the judge's own answer from them;
+a bridge (`bridge_task`) blind from both its chunks and from each alone; a kept
+"unanswerable" row against the kept rows (`contradicted`). The checks a cheap filter or an
+earlier check already fails are skipped."""
 
 from __future__ import annotations
 
@@ -19,13 +22,16 @@ from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.generate.answer_kind import answer_lacks
 from localeval.generate.answerable import ANSWERABLE_RATING, STATED_SHARE, declines, stated_in
-from localeval.generate.assemble import usable_part
+from localeval.generate.assemble import bridge_failed, gives_every_part, usable_part
 from localeval.generate.chunking import Chunk
 from localeval.generate.drafting import (
     ANSWER_CHARS,
     SingleDraft,
+    agrees,
+    answers_other,
     attempt,
     context,
+    draft_bridge,
     draft_single,
     focus_sentences,
     rename,
@@ -41,12 +47,15 @@ from localeval.generate.filters import (
 from localeval.generate.records import (
     Asked,
     Attempted,
+    BridgeAsked,
     Covered,
     Draft,
     PairAsked,
     Support,
     Unanswerable,
+    Verified,
 )
+from localeval.generate.store import Row
 from localeval.generate.subjects import Naming, named, names_subject, subject_name
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
@@ -78,6 +87,7 @@ class Env:
     said: dict[str, list[str]] = field(default_factory=dict)
     every_check: bool = False
     drafts: dict[str, asyncio.Future[Asked]] = field(default_factory=dict)
+    crossed: dict[tuple[str, str], bool] = field(default_factory=dict)
 
     def bm25(self, language: str) -> BM25:
         if language not in self.lexical:
@@ -166,6 +176,62 @@ async def answers_every_part(env: Env, sid: str, language: str, question: str,
     return Covered(p=min(g["p_answered"] for g in got), parts=got)
 
 
+VERIFY_K = 3
+"""Chunks of the whole corpus of its language, BM25's top, that the judge answers a question
+from blind to verify its reference answer (`blind`): the question's own chunk must be among
+them, as a retriever would find it, or the judge has nothing to answer from."""
+
+
+def corpus_top(env: Env, question: str, language: str, k: int = VERIFY_K) -> list[Chunk]:
+    """The k chunks of the whole corpus of the language that BM25 ranks first for the
+    question (those sharing a term with it; ties by corpus order)."""
+    chunks = env.corpus[language][0]
+    return [chunks[i] for i in env.bm25(language).top(set(ranking_terms(question)), k)]
+
+
+async def blind(env: Env, sid: str, language: str, question: str, reference: str,
+                chunks: list[Chunk]) -> Verified:
+    """The judge answers `question` from `chunks` alone (generate_attempt, never shown the
+    reference), then says whether its answer gives the reference answer's (generate_agree,
+    yes/no); an answer that declines ("none", 无) agrees with nothing."""
+    ctx = context(env.settings, env.judge, env.embeddings, Sample(id=f"{sid}:blind"), language)
+    answer = await attempt(ctx, question, [c.text for c in chunks])
+    out = Verified(answer=answer, nearest=[c.id for c in chunks], declined=declines(answer))
+    if not out.declined or env.every_check:
+        out.agrees = await agrees(ctx, question, reference, answer) and not out.declined
+    return out
+
+
+CONTRADICT_K = 2
+"""Kept answerable rows (single, pair, bridge) of its language, nearest by the embedder, that
+an "unanswerable" row is checked against (`contradicted`)."""
+
+
+async def contradicted(env: Env, row: Row, kept: list[Row]) -> str | None:
+    """The id of a kept answerable row whose question and answer answer the "unanswerable"
+    row's question (the judge's yes/no, generate_answers), of the CONTRADICT_K nearest it by
+    the embedder, or None: a test set never calls a question it answers unanswerable."""
+    mine = [r for r in kept if r.language == row.language and r.ground_truth
+            and r.kind in ("single", "pair", "bridge")]
+    if not mine:
+        return None
+    store = await store_for(env.embeddings, row.language)
+    vectors = await store.vectors([row.question] + [r.question for r in mine])
+    sims = vectors[1:] @ vectors[0]
+    nearest = sorted(range(len(mine)), key=lambda i: (-float(sims[i]), mine[i].id))
+    ctx = context(env.settings, env.judge, env.embeddings, Sample(id=f"{row.id}:crossed"),
+                  row.language)
+    for i in nearest[:CONTRADICT_K]:
+        other = mine[i]
+        key = (row.question, other.id)
+        if key not in env.crossed:
+            env.crossed[key] = await answers_other(ctx, row.question, other.question,
+                                                   other.ground_truth)
+        if env.crossed[key] and not env.every_check:
+            return other.id
+    return None
+
+
 async def nearest_chunks(env: Env, text: str, language: str, source: str,
                          k: int = NEAREST) -> list[Chunk]:
     """The chunks of the language that may answer `text`, each once: the k that BM25 ranks
@@ -220,6 +286,12 @@ async def asked(env: Env, task: str, chunk: Chunk, focus: str) -> Asked:
             if env.every_check or out.support.score == 1.0:
                 out.answered = await answers_every_part(env, task, lang, draft.question,
                                                            draft.answer)
+            if env.every_check or (
+                    out.support.score == 1.0 and gives_every_part(out.answered, draft.question)
+                    and first_failed("single", draft.question, draft.answer, [chunk.text],
+                                     terms, ANSWER_CHARS, titled) is None):
+                top = corpus_top(env, draft.question, lang)
+                out.verified = await blind(env, task, lang, draft.question, draft.answer, top)
     except LocalevalError as exc:
         out.error = str(exc)
     return out
@@ -364,6 +436,36 @@ async def pair_task(env: Env, task: str, first: Chunk, second: Chunk, link: str,
             out.other_chunk.append(check.score)
             if check.score == 1.0 and not env.every_check:
                 break
+    except LocalevalError as exc:
+        out.error = str(exc)
+    return out
+
+
+async def bridge_task(env: Env, task: str, first: Chunk, second: Chunk,
+                      entity: str) -> BridgeAsked:
+    """A bridge of two chunks: `entity`, which the first names, is the subject of the second.
+    The judge writes a question naming it only by the first chunk's clue and asking a fact of
+    the second; checked blind (`blind`): from both chunks the judge's answer must agree with the
+    reference, from the first alone and from the second alone it must not (stopped at the
+    first check that fails; the cheap filters first, assemble.bridge_failed)."""
+    out = BridgeAsked(task=task, entity=entity)
+    lang = first.language
+    ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
+    try:
+        draft = await draft_bridge(ctx, entity, first.text, second.text,
+                                   env.naming_of(first).title, env.naming_of(second).title)
+        out = out.model_copy(update={"clue": draft.clue, "question": draft.question,
+                                     "answer": draft.answer})
+        if bridge_failed(out, first, second, env.terms_of(first, second),
+                         env.titled(first, second)) and not env.every_check:
+            return out
+        out.both = await blind(env, task, lang, out.question, out.answer, [first, second])
+        if out.both.agrees or env.every_check:
+            for alone in (first, second):
+                check = await blind(env, task, lang, out.question, out.answer, [alone])
+                out.alone.append(check)
+                if check.agrees and not env.every_check:
+                    break
     except LocalevalError as exc:
         out.error = str(exc)
     return out

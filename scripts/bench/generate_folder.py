@@ -1,0 +1,56 @@
+"""Build the small mixed folder issue 52's generate figures are measured on, from ../shared/data:
+three HaluEval QA rows whose knowledge is two Wikipedia openings, the first naming the second's
+subject (each opening its own Markdown page, titled by its subject: six English pages, three
+bridges), and three UHGEval news items (Chinese, the headline as title, the article as text).
+
+    python scripts/bench/generate_folder.py ../shared/data runs/gen-folder
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from pathlib import Path
+
+HALUEVAL = {"halueval-qa-5008": ("This Woman Is Dangerous", "Joan Crawford"),
+            "halueval-qa-5047": ("The Galapagos Affair", "Diane Kruger"),
+            "halueval-qa-5100": ("Kenneth Marlar Taylor", "George Welch")}
+"""Row id → the titles of its two openings."""
+UHGEVAL = ("num_000606", "kno_000368", "doc_003340")
+"""The news items (their `id`), in the order written."""
+NEWS_CHARS = 300
+"""A news item's opening paragraphs up to this many characters (one chunk at the default size)."""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("data", type=Path, help="../shared/data")
+    ap.add_argument("out", type=Path, help="the folder to write")
+    args = ap.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    qa = {r["id"]: r for r in map(json.loads, (args.data / "dev" / "halueval_qa_dev.jsonl")
+                                  .read_text("utf-8").splitlines())}
+    for rid, titles in HALUEVAL.items():
+        # the two openings are joined with no space: "...Dennis Morgan ....Joan Crawford (born"
+        parts = re.split(r"(?<=[.!?\")])(?=[A-Z])", qa[rid]["knowledge"], maxsplit=1)
+        for title, text in zip(titles, parts, strict=True):
+            name = re.sub(r"\W+", "_", title).strip("_").lower()
+            (args.out / f"{name}.md").write_text(f"# {title}\n\n{text.strip()}\n", "utf-8")
+    news = {r["id"]: r for r in map(json.loads, (args.data / "dev" / "uhgeval_dev.jsonl")
+                                    .read_text("utf-8").splitlines())}
+    for i, nid in enumerate(UHGEVAL, 1):
+        item = news[nid]
+        paragraphs = [p.strip() for p in (item["newsBeginning"] + item["newsRemainder"])
+                      .split("\n") if p.strip()]
+        body = paragraphs[0]
+        for p in paragraphs[1:]:
+            if len(body) + len(p) > NEWS_CHARS:
+                break
+            body += "\n\n" + p
+        title = re.sub(r"^（[^）]*）", "", item["headLine"].strip())
+        (args.out / f"新闻{i}.md").write_text(f"# {title}\n\n{body}\n", "utf-8")
+
+
+if __name__ == "__main__":
+    main()
