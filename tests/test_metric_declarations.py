@@ -14,6 +14,15 @@ from localeval.metrics import REGISTRY, MetricContext, MetricResult
 from localeval.metrics.base import metric
 from tests.test_cache_survives_layout import ROWS, VARIANTS, SchemaJudge
 
+CONVERSATION = {"id": "chat", "turns": [
+    {"role": "user", "content": "I am vegetarian. Who built the Eiffel Tower?"},
+    {"role": "assistant", "content": "Gustave Eiffel's company built it.",
+     "contexts": ["Gustave Eiffel's company built the tower in 1889."]},
+    {"role": "user", "content": "How tall is it?"},
+    {"role": "assistant", "content": "It is 330 metres tall.",
+     "contexts": ["The tower is 330 metres tall."]}]}
+"""A conversation (localeval/conversation.py): what the conversation metrics render on."""
+
 
 def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                    metrics: list[str]) -> tuple[dict[str, set[str]], list[Any]]:
@@ -27,14 +36,15 @@ def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     request = MetricContext.request
 
     def spy(self: MetricContext, step: str, schema: Any, **variables: Any) -> Any:
-        if self.steps is not None:  # the metric's own view (executor.evaluate_sample)
+        if self.steps in by_steps:  # the metric's own view (executor.evaluate_sample)
             seen[by_steps[self.steps]].add(step)
         return request(self, step, schema, **variables)
 
     monkeypatch.setattr(MetricContext, "request", spy)
     errors = []
     for i, settings in enumerate(VARIANTS.values()):
-        results = localeval.evaluate(ROWS, metrics=metrics, judge=SchemaJudge(),
+        results = localeval.evaluate([*ROWS, CONVERSATION], metrics=metrics,
+                                     judge=SchemaJudge(),
                                      embedder=HashEmbedder(), cache=tmp_path / f"{i}.sqlite",
                                      **settings)
         errors += results.errors
