@@ -271,3 +271,42 @@ def test_a_rubric_on_a_turn_may_require_its_history(tmp_path: Path) -> None:
     asked = [r for r in judge.requests if r.sample_id == "veg#turn4" and r.step == "rubric"]
     assert asked and "I am vegetarian" in asked[0].messages[-1]["content"]
     assert record.scores["follows_up"] is not None
+
+
+def test_the_estimate_asks_what_the_run_asks() -> None:
+    """`run --estimate`'s dry run (estimate/dryrun.py) goes through the same conversation path:
+    the same requests per step as a run, each counted for its conversation's row."""
+    from collections import Counter
+
+    from localeval.estimate.dryrun import DryJudge, dry_run
+    from localeval.estimate.workload import CharVocab
+    from localeval.metrics import resolve
+
+    rows = [VEGETARIAN, RAGAS, DEEPEVAL]
+    _, judge = run_rows(rows, metrics=METRICS)
+    data = load(rows)
+    order = {s.id: i for i, s in enumerate(data.samples)}
+    dry = DryJudge("hash-judge", "hash", CharVocab().prompt_tokens, None, order)
+    settings = Settings(no_cache=True, metrics=METRICS)
+    found = dry_run(list(data.samples), resolve(METRICS), settings, dry, None, 1)
+    ran = Counter(r.step for r in judge.requests)
+    estimated = Counter(r.request.step for r in found.recorded)
+    # the placeholder answers decide nothing the number of requests depends on but the
+    # faithfulness pass over what the user said (asked only for an unsupported claim)
+    assert {k: v for k, v in estimated.items() if k != "faithfulness_verdicts"} == {
+        k: v for k, v in ran.items() if k != "faithfulness_verdicts"}
+    assert estimated["conversation_rewrite"] == 2
+    assert sorted({r.sample for r in found.recorded}) == [0, 1, 2]
+
+
+def test_the_report_draws_a_conversation_as_a_chat(tmp_path: Path) -> None:
+    rows = write_rows(tmp_path / "d.jsonl", [VEGETARIAN])
+    run_rows(rows, tmp_path / "o", metrics=METRICS)
+    md = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    chat = md.split("## Conversations", 1)[1]
+    assert "- **user**: What can I add to it for more flavour?" in chat
+    assert "  - standalone: standalone" in chat  # the rewrite, under the message it rewrites
+    assert "- **assistant** (turn 4): Add crispy pancetta and garlic." in chat
+    assert "faithfulness = " in chat
+    html = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
+    assert 'class="msg user"' in html and "assistant · turn 4" in html

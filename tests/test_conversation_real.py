@@ -1,6 +1,6 @@
 """The conversation metrics and the standalone question on the 1.5B judge, clear cases in en
-and zh: a vegetarian offered pancetta, a penicillin allergy answered with amoxicillin, a second
-question turned away, a follow-up whose "it" is the tower of the first.
+and zh: a vegetarian offered pancetta (en) or braised pork (zh), a second question turned
+away, a follow-up whose "it" is the tower of the first.
 
     flock /tmp/localeval-cpu.lock .venv/bin/python -m pytest -m model_small \
         tests/test_conversation_real.py
@@ -23,15 +23,15 @@ RETENTION = {
     "en": ("I am vegetarian. Can you suggest a pasta dish for tonight?",
            "Try spaghetti with tomato, basil and roasted aubergine.",
            "Try spaghetti carbonara with plenty of crispy pancetta and bacon."),
-    "zh": ("我对青霉素过敏。喉咙发炎，医生可能开什么抗生素？",
-           "对青霉素过敏的话，医生通常会开阿奇霉素等非青霉素类药物。",
-           "一般会开阿莫西林，它是青霉素类药物，一天三次。"),
+    "zh": ("我吃素，不吃任何肉。今晚做什么菜好？", "可以做素食版的麻婆豆腐，用香菇丁代替肉末。",
+           "推荐红烧肉，用五花猪肉慢炖两个小时。"),
 }
 COMPLETENESS = {
     "en": ("How tall is the Eiffel Tower?", "The Eiffel Tower is 330 metres tall.",
            "In which year did it open?", "It opened in 1889.",
            "I'm not sure about that one. Is there anything else I can help you with?"),
-    "zh": ("埃菲尔铁塔有多高？", "埃菲尔铁塔高330米。", "它是哪一年开放的？", "它在1889年开放。",
+    "zh": ("埃菲尔铁塔有多高？", "埃菲尔铁塔高330米。", "它是哪一年开放的？",
+           "埃菲尔铁塔于1889年开放。",
            "这个我不太清楚。还有什么别的可以帮你的吗？"),
 }
 

@@ -1,9 +1,10 @@
 """conversation_completeness(turns): the share of the user's requests the conversation met.
 
 A conversation metric (`requires=("turns",)`, localeval/conversation.py). For each user message
-the judge reads the conversation before it, the message and the conversation after it, and says
-whether the message asks for something (`request`) and whether the assistant's replies after it
-give all of it (`met`; a request met later, after a clarifying question, counts). One request
+the judge reads the conversation before it, the message and the assistant's reply to it (the
+assistant turns up to the next user message), and says whether the message asks for something
+(`request`) and whether the reply gives all of it (`met`). A request met only later, after a
+clarifying question, counts as not met at the message that asked it. One request
 per user message. score = met requests / requests; `.soft` = the mean P(met = 1) over the
 requests; unscored when no message asks for anything. `details.turns` each user message's
 verdicts and reason. A message with two requests counts once, met only when both are.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 
-from localeval.data.conversation import transcript, turns_of
+from localeval.data.conversation import Turn, transcript, turns_of
 from localeval.data.dataset import Sample
 from localeval.judge.interface import field_p_yes
 from localeval.judge.schemas import BareRequestMet, RequestMet
@@ -24,10 +25,21 @@ STEP = "conversation_completeness_verdict"
 NONE = {"en": "(nothing)", "zh": "（无）"}
 EXAMPLE = {
     "en": {"before": NONE["en"], "message": "How tall is the Eiffel Tower, and when did it open?",
-           "after": "Assistant: The Eiffel Tower is 330 metres tall."},
+           "reply": "The Eiffel Tower is 330 metres tall."},
     "zh": {"before": NONE["zh"], "message": "埃菲尔铁塔有多高？哪一年开放的？",
-           "after": "助手：埃菲尔铁塔高330米。"},
+           "reply": "埃菲尔铁塔高330米。"},
 }
+
+
+def replies(turns: list[Turn], k: int) -> list[Turn]:
+    """The assistant turns that answer the user message at position k: those after it, up to
+    the next user message."""
+    out = []
+    for t in turns[k + 1:]:
+        if t.role == "user":
+            break
+        out.append(t)
+    return out
 
 
 @metric(NAME, requires=("turns",), order=210, steps=(STEP,),
@@ -44,8 +56,8 @@ async def conversation_completeness(sample: Sample, ctx: MetricContext) -> Metri
     none = NONE.get(ctx.language, NONE["en"])
     asked = await asyncio.gather(*(
         ctx.ask_probs(STEP, schema, ["met"], before=transcript(turns[:k], ctx.language) or none,
-                      message=turns[k].content,
-                      after=transcript(turns[k + 1:], ctx.language)) for k in at))
+                      message=turns[k].content, reply="\n".join(
+                          t.content for t in replies(turns, k))) for k in at))
     entries, met, probs = [], [], []
     for k, (answer, fields) in zip(at, asked, strict=True):
         p = field_p_yes(fields, "met")
