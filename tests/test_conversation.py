@@ -15,7 +15,7 @@ from localeval.data import load
 from localeval.judge.interface import JudgeReply, JudgeRequest
 from localeval.models.embed import HashEmbedder
 from localeval.runner import run
-from tests.fooled import NOTE
+from tests.fooled import NOTE, fill
 
 VEGETARIAN = {"id": "veg", "turns": [
     {"role": "user", "content": "I am vegetarian. Which pasta sauce is quick to make?"},
@@ -62,22 +62,8 @@ class HashJudge:
                           finish_reason="stop")
 
     def _value(self, node: dict, root: dict, bits: Any) -> Any:
-        if "$ref" in node:
-            node = root["$defs"][node["$ref"].split("/")[-1]]
-        if "anyOf" in node:
-            node = node["anyOf"][0]
-        if "enum" in node or "const" in node:
-            values = node.get("enum", [node.get("const")])
-            return values[next(bits) % len(values)]
-        kind = node.get("type")
-        if kind == "object":
-            return {k: self._value(v, root, bits) for k, v in node["properties"].items()}
-        if kind == "array":
-            return [self._value(node["items"], root, bits)
-                    for _ in range(node.get("minItems", 1) or 1)]
-        if kind == "string":
-            return f"standalone {next(bits)}"
-        return next(bits) % 2
+        return fill(node, root, lambda values, _name: values[next(bits) % len(values)],
+                    lambda: f"standalone {next(bits)}", lambda: next(bits) % 2)
 
     def close(self) -> None:
         pass
