@@ -46,10 +46,21 @@ def sample_language(sample: Sample, settings: Settings) -> str:
 async def evaluate_sample(
     sample: Sample, metrics: list[Metric], settings: Settings, backends: Backends
 ) -> SampleRecord:
-    """Run every metric of one sample concurrently; failures become that metric's error."""
-    record = SampleRecord(
-        id=sample.id, line=sample.line, language=sample_language(sample, settings)
-    )
+    """Run every metric of one sample concurrently; failures become that metric's error. A
+    conversation is scored turn by turn, then as a whole (localeval/conversation.py)."""
+    if sample.conversation:
+        from localeval.conversation import evaluate_conversation
+
+        return await evaluate_conversation(sample, metrics, settings, backends,
+                                           evaluate_metrics)
+    return await evaluate_metrics(sample, metrics, settings, backends,
+                                  sample_language(sample, settings))
+
+
+async def evaluate_metrics(sample: Sample, metrics: list[Metric], settings: Settings,
+                           backends: Backends, language: str) -> SampleRecord:
+    """One (single-turn) sample through the metrics, concurrently, in `language`."""
+    record = SampleRecord(id=sample.id, line=sample.line, language=language)
     ctx = MetricContext(
         sample=sample,
         language=record.language,
@@ -89,6 +100,14 @@ async def evaluate_sample(
     if backends.judge is not None:
         backends.judge.count_floor(sample.own_texts(), sample.id)
     return record
+
+
+def known_texts(sample: Sample) -> list[str | None]:
+    """The texts of a sample known before it is judged, to embed in one batched pass: its
+    answer, ground truth and question, or a conversation's messages and ground truths."""
+    if sample.conversation:
+        return [t.get(k) for t in sample.value("turns") for k in ("content", "ground_truth")]
+    return [sample.answer, sample.ground_truth, sample.question]
 
 
 def sample_concurrency(settings: Settings, backends: Backends) -> int:
@@ -180,7 +199,7 @@ class LocalExecutor:
             if backends.judge.cache_error:  # unusable from the start (summary.json says so too)
                 work.log(f"warning: {backends.judge.cache_error}")
         if backends.embeddings is not None:  # one batched pass over the texts known up front
-            texts = (t for s in work.todo for t in (s.answer, s.ground_truth, s.question))
+            texts = (t for s in work.todo for t in known_texts(s))
             backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
 
     async def evaluate(self, work: Work, on_record: OnRecord) -> None:

@@ -102,10 +102,17 @@ def template_sha256(lang: str, step: str) -> str:
     return hashlib.sha256((PROMPTS_DIR / template_name(lang, step)).read_bytes()).hexdigest()
 
 
-def metric_prompt_hashes(metrics: Iterable[Any]) -> dict[str, str]:
-    """`prompt_hashes` of the steps of these metrics ({} when none asks the judge): what a run
-    records in run.json and summary.json, and what every Ray worker must have too."""
+CONVERSATION_STEPS = frozenset({"conversation_rewrite"})
+"""The steps a run of conversations asks besides its metrics' (localeval/conversation.py)."""
+
+
+def metric_prompt_hashes(metrics: Iterable[Any], *, conversations: bool = False) -> dict[str, str]:
+    """`prompt_hashes` of the steps of these metrics ({} when none asks the judge), and of the
+    conversations' own steps when the rows hold `conversations`: what a run records in run.json
+    and summary.json, and what every Ray worker must have too."""
     steps = {s for m in metrics for s in m.steps}
+    if conversations and any(m.steps for m in metrics):
+        steps |= CONVERSATION_STEPS
     return prompt_hashes(steps) if steps else {}
 
 

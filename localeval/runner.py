@@ -103,12 +103,8 @@ def run(
     check_before_loading(settings, applicable, judge=judge, embedder=embedder)
     folder: OutputFolder | None = None
     if out_dir is not None:
-        inputs = fingerprint_inputs(
-            settings,
-            [m.name for m in metrics],
-            prompts.metric_prompt_hashes(metrics),
-            __version__,
-        )
+        hashes = prompts.metric_prompt_hashes(metrics, conversations=bool(data.conversations))
+        inputs = fingerprint_inputs(settings, [m.name for m in metrics], hashes, __version__)
         source_path = Path(source) if isinstance(source, str | Path) else None
         folder = OutputFolder.open(
             out_dir, inputs, data.hashes, resume=resume, overwrite=overwrite, log=log,
@@ -160,6 +156,12 @@ def _run_open(run: _Run, executor: Executor, *, progress: bool) -> RunOutcome:
     def on_record(sample: Sample, record: SampleRecord) -> None:
         record.input_hash = hashes[record.id]
         record.question, record.answer = sample.question, sample.answer
+        if sample.conversation:  # the report shows its last exchange
+            turns = sample.value("turns")
+            record.question = next((t["content"] for t in reversed(turns)
+                                    if t["role"] == "user"), None)
+            record.answer = next((t["content"] for t in reversed(turns)
+                                  if t["role"] == "assistant"), None)
         if folder is not None:
             folder.write(record)  # results.jsonl holds it; read back once at the end
         else:

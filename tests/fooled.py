@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from localeval.judge.interface import JudgeReply, JudgeRequest
@@ -39,27 +40,34 @@ class FooledJudge:
         return JudgeReply(text=json.dumps(self._value(schema, schema, fooled)),
                           finish_reason="stop")
 
-    def _value(self, node: dict, root: dict, fooled: bool, name: str = "") -> Any:
-        if "$ref" in node:
-            node = root["$defs"][node["$ref"].split("/")[-1]]
-        if "anyOf" in node:
-            node = node["anyOf"][0]
-        if "enum" in node or "const" in node:
-            values = node.get("enum", [node.get("const")])
+    def _value(self, node: dict, root: dict, fooled: bool) -> Any:
+        def choose(values: list, name: str) -> Any:
             up = fooled != (name == "refused" and not self.refusal_up)
             return max(values) if up else min(values)
-        kind = node.get("type")
-        if kind == "object":
-            return {k: self._value(v, root, fooled, k) for k, v in node["properties"].items()}
-        if kind == "array":
-            return [self._value(node["items"], root, fooled, name)
-                    for _ in range(node.get("minItems", 1) or 1)]
-        if kind == "string":
-            return "the answer"
-        return 1 if fooled else 0
+
+        return fill(node, root, choose, lambda: "the answer", lambda: 1 if fooled else 0)
 
     def close(self) -> None:
         pass
+
+
+def fill(node: dict, root: dict, choose: Callable[[list, str], Any], text: Callable[[], str],
+         number: Callable[[], Any], name: str = "") -> Any:
+    """An answer of a JSON schema: `choose(values, field)` for a choice, `text()` for a string,
+    `number()` for a number, one item per array's minimum."""
+    if "$ref" in node:
+        node = root["$defs"][node["$ref"].split("/")[-1]]
+    if "anyOf" in node:
+        node = node["anyOf"][0]
+    if "enum" in node or "const" in node:
+        return choose(node.get("enum", [node.get("const")]), name)
+    kind = node.get("type")
+    if kind == "object":
+        return {k: fill(v, root, choose, text, number, k) for k, v in node["properties"].items()}
+    if kind == "array":
+        return [fill(node["items"], root, choose, text, number, name)
+                for _ in range(node.get("minItems", 1) or 1)]
+    return text() if kind == "string" else number()
 
 
 ROW = {"id": "s", "question": "Where is the Eiffel Tower?",

@@ -17,6 +17,14 @@ from tests.test_cache_survives_layout import ROWS, VARIANTS, SchemaJudge
 CITING = [{"id": "cites", "question": "When was the tower built?",
            "answer": "It was built in 1889 [1].", "contexts": ["It was built in 1889."]}]
 """A row whose answer cites a passage (metrics/citations.py asks support only for a citation)."""
+CONVERSATION = {"id": "chat", "turns": [
+    {"role": "user", "content": "I am vegetarian. Who built the Eiffel Tower?"},
+    {"role": "assistant", "content": "Gustave Eiffel's company built it.",
+     "contexts": ["Gustave Eiffel's company built the tower in 1889."]},
+    {"role": "user", "content": "How tall is it?"},
+    {"role": "assistant", "content": "It is 330 metres tall.",
+     "contexts": ["The tower is 330 metres tall."]}]}
+"""A conversation (localeval/conversation.py): what the conversation metrics render on."""
 
 
 def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
@@ -31,14 +39,15 @@ def rendered_steps(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
     request = MetricContext.request
 
     def spy(self: MetricContext, step: str, schema: Any, **variables: Any) -> Any:
-        if self.steps is not None:  # the metric's own view (executor.evaluate_sample)
+        if self.steps in by_steps:  # the metric's own view (executor.evaluate_sample)
             seen[by_steps[self.steps]].add(step)
         return request(self, step, schema, **variables)
 
     monkeypatch.setattr(MetricContext, "request", spy)
     errors = []
     for i, settings in enumerate(VARIANTS.values()):
-        results = localeval.evaluate(ROWS + CITING, metrics=metrics, judge=SchemaJudge(),
+        results = localeval.evaluate([*ROWS, *CITING, CONVERSATION], metrics=metrics,
+                                     judge=SchemaJudge(),
                                      embedder=HashEmbedder(), cache=tmp_path / f"{i}.sqlite",
                                      **settings)
         errors += results.errors

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from localeval.conversation import EXAMPLES as CONVERSATION_EXAMPLES
 from localeval.generate.drafting import EXAMPLES as GENERATE_EXAMPLES
 from localeval.metrics import REGISTRY
 from localeval.metrics.examples import EXAMPLES
 from localeval.metrics.rubric import EXAMPLES as RUBRIC_EXAMPLES
-from localeval.prompts import PROMPTS_DIR, SYSTEM_SUFFIX, render
+from localeval.prompts import CONVERSATION_STEPS, PROMPTS_DIR, SYSTEM_SUFFIX, render
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -28,6 +29,8 @@ def variables(lang: str, step: str) -> dict[str, object]:
             return m.examples[step](EXAMPLES[lang])
     if step in GENERATE_EXAMPLES:  # `localeval generate`'s steps (generate/drafting.py)
         return GENERATE_EXAMPLES[step][lang]
+    if step in CONVERSATION_STEPS:  # a conversation's standalone question (conversation.py)
+        return CONVERSATION_EXAMPLES[lang]
     if step in RUBRIC_EXAMPLES:  # every rubric's steps, on an example rubric (metrics/rubric.py)
         return RUBRIC_EXAMPLES[step](EXAMPLES[lang])
     raise AssertionError(f"no metric declares examples for step {step!r}: give them with "
@@ -75,7 +78,7 @@ def test_every_judge_step_has_an_en_and_a_zh_template_and_examples() -> None:
 
 def test_every_template_is_a_step_of_a_metric() -> None:
     steps = {s for m in REGISTRY.values() for s in m.steps} | set(GENERATE_EXAMPLES) | set(
-        RUBRIC_EXAMPLES)
+        RUBRIC_EXAMPLES) | CONVERSATION_STEPS
     assert {step for _, step in TEMPLATES} <= steps
 
 

@@ -87,8 +87,20 @@ class Sample(BaseModel):
 
     def missing(self, requires: Iterable[str]) -> list[str]:
         """Of a metric's required fields (`@metric(requires=...)`), those the sample lacks;
-        "a|b" is satisfied by either field."""
-        return [f for f in requires if not any(self.has(alt) for alt in f.split("|"))]
+        "a|b" is satisfied by either field. A conversation (`turns`) has a field when one of
+        its assistant turns does (data/conversation.covers: what each turn is scored with)."""
+        has = self.has
+        if self.conversation:
+            from localeval.data.conversation import covers, turns_of
+
+            turns = turns_of(self.value("turns"))
+            has = lambda f: self.has(f) or covers(turns, f)  # noqa: E731
+        return [f for f in requires if not any(has(alt) for alt in f.split("|"))]
+
+    @property
+    def conversation(self) -> bool:
+        """Whether the row is a conversation (its `turns`, data/conversation.py)."""
+        return bool((self.model_extra or {}).get("turns"))
 
 
 class PickledList(Sequence[T], Generic[T]):
@@ -140,6 +152,8 @@ class Dataset(BaseModel):
     source: str
     hashes: dict[str, str] = Field(default_factory=dict)
     lines: dict[str, int] = Field(default_factory=dict)
+    conversations: int = 0
+    """How many of the loaded rows are conversations (data/conversation.py)."""
 
 
 MAX_DEPTH = 32  # lists/objects nested deeper than this in a row are refused
@@ -302,6 +316,7 @@ def _validate(
     problems: list[RowProblem] = []
     hashes: dict[str, str] = {}
     seen: dict[str, int] = {}  # id → line
+    conversations = 0
     for line, raw in raw_rows:
         if isinstance(raw, RowProblem):
             problems.append(raw)
@@ -322,8 +337,10 @@ def _validate(
             )
             continue
         seen[sample.id], hashes[sample.id] = line, input_hash(sample)
+        conversations += sample.conversation
         samples.append(sample)
-    return Dataset(samples=samples, problems=problems, source=name, hashes=hashes, lines=seen)
+    return Dataset(samples=samples, problems=problems, source=name, hashes=hashes, lines=seen,
+                   conversations=conversations)
 
 
 def input_hash(sample: Sample) -> str:
@@ -361,6 +378,10 @@ def to_sample(raw: Any, line: int) -> Sample:
             row["id"] = _id_str(rid)
         except ValueError as exc:
             raise ValueError(f"field 'id': {exc}") from None
+    if "turns" in row or isinstance(row.get("question"), list):  # a conversation
+        from localeval.data.conversation import normalize
+
+        row = normalize(row)
     for field in TEXT_FIELDS:
         if field in row and row[field] is not None and not isinstance(row[field], str):
             raise ValueError(f"field {field!r} must be a string, got {type(row[field]).__name__}")

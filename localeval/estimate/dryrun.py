@@ -130,7 +130,7 @@ class DryJudge:
                    else request.max_tokens)
         if n_ctx is not None and len(tokens) + reserve > n_ctx:
             raise PromptTooLong(len(tokens), n_ctx, reserve)
-        self.recorded.append(Recorded(request, tokens, self._order.get(request.sample_id, 0)))
+        self.recorded.append(Recorded(request, tokens, self._sample_of(request.sample_id)))
         salt = ""
         if self.distinct:
             import hashlib
@@ -145,6 +145,14 @@ class DryJudge:
         text = json.dumps(placeholder(request.answer_schema, salt=salt), ensure_ascii=False)
         return JudgeReply(text=text, finish_reason="stop", prompt_tokens=len(tokens),
                           prompt_tokens_processed=len(tokens))
+
+    def _sample_of(self, sample_id: str) -> int:
+        """The position of the row a request is for (a conversation's turn: the conversation)."""
+        if sample_id in self._order:
+            return self._order[sample_id]
+        from localeval.data.conversation import conversation_of
+
+        return self._order.get(conversation_of(sample_id), 0)
 
     def close(self) -> None:
         pass

@@ -52,6 +52,12 @@ def judge_p_yes(entry: FieldProbs) -> float | None:
     return yes / (yes + no) if yes + no > 0 else None
 
 
+def field_p_yes(fields: list[FieldProbs], name: str) -> float | None:
+    """`judge_p_yes` of the probed field `name` (None: not probed, or no probability)."""
+    entry = next((f for f in fields if f.field == name), None)
+    return judge_p_yes(entry) if entry is not None else None
+
+
 class JudgeReply(BaseModel):
     text: str
     finish_reason: str = Field(description="'stop' or 'length' (max_tokens reached)")

@@ -71,6 +71,34 @@ class BareGeneratedQuestion(BaseModel):
                                              "0 = evasive, vague or non-committal")
 
 
+class Standalone(BaseModel):
+    """A conversation's user message rewritten as a question read without the conversation."""
+
+    question: str = Field(max_length=400, description="the message as a standalone question")
+
+
+class Retained(BaseModel):
+    reason: str = Field(max_length=REASON_CHARS, description="one short sentence")
+    retained: Literal[0, 1] = Field(description="1 = the reply keeps to what the user stated, "
+                                                "0 = it contradicts, forgets or asks again")
+
+
+class BareRetained(BaseModel):
+    retained: Literal[0, 1] = Field(description="1 = the reply keeps to what the user stated, "
+                                                "0 = it contradicts, forgets or asks again")
+
+
+class RequestMet(BaseModel):
+    reason: str = Field(max_length=REASON_CHARS, description="one short sentence")
+    request: Literal[0, 1] = Field(description="1 = the message asks for something")
+    met: Literal[0, 1] = Field(description="1 = what it asks for was given, 0 = not all of it")
+
+
+class BareRequestMet(BaseModel):
+    request: Literal[0, 1] = Field(description="1 = the message asks for something")
+    met: Literal[0, 1] = Field(description="1 = what it asks for was given, 0 = not all of it")
+
+
 def exactly(name: str, field: str, item: Any, n: int, **field_options: Any) -> type[BaseModel]:
     """A model `name` whose one field `field` lists exactly `n` `item`s (one per numbered item
     asked for). The name enters the schema, hence the cache key: a factory keeps its names."""
@@ -151,5 +179,6 @@ ALL_SCHEMAS: tuple[type[BaseModel], ...] = (
     Statements, statements_up_to(2), Entities, Verdict, BareVerdict, Rating, BareRating,
     verdict_list(1), verdict_list(3, False), question_list(3), question_list(2, False),
     sentence_statements(2, 3, 120), checked_verdicts(2, 80), fact_verdicts(2),
+    Standalone, Retained, BareRetained, RequestMet, BareRequestMet,
 )
 """One of every shape the metrics ask for (grammar-validity test)."""

@@ -208,6 +208,7 @@ def render_html(view: ReportView) -> str:
                 + "".join(f"<tr><th>{a}</th><td>{b}</td></tr>" for a, b in filter(None, rows))
                 + "</table></details>"
             )
+    body.append(_chats(view))
     body.append(_section("<h2>Errors</h2>", HEADERS["errors"], view.errors, MAX_ROWS,
                          view.n_errors))
     body.append(
@@ -220,4 +221,33 @@ def render_html(view: ReportView) -> str:
         _section("<h3>Prompt templates</h3>", HEADERS["prompts"], meta["prompts"], None)
     )
     body.append(_section("<h3>Settings</h3>", HEADERS["settings"], meta["settings"], None))
-    return page(view.title, "".join(body))
+    return page(view.title, "".join(body), CHAT_CSS if view.chats else "")
+
+
+CHAT_CSS = (".chat{max-width:52rem}.msg{margin:.3rem 0;padding:.4rem .6rem;border-radius:6px}"
+            ".msg.user{background:#eef3fb}.msg.assistant{background:#f4f4f4;margin-left:2rem}"
+            ".msg .who{font-weight:600;margin-right:.4rem}.msg ul{margin:.2rem 0}")
+
+
+def _chats(view: ReportView) -> str:
+    """The conversations as chats (docs/conversations.md)."""
+    if not view.chats:
+        return ""
+    out = [f"<h2>Conversations</h2><p>The first {len(view.chats)} conversations; each score of "
+           "a conversation is the mean over its assistant turns.</p>"]
+    for c in view.chats:
+        out.append(f'<details class="chat"><summary>{esc(c.id)} · line {c.line}'
+                   + (f" · {esc(', '.join(c.scores))}" if c.scores else "") + "</summary>")
+        for t in c.turns:
+            if t.asked is not None:
+                rewrite = (f'<div class="muted">standalone: {html_text(t.standalone)}</div>'
+                           if t.standalone else "")
+                out.append(f'<div class="msg user"><span class="who">user</span>'
+                           f"{html_text(t.asked)}{rewrite}</div>")
+            notes = "".join(f"<li>{esc(f)}</li>" for f in t.failed)
+            out.append(f'<div class="msg assistant"><span class="who">assistant · turn '
+                       f"{t.turn}</span>{html_text(t.answer)}"
+                       f'<div class="muted">{esc(", ".join(t.scores))}</div>'
+                       + (f"<ul>{notes}</ul>" if notes else "") + "</div>")
+        out.append("</details>")
+    return "".join(out)

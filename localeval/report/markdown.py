@@ -77,6 +77,7 @@ def render_markdown(view: ReportView) -> str:
             if r.details is not None:
                 out += ["- explanation:", *details_md(r.details, "  ", low.verdict_keys)]
             out.append("")
+    out += _chats(view)
     out += _table_section("## Errors", HEADERS["errors"], view.errors, total=view.n_errors)
     out += _table_section("## Input rows skipped", HEADERS["problems"], view.problems)
     meta = view.meta
@@ -85,3 +86,26 @@ def render_markdown(view: ReportView) -> str:
     out += _table_section("### Prompt templates", HEADERS["prompts"], meta["prompts"], None)
     out += _table_section("### Settings", HEADERS["settings"], meta["settings"], None)
     return "\n".join(out).rstrip() + "\n"
+
+
+def _chats(view: ReportView) -> list[str]:
+    """The conversations as chats: each exchange, the assistant reply with its scores and what
+    failed on it (docs/conversations.md)."""
+    if not view.chats:
+        return []
+    out = ["## Conversations", "", f"The first {len(view.chats)} conversations; each score of "
+           "a conversation is the mean over its assistant turns.", ""]
+    for c in view.chats:
+        title = f"{md_cell(c.id)} (line {c.line})"
+        out += [f"### {title}" + (f": {', '.join(c.scores)}" if c.scores else ""), ""]
+        for t in c.turns:
+            if t.asked is not None:
+                out.append(f"- **user**: {md_cell(clip_text(t.asked, 600))}")
+            if t.standalone:
+                out.append(f"  - standalone: {md_cell(clip_text(t.standalone, 600))}")
+            out.append(f"- **assistant** (turn {t.turn}): {md_cell(clip_text(t.answer, 600))}")
+            if t.scores:
+                out.append(f"  - scores: {md_cell(', '.join(t.scores))}")
+            out += [f"  - {md_cell(clip_text(f, 300))}" for f in t.failed]
+        out.append("")
+    return out

@@ -135,6 +135,62 @@ class LowList:
     """The 0/1 keys of the owner metric's details (kit.verdict_keys_of), when they are shown."""
 
 
+CHATS_KEPT = 20
+"""Conversations a report draws as a chat (the first ones, in input order)."""
+
+
+@dataclass
+class ChatTurn:
+    """One exchange of a conversation: the user message (and its standalone question, when
+    rewritten), the assistant reply with its scores, and what failed on it."""
+
+    turn: int
+    asked: str | None
+    standalone: str | None
+    answer: str
+    scores: list[str]
+    failed: list[str]
+
+
+@dataclass
+class Chat:
+    """A conversation drawn as a chat: its conversation metrics' scores, its exchanges."""
+
+    id: str
+    line: int
+    scores: list[str]
+    turns: list[ChatTurn]
+
+
+def chat_of(r: SampleRecord) -> Chat:
+    """The chat of a conversation's record (localeval/conversation.py wrote `details.turns`):
+    per assistant turn its main scores, the claims its contexts and the user left unsupported,
+    and the conversation metrics' failed verdicts with their reasons."""
+    failed: dict[int, list[str]] = {}
+    for name, key in (("knowledge_retention", "retained"), ("conversation_completeness", "met")):
+        for e in (r.details.get(name) or {}).get("turns") or []:
+            if isinstance(e, Mapping) and e.get(key) == 0 and e.get("request", 1) == 1:
+                failed.setdefault(int(e.get("turn", 0)), []).append(
+                    f"{name}: ✗ {e.get('reason', '')}".rstrip())
+    turns = []
+    for t in r.details.get("turns") or []:
+        if not isinstance(t, Mapping):
+            continue
+        number = int(t.get("turn", 0))
+        scores = [f"{k} = {fmt(v)}" for k, v in (t.get("scores") or {}).items() if "." not in k]
+        claims = ((t.get("details") or {}).get("faithfulness") or {}).get("statements") or []
+        lost = [f"unsupported: {c.get('statement')}" for c in claims
+                if isinstance(c, Mapping) and c.get("verdict") == 0]
+        asked_at = t.get("asked_turn")  # the user message it answers
+        notes = (failed.get(asked_at, []) if isinstance(asked_at, int) else []) + lost
+        turns.append(ChatTurn(number, t.get("asked"), t.get("standalone") if t.get("rewritten")
+                              else None, str(t.get("answer") or ""), scores,
+                              notes + failed.get(number, [])))
+    own = [f"{k} = {fmt(v)}" for k, v in r.scores.items()
+           if k in ("knowledge_retention", "conversation_completeness")]
+    return Chat(r.id, r.line, own, turns)
+
+
 @dataclass
 class ReportView:
     title: str
@@ -162,6 +218,8 @@ class ReportView:
     their headline's twins (names.same_as_headline)."""
     diagnosis: Any = None
     """report/diagnosis.RunDiagnosis: the run's claims by class, when it ran those metrics."""
+    chats: list[Chat] = field(default_factory=list)
+    """The first CHATS_KEPT conversations, drawn as chats."""
 
 
 DIAGNOSIS_METRICS = frozenset({"claim_recall", "context_utilization", "noise_sensitivity",
@@ -192,10 +250,13 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         from localeval.report.diagnosis import RunDiagnosis
 
         diagnosis = RunDiagnosis()
+    chats: list[Chat] = []
     for r in records:
         n += 1
         if diagnosis is not None:
             diagnosis.add(r.id, r.line, r.details)
+        if len(chats) < CHATS_KEPT and isinstance(r.details.get("turns"), list):
+            chats.append(chat_of(r))
         hit = [o for o, d in r.details.items() if isinstance(d, Mapping) and "instructions" in d]
         n_flagged += bool(hit)
         for owner in hit:
@@ -239,6 +300,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
         shield=shield_note(n_flagged, n, flagged),
         same=same_note(hidden) if hidden else None,
         diagnosis=diagnosis,
+        chats=chats,
     )
 
 

@@ -42,10 +42,11 @@ def build_summary(
             "source": data.source,
             "samples": n_samples,
             "input_errors": [p.model_dump() for p in data.problems],
+            **({"conversations": data.conversations} if data.conversations else {}),
         },
         "metrics": tally.summary(),
         "models": usage["models"],
-        "prompts": prompts.metric_prompt_hashes(metrics),
+        "prompts": prompts.metric_prompt_hashes(metrics, conversations=bool(data.conversations)),
         "settings": settings.model_dump(mode="json"),
         "support_threshold": effective_thresholds(
             settings, (usage["models"].get("verifier") or {}).get("tau")),
