@@ -350,10 +350,11 @@ def test_example_report_renders_in_chromium_without_errors(tmp_path: Path) -> No
         })()""")
     _keep(tmp_path / "report.png")
     keys = {h["key"]: h for h in charts["hist"]}
-    assert set(keys) == {"faithfulness", "answer_similarity", "answer_similarity.cosine"}
+    assert set(keys) == {"faithfulness", "faithfulness.all_supported", "answer_similarity",
+                         "answer_similarity.cosine"}
     for h in keys.values():
         assert h["width"] > 100 and h["bars"] >= 1 and h["mean"] == 1 and h["ci"] == 1
-    assert charts["forestDots"] == 3
+    assert charts["forestDots"] == 4
     assert charts["verdictMarks"] >= 4  # ✓/✗ of the lowest samples' statements
     assert charts["injected"] == 0  # the judge's text is escaped, never markup
     assert "localeval report" in charts["title"]
@@ -371,7 +372,8 @@ def test_compare_page_renders_in_chromium(
         load_and_check(page, tmp_path / "cmp" / "compare.html", tmp_path / "compare.png")
         dots = page.evaluate("document.querySelectorAll('svg.forest.diff circle.dot').length")
     _keep(tmp_path / "compare.png")
-    assert dots == 3  # faithfulness, answer_similarity and answer_similarity.cosine
+    # faithfulness, .all_supported, answer_similarity and .cosine (the .greedy twin not shown)
+    assert dots == 4
 
 
 def test_meta_eval_page_renders_in_chromium(

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import OutputError, UsageError
-from localeval.names import owner_of
+from localeval.names import GREEDY, WEIGHTED, owner_of
 from localeval.report.html import forest_svg
 from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
 from localeval.results.folder import RunFolder, load_run
@@ -82,6 +82,23 @@ class Comparison:
     other_questions: list[str] = field(default_factory=list)  # paired ids, different questions
     default_ids: list[str] = field(default_factory=list)  # row-<line> ids, no question: unpaired
     corrected: list[dict[str, Any]] = field(default_factory=list)  # labels/compare.py, B − A
+
+    @property
+    def twins(self) -> list[str]:
+        """The `.weighted` / `.greedy` rows that read exactly as their headline's row (the same
+        pairs, means and difference): the tables and the chart leave them out, compare.json
+        keeps them."""
+        by_key = {r.key: r for r in self.rows}
+        same = ("n", "mean_a", "mean_b", "diff", "ci95", "only_a", "only_b")
+        return [r.key for r in self.rows for suffix in (WEIGHTED, GREEDY)
+                if r.key.endswith(suffix) and (head := by_key.get(r.key[: -len(suffix)]))
+                and all(getattr(r, f) == getattr(head, f) for f in same)]
+
+    @property
+    def shown(self) -> list[ScoreDiff]:
+        """The rows the tables and the chart show: all but the twins."""
+        hidden = set(self.twins)
+        return [r for r in self.rows if r.key not in hidden]
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -242,7 +259,7 @@ def _rows(c: Comparison) -> list[list[Any]]:
             "yes" if r.excludes_zero else "no",
             r.verdict,
         ]
-        for r in c.rows
+        for r in c.shown
     ]
 
 
@@ -268,6 +285,11 @@ def _mover_rows(r: ScoreDiff, question_chars: int) -> list[list[Any]]:
             for m in r.movers]
 
 
+def _twins_note(c: Comparison) -> str:
+    return ("not shown, each the same as its headline: " + ", ".join(c.twins)
+            + " (compare.json has them)")
+
+
 def to_markdown(c: Comparison) -> str:
     out = [
         f"# localeval compare: {c.a.path} (A) vs {c.b.path} (B)",
@@ -278,9 +300,11 @@ def to_markdown(c: Comparison) -> str:
         md_table(HEADER, _rows(c)),
         "",
     ]
+    if c.twins:
+        out += [_twins_note(c), ""]
     unpaired = [
         f"{r.key}: {r.only_a} only in A, {r.only_b} only in B"
-        for r in c.rows
+        for r in c.shown
         if r.only_a or r.only_b
     ]
     if unpaired:
@@ -298,7 +322,7 @@ def to_markdown(c: Comparison) -> str:
             + [f"- {md_cell(d)}" for d in c.differences]
             + [""]
         )
-    moved = [r for r in c.rows if r.movers]
+    moved = [r for r in c.shown if r.movers]
     if moved:
         out += ["## Samples that moved most", ""]
         for r in moved:
@@ -319,16 +343,18 @@ def to_html(c: Comparison) -> str:
         "by id) with its paired bootstrap 95% interval; an interval that excludes 0 is a "
         "clear change.</p>",
     ]
-    rows = [(r.key, r.diff, r.ci95) for r in c.rows if r.diff is not None]
+    rows = [(r.key, r.diff, r.ci95) for r in c.shown if r.diff is not None]
     if rows:
         span = max([0.05] + [abs(v) for _, d, ci in rows for v in ([d] + (ci or []))])
         span = min(1.0, round(span * 1.2 + 0.005, 2))
         body.append(forest_svg(rows, lo=-span, hi=span, zero=0.0, css_class="forest diff"))
     body.append(html_table(HEADER, _rows(c), numeric=range(1, 6)))
+    if c.twins:
+        body.append(f"<p>{esc(_twins_note(c))}</p>")
     if c.corrected:
         body.append(f"<h2>Corrected by human labels</h2><p>{esc(CORRECTED_NOTE)}</p>"
                     + html_table(CORRECTED_HEADER, _corrected_rows(c), numeric=range(1, 7)))
-    unpaired = [[r.key, r.only_a, r.only_b] for r in c.rows if r.only_a or r.only_b]
+    unpaired = [[r.key, r.only_a, r.only_b] for r in c.shown if r.only_a or r.only_b]
     if unpaired:
         body.append(
             "<h3>Scored in one run only</h3>"
@@ -340,7 +366,7 @@ def to_html(c: Comparison) -> str:
             + "".join(f"<li><code>{esc(d)}</code></li>" for d in c.differences)
             + "</ul>"
         )
-    moved = [r for r in c.rows if r.movers]
+    moved = [r for r in c.shown if r.movers]
     if moved:
         body.append("<h2>Samples that moved most</h2>")
         for r in moved:

@@ -69,6 +69,7 @@ from localeval import prompts
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.interface import JudgeReply, JudgeRequest
+from scripts.bench import bench_frame
 from scripts.bench.bench_frame import FENCE_MARK, Pair, agreement, length_baseline, make_judge
 
 WEIGHTED = ".weighted"
@@ -463,10 +464,7 @@ def markdown(summary: dict[str, Any]) -> str:
 
 
 def read_records(path: Path) -> list[Record]:
-    if not path.is_file():
-        return []
-    return [Record(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    return bench_frame.read_records(path, Record)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

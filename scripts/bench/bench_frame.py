@@ -570,10 +570,11 @@ def markdown(summary: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- running
 
-def read_records(path: Path) -> list[Record]:
+def read_records(path: Path, record: type = Record) -> list[Any]:
+    """The records kept in `path` (one JSON object per line, each a `record`), none if absent."""
     if not path.is_file():
         return []
-    return [Record(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()
+    return [record(**json.loads(line)) for line in path.read_text(encoding="utf-8").splitlines()
             if line.strip()]
 
 
