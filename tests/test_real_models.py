@@ -14,6 +14,7 @@ from localeval.config import Settings
 from localeval.judge import schemas
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import JudgeRequest
+from tests.conftest import OpenJudge
 from localeval.runner import run
 
 
@@ -118,7 +119,8 @@ def test_small_model_gives_zero_to_a_statement_absent_from_the_context(small_jud
             "contexts": context,
         },
     ]
-    outcome = run(rows, None, Settings(metrics=["faithfulness"], no_cache=True), judge=small_judge)
+    outcome = run(rows, None, Settings(metrics=["faithfulness"], no_cache=True),
+                  judge=OpenJudge(small_judge))  # left open: later tests use the session judge
     absent, present = outcome.records
     why = json.dumps([r.details for r in outcome.records], ensure_ascii=False)
     chocolate = [
