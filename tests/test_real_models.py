@@ -14,8 +14,8 @@ from localeval.config import Settings
 from localeval.judge import schemas
 from localeval.judge.client import JudgeClient
 from localeval.judge.interface import JudgeRequest
-from tests.conftest import OpenJudge
 from localeval.runner import run
+from tests.conftest import OpenJudge
 
 
 def all_output_schemas() -> list[type[BaseModel]]:
