@@ -25,6 +25,7 @@ from localeval.errors import DatasetError, first_error
 from localeval.safe import unicode_safe
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
+TEXT_LIST_FIELDS = ("contexts", "retrieved_texts", "expected_texts")
 T = TypeVar("T")
 
 
@@ -190,6 +191,20 @@ def _storable(value: Any) -> bool:
     except Exception:  # PydanticSerializationError, UnicodeDecodeError, ...
         return False
     return True
+
+
+def require_text(value: Any, what: str) -> None:
+    """ValueError "<what> must be a string, got <type>" unless `value` is a string or None."""
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+
+
+def require_texts(value: list[Any], what: str) -> None:
+    """ValueError naming the first item of the list `value` that is not a string."""
+    bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+    if bad is not None:
+        raise ValueError(f"{what} must be a list of strings; item {bad} is "
+                         f"{type(value[bad]).__name__}")
 
 
 def _short_id(rid: Any) -> str | None:
@@ -379,25 +394,19 @@ def to_sample(raw: Any, line: int) -> Sample:
         except ValueError as exc:
             raise ValueError(f"field 'id': {exc}") from None
     if "turns" in row or isinstance(row.get("question"), list):  # a conversation
-        from localeval.data.conversation import normalize
+        from localeval.data.conversation import normalize  # its turns as ours, validated
 
         row = normalize(row)
     for field in TEXT_FIELDS:
-        if field in row and row[field] is not None and not isinstance(row[field], str):
-            raise ValueError(f"field {field!r} must be a string, got {type(row[field]).__name__}")
+        require_text(row.get(field), f"field {field!r}")
     for field in LIST_FIELDS:
         value = row.get(field)
         if value is None:
             continue
         if not isinstance(value, list):
             raise ValueError(f"field {field!r} must be a list, got {type(value).__name__}")
-        if field in ("contexts", "retrieved_texts", "expected_texts"):
-            bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
-            if bad:
-                raise ValueError(
-                    f"field {field!r} must be a list of strings; item {bad[0]} is "
-                    f"{type(value[bad[0]]).__name__}"
-                )
+        if field in TEXT_LIST_FIELDS:
+            require_texts(value, f"field {field!r}")
     for field, value in row.items():
         problem = value_problem(field, value)
         if problem:
