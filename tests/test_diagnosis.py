@@ -233,9 +233,11 @@ def test_a_report_of_another_run_has_no_diagnosis(tmp_path: Path) -> None:
 
 def test_the_report_names_the_diagnosis_group() -> None:
     from localeval.metrics.base import GROUPS
-    from localeval.report.view import DIAGNOSIS_METRICS
+    from localeval.names import DIAGNOSIS_METRICS
+    from localeval.report.diagnosis import TRUTH_OWNERS
 
-    assert set(GROUPS["diagnosis"]) == DIAGNOSIS_METRICS
+    assert GROUPS["diagnosis"] == DIAGNOSIS_METRICS
+    assert set(TRUTH_OWNERS) == set(DIAGNOSIS_METRICS)
 
 
 def test_compare_shows_the_diagnosis_moving(tmp_path: Path) -> None:

@@ -22,8 +22,8 @@ from localeval.report.kit import esc, html_table, md_cell, md_table
 
 ANSWER_OWNERS = ("noise_sensitivity", "hallucination", "self_knowledge", "context_utilization")
 TRUTH_OWNERS = (*ANSWER_OWNERS, "claim_recall")  # claim_recall alone does not read the answer
-KEYS = frozenset(TRUTH_OWNERS)
-"""The metrics whose details hold the classes (any one of them is enough)."""
+"""The metrics whose details hold the classes, the answer-side ones first (any one of them is
+enough)."""
 SOURCE = {"not_retrieved": "retriever", "unused": "generator", "noise_relevant": "generator",
           "noise_irrelevant": "generator", "hallucination": "generator",
           "self_knowledge": "generator (own knowledge)", "supported": "-", "used": "-",

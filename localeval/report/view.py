@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.names import same_as_headline, same_note
+from localeval.names import DIAGNOSIS_METRICS, same_as_headline, same_note
 from localeval.report.kit import fmt, fmt_ci, verdict_keys_of
 from localeval.results.folder import RunFolder
 from localeval.results.records import SampleRecord
@@ -222,12 +222,6 @@ class ReportView:
     """The first CHATS_KEPT conversations, drawn as chats."""
 
 
-DIAGNOSIS_METRICS = frozenset({"claim_recall", "context_utilization", "noise_sensitivity",
-                               "hallucination", "self_knowledge"})
-"""metrics/diagnosis.py's group: a run with one of them gets the diagnosis section (named
-here so that a report of any other run imports none of it)."""
-
-
 def build_view(run: RunFolder) -> ReportView:
     return view_of(Path(run.path), run.summary, run.records)
 
@@ -246,7 +240,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     flagged: dict[str, int] = {}
     n = n_errors = n_flagged = 0
     diagnosis = None
-    if DIAGNOSIS_METRICS & set(metrics):
+    if set(DIAGNOSIS_METRICS) & set(metrics):  # the diagnosis section
         from localeval.report.diagnosis import RunDiagnosis
 
         diagnosis = RunDiagnosis()
