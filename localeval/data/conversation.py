@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localeval.data.dataset import require_text, require_texts
+from localeval.data.readers import require_text, require_texts
 
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
          "bot": "assistant", "model": "assistant", "tool": "tool"}

@@ -20,7 +20,15 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.data.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
+from localeval.data.readers import (
+    ALIASES,
+    LIST_FIELDS,
+    READERS,
+    RowProblem,
+    clip,
+    require_text,
+    require_texts,
+)
 from localeval.errors import DatasetError, first_error
 from localeval.safe import unicode_safe
 
@@ -191,20 +199,6 @@ def _storable(value: Any) -> bool:
     except Exception:  # PydanticSerializationError, UnicodeDecodeError, ...
         return False
     return True
-
-
-def require_text(value: Any, what: str) -> None:
-    """ValueError "<what> must be a string, got <type>" unless `value` is a string or None."""
-    if value is not None and not isinstance(value, str):
-        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
-
-
-def require_texts(value: list[Any], what: str) -> None:
-    """ValueError naming the first item of the list `value` that is not a string."""
-    bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
-    if bad is not None:
-        raise ValueError(f"{what} must be a list of strings; item {bad} is "
-                         f"{type(value[bad]).__name__}")
 
 
 def _short_id(rid: Any) -> str | None:
