@@ -315,3 +315,14 @@ def test_the_report_draws_a_conversation_as_a_chat(tmp_path: Path) -> None:
     assert "faithfulness = " in chat
     html = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
     assert 'class="msg user"' in html and "assistant · turn 4" in html
+
+
+def test_a_hand_edited_turn_number_does_not_stop_the_report() -> None:
+    from localeval.report.view import chat_of
+    from localeval.results.records import SampleRecord
+
+    record = SampleRecord(id="c", line=1, language="en", details={
+        "turns": [{"turn": "two", "asked": "Hi?", "answer": "Hello."}],
+        "knowledge_retention": {"turns": [{"turn": None, "retained": 0, "reason": "forgot"}]}})
+    chat = chat_of(record)
+    assert [t.turn for t in chat.turns] == [0] and chat.turns[0].answer == "Hello."

@@ -162,6 +162,12 @@ class Chat:
     turns: list[ChatTurn]
 
 
+def _turn_number(value: Any) -> int:
+    """A turn's number as a record holds it; 0 for anything else (a hand-edited results.jsonl
+    draws, never stops the report)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def chat_of(r: SampleRecord) -> Chat:
     """The chat of a conversation's record (localeval/conversation.py wrote `details.turns`):
     per assistant turn its main scores, the claims its contexts and the user left unsupported,
@@ -170,13 +176,13 @@ def chat_of(r: SampleRecord) -> Chat:
     for name, key in (("knowledge_retention", "retained"), ("conversation_completeness", "met")):
         for e in (r.details.get(name) or {}).get("turns") or []:
             if isinstance(e, Mapping) and e.get(key) == 0 and e.get("request", 1) == 1:
-                failed.setdefault(int(e.get("turn", 0)), []).append(
+                failed.setdefault(_turn_number(e.get("turn")), []).append(
                     f"{name}: ✗ {e.get('reason', '')}".rstrip())
     turns = []
     for t in r.details.get("turns") or []:
         if not isinstance(t, Mapping):
             continue
-        number = int(t.get("turn", 0))
+        number = _turn_number(t.get("turn"))
         scores = [f"{k} = {fmt(v)}" for k, v in (t.get("scores") or {}).items() if "." not in k]
         claims = ((t.get("details") or {}).get("faithfulness") or {}).get("statements") or []
         lost = [f"unsupported: {c.get('statement')}" for c in claims
