@@ -225,6 +225,18 @@ def test_the_report_diagnoses_the_run_and_marks_each_claim(tmp_path: Path) -> No
     assert 'class="chart diagnosis"' in html and "noise_irrelevant: 1 (20%)" in html
 
 
+def test_the_report_diagnoses_a_conversation_turn_by_turn(tmp_path: Path) -> None:
+    chat = {"id": "paris", "turns": [
+        {"role": "user", "content": ROW["question"]},
+        {"role": "assistant", "content": ROW["answer"], "contexts": ROW["contexts"],
+         "ground_truth": ROW["ground_truth"]}]}
+    _oracle_run(tmp_path / "run", [chat])
+    md = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "| answer | hallucination | wrong, entailed by no context | 1 | 0.200 | generator |" \
+        in md
+    assert "| paris#turn2 | 1 | The Louvre museum first opened in the year 1793. |" in md
+
+
 def test_a_report_of_another_run_has_no_diagnosis(tmp_path: Path) -> None:
     run([ROW], tmp_path / "run", Settings(no_cache=True, metrics=["faithfulness"]),
         judge=OracleJudge(), embedder=HashEmbedder())

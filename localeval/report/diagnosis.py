@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from localeval.data.conversation import turn_id
 from localeval.metrics.claims.matrix import ANSWER_CLASSES, TRUTH_CLASSES
 from localeval.report.kit import esc, html_table, md_cell, md_table
 
@@ -38,9 +39,11 @@ SAMPLES_KEPT = 50
 
 @dataclass
 class SampleClaims:
+    """A sample's answer claims that are not plainly supported (each with its class)."""
+
     id: str
     line: int
-    claims: list[dict[str, Any]]
+    claims: list[Mapping[str, Any]]
 
 
 @dataclass
@@ -54,14 +57,23 @@ class RunDiagnosis:
     n_samples: int = 0
     more: int = 0
 
+    def add_record(self, id_: str, line: int, details: Mapping[str, Any]) -> None:
+        """Count one record's claims: a row's, or each assistant turn's of a conversation
+        (`details.turns`, localeval/conversation.py; listed as `<id>#turn<n>`)."""
+        self.add(id_, line, details)
+        for t in details.get("turns") or []:
+            if isinstance(t, Mapping) and isinstance(t.get("details"), Mapping):
+                self.add(turn_id(id_, t.get("turn")), line, t["details"])
+
     def add(self, id_: str, line: int, details: Mapping[str, Any]) -> None:
-        """Count one record's claims (its diagnosis metrics' details)."""
+        """Count one sample's claims (its diagnosis metrics' details)."""
         answer = next((d["answer_claims"] for k in ANSWER_OWNERS
                        if isinstance(d := details.get(k), Mapping) and "answer_claims" in d), None)
         truth = next((d["truth_claims"] for k in TRUTH_OWNERS
                       if isinstance(d := details.get(k), Mapping) and "truth_claims" in d), None)
         if answer is None and truth is None:
             return
+        truth, answer = _classed(truth), _classed(answer)
         self.n_samples += 1
         if truth is not None and not self.truth:  # the classes this run's metrics give
             self.truth = dict.fromkeys(
@@ -88,6 +100,13 @@ class RunDiagnosis:
                 share = f"{n / total:.3f}" if total else "-"
                 out.append([side, cls, meaning.get(cls, cls), n, share, SOURCE.get(cls, "-")])
         return out
+
+
+def _classed(claims: Any) -> list[Mapping[str, Any]] | None:
+    """The claims that carry a class (a hand-edited results.jsonl may hold others)."""
+    if not isinstance(claims, list):
+        return None
+    return [c for c in claims if isinstance(c, Mapping) and isinstance(c.get("class"), str)]
 
 
 HEADER = ["claims of", "class", "meaning", "n", "share", "comes from"]
@@ -130,7 +149,8 @@ def chart_svg(d: RunDiagnosis) -> str:
 
 
 def _claim_rows(d: RunDiagnosis) -> list[list[Any]]:
-    return [[s.id, s.line, c["statement"], c["class"], ", ".join(map(str, c["contexts"])) or "-"]
+    return [[s.id, s.line, c.get("statement", ""), c["class"],
+             ", ".join(map(str, c.get("contexts") or ())) or "-"]
             for s in d.samples for c in s.claims]
 
 

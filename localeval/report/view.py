@@ -254,7 +254,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     for r in records:
         n += 1
         if diagnosis is not None:
-            diagnosis.add(r.id, r.line, r.details)
+            diagnosis.add_record(r.id, r.line, r.details)
         if len(chats) < CHATS_KEPT and isinstance(r.details.get("turns"), list):
             chats.append(chat_of(r))
         hit = [o for o, d in r.details.items() if isinstance(d, Mapping) and "instructions" in d]
