@@ -237,6 +237,13 @@ def test_the_report_diagnoses_a_conversation_turn_by_turn(tmp_path: Path) -> Non
     assert "| paris#turn2 | 1 | The Louvre museum first opened in the year 1793. |" in md
 
 
+def test_a_run_whose_diagnosis_scored_nothing_says_so(tmp_path: Path) -> None:
+    _oracle_run(tmp_path / "run", [{k: v for k, v in ROW.items() if k != "ground_truth"}])
+    md = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "## Diagnosis\n\nNo sample of this run has classed claims" in md
+    assert "| ground truth | used |" not in md
+
+
 def test_a_report_of_another_run_has_no_diagnosis(tmp_path: Path) -> None:
     run([ROW], tmp_path / "run", Settings(no_cache=True, metrics=["faithfulness"]),
         judge=OracleJudge(), embedder=HashEmbedder())

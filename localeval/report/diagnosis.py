@@ -157,7 +157,13 @@ def _claim_rows(d: RunDiagnosis) -> list[list[Any]]:
 CLAIM_HEADER = ["id", "line", "answer claim", "class", "contexts"]
 
 
+NONE = ("No sample of this run has classed claims: the diagnosis metrics skipped, failed or "
+        "left unscored every one (the reasons are in the tables above and in results.jsonl).")
+
+
 def html(d: RunDiagnosis) -> str:
+    if not d.n_samples:
+        return f"<h2>Diagnosis</h2><p>{esc(NONE)}</p>"
     more = f"<p>... and {d.more} more samples (see results.jsonl)</p>" if d.more else ""
     return (f"<h2>Diagnosis</h2><p>{esc(NOTE)}</p>{chart_svg(d)}"
             + html_table(HEADER, d.rows(), numeric=[3, 4])
@@ -167,6 +173,8 @@ def html(d: RunDiagnosis) -> str:
 
 
 def markdown(d: RunDiagnosis) -> list[str]:
+    if not d.n_samples:
+        return ["## Diagnosis", "", NONE, ""]
     out = ["## Diagnosis", "", md_cell(NOTE), "", md_table(HEADER, d.rows()), ""]
     if d.samples:
         out += ["### Answer claims not plainly supported", "",
