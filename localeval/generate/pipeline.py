@@ -33,7 +33,7 @@ from localeval.generate.chunking import Chunk, chunk_document
 from localeval.generate.coverage import Doc, doc_chunks
 from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS, focus_sentences
-from localeval.generate.filters import content_share
+from localeval.generate.filters import ANSWERED, content_share
 from localeval.generate.picking import Bridge, Pair, pick_bridges, pick_pairs, seeded_order
 from localeval.generate.records import Asked, BridgeAsked, PairAsked, Result, parse
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
@@ -455,7 +455,7 @@ def _report(counts: dict[str, dict[str, int]], rows: list[Row], corpus: list[Chu
             options: GenerateOptions, n_jobs: int, judge: Any) -> dict[str, Any]:
     """Counts per kind and filter, the content-word check, the corpus and the judge's work."""
     shares: dict[str, float] = {}
-    for kind in ("single", "pair", "bridge", "colloquial"):
+    for kind in [k for k in KINDS if k in ANSWERED]:  # the kinds with a reference answer
         answers = [(r.ground_truth, r.reference_contexts) for r in rows if r.kind == kind]
         if answers:
             shares[kind] = round(sum(content_share(a, t) >= 1.0 for a, t in answers)
