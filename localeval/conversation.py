@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.config import Settings
-from localeval.data.conversation import Turn, transcript, turn_id, turns_of
+from localeval.data.conversation import USER_MARK, Turn, transcript, turn_id, turns_of
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.schemas import Standalone
@@ -164,7 +164,7 @@ async def _score_turn(sample: Sample, turns: list[Turn], k: int, metrics: list[M
     faith = next((m for m in metrics if m.name == FAITHFULNESS), None)
     if faith is not None and said and _unsupported(record):
         user_sample = turn_sample.model_copy(update={
-            "id": f"{turn_sample.id}#user", "contexts": [t.content for t in said]})
+            "id": turn_sample.id + USER_MARK, "contexts": [t.content for t in said]})
         by_user = await evaluate(user_sample, [faith], settings, backends, language)
         _credit_user(record, by_user, [t.number for t in said])
     return TurnOutcome(reply.number, asked_number, asked, standalone, rewritten, reply.content,

@@ -37,12 +37,18 @@ TURN_MARK = "#turn"
 """A turn's own sample is named `<conversation id>#turn<n>` (localeval/conversation.py)."""
 
 
+USER_MARK = "#user"
+"""After a turn's id, the sample its faithfulness is checked again on against what the user
+said (`<conversation id>#turn<n>#user`, localeval/conversation.py)."""
+
+
 def turn_id(conversation_id: str, number: int) -> str:
     return f"{conversation_id}{TURN_MARK}{number}"
 
 
 def conversation_of(sample_id: str) -> str:
-    """The conversation a turn's sample id belongs to (the id itself when it is no turn's)."""
+    """The conversation a turn's sample id (or its USER_MARK sample's) belongs to; the id itself
+    when it is no turn's."""
     head, mark, tail = sample_id.rpartition(TURN_MARK)
     return head if mark and tail.split("#")[0].isdigit() else sample_id
 
