@@ -18,9 +18,11 @@ supports it (`supported_by: "user"` in the turn's statements; not on a turn the 
 The conversation's record: each single-turn metric's score (and sub-scores) is the mean over the
 assistant turns it scored, `<name>.last_turn` the last assistant turn's; each turn's question,
 rewrite, scores, details, errors and skips are in `details.turns`. A metric that failed on a
-turn is that conversation's error (naming the turn), never a mean over fewer turns. The
-conversation metrics (`requires=("turns",)`: knowledge_retention, conversation_completeness) run
-on the conversation itself. Imported only for a conversation (executor.evaluate_sample).
+turn is that conversation's error (naming the turn), never a mean over fewer turns; a key no
+scored turn has, or `.last_turn` of an unscored last turn, is None with its reason in the
+metric's `details.undefined`. The conversation metrics (`requires=("turns",)`:
+knowledge_retention, conversation_completeness) run on the conversation itself. Imported only
+for a conversation (executor.evaluate_sample).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from localeval.config import Settings
-from localeval.data.conversation import Turn, transcript, turn_id, turns_of
+from localeval.data.conversation import USER_MARK, Turn, transcript, turn_id, turns_of
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.schemas import Standalone
@@ -162,7 +164,7 @@ async def _score_turn(sample: Sample, turns: list[Turn], k: int, metrics: list[M
     faith = next((m for m in metrics if m.name == FAITHFULNESS), None)
     if faith is not None and said and _unsupported(record):
         user_sample = turn_sample.model_copy(update={
-            "id": f"{turn_sample.id}#user", "contexts": [t.content for t in said]})
+            "id": turn_sample.id + USER_MARK, "contexts": [t.content for t in said]})
         by_user = await evaluate(user_sample, [faith], settings, backends, language)
         _credit_user(record, by_user, [t.number for t in said])
     return TurnOutcome(reply.number, asked_number, asked, standalone, rewritten, reply.content,
@@ -181,9 +183,10 @@ def _credit_user(record: SampleRecord, by_user: SampleRecord, user_turns: list[i
     """Count as supported the claims the contexts left unsupported and what the user said
     supports; rescore faithfulness (and its sub-scores) over the merged claims."""
     details = record.details[FAITHFULNESS]
-    theirs = (by_user.details.get(FAITHFULNESS) or {}).get("statements") or []
-    if "instructions" in (by_user.details.get(FAITHFULNESS) or {}):
+    checked = by_user.details.get(FAITHFULNESS) or {}
+    if "instructions" in checked:  # what the user said is aimed at the evaluator: no credit
         return
+    theirs = checked.get("statements") or []
     found = {(s.get("statement"), s.get("sentence")): s for s in theirs}
     statements, credited = [], []
     for i, s in enumerate(details.get("statements") or []):
@@ -226,18 +229,28 @@ def _fold(record: SampleRecord, metrics: list[Metric], outcomes: Sequence[TurnOu
         keys = list(dict.fromkeys(
             k for o in ran for k in o.record.scores if owner_of(k) == m.name))
         scored = [o for o in ran if o.record.scores.get(m.name) is not None]
+        undefined: dict[str, str] = {}
         for key in keys:
             values = [o.record.scores[key] for o in scored if o.record.scores.get(key) is not None]
             record.scores[key] = sum(values) / len(values) if values else None  # type: ignore
-        last = ran[-1].record.scores.get(m.name)
-        record.scores[f"{m.name}.{LAST_TURN}"] = last
+            if not values and scored and key != m.name:
+                undefined[key] = "; ".join(
+                    f"turn {o.turn}: {why}" for o in scored
+                    if (why := ((o.record.details.get(m.name) or {}).get("undefined") or {})
+                        .get(key))) or "no scored assistant turn has it"
+        last = ran[-1]
+        record.scores[f"{m.name}.{LAST_TURN}"] = last.record.scores.get(m.name)
         summary: dict[str, Any] = {
             "mean_over": "assistant turns", "turns_scored": [o.turn for o in scored],
-            "turns_applied": [o.turn for o in ran], "last_turn": ran[-1].turn}
+            "turns_applied": [o.turn for o in ran], "last_turn": last.turn}
         if not scored:
             summary["unscored_reason"] = "no assistant turn was scored: " + "; ".join(
-                f"turn {o.turn}: {(o.record.details.get(m.name) or {}).get('unscored_reason')}"
-                for o in ran)
+                f"turn {o.turn}: {_unscored_reason(o, m.name)}" for o in ran)
+        elif last.record.scores.get(m.name) is None:
+            undefined[f"{m.name}.{LAST_TURN}"] = (f"turn {last.turn} is unscored: "
+                                                  f"{_unscored_reason(last, m.name)}")
+        if undefined:
+            summary["undefined"] = undefined
         flagged = [o.turn for o in ran
                    if "instructions" in (o.record.details.get(m.name) or {})]
         if flagged:  # the report counts the conversation as flagged
@@ -245,3 +258,7 @@ def _fold(record: SampleRecord, metrics: list[Metric], outcomes: Sequence[TurnOu
                                        "note": "text aimed at the evaluator in these turns "
                                                "(details.turns)"}
         record.details[m.name] = summary
+
+
+def _unscored_reason(outcome: TurnOutcome, name: str) -> str | None:
+    return (outcome.record.details.get(name) or {}).get("unscored_reason")

@@ -6,9 +6,9 @@ Suffixes (docs/metrics.md, *Score keys*): a metric's bare name (`faithfulness`) 
 `NAME.weighted` is the probability-weighted score (the judge's P in place of each verdict or
 level), `NAME.greedy` the score of the greedy verdicts or level, on every score that has both
 (a metric that has both writes both, even the one its headline equals); `answer_similarity.cosine`
-is the cosine before rescaling. Before this, `.soft` was the weighted score and `.raw` the
-rubrics' greedy level and answer_similarity's cosine: `current_key` reads them as the new names
-(old run folders, gates, labels, API calls)."""
+is the cosine before rescaling. The old names `.soft` (the weighted score) and `.raw` (a rubric's
+greedy level, answer_similarity's cosine) are read as the new ones (`current_key`: old run
+folders, gates, labels, API calls)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,11 @@ RENAMED_KEYS: dict[str, str] = {"answer_similarity.raw": "answer_similarity" + C
 RENAMED_SUFFIXES: dict[str, str] = {".soft": WEIGHTED, ".raw": GREEDY}
 """Old suffixes read as new ones: `.soft` was the weighted score everywhere, `.raw` the greedy
 level on rubrics."""
+
+DIAGNOSIS_METRICS = ("claim_recall", "context_utilization", "noise_sensitivity",
+                     "hallucination", "self_knowledge")
+"""The diagnosis group (metrics/diagnosis.py); named here so that a report of a run without
+them imports none of their code (report/view.py)."""
 
 V = TypeVar("V")
 
@@ -95,22 +100,26 @@ def current_scores(scores: Mapping[str, V]) -> dict[str, V]:
     return out
 
 
+def headline_twins(keys: Iterable[str], alike: Callable[[str, str], bool]) -> list[str]:
+    """The `NAME.weighted` / `NAME.greedy` keys among `keys` whose row reads exactly as their
+    headline's (`NAME`, also among `keys`): `alike(key, headline)`. Tables leave them out and
+    name them under (`same_note`); the JSON files keep them."""
+    listed = list(keys)
+    present = set(listed)
+    return [key for key in listed for suffix in (WEIGHTED, GREEDY)
+            if key.endswith(suffix) and (head := key[: -len(suffix)]) in present
+            and alike(key, head)]
+
+
 def same_as_headline(metrics: Mapping[str, Mapping[str, object]]) -> list[str]:
-    """The `NAME.weighted` / `NAME.greedy` keys of a summary's metrics whose row reads exactly
-    as their headline's (`NAME`): the same mean, interval and counts (`faithfulness.greedy` is
-    `faithfulness` by definition). Summary tables leave them out; summary.json keeps them."""
+    """The headline twins (`headline_twins`) of a summary's metrics: the same mean, interval
+    and counts (`faithfulness.greedy` is `faithfulness` by definition)."""
     shown = ("mean", "ci95", "count", "unscored", "errors", "skipped")
-    out = []
-    for key, m in metrics.items():
-        for suffix in (WEIGHTED, GREEDY):
-            head = metrics.get(key[: -len(suffix)]) if key.endswith(suffix) else None
-            if head is not None and m.get("count") and all(
-                    m.get(f) == head.get(f) for f in shown):
-                out.append(key)
-    return out
+    return headline_twins(metrics, lambda key, head: bool(metrics[key].get("count")) and all(
+        metrics[key].get(f) == metrics[head].get(f) for f in shown))
 
 
-def same_note(hidden: Iterable[str]) -> str:
-    """The line under a summary table naming the rows `same_as_headline` left out."""
-    return ("not shown, each the same as its headline: " + ", ".join(hidden)
-            + " (summary.json and results.jsonl have them)")
+def same_note(hidden: Iterable[str], kept_in: str = "summary.json and results.jsonl have them"
+              ) -> str:
+    """The line under a table naming the headline twins it left out, and where they are."""
+    return f"not shown, each the same as its headline: {', '.join(hidden)} ({kept_in})"

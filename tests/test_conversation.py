@@ -194,6 +194,21 @@ def test_what_the_user_said_may_support_a_claim_and_the_details_say_so() -> None
     assert record.scores["faithfulness"] == 1.0
 
 
+def test_an_unscored_last_turn_gives_its_reason_not_a_silent_none() -> None:
+    row = {"id": "u", "turns": [
+        {"role": "user", "content": "Which sauce is quick?"},
+        {"role": "assistant", "content": "Tomato sauce is quick.",
+         "contexts": ["Tomato sauce takes ten minutes."]},
+        {"role": "user", "content": "And a second one?"},
+        {"role": "assistant", "content": "Pesto is quick too.", "contexts": [" "]}]}
+    outcome, _ = run_rows([row], metrics=["faithfulness"])
+    record = outcome.records[0]
+    assert record.scores["faithfulness"] is not None  # the first turn's
+    assert record.scores["faithfulness.last_turn"] is None
+    assert record.details["faithfulness"]["undefined"] == {
+        "faithfulness.last_turn": "turn 4 is unscored: every context is empty"}
+
+
 def test_a_single_turn_row_beside_a_conversation_is_scored_as_before() -> None:
     single = {"id": "s", "question": "Where is the tower?", "answer": "It is in Paris.",
               "contexts": ["The tower stands in Paris."]}
@@ -300,3 +315,14 @@ def test_the_report_draws_a_conversation_as_a_chat(tmp_path: Path) -> None:
     assert "faithfulness = " in chat
     html = (tmp_path / "o" / "report.html").read_text(encoding="utf-8")
     assert 'class="msg user"' in html and "assistant · turn 4" in html
+
+
+def test_a_hand_edited_turn_number_does_not_stop_the_report() -> None:
+    from localeval.report.view import chat_of
+    from localeval.results.records import SampleRecord
+
+    record = SampleRecord(id="c", line=1, language="en", details={
+        "turns": [{"turn": "two", "asked": "Hi?", "answer": "Hello."}],
+        "knowledge_retention": {"turns": [{"turn": None, "retained": 0, "reason": "forgot"}]}})
+    chat = chat_of(record)
+    assert [t.turn for t in chat.turns] == [0] and chat.turns[0].answer == "Hello."

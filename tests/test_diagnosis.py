@@ -225,6 +225,25 @@ def test_the_report_diagnoses_the_run_and_marks_each_claim(tmp_path: Path) -> No
     assert 'class="chart diagnosis"' in html and "noise_irrelevant: 1 (20%)" in html
 
 
+def test_the_report_diagnoses_a_conversation_turn_by_turn(tmp_path: Path) -> None:
+    chat = {"id": "paris", "turns": [
+        {"role": "user", "content": ROW["question"]},
+        {"role": "assistant", "content": ROW["answer"], "contexts": ROW["contexts"],
+         "ground_truth": ROW["ground_truth"]}]}
+    _oracle_run(tmp_path / "run", [chat])
+    md = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "| answer | hallucination | wrong, entailed by no context | 1 | 0.200 | generator |" \
+        in md
+    assert "| paris#turn2 | 1 | The Louvre museum first opened in the year 1793. |" in md
+
+
+def test_a_run_whose_diagnosis_scored_nothing_says_so(tmp_path: Path) -> None:
+    _oracle_run(tmp_path / "run", [{k: v for k, v in ROW.items() if k != "ground_truth"}])
+    md = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "## Diagnosis\n\nNo sample of this run has classed claims" in md
+    assert "| ground truth | used |" not in md
+
+
 def test_a_report_of_another_run_has_no_diagnosis(tmp_path: Path) -> None:
     run([ROW], tmp_path / "run", Settings(no_cache=True, metrics=["faithfulness"]),
         judge=OracleJudge(), embedder=HashEmbedder())
@@ -233,9 +252,11 @@ def test_a_report_of_another_run_has_no_diagnosis(tmp_path: Path) -> None:
 
 def test_the_report_names_the_diagnosis_group() -> None:
     from localeval.metrics.base import GROUPS
-    from localeval.report.view import DIAGNOSIS_METRICS
+    from localeval.names import DIAGNOSIS_METRICS
+    from localeval.report.diagnosis import TRUTH_OWNERS
 
-    assert set(GROUPS["diagnosis"]) == DIAGNOSIS_METRICS
+    assert GROUPS["diagnosis"] == DIAGNOSIS_METRICS
+    assert set(TRUTH_OWNERS) == set(DIAGNOSIS_METRICS)
 
 
 def test_compare_shows_the_diagnosis_moving(tmp_path: Path) -> None:

@@ -589,6 +589,22 @@ def test_a_work_file_torn_inside_a_character_is_read_past(docs: Path, tmp_path: 
     assert out.exists() and not work.exists()
 
 
+def test_a_work_file_line_that_is_no_record_is_drafted_again(docs: Path, tmp_path: Path) -> None:
+    """A line edited by hand (valid JSON, not a task's record) was a pydantic traceback."""
+    whole = tmp_path / "whole.jsonl"
+    run_gen([docs], whole, RuleJudge(), settings={"no_cache": True})
+    out = tmp_path / "e.jsonl"
+    with pytest.raises(GenerationInterrupted):
+        run_gen([docs], out, RuleJudge(stop_after=30), settings={"no_cache": True})
+    work = paths_for(out)["work"]
+    lines = work.read_text("utf-8").splitlines()
+    first = json.loads(lines[1])
+    lines[1] = json.dumps({"task": first["task"], "draft": "not a draft"})
+    work.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    run_gen([docs], out, RuleJudge(), settings={"no_cache": True})
+    assert out.read_bytes() == whole.read_bytes() and not work.exists()
+
+
 def test_a_non_utf8_file_name_and_a_surrogate_chunk_id_are_written_escaped(
         docs: Path, tmp_path: Path) -> None:
     """Issue 41 item 10: both crashed `generate` with a traceback and left a .tmp file."""

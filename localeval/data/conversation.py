@@ -13,13 +13,16 @@ Every shape becomes the same `turns` (dicts `{role, content, contexts?, ground_t
 results.jsonl and the input hash hold) plus, when given, `expected_outcome`. A turn that cannot
 be used is a ValueError naming it ("turn 3 (turns[2]): ..."), which the loader turns into the
 row's problem: the other rows still run. Imported only for a row that is a conversation
-(`is_conversation`): a single-turn run never loads this module."""
+(dataset.to_sample: it has `turns`, or a list `user_input`): a single-turn run never loads
+this module."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+from localeval.data.readers import require_text, require_texts
 
 ROLES = {"user": "user", "human": "user", "assistant": "assistant", "ai": "assistant",
          "bot": "assistant", "model": "assistant", "tool": "tool"}
@@ -34,12 +37,18 @@ TURN_MARK = "#turn"
 """A turn's own sample is named `<conversation id>#turn<n>` (localeval/conversation.py)."""
 
 
+USER_MARK = "#user"
+"""After a turn's id, the sample its faithfulness is checked again on against what the user
+said (`<conversation id>#turn<n>#user`, localeval/conversation.py)."""
+
+
 def turn_id(conversation_id: str, number: int) -> str:
     return f"{conversation_id}{TURN_MARK}{number}"
 
 
 def conversation_of(sample_id: str) -> str:
-    """The conversation a turn's sample id belongs to (the id itself when it is no turn's)."""
+    """The conversation a turn's sample id (or its USER_MARK sample's) belongs to; the id itself
+    when it is no turn's."""
     head, mark, tail = sample_id.rpartition(TURN_MARK)
     return head if mark and tail.split("#")[0].isdigit() else sample_id
 
@@ -53,12 +62,6 @@ class Turn:
     content: str
     contexts: tuple[str, ...] | None = None
     ground_truth: str | None = None
-
-
-def is_conversation(row: Mapping[str, Any]) -> bool:
-    """Whether a row (its columns already renamed: ragas' `user_input` is `question`) is a
-    conversation: it has `turns`, or a `question` that is a list of messages."""
-    return "turns" in row or isinstance(row.get("question"), list)
 
 
 def normalize(row: dict[str, Any]) -> dict[str, Any]:
@@ -80,14 +83,10 @@ def normalize(row: dict[str, Any]) -> dict[str, Any]:
     out.pop("question", None)
     # ragas' `reference` (renamed ground_truth) is the conversation's expected outcome
     reference = out.pop("ground_truth", None)
+    require_text(reference, "field 'reference'")
     if reference is not None:
-        if not isinstance(reference, str):
-            raise ValueError(f"field 'reference' must be a string, got {type(reference).__name__}")
         out.setdefault("expected_outcome", reference)
-    if "expected_outcome" in out and out["expected_outcome"] is not None and not isinstance(
-            out["expected_outcome"], str):
-        raise ValueError("field 'expected_outcome' must be a string, got "
-                         f"{type(out['expected_outcome']).__name__}")
+    require_text(out.get("expected_outcome"), "field 'expected_outcome'")
     out["turns"] = [_as_dict(t) for t in read_turns(out["turns"])]
     return out
 
@@ -148,10 +147,7 @@ def _contexts(message: Mapping[str, Any], where: str) -> tuple[str, ...] | None:
         if not isinstance(value, list):
             raise ValueError(f"{where}: {key} must be a list of strings, got "
                              f"{type(value).__name__}")
-        bad = [j for j, v in enumerate(value) if not isinstance(v, str)]
-        if bad:
-            raise ValueError(f"{where}: {key} must be a list of strings; item {bad[0]} is "
-                             f"{type(value[bad[0]]).__name__}")
+        require_texts(value, f"{where}: {key}")
         return tuple(value)
     return None
 
@@ -161,8 +157,7 @@ def _truth(message: Mapping[str, Any], where: str) -> str | None:
         value = message.get(key)
         if value is None:
             continue
-        if not isinstance(value, str):
-            raise ValueError(f"{where}: {key} must be a string, got {type(value).__name__}")
+        require_text(value, f"{where}: {key}")
         return value
     return None
 

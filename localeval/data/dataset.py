@@ -20,11 +20,20 @@ from typing import Any, Generic, TypeVar, overload
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from localeval.data.readers import ALIASES, LIST_FIELDS, READERS, RowProblem, clip
+from localeval.data.readers import (
+    ALIASES,
+    LIST_FIELDS,
+    READERS,
+    RowProblem,
+    clip,
+    require_text,
+    require_texts,
+)
 from localeval.errors import DatasetError, first_error
 from localeval.safe import unicode_safe
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
+TEXT_LIST_FIELDS = ("contexts", "retrieved_texts", "expected_texts")
 T = TypeVar("T")
 
 
@@ -379,25 +388,19 @@ def to_sample(raw: Any, line: int) -> Sample:
         except ValueError as exc:
             raise ValueError(f"field 'id': {exc}") from None
     if "turns" in row or isinstance(row.get("question"), list):  # a conversation
-        from localeval.data.conversation import normalize
+        from localeval.data.conversation import normalize  # its turns as ours, validated
 
         row = normalize(row)
     for field in TEXT_FIELDS:
-        if field in row and row[field] is not None and not isinstance(row[field], str):
-            raise ValueError(f"field {field!r} must be a string, got {type(row[field]).__name__}")
+        require_text(row.get(field), f"field {field!r}")
     for field in LIST_FIELDS:
         value = row.get(field)
         if value is None:
             continue
         if not isinstance(value, list):
             raise ValueError(f"field {field!r} must be a list, got {type(value).__name__}")
-        if field in ("contexts", "retrieved_texts", "expected_texts"):
-            bad = [i for i, v in enumerate(value) if not isinstance(v, str)]
-            if bad:
-                raise ValueError(
-                    f"field {field!r} must be a list of strings; item {bad[0]} is "
-                    f"{type(value[bad[0]]).__name__}"
-                )
+        if field in TEXT_LIST_FIELDS:
+            require_texts(value, f"field {field!r}")
     for field, value in row.items():
         problem = value_problem(field, value)
         if problem:

@@ -1,6 +1,7 @@
 """Reading dataset files into raw rows: JSONL, JSON, CSV and Parquet. Each reader returns
 (line, dict) pairs, or (line, RowProblem) for a line that cannot be read (JSONL: parsed as they
-are asked for); dataset.py validates."""
+are asked for); dataset.py validates them, with the field checks here (`require_text`,
+`require_texts`) that a conversation's turns share (conversation.py)."""
 
 from __future__ import annotations
 
@@ -48,6 +49,20 @@ class RowProblem(BaseModel):
 
 def clip(text: str, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+def require_text(value: Any, what: str) -> None:
+    """ValueError "<what> must be a string, got <type>" unless `value` is a string or None."""
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+
+
+def require_texts(value: list[Any], what: str) -> None:
+    """ValueError naming the first item of the list `value` that is not a string."""
+    bad = next((i for i, v in enumerate(value) if not isinstance(v, str)), None)
+    if bad is not None:
+        raise ValueError(f"{what} must be a list of strings; item {bad} is "
+                         f"{type(value[bad]).__name__}")
 
 
 def _decode(path: Path) -> str:

@@ -52,7 +52,7 @@ class Candidate:
     row: Row | None
     dropped: str | None = None
     detail: Any = None
-    doc: tuple[str, str] = ("", "")
+    doc: Doc = ("", "")
     """(source, language) of the document it is counted under (coverage: a pair's or a
     bridge's first chunk)."""
 

@@ -9,12 +9,15 @@ the others, the fewest kept per chunk first), and `surplus` is what the plan has
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 from localeval.generate.chunking import Chunk
 
 Doc = tuple[str, str]
 """A document as the plan counts it: (source, language)."""
+K = TypeVar("K")
+"""What `share` shares places over: a language, or a document."""
 
 
 def doc_chunks(corpus: Sequence[Chunk], min_tokens: int) -> dict[Doc, int]:
@@ -36,7 +39,7 @@ def quotas(docs: dict[Doc, int], n: int) -> dict[Doc, int]:
     return out
 
 
-def share(weights: dict, total: int) -> dict:
+def share(weights: Mapping[K, int], total: int) -> dict[K, int]:
     """`total` places over the keys of `weights` (chunk counts): one each first while there
     are places (the heaviest first; ties in key order), the rest in proportion to the weights
     by largest remainder (ties: the heavier, then key order)."""

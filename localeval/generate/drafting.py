@@ -220,7 +220,6 @@ async def attempt(ctx: MetricContext, question: str, chunks: list[str]) -> str:
     return (split_sentences(raw.answer.strip()) or [""])[0].strip(" {}\"")
 
 
-
 async def agrees(ctx: MetricContext, question: str, reference: str, answer: str) -> bool:
     """The judge finds that `answer` gives the reference answer's answer to `question`."""
     raw = await ctx.ask(AGREE_STEP, Agreed, question=question, reference=reference,

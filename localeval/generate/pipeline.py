@@ -21,12 +21,19 @@ from pydantic import BaseModel, Field, field_validator
 from localeval.config import Settings
 from localeval.errors import LocalevalError, OutputError, UsageError
 from localeval.generate import KINDS
-from localeval.generate.assemble import Candidate, assemble, from_bridge, from_pair, from_single
+from localeval.generate.assemble import (
+    Assembled,
+    Candidate,
+    assemble,
+    from_bridge,
+    from_pair,
+    from_single,
+)
 from localeval.generate.chunking import Chunk, chunk_document
 from localeval.generate.coverage import Doc, doc_chunks
 from localeval.generate.documents import read_documents
 from localeval.generate.drafting import STEPS, focus_sentences
-from localeval.generate.filters import content_share
+from localeval.generate.filters import ANSWERED, content_share
 from localeval.generate.picking import Bridge, Pair, pick_bridges, pick_pairs, seeded_order
 from localeval.generate.records import Asked, BridgeAsked, PairAsked, Result, parse
 from localeval.generate.store import Row, WorkFile, paths_for, write_json, write_lines
@@ -158,7 +165,7 @@ def spread(order: Sequence[Chunk]) -> list[Chunk]:
     """The chunks in seeded order, the documents interleaved: every document's first chunk,
     then the others by their place within their document (the k-th of m at (k + ½) / m), so
     that drafting reaches every document early and each in proportion to its chunks."""
-    docs: dict[tuple[str, str], list[Chunk]] = {}
+    docs: dict[Doc, list[Chunk]] = {}
     for c in order:
         docs.setdefault((c.source, c.language), []).append(c)
     rank = {doc: i for i, doc in enumerate(docs)}
@@ -281,6 +288,18 @@ def _generate(docs: Iterable[str | Path], out: Path | None, settings: Settings,
     return result
 
 
+def finished(lines: dict[str, dict[str, Any]]) -> dict[str, Result]:
+    """The work file's finished tasks as their records; a line that does not read as its
+    record (written by hand, or by another version) is left out: its task is drafted again."""
+    out: dict[str, Result] = {}
+    for task, line in lines.items():
+        try:
+            out[task] = parse(line)
+        except ValueError:  # pydantic's ValidationError
+            continue
+    return out
+
+
 async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings,
                        options: GenerateOptions, backends: Any, progress: bool,
                        every_check: bool = False) -> Generated:
@@ -307,7 +326,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     work = WorkFile(paths["work"], fingerprint(
         corpus, settings, options, str(backends.info.get("judge", {}).get("sha256")))) \
         if paths is not None else None
-    done: dict[str, Result] = {t: parse(r) for t, r in work.done.items()} if work else {}
+    done = finished(work.done) if work else {}
     for task, result in done.items():  # a resumed run's pairs reuse the finished drafts
         if isinstance(result, Asked):
             env.known(task, result)
@@ -350,7 +369,7 @@ async def plan_and_run(corpus: list[Chunk], out: Path | None, settings: Settings
     async def contradicts(row: Row, kept: list[Row]) -> str | None:
         return await contradicted(env, row, kept)
 
-    async def select(jobs: list[Job]) -> Any:
+    async def select(jobs: list[Job]) -> Assembled:
         return await assemble(candidates(jobs), embeddings, options.n, options.duplicate_cosine,
                               coverage, contradicts)
 
@@ -436,7 +455,7 @@ def _report(counts: dict[str, dict[str, int]], rows: list[Row], corpus: list[Chu
             options: GenerateOptions, n_jobs: int, judge: Any) -> dict[str, Any]:
     """Counts per kind and filter, the content-word check, the corpus and the judge's work."""
     shares: dict[str, float] = {}
-    for kind in ("single", "pair", "bridge", "colloquial"):
+    for kind in [k for k in KINDS if k in ANSWERED]:  # the kinds with a reference answer
         answers = [(r.ground_truth, r.reference_contexts) for r in rows if r.kind == kind]
         if answers:
             shares[kind] = round(sum(content_share(a, t) >= 1.0 for a, t in answers)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -153,7 +154,7 @@ def mean_gap(points: list[tuple[float, int, str]],
 
 def _level(points: list[tuple[float, int, str]],
            samples: list[tuple[list[dict[str, Any]], float, str]],
-           tau_of: Any) -> tuple[float, float] | None:
+           tau_of: Callable[[int], float | dict[str, float]]) -> tuple[float, float] | None:
     """(mean score, mean label) of the labelled answers, each at `tau_of(i)` (its fold's τ);
     without answers, (share of claims P ≥ τ, share supported). None without either."""
     scored = [(x, y) for i, (e, y, g) in enumerate(samples)

@@ -27,7 +27,15 @@ import importlib
 import itertools
 import json
 import pkgutil
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, MutableMapping
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Iterable,
+    Iterator,
+    Mapping,
+    MutableMapping,
+    Sequence,
+)
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -42,7 +50,7 @@ from localeval.judge.client import JudgeClient
 from localeval.judge.interface import FieldProbs, JudgeRequest
 from localeval.judge.schemas import schema_json
 from localeval.metrics.shield import shielded
-from localeval.names import did_you_mean
+from localeval.names import GREEDY, WEIGHTED, did_you_mean
 
 if TYPE_CHECKING:
     from localeval.metrics.examples import Example
@@ -60,6 +68,17 @@ class MetricResult(BaseModel):
     @classmethod
     def unscored(cls, name: str, reason: str, **details: Any) -> MetricResult:
         return cls(scores={name: None}, reason=reason, details=details)
+
+
+def share_scores(name: str, verdicts: Sequence[int],
+                 probs: Sequence[float | None]) -> dict[str, float | None]:
+    """`name` and `name.greedy`: the share of the (non-empty) 0/1 verdicts that are 1;
+    `name.weighted`: the mean P(verdict = 1), when the judge gave one for every verdict."""
+    greedy = sum(verdicts) / len(verdicts)
+    scores: dict[str, float | None] = {name: greedy, name + GREEDY: greedy}
+    if all(p is not None for p in probs):
+        scores[name + WEIGHTED] = sum(probs) / len(probs)  # type: ignore[arg-type]
+    return scores
 
 
 @dataclass

@@ -42,7 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from localeval.data.dataset import Sample
 from localeval.metrics.base import MetricContext, MetricResult, metric
 from localeval.metrics.claims.record import Verdict
-from localeval.metrics.claims.score import claims_supported, nonempty
+from localeval.metrics.claims.score import claims_supported, mean_p, nonempty
 from localeval.metrics.claims.split import claim_text
 from localeval.metrics.claims.verdicts import support_verdicts
 from localeval.names import GREEDY, WEIGHTED
@@ -134,14 +134,6 @@ def per_context(groups: list[list[str]], verdicts: list[Verdict]) -> list[float 
     return out
 
 
-def soft_share(verdicts: list[Verdict]) -> float | None:
-    """The mean P(stated), None when the judge gave no probability for some sentence."""
-    probs = [v.p_yes for v in verdicts]
-    if not probs or any(p is None for p in probs):
-        return None
-    return sum(probs) / len(probs)  # type: ignore[arg-type]
-
-
 @metric(NAME, options=ContextRelevanceOptions, requires=("answer", "contexts"),
         order=30,
         steps=("context_relevance_context", "faithfulness_verdicts", "faithfulness_statements"),
@@ -175,7 +167,7 @@ async def context_relevance(sample: Sample, ctx: MetricContext) -> MetricResult:
     }
     csp = f"{NAME}.context_supported_precision"
     scores[csp + GREEDY] = scores[csp]
-    weighted_share = soft_share(verdicts)
+    weighted_share = mean_p(verdicts)  # the mean P(stated)
     if weighted_share is not None:
         scores[csp + WEIGHTED] = weighted_share
     details: dict[str, Any] = {

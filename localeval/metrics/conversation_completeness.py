@@ -18,8 +18,7 @@ from localeval.data.conversation import Turn, transcript, turns_of
 from localeval.data.dataset import Sample
 from localeval.judge.interface import field_p_yes
 from localeval.judge.schemas import BareRequestMet, RequestMet
-from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.names import GREEDY, WEIGHTED
+from localeval.metrics.base import MetricContext, MetricResult, metric, share_scores
 
 NAME = "conversation_completeness"
 STEP = "conversation_completeness_verdict"
@@ -71,8 +70,4 @@ async def conversation_completeness(sample: Sample, ctx: MetricContext) -> Metri
             probs.append(p)
     if not met:
         return MetricResult.unscored(NAME, "no user message asks for anything", turns=entries)
-    greedy = sum(met) / len(met)
-    scores = {NAME: greedy, NAME + GREEDY: greedy}
-    if all(p is not None for p in probs):
-        scores[NAME + WEIGHTED] = sum(probs) / len(probs)  # type: ignore[arg-type]
-    return MetricResult(scores=scores, details={"turns": entries})
+    return MetricResult(scores=share_scores(NAME, met, probs), details={"turns": entries})

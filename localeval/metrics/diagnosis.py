@@ -22,6 +22,7 @@ from typing import Any
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import GROUPS, MetricContext, MetricResult, metric
+from localeval.names import DIAGNOSIS_METRICS
 
 ORDER = 75
 """After answer_correctness, whose verdicts they share."""
@@ -96,5 +97,4 @@ async def self_knowledge(sample: Sample, ctx: MetricContext) -> MetricResult:
     return await _diagnosed(sample, ctx, "self_knowledge", ("self_knowledge",))
 
 
-GROUPS["diagnosis"] = ("claim_recall", "context_utilization", "noise_sensitivity",
-                       "hallucination", "self_knowledge")
+GROUPS["diagnosis"] = DIAGNOSIS_METRICS

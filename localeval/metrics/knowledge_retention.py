@@ -17,8 +17,7 @@ from localeval.data.conversation import transcript, turns_of
 from localeval.data.dataset import Sample
 from localeval.judge.interface import field_p_yes
 from localeval.judge.schemas import BareRetained, Retained
-from localeval.metrics.base import MetricContext, MetricResult, metric
-from localeval.names import GREEDY, WEIGHTED
+from localeval.metrics.base import MetricContext, MetricResult, metric, share_scores
 
 NAME = "knowledge_retention"
 STEP = "knowledge_retention_verdict"
@@ -51,8 +50,5 @@ async def knowledge_retention(sample: Sample, ctx: MetricContext) -> MetricResul
         entries.append({"turn": turns[k].number, "retained": answer.retained,
                         **({"reason": answer.reason} if ctx.settings.explain else {}),
                         **({"p_retained": round(p, 4)} if p is not None else {})})
-    greedy = sum(e["retained"] for e in entries) / len(entries)
-    scores = {NAME: greedy, NAME + GREEDY: greedy}
-    if all(p is not None for p in probs):
-        scores[NAME + WEIGHTED] = sum(probs) / len(probs)  # type: ignore[arg-type]
+    scores = share_scores(NAME, [e["retained"] for e in entries], probs)
     return MetricResult(scores=scores, details={"turns": entries})

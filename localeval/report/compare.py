@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import OutputError, UsageError
-from localeval.names import GREEDY, WEIGHTED, owner_of
+from localeval.names import headline_twins, owner_of, same_note
 from localeval.report.html import forest_svg
 from localeval.report.kit import esc, fmt, fmt_ci, html_table, md_cell, md_table, page
 from localeval.results.folder import RunFolder, load_run
@@ -90,9 +90,8 @@ class Comparison:
         keeps them."""
         by_key = {r.key: r for r in self.rows}
         same = ("n", "mean_a", "mean_b", "diff", "ci95", "only_a", "only_b")
-        return [r.key for r in self.rows for suffix in (WEIGHTED, GREEDY)
-                if r.key.endswith(suffix) and (head := by_key.get(r.key[: -len(suffix)]))
-                and all(getattr(r, f) == getattr(head, f) for f in same)]
+        return headline_twins(by_key, lambda key, head: all(
+            getattr(by_key[key], f) == getattr(by_key[head], f) for f in same))
 
     @property
     def shown(self) -> list[ScoreDiff]:
@@ -286,8 +285,7 @@ def _mover_rows(r: ScoreDiff, question_chars: int) -> list[list[Any]]:
 
 
 def _twins_note(c: Comparison) -> str:
-    return ("not shown, each the same as its headline: " + ", ".join(c.twins)
-            + " (compare.json has them)")
+    return same_note(c.twins, "compare.json has them")
 
 
 def to_markdown(c: Comparison) -> str:

@@ -17,13 +17,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from localeval.data.conversation import turn_id
 from localeval.metrics.claims.matrix import ANSWER_CLASSES, TRUTH_CLASSES
 from localeval.report.kit import esc, html_table, md_cell, md_table
 
 ANSWER_OWNERS = ("noise_sensitivity", "hallucination", "self_knowledge", "context_utilization")
 TRUTH_OWNERS = (*ANSWER_OWNERS, "claim_recall")  # claim_recall alone does not read the answer
-KEYS = frozenset(TRUTH_OWNERS)
-"""The metrics whose details hold the classes (any one of them is enough)."""
+"""The metrics whose details hold the classes, the answer-side ones first (any one of them is
+enough)."""
 SOURCE = {"not_retrieved": "retriever", "unused": "generator", "noise_relevant": "generator",
           "noise_irrelevant": "generator", "hallucination": "generator",
           "self_knowledge": "generator (own knowledge)", "supported": "-", "used": "-",
@@ -38,9 +39,11 @@ SAMPLES_KEPT = 50
 
 @dataclass
 class SampleClaims:
+    """A sample's answer claims that are not plainly supported (each with its class)."""
+
     id: str
     line: int
-    claims: list[dict[str, Any]]
+    claims: list[Mapping[str, Any]]
 
 
 @dataclass
@@ -54,14 +57,23 @@ class RunDiagnosis:
     n_samples: int = 0
     more: int = 0
 
+    def add_record(self, id_: str, line: int, details: Mapping[str, Any]) -> None:
+        """Count one record's claims: a row's, or each assistant turn's of a conversation
+        (`details.turns`, localeval/conversation.py; listed as `<id>#turn<n>`)."""
+        self.add(id_, line, details)
+        for t in details.get("turns") or []:
+            if isinstance(t, Mapping) and isinstance(t.get("details"), Mapping):
+                self.add(turn_id(id_, t.get("turn")), line, t["details"])
+
     def add(self, id_: str, line: int, details: Mapping[str, Any]) -> None:
-        """Count one record's claims (its diagnosis metrics' details)."""
+        """Count one sample's claims (its diagnosis metrics' details)."""
         answer = next((d["answer_claims"] for k in ANSWER_OWNERS
                        if isinstance(d := details.get(k), Mapping) and "answer_claims" in d), None)
         truth = next((d["truth_claims"] for k in TRUTH_OWNERS
                       if isinstance(d := details.get(k), Mapping) and "truth_claims" in d), None)
         if answer is None and truth is None:
             return
+        truth, answer = _classed(truth), _classed(answer)
         self.n_samples += 1
         if truth is not None and not self.truth:  # the classes this run's metrics give
             self.truth = dict.fromkeys(
@@ -88,6 +100,13 @@ class RunDiagnosis:
                 share = f"{n / total:.3f}" if total else "-"
                 out.append([side, cls, meaning.get(cls, cls), n, share, SOURCE.get(cls, "-")])
         return out
+
+
+def _classed(claims: Any) -> list[Mapping[str, Any]] | None:
+    """The claims that carry a class (a hand-edited results.jsonl may hold others)."""
+    if not isinstance(claims, list):
+        return None
+    return [c for c in claims if isinstance(c, Mapping) and isinstance(c.get("class"), str)]
 
 
 HEADER = ["claims of", "class", "meaning", "n", "share", "comes from"]
@@ -130,14 +149,21 @@ def chart_svg(d: RunDiagnosis) -> str:
 
 
 def _claim_rows(d: RunDiagnosis) -> list[list[Any]]:
-    return [[s.id, s.line, c["statement"], c["class"], ", ".join(map(str, c["contexts"])) or "-"]
+    return [[s.id, s.line, c.get("statement", ""), c["class"],
+             ", ".join(map(str, c.get("contexts") or ())) or "-"]
             for s in d.samples for c in s.claims]
 
 
 CLAIM_HEADER = ["id", "line", "answer claim", "class", "contexts"]
 
 
+NONE = ("No sample of this run has classed claims: the diagnosis metrics skipped, failed or "
+        "left unscored every one (the reasons are in the tables above and in results.jsonl).")
+
+
 def html(d: RunDiagnosis) -> str:
+    if not d.n_samples:
+        return f"<h2>Diagnosis</h2><p>{esc(NONE)}</p>"
     more = f"<p>... and {d.more} more samples (see results.jsonl)</p>" if d.more else ""
     return (f"<h2>Diagnosis</h2><p>{esc(NOTE)}</p>{chart_svg(d)}"
             + html_table(HEADER, d.rows(), numeric=[3, 4])
@@ -147,6 +173,8 @@ def html(d: RunDiagnosis) -> str:
 
 
 def markdown(d: RunDiagnosis) -> list[str]:
+    if not d.n_samples:
+        return ["## Diagnosis", "", NONE, ""]
     out = ["## Diagnosis", "", md_cell(NOTE), "", md_table(HEADER, d.rows()), ""]
     if d.samples:
         out += ["### Answer claims not plainly supported", "",

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.names import same_as_headline, same_note
+from localeval.names import DIAGNOSIS_METRICS, same_as_headline, same_note
 from localeval.report.kit import fmt, fmt_ci, verdict_keys_of
 from localeval.results.folder import RunFolder
 from localeval.results.records import SampleRecord
@@ -162,6 +162,12 @@ class Chat:
     turns: list[ChatTurn]
 
 
+def _turn_number(value: Any) -> int:
+    """A turn's number as a record holds it; 0 for anything else (a hand-edited results.jsonl
+    draws, never stops the report)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def chat_of(r: SampleRecord) -> Chat:
     """The chat of a conversation's record (localeval/conversation.py wrote `details.turns`):
     per assistant turn its main scores, the claims its contexts and the user left unsupported,
@@ -170,13 +176,13 @@ def chat_of(r: SampleRecord) -> Chat:
     for name, key in (("knowledge_retention", "retained"), ("conversation_completeness", "met")):
         for e in (r.details.get(name) or {}).get("turns") or []:
             if isinstance(e, Mapping) and e.get(key) == 0 and e.get("request", 1) == 1:
-                failed.setdefault(int(e.get("turn", 0)), []).append(
+                failed.setdefault(_turn_number(e.get("turn")), []).append(
                     f"{name}: ✗ {e.get('reason', '')}".rstrip())
     turns = []
     for t in r.details.get("turns") or []:
         if not isinstance(t, Mapping):
             continue
-        number = int(t.get("turn", 0))
+        number = _turn_number(t.get("turn"))
         scores = [f"{k} = {fmt(v)}" for k, v in (t.get("scores") or {}).items() if "." not in k]
         claims = ((t.get("details") or {}).get("faithfulness") or {}).get("statements") or []
         lost = [f"unsupported: {c.get('statement')}" for c in claims
@@ -222,12 +228,6 @@ class ReportView:
     """The first CHATS_KEPT conversations, drawn as chats."""
 
 
-DIAGNOSIS_METRICS = frozenset({"claim_recall", "context_utilization", "noise_sensitivity",
-                               "hallucination", "self_knowledge"})
-"""metrics/diagnosis.py's group: a run with one of them gets the diagnosis section (named
-here so that a report of any other run imports none of it)."""
-
-
 def build_view(run: RunFolder) -> ReportView:
     return view_of(Path(run.path), run.summary, run.records)
 
@@ -246,7 +246,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     flagged: dict[str, int] = {}
     n = n_errors = n_flagged = 0
     diagnosis = None
-    if DIAGNOSIS_METRICS & set(metrics):
+    if set(DIAGNOSIS_METRICS) & set(metrics):  # the diagnosis section
         from localeval.report.diagnosis import RunDiagnosis
 
         diagnosis = RunDiagnosis()
@@ -254,7 +254,7 @@ def view_of(path: Path, s: Mapping[str, Any], records: Iterable[SampleRecord]) -
     for r in records:
         n += 1
         if diagnosis is not None:
-            diagnosis.add(r.id, r.line, r.details)
+            diagnosis.add_record(r.id, r.line, r.details)
         if len(chats) < CHATS_KEPT and isinstance(r.details.get("turns"), list):
             chats.append(chat_of(r))
         hit = [o for o, d in r.details.items() if isinstance(d, Mapping) and "instructions" in d]
