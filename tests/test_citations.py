@@ -26,6 +26,8 @@ from localeval.models.embed import HashEmbedder
     ("巴黎【1，2】。", [1, 2]),
     ("巴黎［2］、[3]。", [2, 3]),
     ("Paris [citation needed] (1) 1.", []),
+    ("Paris [sic] [2019] [1, 2019] 【1889】 [1].", [1]),
+    ("Paris [999].", [999]),
 ])
 def test_marker_forms(text: str, numbers: list[int]) -> None:
     assert marker_numbers(text) == numbers
@@ -50,6 +52,14 @@ def test_markers_on_their_own_line_go_to_the_sentence_before() -> None:
 def test_a_marker_past_the_contexts_or_zero_is_out_of_range_and_repeats_count_once() -> None:
     (s,) = cited_sentences("The tower is in Paris [1][1][4][0].", 2, None, "en")
     assert s.cites == (1,) and s.out_of_range == (4, 0) and s.bare == "The tower is in Paris."
+
+
+def test_a_bracketed_year_is_prose_not_a_citation() -> None:
+    # a 4-digit number cannot be a passage index: the bracket stays in the sentence
+    (s,) = cited_sentences("The tower opened in [1889] and was repainted [sic] [1].", 2,
+                           None, "en")
+    assert s.cites == (1,) and s.out_of_range == ()
+    assert s.bare == "The tower opened in [1889] and was repainted [sic]."
 
 
 def test_a_fragment_is_judged_with_its_question() -> None:
@@ -180,6 +190,13 @@ def test_a_marker_past_the_contexts_is_named_and_does_not_hold() -> None:
     assert rows[1]["reason"] == "every marker is past the contexts"
     past = [c for c in rec.details["citation_precision"]["citations"] if c["passage"] == 7]
     assert past[0]["holds"] == 0 and "past the contexts (1 to 3)" in past[0]["why"]
+
+
+def test_a_bracketed_year_does_not_lower_precision() -> None:
+    rec, _ = run("There is alpha [1]. In [2019] there is beta [2].",
+                 contexts=["the sky holds alpha.", "in 2019 the sea held beta."])
+    assert rec.scores["citation_precision"] == 1.0
+    assert "out_of_range" not in rec.details["citation_recall"]
 
 
 def test_no_marker_at_all() -> None:

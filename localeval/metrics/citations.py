@@ -1,7 +1,10 @@
 """citation_recall and citation_precision(q, a, C): do the answer's citation markers hold?
 
 An answer cites with markers `[n]`, `[n][m]`, `[n, m]` (also `，`, `、` between numbers) or
-`【n】`, 1-based over the row's contexts as given (an empty context keeps its number). The
+`【n】`, 1-based over the row's contexts as given (an empty context keeps its number). A
+marker's numbers are passage indices of 1 to 3 digits: a bracket holding a longer number (a
+year: "[2019]", "[1, 2019]") or anything but numbers ("[sic]", "[citation needed]") is prose,
+left in its sentence, and no citation. The
 answer is split into sentences (text.split_sentences, zh and en); a marker written after a
 sentence's end punctuation ("… 1889. [2]", "…建成。【2】") belongs to that sentence, and a
 sentence's markers are its citations. What is judged is the sentence without its markers
@@ -65,9 +68,10 @@ from localeval.text import json_safe, split_sentences
 FACT_STEP = "citations_fact"
 SUPPORT_STEP = "faithfulness_verdicts"
 
-_NUMBERS = r"\d{1,4}(?:\s*[,，、]\s*\d{1,4})*"
+_NUMBERS = r"\d{1,3}(?:\s*[,，、]\s*\d{1,3})*"
 MARKER = re.compile(rf"[\[［]\s*({_NUMBERS})\s*[\]］]|【\s*({_NUMBERS})\s*】")
-"""One citation marker: [1], [1, 2], ［1］, 【1】, 【1，2】."""
+"""One citation marker: [1], [1, 2], ［1］, 【1】, 【1，2】; each number 1 to 3 digits (a
+passage index), so a bracketed year ("[2019]") is prose, not a marker."""
 _MARKER_RUN = rf"(?:\s*(?:{MARKER.pattern}))+"
 _END_THEN_MARKERS = re.compile(rf"([.!?。！？；…]+[\"'”’」』）)]*)({_MARKER_RUN})")
 """End punctuation followed by markers: the markers are moved before it, into their sentence."""
