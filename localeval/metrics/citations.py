@@ -49,7 +49,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -285,17 +285,36 @@ def _common(judged: Judged) -> dict[str, Any]:
     return out
 
 
-@metric("citation_recall", requires=("answer", "contexts"), order=110, default=False,
-        steps=(FACT_STEP, SUPPORT_STEP),
-        examples={FACT_STEP: lambda ex: {"question": ex.question, "sentences": ex.statements}},
-        verdict_keys=("fact", "supported", "holds"),
-        description="share of the answer's fact sentences that their cited passages support "
-                    "(an uncited one counts against it)")
-async def citation_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
-    name = "citation_recall"
-    judged = await judge_citations(ctx, sample)
-    if not judged.sentences:
-        return MetricResult.unscored(name, "the answer has no sentence")
+Score = Callable[[str, Judged], MetricResult]
+
+
+def citation_metric(name: str, *, steps: tuple[str, ...], description: str,
+                    examples: dict[str, Any] | None = None) -> Callable[[Score], Score]:
+    """Register `score(name, judged)` as the citation metric `name`: the answer's citations
+    judged (judge_citations, the same requests for both metrics, asked once per sample), an
+    answer without a sentence unscored with its reason, the rest scored by `score`."""
+
+    def register(score: Score) -> Score:
+        async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
+            judged = await judge_citations(ctx, sample)
+            if not judged.sentences:
+                return MetricResult.unscored(name, "the answer has no sentence")
+            return score(name, judged)
+
+        metric(name, requires=("answer", "contexts"), order=110, default=False, steps=steps,
+               examples=examples, verdict_keys=("fact", "supported", "holds"),
+               description=description)(run)
+        return score
+
+    return register
+
+
+@citation_metric(
+    "citation_recall", steps=(FACT_STEP, SUPPORT_STEP),
+    examples={FACT_STEP: lambda ex: {"question": ex.question, "sentences": ex.statements}},
+    description="share of the answer's fact sentences that their cited passages support "
+                "(an uncited one counts against it)")
+def citation_recall(name: str, judged: Judged) -> MetricResult:
     facts = judged.fact_sentences()
     if not facts:
         return MetricResult.unscored(name, "no sentence of the answer states a fact (the "
@@ -311,16 +330,11 @@ async def citation_recall(sample: Sample, ctx: MetricContext) -> MetricResult:
 
 # the same steps as citation_recall, declared in the other order: every metric's step tuple is
 # its own (tests/test_metric_declarations.py tells the metrics apart by it)
-@metric("citation_precision", requires=("answer", "contexts"), order=110, default=False,
-        steps=(SUPPORT_STEP, FACT_STEP),
-        verdict_keys=("fact", "supported", "holds"),
-        description="share of the citations of fact sentences that hold: they support their "
-                    "sentence and, among several, are needed (ALCE)")
-async def citation_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
-    name = "citation_precision"
-    judged = await judge_citations(ctx, sample)
-    if not judged.sentences:
-        return MetricResult.unscored(name, "the answer has no sentence")
+@citation_metric(
+    "citation_precision", steps=(SUPPORT_STEP, FACT_STEP),
+    description="share of the citations of fact sentences that hold: they support their "
+                "sentence and, among several, are needed (ALCE)")
+def citation_precision(name: str, judged: Judged) -> MetricResult:
     details = _common(judged)
     if "no_citations" in details:
         return MetricResult.unscored(name, "the answer cites no passage: no citation to be "
