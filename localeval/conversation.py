@@ -14,6 +14,8 @@ the shield, batching and determinism are theirs):
 Faithfulness judges a turn's claims against that turn's contexts; a claim they leave unsupported
 is judged again against what the user said up to that turn, and counts as supported when that
 supports it (`supported_by: "user"` in the turn's statements; not on a turn the shield flagged).
+That pass is asked only where a claim is left unsupported; a dry run (`Backends.every_request`,
+`run --estimate`) asks it on every such turn, so the estimate's count is an upper bound.
 
 The conversation's record: each single-turn metric's score (and sub-scores) is the mean over the
 assistant turns it scored, `<name>.last_turn` the last assistant turn's; each turn's question,
@@ -162,7 +164,7 @@ async def _score_turn(sample: Sample, turns: list[Turn], k: int, metrics: list[M
     record = await evaluate(turn_sample, metrics, settings, backends, language)
     said = [t for t in turns[:k] if t.role == "user" and t.content.strip()]
     faith = next((m for m in metrics if m.name == FAITHFULNESS), None)
-    if faith is not None and said and _unsupported(record):
+    if faith is not None and said and _unsupported(record, any_verdict=backends.every_request):
         user_sample = turn_sample.model_copy(update={
             "id": turn_sample.id + USER_MARK, "contexts": [t.content for t in said]})
         by_user = await evaluate(user_sample, [faith], settings, backends, language)
@@ -171,12 +173,13 @@ async def _score_turn(sample: Sample, turns: list[Turn], k: int, metrics: list[M
                        record)
 
 
-def _unsupported(record: SampleRecord) -> bool:
-    """Whether the turn's faithfulness left a claim unsupported (a flagged turn: not lifted)."""
+def _unsupported(record: SampleRecord, *, any_verdict: bool = False) -> bool:
+    """Whether the turn's faithfulness left a claim unsupported (a flagged turn: not lifted);
+    `any_verdict`: whether it judged a claim at all (the dry run's upper bound)."""
     details = record.details.get(FAITHFULNESS) or {}
     if "instructions" in details or record.scores.get(FAITHFULNESS) is None:
         return False
-    return any(s.get("verdict") == 0 for s in details.get("statements") or [])
+    return any(any_verdict or s.get("verdict") == 0 for s in details.get("statements") or [])
 
 
 def _credit_user(record: SampleRecord, by_user: SampleRecord, user_turns: list[int]) -> None:

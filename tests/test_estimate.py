@@ -283,3 +283,21 @@ def test_an_unusable_answer_cache_is_a_note_and_the_estimate_goes_on(tmp_path: P
     assert any("cannot be used" in n and "assumes no cached answer" in n
                for n in estimate["notes"])
     assert any(s.startswith("warning: answer cache") for s in said)
+
+
+def test_a_conversation_run_counts_the_user_pass(tmp_path: Path) -> None:
+    """A conversation's faithfulness judges an unsupported claim again against what the user
+    said (conversation.py): the estimate counts that pass (the run makes it where a claim is
+    left unsupported, so the count is an upper bound, reached when every turn leaves one)."""
+    from tests.test_conversation import DEEPEVAL, RAGAS, VEGETARIAN
+
+    rows = [VEGETARIAN, RAGAS | {"id": "eiffel"}, DEEPEVAL | {"id": "allergy"}]
+    settings = _settings(tmp_path, metrics=["faithfulness", "answer_relevance"])
+    estimate = estimate_run(rows, settings, parallel=1, calibrate_now=False)
+    real = run(rows, None, settings, judge=(judge := SchemaJudge()), embedder=HashEmbedder())
+    assert any(r.sample_id.endswith("#user") for r in judge.requests)  # the pass was made
+    assert {s: v["requests"] for s, v in estimate["steps"].items()} == \
+        real.summary["judge"]["calls_by_step"]
+    assert estimate["steps"]["faithfulness_verdicts"]["count"] == "upper bound"
+    assert estimate["steps"]["conversation_rewrite"]["count"] == "exact"
+    assert estimate["total"]["count"] == "upper bound"

@@ -176,7 +176,7 @@ def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, ju
     client = JudgeClient(judge, cache)  # type: ignore[arg-type]
     stats = client.stats
     backends = Backends(judge=client, embeddings=EmbeddingStore(HashEmbedder()),
-                        info={"judge": {"parallel": parallel}})
+                        info={"judge": {"parallel": parallel}}, every_request=True)
     errors: list[str] = []
 
     def on_record(_sample: Any, record: Any) -> None:

@@ -40,15 +40,26 @@ def claim_steps() -> frozenset[str]:
                      if not s.endswith("_statements"))
 
 
-def count_kind(step: str, settings: Settings) -> str:
+def count_kind(step: str, settings: Settings, upper: frozenset[str] = frozenset()) -> str:
     """How far a step's request count can be known before the judge answers: `exact`,
-    `lower bound` (an answer that loops is asked again in halves) or `estimate` (the requests
-    follow from the judge's answers: the statements it writes)."""
+    `lower bound` (an answer that loops is asked again in halves), `upper bound` (a step in
+    `upper`: some of its requests are made only on some answers, and the dry run asked them
+    all) or `estimate` (the requests follow from the judge's answers: the statements it writes;
+    or bounded both ways)."""
     if step in claim_steps() and settings.claims == "statements":
         return "estimate"
     if step.endswith("_statements"):
-        return "lower bound"
-    return "exact"
+        return "estimate" if step in upper else "lower bound"
+    return "upper bound" if step in upper else "exact"
+
+
+def upper_steps(recorded: Iterable[Any]) -> frozenset[str]:
+    """The steps of the dry run's requests that a run makes only on some answers: a
+    conversation turn's user pass (data/conversation.USER_MARK), asked only where a claim is
+    left unsupported."""
+    from localeval.data.conversation import USER_MARK
+
+    return frozenset(r.request.step for r in recorded if r.request.sample_id.endswith(USER_MARK))
 
 
 @dataclass
@@ -138,12 +149,13 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
     speed = calibrate.speed_of(entry) if entry else None
     totals = replay(loads, parallel=parallel, speed=speed)
     steps = sorted(set(totals.requests) | set(found.cached_by_step))
+    upper = upper_steps(found.recorded)
     for step in steps:
         free = any(w.step == step and w.generated for w in loads)
         out["steps"][step] = {
             "requests": totals.requests.get(step, 0),
             "cached": found.cached_by_step.get(step, 0),
-            "count": count_kind(step, settings),
+            "count": count_kind(step, settings, upper),
             "prompt_tokens": totals.prompt_tokens.get(step, 0),
             "prompt_tokens_processed": totals.processed.get(step, 0),
             "generated_tokens": totals.generated.get(step, 0),
@@ -178,8 +190,9 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         out["notes"].append("time covers the judge (model load and decoding); the embedder, "
                             "reading the rows and writing the reports are not included")
     if any(v["count"] != "exact" for v in out["steps"].values()):
-        out["notes"].append("a count marked 'estimate' or 'lower bound' depends on the judge's "
-                            "answers (placeholders stood in for them)")
+        out["notes"].append("a count marked 'estimate', 'lower bound' or 'upper bound' depends on "
+                            "the judge's answers (placeholders stood in for them; an upper "
+                            "bound: requests made only on some answers were all counted)")
     return out
 
 
@@ -221,8 +234,8 @@ def _total(steps: dict[str, dict[str, Any]]) -> dict[str, Any]:
     keys = ("requests", "cached", "prompt_tokens", "prompt_tokens_processed",
             "generated_tokens", "forced_tokens")
     total: dict[str, Any] = {k: sum(s[k] for s in steps.values()) for k in keys}
-    total["count"] = "exact" if all(s["count"] == "exact" for s in steps.values()) else \
-        "estimate" if any(s["count"] == "estimate" for s in steps.values()) else "lower bound"
+    kinds = {s["count"] for s in steps.values()} - {"exact"}
+    total["count"] = "exact" if not kinds else kinds.pop() if len(kinds) == 1 else "estimate"
     return total
 
 

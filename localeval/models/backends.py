@@ -34,6 +34,10 @@ class Backends:
     judge: JudgeClient | None = None
     embeddings: EmbeddingStore | None = None
     info: dict[str, Any] = field(default_factory=dict)
+    every_request: bool = False
+    """A dry run (`run --estimate`): a request a run makes only on some of the judge's answers
+    is asked whatever they are (a conversation turn's user pass), so its count is an upper
+    bound."""
 
     def describe(self) -> dict[str, Any]:
         """`info`, plus how long the judge model took to load (null: never loaded, because
