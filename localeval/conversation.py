@@ -43,10 +43,10 @@ from localeval.metrics import Metric, MetricContext
 from localeval.metrics.claims.score import ALL_SUPPORTED
 from localeval.models.backends import Backends
 from localeval.names import GREEDY, WEIGHTED, owner_of
+from localeval.prompts import REWRITE_STEP
 from localeval.results.records import SampleRecord
 from localeval.text import detect_language
 
-REWRITE_STEP = "conversation_rewrite"
 LAST_TURN = "last_turn"
 """The key suffix of a conversation's last assistant turn's score (`faithfulness.last_turn`)."""
 FAITHFULNESS = "faithfulness"

@@ -102,22 +102,38 @@ def template_sha256(lang: str, step: str) -> str:
     return hashlib.sha256((PROMPTS_DIR / template_name(lang, step)).read_bytes()).hexdigest()
 
 
-CONVERSATION_STEPS = frozenset({"conversation_rewrite"})
+REWRITE_STEP = "conversation_rewrite"
+"""A conversation turn's standalone question (localeval/conversation.py)."""
+CONVERSATION_STEPS = frozenset({REWRITE_STEP})
 """The steps a run of conversations asks besides its metrics' (localeval/conversation.py)."""
 
 
-def metric_prompt_hashes(metrics: Iterable[Any], *, conversations: bool = False) -> dict[str, str]:
-    """`prompt_hashes` of the steps of these metrics ({} when none asks the judge), and of the
-    conversations' own steps when the rows hold `conversations`: what a run records in run.json
-    and summary.json, and what every Ray worker must have too."""
+def run_steps(metrics: Iterable[Any], *, conversations: bool) -> set[str]:
+    """The judge steps a run of these metrics renders: every metric's declared steps (the
+    rendered ones: tests/test_metric_declarations.py), and with `conversations` the
+    conversations' own; none when no metric asks the judge."""
     steps = {s for m in metrics for s in m.steps}
-    if conversations and any(m.steps for m in metrics):
-        steps |= CONVERSATION_STEPS
+    return steps | CONVERSATION_STEPS if steps and conversations else steps
+
+
+def metric_prompt_hashes(metrics: Iterable[Any], *, conversations: bool = False) -> dict[str, str]:
+    """`prompt_hashes` of the steps a run of these metrics renders (run_steps; {} when none asks
+    the judge), with the conversations' own when the rows hold `conversations`: what a run
+    records in run.json and summary.json."""
+    steps = run_steps(metrics, conversations=conversations)
     return prompt_hashes(steps) if steps else {}
 
 
+def worker_prompt_hashes(metrics: Iterable[Any]) -> dict[str, str]:
+    """What every Ray worker must hold the same of: every template a run of these metrics can
+    render, conversations' included (a worker is not told whether the rows hold any), with
+    their system prompts."""
+    return metric_prompt_hashes(metrics, conversations=True)
+
+
 def prompt_hashes(steps: set[str]) -> dict[str, str]:
-    """sha256 of every template used (both languages) plus the system prompts."""
+    """sha256 of every template used (both languages) plus the system prompts: the shared
+    `system` and each step's own `<step>_system` where the folder has one (system_of)."""
     out: dict[str, str] = {}
     for lang in LANGUAGES:
         for step in sorted(steps | {"system"} | {s + SYSTEM_SUFFIX for s in steps}):

@@ -8,6 +8,8 @@ import pickle
 import re
 import sys
 import types
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -107,3 +109,71 @@ def test_the_driver_refuses_an_old_ray_before_joining(monkeypatch: pytest.Monkey
     with pytest.raises(ConfigError, match=r"Ray '2\.9\.0'; localeval needs Ray >= 2\.60"):
         RayExecutor(options=RayOptions(address="auto")).start(work)
     assert calls == []  # neither joined nor started anything
+
+
+@dataclass
+class WorkerPrompts:
+    """A worker's prompts folder: a copy of the driver's, read in its place once `use`d (the
+    driver's hashes are taken before)."""
+
+    root: Path
+    monkeypatch: pytest.MonkeyPatch
+
+    def use(self) -> None:
+        from localeval import prompts
+
+        self.monkeypatch.setattr(prompts, "PROMPTS_DIR", self.root)
+        prompts.template_sha256.cache_clear()
+
+
+@pytest.fixture
+def worker_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[WorkerPrompts]:
+    import shutil
+
+    from localeval import prompts
+
+    shutil.copytree(prompts.PROMPTS_DIR, tmp_path / "worker-prompts")
+    yield WorkerPrompts(tmp_path / "worker-prompts", monkeypatch)
+    monkeypatch.undo()
+    prompts.template_sha256.cache_clear()
+
+
+@pytest.mark.parametrize(("metrics", "edited"), [
+    (["faithfulness"], "en/conversation_rewrite.j2"),  # a conversation's own step
+    (["citations"], "zh/citations_fact.j2"),
+    (["context_utilization"], "en/context_recall_verdicts.j2"),  # diagnosis
+    (["faithfulness", "quality"], "en/rubric_system.j2"),  # a rubric's system prompt
+    (["quality"], "zh/rubric_reason.j2"),
+])
+def test_a_worker_with_another_template_is_refused(metrics: list[str], edited: str,
+                                                   worker_prompts: WorkerPrompts) -> None:
+    from localeval import prompts
+    from localeval.distributed.worker import check_prompts
+    from localeval.metrics import resolve
+    from localeval.rubrics import rubric
+
+    run = resolve(metrics, [rubric("quality", criteria={"en": "Is the answer good?",
+                                                         "zh": "回答好吗？"})])
+    driver = prompts.worker_prompt_hashes(run)
+    assert edited in driver
+    check_prompts(run, driver, "n1")  # the same templates: accepted
+    path = worker_prompts.root / edited
+    path.write_text(path.read_text(encoding="utf-8") + "\n.", encoding="utf-8")
+    worker_prompts.use()
+    with pytest.raises(LocalevalError, match=re.escape(edited)):
+        check_prompts(run, driver, "n1")
+
+
+def test_a_worker_with_an_extra_system_prompt_is_refused(worker_prompts: WorkerPrompts) -> None:
+    from localeval import prompts
+    from localeval.distributed.worker import check_prompts
+    from localeval.metrics import resolve
+
+    run = resolve(["faithfulness"])
+    driver = prompts.worker_prompt_hashes(run)
+    (worker_prompts.root / "en" / "faithfulness_verdicts_system.j2").write_text("Other.",
+                                                                         encoding="utf-8")
+    worker_prompts.use()
+    with pytest.raises(LocalevalError, match=re.escape("en/faithfulness_verdicts_system.j2")):
+        check_prompts(run, driver, "n1")
+

@@ -276,7 +276,7 @@ def _launch(ray: Any, backends: RayExecutor, work: Work) -> None:
         needed_names=[m.name for m in needed],
         expected=expected_models(settings, needed, judge, embedder),
         version=__version__,
-        prompt_hashes=prompts.metric_prompt_hashes(metrics),
+        prompt_hashes=prompts.worker_prompt_hashes(metrics),
         models_dir=str(options.models_dir) if options.models_dir is not None else None,
         judge=judge,
         embedder=embedder,

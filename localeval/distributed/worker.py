@@ -56,6 +56,29 @@ class WorkerPlan:
     cpus: int | None = None  # CPU worker: llama.cpp threads when --threads is not given
 
 
+def check_prompts(metrics: list[Any], driver: dict[str, str], node: str) -> None:
+    """Refuse a worker whose templates for these metrics (prompts.worker_prompt_hashes: every
+    template the run can render, system prompts and conversations' included) are not the
+    driver's, naming the ones that differ."""
+    from localeval import prompts
+
+    mine = prompts.worker_prompt_hashes(metrics)
+    differ = sorted(n for n in set(mine) | set(driver) if mine.get(n) != driver.get(n))
+    if differ:
+        named = ", ".join(f"{n} ({_how_differs(n, mine, driver)})" for n in differ[:5])
+        if len(differ) > 5:
+            named += f" and {len(differ) - 5} more"
+        raise LocalevalError(
+            f"ray worker on node {node} has other prompt templates than the driver: {named} "
+            f"(prompts folder {prompts.PROMPTS_DIR}); install the same localeval everywhere")
+
+
+def _how_differs(name: str, mine: dict[str, str], driver: dict[str, str]) -> str:
+    if name not in mine:
+        return "missing here"
+    return "not on the driver" if name not in driver else "another text"
+
+
 def node_name() -> str:
     return socket.gethostname()
 
@@ -171,7 +194,6 @@ class EvalWorker:
             }
 
     def _load(self) -> dict[str, Any]:
-        from localeval import prompts
         from localeval.executor import sample_concurrency
         from localeval.metrics import resolve
         from localeval.models.backends import build_backends
@@ -187,11 +209,7 @@ class EvalWorker:
                 f"{plan.version}; install the same version on every node"
             )
         rubrics = plan.settings.rubrics  # the metrics files' content travels in the settings
-        if prompts.metric_prompt_hashes(resolve(plan.metric_names, rubrics)) != plan.prompt_hashes:
-            raise LocalevalError(
-                f"ray worker on node {self.node} has other prompt templates than the driver "
-                f"(prompts folder {prompts.PROMPTS_DIR}); install the same localeval everywhere"
-            )
+        check_prompts(resolve(plan.metric_names, rubrics), plan.prompt_hashes, self.node)
         checked = verify_models(plan.expected, self.node)
         settings = plan.settings
         if plan.cpus and settings.n_threads is None:
