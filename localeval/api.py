@@ -222,15 +222,24 @@ def evaluate(
         problems=list(outcome.dataset.problems),
         out_dir=out_dir,
     )
-    if results.calibration_note is not None:  # as the CLI says it last
+    note = results.calibration_note
+    judge_id = str(((outcome.summary.get("models") or {}).get("judge") or {}).get("sha256"))
+    if note is not None and (judge_id, note) not in UNCALIBRATED_SAID:  # as the CLI says it last
         import warnings
 
-        warnings.warn(results.calibration_note, UncalibratedJudgeWarning, stacklevel=2)
+        UNCALIBRATED_SAID.add((judge_id, note))
+        warnings.warn(note, UncalibratedJudgeWarning, stacklevel=2)
     return results
 
 
 class UncalibratedJudgeWarning(UserWarning):
-    """`evaluate` on a judge whose τ was not fitted for it (`EvalResults.calibration_note`)."""
+    """`evaluate` on a judge whose τ was not fitted for it (`EvalResults.calibration_note`):
+    said once per judge in a process (UNCALIBRATED_SAID), the note on every result."""
+
+
+UNCALIBRATED_SAID: set[tuple[str, str]] = set()
+"""(judge sha256, note) pairs `evaluate` has warned about in this process: a test suite's many
+calls (one per case) hear it once per judge."""
 
 
 @dataclass

@@ -255,6 +255,37 @@ def own_judge() -> OwnJudge:
     return OwnJudge({"faithfulness_verdicts": [probed(0.9, 0.6, 0.65)]})
 
 
+@pytest.fixture(autouse=True)
+def _a_new_process() -> None:
+    """Each test as a new process: the uncalibrated-judge warning not said yet."""
+    from localeval import api
+
+    api.UNCALIBRATED_SAID.clear()
+
+
+def test_the_uncalibrated_warning_is_said_once_per_judge() -> None:
+    """Once per judge in a process (a test suite's many evaluate / assert_scores calls, one per
+    case): the note stays on every result, the warning is not repeated."""
+    import localeval
+    from localeval.api import UncalibratedJudgeWarning
+
+    class OtherJudge(OwnJudge):
+        name = "other.gguf"
+        fingerprint = "b" * 64
+
+    other = OtherJudge({"faithfulness_verdicts": [probed(0.9, 0.6, 0.65)]})
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        results = [localeval.evaluate([ROW | {"id": f"r{i}"}], metrics="faithfulness",
+                                      judge=judge, embedder=HashEmbedder(), no_cache=True)
+                   for i, judge in enumerate([own_judge(), own_judge(), own_judge(),
+                                              other])]
+    uncalibrated = [w for w in said if issubclass(w.category, UncalibratedJudgeWarning)]
+    assert [str(w.message).split("to calibrate ")[1].split(" ")[0] for w in uncalibrated] == \
+        ["mine.gguf", "other.gguf"]
+    assert all(r.calibration_note for r in results)
+
+
 def test_the_api_says_the_judge_is_uncalibrated(tmp_path: Path) -> None:
     import localeval
     from localeval.api import UncalibratedJudgeWarning
