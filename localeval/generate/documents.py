@@ -4,6 +4,7 @@ PDF without pypdf, a bad JSONL line, an empty folder) becomes one problem line; 
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections import Counter
@@ -101,20 +102,52 @@ def _read_file(path: Path, source: str, out: Read) -> None:
 
 
 def _plain_text(path: Path, out: Read) -> str | None:
+    """A text file's text (text_encoding), or None with its problem said: unreadable, binary (a
+    NUL anywhere in it), or not valid text in its encoding."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         out.problems.append(f"{path}: unreadable ({exc.strerror or exc}); skipped")
         return None
-    if b"\x00" in data[:4096]:
-        out.problems.append(f"{path}: a binary file, not text; skipped")
+    encoding = text_encoding(data)
+    if encoding == "utf-8-sig" and b"\x00" in data:
+        out.problems.append(f"{path}: a binary file, not text (a NUL byte at byte "
+                            f"{data.index(0)}); skipped")
         return None
     try:
-        return data.decode("utf-8-sig")
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        out.problems.append(f"{path}: not UTF-8 text (byte {exc.start}); save it as UTF-8; "
+        said = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
+        out.problems.append(f"{path}: not {said} text (byte {exc.start}); save it as UTF-8; "
                             "skipped")
         return None
+    if "\x00" in text:
+        out.problems.append(f"{path}: a binary file, not text (a NUL character at character "
+                            f"{text.index(chr(0))}); skipped")
+        return None
+    return text
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+"""Byte-order marks, UTF-32's first (its little-endian mark starts like UTF-16's)."""
+
+
+def text_encoding(data: bytes) -> str:
+    """The encoding of a text file's bytes: UTF-32 or UTF-16 by its byte-order mark; UTF-16
+    without one when the NULs of its first 4 KB fall on one side of the byte pairs (the high
+    byte of Latin text); else UTF-8 (a leading UTF-8 mark dropped)."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding
+    head = data[:4096]
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    pairs = len(head) // 2
+    if pairs and odd >= 0.3 * pairs and even <= odd / 10:
+        return "utf-16-le"
+    if pairs and even >= 0.3 * pairs and odd <= even / 10:
+        return "utf-16-be"
+    return "utf-8-sig"
 
 
 def _pdf_text(path: Path, out: Read) -> str | None:
