@@ -5,10 +5,12 @@ hold escape sequences (ESC, other C0/C1 controls), bidirectional overrides, line
 surrogates (a non-UTF-8 file name, a JSON "\\ud800"); each becomes a visible backslash escape, so
 a message stays one line and cannot recolour, move the cursor or reorder the terminal.
 `unicode_safe` only replaces lone surrogates, for text that must be written as UTF-8 (JSON).
+`text_encoding` tells a text file's encoding from its bytes (UTF-8, UTF-16, UTF-32).
 """
 
 from __future__ import annotations
 
+import codecs
 import html
 import re
 
@@ -41,3 +43,25 @@ def unicode_safe(text: str) -> str:
 def esc(value: object) -> str:
     """Text for HTML (element content or a quoted attribute)."""
     return html.escape(str(value), quote=True)
+
+
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+"""Byte-order marks, UTF-32's first (its little-endian mark starts like UTF-16's)."""
+
+
+def text_encoding(data: bytes) -> str:
+    """The encoding of a text file's bytes: UTF-32 or UTF-16 by its byte-order mark; UTF-16
+    without one when the NULs of its first 4 KB fall on one side of the byte pairs (the high
+    byte of Latin text); else UTF-8 (a leading UTF-8 mark dropped)."""
+    for bom, encoding in _BOMS:
+        if data.startswith(bom):
+            return encoding
+    head = data[:4096]
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    pairs = len(head) // 2
+    if pairs and odd >= 0.3 * pairs and even <= odd / 10:
+        return "utf-16-le"
+    if pairs and even >= 0.3 * pairs and odd <= even / 10:
+        return "utf-16-be"
+    return "utf-8-sig"

@@ -52,3 +52,13 @@ def test_a_file_with_one_good_row_among_bad_ones_still_runs(tmp_path: Path) -> N
     data = load(path)
     require_samples(data, path)
     assert [s.id for s in data.samples] == ["a"] and len(data.problems) == 1
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32"])
+def test_a_utf16_file_is_named_as_such_with_the_fix(tmp_path: Path, encoding: str) -> None:
+    """Issue 53, Low: a UTF-16 (or UTF-32) dataset is named by its encoding, not as bad rows."""
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes('{"id": "a", "question": "Q?", "answer": "A."}\n'.encode(encoding))
+    name = "UTF-32" if "32" in encoding else "UTF-16"
+    with pytest.raises(DatasetError, match=f"is {name} text, not UTF-8: save it as UTF-8"):
+        require_samples(load(path), path)

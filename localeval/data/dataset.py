@@ -30,7 +30,7 @@ from localeval.data.readers import (
     require_texts,
 )
 from localeval.errors import DatasetError, first_error
-from localeval.safe import unicode_safe
+from localeval.safe import text_encoding, unicode_safe
 
 TEXT_FIELDS = ("question", "answer", "ground_truth")
 TEXT_LIST_FIELDS = ("contexts", "retrieved_texts", "expected_texts")
@@ -286,9 +286,16 @@ def nothing_usable(path: Path, name: str, problems: Sequence[RowProblem]) -> str
     content under a JSON name, or every row unreadable (the first problem shown)."""
     try:
         with path.open("rb") as f:
-            head = f.read(4096).decode("utf-8", "replace").lstrip("\ufeff")
+            raw = f.read(4096)
     except OSError:
-        head = ""
+        raw = b""
+    encoding = text_encoding(raw)
+    if encoding != "utf-8-sig":
+        said = "UTF-32" if "32" in encoding else "UTF-16"
+        source = {"utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE"}.get(encoding, said)
+        return (f"dataset {name} is {said} text, not UTF-8: save it as UTF-8 (for instance "
+                f"iconv -f {source} -t UTF-8)")
+    head = raw.decode("utf-8", "replace").lstrip("\ufeff")
     first = next((line.strip() for line in head.splitlines() if line.strip()), "")
     suffix = path.suffix.lower()
     if not first and not problems:

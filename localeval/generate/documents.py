@@ -4,7 +4,6 @@ PDF without pypdf, a bad JSONL line, an empty folder) becomes one problem line; 
 
 from __future__ import annotations
 
-import codecs
 import json
 import re
 from collections import Counter
@@ -13,7 +12,7 @@ from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 
-from localeval.safe import unicode_safe
+from localeval.safe import text_encoding, unicode_safe
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown", ".html", ".htm")
 SUFFIXES = (*TEXT_SUFFIXES, ".pdf", ".jsonl")
@@ -126,28 +125,6 @@ def _plain_text(path: Path, out: Read) -> str | None:
                             f"{text.index(chr(0))}); skipped")
         return None
     return text
-
-
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-"""Byte-order marks, UTF-32's first (its little-endian mark starts like UTF-16's)."""
-
-
-def text_encoding(data: bytes) -> str:
-    """The encoding of a text file's bytes: UTF-32 or UTF-16 by its byte-order mark; UTF-16
-    without one when the NULs of its first 4 KB fall on one side of the byte pairs (the high
-    byte of Latin text); else UTF-8 (a leading UTF-8 mark dropped)."""
-    for bom, encoding in _BOMS:
-        if data.startswith(bom):
-            return encoding
-    head = data[:4096]
-    even, odd = head[0::2].count(0), head[1::2].count(0)
-    pairs = len(head) // 2
-    if pairs and odd >= 0.3 * pairs and even <= odd / 10:
-        return "utf-16-le"
-    if pairs and even >= 0.3 * pairs and odd <= even / 10:
-        return "utf-16-be"
-    return "utf-8-sig"
 
 
 def _pdf_text(path: Path, out: Read) -> str | None:
