@@ -447,7 +447,7 @@ def test_a_ray_worker_gets_the_files_content_in_its_plan(tmp_path: Path) -> None
     metrics = resolve(settings.metrics, settings.rubrics)
     plan = WorkerPlan(settings=settings, metric_names=[m.name for m in metrics],
                       needed_names=["covers_question"], expected=[], version=__version__,
-                      prompt_hashes=prompts.metric_prompt_hashes(metrics), judge=RubricJudge(),
+                      prompt_hashes=prompts.worker_prompt_hashes(metrics), judge=RubricJudge(),
                       embedder=HashEmbedder())
     header, blob = seal_plan(plan)
     path.unlink()  # the worker's machine has no such file

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +221,7 @@ def test_a_ray_worker_renders_the_template_text_its_plan_carries(tmp_path: Path)
     judge = RubricJudge()
     plan = WorkerPlan(settings=settings, metric_names=[m.name for m in metrics],
                       needed_names=["covers_question"], expected=[], version=__version__,
-                      prompt_hashes=prompts.metric_prompt_hashes(metrics), judge=judge,
+                      prompt_hashes=prompts.worker_prompt_hashes(metrics), judge=judge,
                       embedder=HashEmbedder())
     header, blob = seal_plan(plan)
     (tmp_path / "t.j2").unlink()  # the worker's machine has no such file
@@ -328,6 +329,17 @@ def test_a_prompt_too_long_names_the_rubrics_text_when_that_is_the_long_part() -
     assert "does not fit the context window of 4096" in error
     assert "the long part is the rubric's own text, its criteria, levels, steps" in error, error
     assert "python [thorough]" in error and "contexts" not in error, error
+    assert re.search(r"\(8,\d{3} characters, 7,\d{3} of them in its criteria; ", error), error
+    assert "shorten its criteria in python [thorough]" in error, error
+
+
+def test_a_prompt_too_long_names_the_rubrics_levels_when_they_are_the_long_part() -> None:
+    r = localeval.rubric("verbose", criteria="Good?",
+                         levels={1: "bad " * 900, 5: "good " * 900})
+    error = evaluate(ROWS, TooLongJudge(), rubrics=[r], metrics=["verbose"]).records[0] \
+        .errors["verbose"]
+    assert re.search(r"8,\d{3} of them in its levels; ", error), error
+    assert "shorten its levels in python [verbose]" in error, error
 
 
 def test_a_prompt_too_long_names_the_rows_field_when_that_is_the_long_part() -> None:

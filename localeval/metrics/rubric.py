@@ -283,14 +283,18 @@ def too_long(r: Rubric, lang: str, sample: Sample, steps: list[str],
     """A rubric's prompt too long for the window, saying which part is long: the rubric's own
     text (criteria, levels, steps, its template) or the row's material (its longest field
     named), by characters."""
-    own = (len(r.criteria[lang]) + sum(len(t[lang]) for t in r.levels.values())
-           + sum(len(s) for s in steps) + len(r.template.get(lang, "")))
+    sizes = {"criteria": len(r.criteria[lang]),
+             "levels": sum(len(t[lang]) for t in r.levels.values()),
+             "steps": sum(len(s) for s in steps), "template": len(r.template.get(lang, ""))}
+    own = sum(sizes.values())
     fields = {f: len(show(sample.value(f))) for f in r.requires}
     rows = sum(fields.values())
     parts = "criteria, levels, steps" + (" and template" if r.template else "")
     if own >= rows:
-        advice = (f"the long part is the rubric's own text, its {parts} ({own:,} characters; "
-                  f"the row's material {rows:,}): shorten them in {r.where()}, or raise --n-ctx")
+        longest = max(sizes, key=lambda k: sizes[k])
+        advice = (f"the long part is the rubric's own text, its {parts} ({own:,} characters, "
+                  f"{sizes[longest]:,} of them in its {longest}; the row's material {rows:,}): "
+                  f"shorten its {longest} in {r.where()}, or raise --n-ctx")
     else:
         longest = max(fields, key=lambda f: fields[f])
         advice = (f"the long part is the row's material ({rows:,} characters, "
