@@ -7,6 +7,7 @@ import asyncio
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_resume_kill import SleepyJudge
@@ -121,3 +122,25 @@ def test_damaged_row_is_a_miss_and_unusable_file_is_a_clear_error(tmp_path: Path
     bad.write_bytes(b"this is not a database" * 100)
     with pytest.raises(ConfigError, match="--no-cache"):
         AnswerCache(bad)
+
+
+def test_a_full_disk_at_commit_is_said_as_such(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 53, Low: SQLite rolls back a COMMIT that fails on a full disk itself; the cache's
+    own ROLLBACK then failed ("cannot rollback - no transaction is active") and hid why."""
+    from localeval.judge import cache as cache_mod
+
+    class FullDisk(sqlite3.Connection):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+            if sql == "COMMIT":
+                super().execute("ROLLBACK")
+                raise sqlite3.OperationalError("database or disk is full")
+            return super().execute(sql, *args)
+
+    real = sqlite3.connect
+    monkeypatch.setattr(cache_mod.sqlite3, "connect",
+                        lambda *a, **k: real(*a, **k, factory=FullDisk))
+    with pytest.raises(ConfigError) as info:
+        AnswerCache(tmp_path / "answers.sqlite")
+    assert "(database or disk is full)" in str(info.value), info.value
+    assert "rollback" not in str(info.value)

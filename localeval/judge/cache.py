@@ -11,6 +11,7 @@ answer to a question it was not asked. A file made by a newer localeval is refus
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import sqlite3
@@ -108,7 +109,11 @@ class AnswerCache:
                 db.execute(f"PRAGMA user_version = {int(SCHEMA_VERSION)}")
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            # a COMMIT that failed (a full disk) may have rolled back already: rolling back
+            # again would raise "cannot rollback" in place of why
+            if db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    db.execute("ROLLBACK")
             raise
 
     @property
