@@ -403,3 +403,22 @@ def test_fitted_taus_are_plain_strings_and_floats() -> None:
                             label=np.array([1, 0, 1, 0]))
     taus = taus_for(table, np.array([0.9, 0.1, 0.8, 0.2]))  # type: ignore[arg-type]
     assert taus and all(type(k) is str and type(v) is float for k, v in taus.items())
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"layers": [3, -2]}, "layers are -1 (the final state) or a layer number"),
+    ({"layers": [3, 3]}, "layers are -1 (the final state) or a layer number"),
+    ({"n_embd": 0}, "n_embd must be at least 1"),
+    ({"n_embd": D + 1}, f"the arrays hold {2 * D + 1} features; 2 layers of n_embd {D + 1}"),
+    ({"layers": [3]}, f"the arrays hold {2 * D + 1} features; 1 layers of n_embd {D}"),
+    ({"with_p": False}, f"the arrays hold {2 * D + 1} features; 2 layers of n_embd {D} "
+                        f"make {2 * D}"),
+])
+def test_a_head_whose_layers_do_not_fit_its_arrays_is_refused_in_one_line(
+        tmp_path: Path, change: dict, words: str) -> None:
+    """Issue 53, Low: out-of-range layers, or arrays of one consistent wrong length, passed
+    the load check and failed at the first verdict."""
+    (tmp_path / "h.json").write_text(json.dumps(_head().model_dump() | change))
+    with pytest.raises(ConfigError, match="not a head file") as exc:
+        load_head(tmp_path / "h.json")
+    assert words in str(exc.value) and "\n" not in str(exc.value), exc.value

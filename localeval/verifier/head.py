@@ -83,6 +83,16 @@ class Head(BaseModel):
             raise ValueError(f"mean, scale and weights must be base64 float32 ({exc})") from None
         if len({a.shape for a in arrays}) != 1 or not all(np.isfinite(a).all() for a in arrays):
             raise ValueError("mean, scale and weights must be finite and of one length")
+        if any(n < -1 for n in self.layers) or len(set(self.layers)) != len(self.layers):
+            raise ValueError(f"layers are -1 (the final state) or a layer number, each once, "
+                             f"not {self.layers}")
+        if self.n_embd < 1:
+            raise ValueError(f"n_embd must be at least 1, not {self.n_embd}")
+        want = len(self.layers) * self.n_embd + int(self.with_p)
+        if arrays[0].shape[0] != want:
+            raise ValueError(
+                f"the arrays hold {arrays[0].shape[0]} features; {len(self.layers)} layers of "
+                f"n_embd {self.n_embd} make {want}" + (" with logit(P)" if self.with_p else ""))
         return self
 
     # ---------------------------------------------------------------- identity
