@@ -282,3 +282,22 @@ def test_a_full_disk_on_the_server_is_not_saved_and_nothing_torn_is_left(
         assert on_disk(run_dir) == {(sid, c0): 1.0, (sid, 1): 0.0}
         saved_are_on_disk(page, run_dir, called_saved)
     assert len(called_saved) == 2
+
+
+def test_each_claim_shows_its_diagnosis_class(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 50: with the diagnosis metrics' details in the run, the class is beside the claim."""
+    from tests.test_label_page import add_diagnosis
+
+    run_dir = make_run(tmp_path)
+    capsys.readouterr()
+    add_diagnosis(run_dir)
+    with chromium_page() as page, server(run_dir, 0) as (_, url):
+        open_page(page, url)
+        chips = page.evaluate("""[...document.querySelectorAll('#claims li')].map(li => {
+            const c = li.querySelector('.dclass');
+            return c ? [c.dataset.class, c.textContent] : null; })""")
+        screenshot(page, 1300, tmp_path / "label-diagnosis-1300.png")
+    assert chips[1] is None
+    assert chips[0][0] == "supported" and chips[2][0] == "hallucination"
+    assert "hallucination: wrong, and no context entails it" in chips[2][1]

@@ -79,6 +79,21 @@ def claims_of(record: SampleRecord, metric: str) -> list[dict[str, Any]] | None:
     return None
 
 
+def diagnosis_classes(record: SampleRecord, truth_side: bool) -> dict[str, str]:
+    """Claim text → its diagnosis class (metrics/claims/matrix.py), from any diagnosis metric's
+    details in the record (`answer_claims`, or `truth_claims` for ground-truth claims); empty
+    when the run has none."""
+    key = "truth_claims" if truth_side else "answer_claims"
+    found: dict[str, str] = {}
+    for detail in record.details.values():
+        rows = detail.get(key) if isinstance(detail, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and isinstance(row.get("statement"), str) and isinstance(
+                    row.get("class"), str):
+                found.setdefault(row["statement"], row["class"])
+    return found
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -385,6 +400,7 @@ class RunSession:
         row = self._row(record)
         contexts: list[str] = list(row.get("contexts") or []) if row else []
         shown = []
+        classes = diagnosis_classes(record, truth_side=metric == "context_recall")
         marks: list[tuple[str, int, str]] = []
         for i, c in enumerate(claims):
             closest = c.get("closest_sentence") if isinstance(c.get("closest_sentence"),
@@ -398,6 +414,7 @@ class RunSession:
                 "rule": c.get("rule"), "novel": c.get("novel_details") or [],
                 "evidence": closest,
                 "evidence_found": any(found_in(t, closest) for t in contexts),
+                "class": classes.get(c["statement"]),
             })
         marked = self._marks(metric, record.id, len(claims))
         return {

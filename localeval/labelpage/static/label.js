@@ -86,6 +86,18 @@ const T = {
     pending_one: (m) => `sample ${m.id}` + (m.claim === null ? "" : `, claim ${m.claim + 1}`) +
       ` (${m.metric}): ${labelName(m)}`,
     not_saved_tag: "not saved yet",
+    diagnosis: "diagnosis",
+    classes: {
+      supported: "supported: right, and a context entails it",
+      noise_relevant: "noise (relevant context): wrong, entailed by a relevant context",
+      noise_irrelevant: "noise (irrelevant context): wrong, entailed only by an irrelevant one",
+      hallucination: "hallucination: wrong, and no context entails it",
+      self_knowledge: "self-knowledge: right, but no context entails it",
+      not_retrieved: "not retrieved: no context entails it (the retriever)",
+      retrieved: "retrieved: a context entails it",
+      used: "used: a context entails it and the answer states it",
+      unused: "unused: a context entails it, the answer leaves it out (the generator)",
+    },
     keyline_run: "Keys: y supported · n not supported · u unsure · j/k next/previous claim · " +
       "e note · Enter next sample · ← back · ? all keys",
     keyline_sample: "Keys: y 1 · p ½ · n 0 · u unsure · e note · Enter next sample · ← back · " +
@@ -176,6 +188,18 @@ const T = {
     pending_one: (m) => `样本 ${m.id}` + (m.claim === null ? "" : `，论断 ${m.claim + 1}`) +
       `（${m.metric}）：${labelName(m)}`,
     not_saved_tag: "尚未保存",
+    diagnosis: "诊断",
+    classes: {
+      supported: "有依据：正确，且有上下文蕴含",
+      noise_relevant: "噪声（相关上下文）：错误，由相关上下文蕴含",
+      noise_irrelevant: "噪声（无关上下文）：错误，仅由无关上下文蕴含",
+      hallucination: "幻觉：错误，且没有上下文蕴含",
+      self_knowledge: "自有知识：正确，但没有上下文蕴含",
+      not_retrieved: "未检索到：没有上下文蕴含（检索器）",
+      retrieved: "已检索到：有上下文蕴含",
+      used: "已使用：有上下文蕴含，答案也陈述了",
+      unused: "未使用：有上下文蕴含，答案却遗漏（生成器）",
+    },
     keyline_run: "快捷键：y 有依据 · n 无依据 · u 不确定 · j/k 下/上一条论断 · e 备注 · " +
       "Enter 下一个样本 · ← 返回 · ? 全部快捷键",
     keyline_sample: "快捷键：y 1 · p ½ · n 0 · u 不确定 · e 备注 · Enter 下一个样本 · ← 返回 · " +
@@ -558,6 +582,12 @@ function renderClaims() {
                    el("span", "", ` ${t("judge")}: ${ok ? t("judge_yes") : t("judge_no")}`));
     if (c.p !== null && c.p !== undefined) verdict.append(el("span", "p", ` · P ${f3(c.p)}`));
     if (c.rule === "check") verdict.append(el("span", "muted", ` · ${t("by_rule")}`));
+    if (c.class) {
+      const chip = el("span", `dclass d-${c.class}`,
+                      `${t("diagnosis")}: ${t("classes")[c.class] || c.class}`);
+      chip.dataset.class = c.class;
+      verdict.append(" ", chip);
+    }
     if (c.reason) {
       const d = el("details", "why");
       d.append(el("summary", "", t("why")), el("span", "", c.reason));
