@@ -252,6 +252,7 @@ let save = { status: "idle", why: "" };
 const savedMarks = [];      // every mark the server confirmed (what the page called saved)
 let retryTimer = null;
 let flushing = null;
+let attempts = 0;           // marks sent so far, answered or not
 
 class CallError extends Error {
   constructor(kind, message) { super(message); this.kind = kind; }
@@ -366,6 +367,7 @@ async function flush() {
     while (pending.length) {
       const m = pending[0];
       setSave("saving");
+      attempts += 1;
       try {
         await api("/api/mark", m);
       } catch (err) {
