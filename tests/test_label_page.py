@@ -597,3 +597,34 @@ def test_a_real_judges_claims_show_their_p_and_their_evidence_marked(
             assert claim["evidence"] in marked
         closeness[sid] = min(abs(c["p"] - shown["tau"]) for c in shown["claims"])
     assert list(closeness.values()) == sorted(closeness.values())
+
+
+def add_diagnosis(run_dir: Path) -> None:
+    """Give the eiffel sample a diagnosis metric's details: its first claim supported, its
+    third a hallucination (as metrics/diagnosis.py writes them), the second not classed."""
+    results = run_dir / "results.jsonl"
+    records = [json.loads(x) for x in results.read_text(encoding="utf-8").splitlines()]
+    for r in records:
+        if r["id"] == "eiffel":
+            claims = [s["statement"] for s in r["details"]["faithfulness"]["statements"]]
+            r["details"]["hallucination"] = {"answer_claims": [
+                {"statement": claims[0], "sentence": 1, "class": "supported"},
+                {"statement": claims[2], "sentence": 3, "class": "hallucination"}]}
+    results.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_a_claim_shows_its_diagnosis_class_when_the_run_has_one(run_dir: Path) -> None:
+    """Issue 50: a run with the diagnosis metrics' details (answer_claims / truth_claims, each
+    claim with its class) shows each claim's class beside it, matched by the claim's text; a
+    claim the diagnosis did not class, and a run without it, show none."""
+    add_diagnosis(run_dir)
+    with serving(open_run(run_dir)) as c:
+        order = [c.item(p, "informative")["id"] for p in range(4)]
+        shown = c.item(order.index("eiffel"), "informative")
+        assert [x["class"] for x in shown["claims"]] == ["supported", None, "hallucination"]
+        other = c.item(order.index("nile"), "informative")
+        assert {x["class"] for x in other["claims"]} == {None}
+    from tests.conftest import REPO
+
+    js = (REPO / "localeval/labelpage/static/label.js").read_text(encoding="utf-8")
+    assert "c.class" in js and "hallucination:" in js

@@ -192,3 +192,44 @@ def test_generate_does_not_replace_a_test_set_without_overwrite(
     assert out.read_bytes() == before
     assert main([*args, "--overwrite"]) in (0, 1)  # replaced (no judge answer: no row kept)
     assert out.read_bytes() != before
+
+
+def test_a_refused_write_on_a_kept_alive_connection_is_not_read_as_the_next_request(
+        run_dir: Path) -> None:
+    """A POST refused before its body is read (a restarted server's new token) closes the
+    connection: its body is never parsed as the browser's next request (that turned the page's
+    reload into "400 Bad request syntax")."""
+    import http.client
+
+    with serving(open_run(run_dir)) as c:
+        conn = http.client.HTTPConnection("127.0.0.1", c.server.port, timeout=10)
+        body = json.dumps({"metric": "faithfulness", "order": "random", "id": "x", "claim": 0,
+                           "label": 1})
+        conn.request("POST", "/api/mark", body, {"X-Localeval-Token": "old",
+                                                 "Content-Type": "application/json"})
+        first = conn.getresponse()
+        assert first.status == 403 and first.getheader("Connection") == "close"
+        first.read()
+        conn.close()
+        conn = http.client.HTTPConnection("127.0.0.1", c.server.port, timeout=10)
+        conn.request("GET", f"/?token={c.server.token}")
+        assert conn.getresponse().status == 200
+
+
+def test_a_mark_sent_late_for_a_sample_that_changed_is_refused(run_dir: Path) -> None:
+    """The page sends the input_hash (and claim text) it showed; a mark resent after a restart
+    for content that changed since is refused, never bound to the new content."""
+    path = run_dir / LABELS_FILE
+    with serving(open_run(run_dir)) as c:
+        shown = c.item(0)
+        assert shown["input_hash"]
+        base = {"metric": "faithfulness", "order": "random", "id": shown["id"], "claim": 0,
+                "label": 1}
+        for stale in ({"input_hash": "0" * 16},
+                      {"input_hash": shown["input_hash"], "statement": "another claim"}):
+            err = c.post("/api/mark", {**base, **stale}, 400)["error"]
+            assert "changed since the page showed it" in err
+        assert not path.exists()
+        c.post("/api/mark", {**base, "input_hash": shown["input_hash"],
+                             "statement": shown["claims"][0]["text"]})
+    assert len(read_labels(path).labels) == 1

@@ -5,7 +5,7 @@ GET  /                       the page
 GET  /static/label.{js,css}  its script and style
 GET  /api/state[?metric=M]   progress (run: labels so far and the current interval)
 GET  /api/item?pos=N[&metric=M&order=random|informative]
-POST /api/mark     {metric, order, id, claim, label, note}     (run)
+POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement]}  (run)
 POST /api/confirm  {metric, id}                                (run)
 POST /api/decide   {id, decision, reason, question, ground_truth}  (review)
 POST /api/write    {unreviewed}                                (review)
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import secrets
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -51,7 +52,9 @@ class LabelServer(ThreadingHTTPServer):
     one UsageError."""
 
     daemon_threads = True
-    allow_reuse_address = False
+    # SO_REUSEADDR where it only lets a restarted server bind past the old one's closed
+    # connections (TIME_WAIT): on Windows it would let two servers share the port
+    allow_reuse_address = os.name != "nt"
 
     def __init__(self, session: RunSession | ReviewSession, port: int = 0) -> None:
         self.session = session
@@ -95,6 +98,8 @@ class Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Security-Policy", CSP)
         self.send_header("X-Content-Type-Options", "nosniff")
         self.send_header("Referrer-Policy", "no-referrer")
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(body)
@@ -104,6 +109,8 @@ class Handler(BaseHTTPRequestHandler):
                    "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str) -> None:
+        if self.command == "POST":  # its body may be unread: never parse it as the next request
+            self.close_connection = True
         self._json(status, {"error": message})
 
     def _host_ok(self) -> bool:
@@ -224,8 +231,9 @@ class Handler(BaseHTTPRequestHandler):
         claim = body.get("claim")
         if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int)):
             raise UsageError("claim must be a whole number or null")
+        seen = {k: _optional(body, k) for k in ("input_hash", "statement")}
         return self._run().mark(_text(body, "metric"), _text(body, "order"), _text(body, "id"),
-                                claim, body.get("label"), _optional(body, "note"))
+                                claim, body.get("label"), _optional(body, "note"), seen=seen)
 
     def _confirm(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._run().confirm(_text(body, "metric"), _text(body, "id"))

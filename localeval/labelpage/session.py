@@ -79,6 +79,21 @@ def claims_of(record: SampleRecord, metric: str) -> list[dict[str, Any]] | None:
     return None
 
 
+def diagnosis_classes(record: SampleRecord, truth_side: bool) -> dict[str, str]:
+    """Claim text → its diagnosis class (metrics/claims/matrix.py), from any diagnosis metric's
+    details in the record (`answer_claims`, or `truth_claims` for ground-truth claims); empty
+    when the run has none."""
+    key = "truth_claims" if truth_side else "answer_claims"
+    found: dict[str, str] = {}
+    for detail in record.details.values():
+        rows = detail.get(key) if isinstance(detail, dict) else None
+        for row in rows if isinstance(rows, list) else []:
+            if isinstance(row, dict) and isinstance(row.get("statement"), str) and isinstance(
+                    row.get("class"), str):
+                found.setdefault(row["statement"], row["class"])
+    return found
+
+
 def _number(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
@@ -385,6 +400,7 @@ class RunSession:
         row = self._row(record)
         contexts: list[str] = list(row.get("contexts") or []) if row else []
         shown = []
+        classes = diagnosis_classes(record, truth_side=metric == "context_recall")
         marks: list[tuple[str, int, str]] = []
         for i, c in enumerate(claims):
             closest = c.get("closest_sentence") if isinstance(c.get("closest_sentence"),
@@ -398,10 +414,12 @@ class RunSession:
                 "rule": c.get("rule"), "novel": c.get("novel_details") or [],
                 "evidence": closest,
                 "evidence_found": any(found_in(t, closest) for t in contexts),
+                "class": classes.get(c["statement"]),
             })
         marked = self._marks(metric, record.id, len(claims))
         return {
-            "id": record.id, "language": record.language, "question": record.question,
+            "id": record.id, "input_hash": record.input_hash or None,
+            "language": record.language, "question": record.question,
             "answer": record.answer, "ground_truth": (row or {}).get("ground_truth"),
             "score": record.scores.get(metric), "weighted": record.scores.get(metric + WEIGHTED),
             "tau": self.tau_for(record), "claims": shown,
@@ -457,12 +475,16 @@ class RunSession:
     # -- marking --
 
     def mark(self, metric: str, order: str, sid: str, claim: int | None, label: Any,
-             note: str | None) -> dict[str, Any]:
-        """Append one label (module doc: which order it counts in) and return the new state."""
+             note: str | None, *, seen: dict[str, str | None] | None = None
+             ) -> dict[str, Any]:
+        """Append one label (module doc: which order it counts in) and return the new state.
+        `seen`: the input_hash (and claim text) the page showed; a mark sent late (after a
+        restart) for a sample that changed since is refused, never bound to the new content."""
         with self._lock:
             self._reload()
             view = self.view(metric)
             self._check_mark(view, order, sid, claim, label)
+            self._check_seen(metric, sid, claim, seen or {})
             drawn = order
             if order == "informative":
                 n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
@@ -513,6 +535,15 @@ class RunSession:
         if order == "random" and view.position["random"][sid] > self.frontier(view):
             raise UsageError("the random order is labelled in sequence: label the samples "
                              "before this one first")
+
+    def _check_seen(self, metric: str, sid: str, claim: int | None,
+                    seen: dict[str, str | None]) -> None:
+        now_bound = binding(self.content[sid], metric, claim)
+        for key in ("input_hash", "statement"):
+            if seen.get(key) is not None and seen[key] != now_bound.get(key):
+                raise UsageError(f"sample {sid!r} changed since the page showed it (its "
+                                 f"{'answer' if key == 'input_hash' else 'claim'} is not the "
+                                 "one marked): reload the page and mark it again")
 
     def _append(self, metric: str, sid: str, claim: int | None, label: float | None,
                 order: str, note: str | None) -> None:

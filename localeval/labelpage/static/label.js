@@ -63,6 +63,41 @@ const T = {
     decided: { accept: "Accepted", reject: "Rejected", edit: "Edited" },
     review_title: "Review of a generated test set",
     keys_title: "Keys",
+    saving: "Saving…",
+    saved: (f) => `Saved: the mark is on disk in ${f}.`,
+    unsaved: (n, why) => `Not saved: ${n} mark(s) wait to be sent — ${why}. They are kept ` +
+      "in this browser and sent again every few seconds.",
+    unsaved_hint: "If the server was stopped, start it again with the same --port and open " +
+      "the address it prints: the marks are sent then.",
+    restarted: (n) => `Not saved: the labelling server was restarted (its token changed). ` +
+      `Open the address it printed now: the ${n} mark(s) below are kept in this browser and ` +
+      "sent when the page opens there (on the same port; on another port, mark them again).",
+    reconnected: (n) => `Reconnected: ${n} mark(s) made while the server was away are saved ` +
+      "now (on disk).",
+    refused: (why) => `Not saved, refused by the server: ${why}`,
+    server_hint: "Free the disk (or fix the file) and the next attempt writes them.",
+    send_now: "Send now",
+    unreachable: "the labelling server cannot be reached (stopped, or the connection dropped)",
+    no_answer: (s) => `no answer from the labelling server within ${s} s`,
+    token_changed: "the labelling server was restarted (its token changed): open the address " +
+      "it printed now",
+    wait_saved: "Some marks are not saved yet: wait until they are sent (or open the address " +
+      "the restarted server printed) before the next sample.",
+    pending_one: (m) => `sample ${m.id}` + (m.claim === null ? "" : `, claim ${m.claim + 1}`) +
+      ` (${m.metric}): ${labelName(m)}`,
+    not_saved_tag: "not saved yet",
+    diagnosis: "diagnosis",
+    classes: {
+      supported: "supported: right, and a context entails it",
+      noise_relevant: "noise (relevant context): wrong, entailed by a relevant context",
+      noise_irrelevant: "noise (irrelevant context): wrong, entailed only by an irrelevant one",
+      hallucination: "hallucination: wrong, and no context entails it",
+      self_knowledge: "self-knowledge: right, but no context entails it",
+      not_retrieved: "not retrieved: no context entails it (the retriever)",
+      retrieved: "retrieved: a context entails it",
+      used: "used: a context entails it and the answer states it",
+      unused: "unused: a context entails it, the answer leaves it out (the generator)",
+    },
     keyline_run: "Keys: y supported · n not supported · u unsure · j/k next/previous claim · " +
       "e note · Enter next sample · ← back · ? all keys",
     keyline_sample: "Keys: y 1 · p ½ · n 0 · u unsure · e note · Enter next sample · ← back · " +
@@ -136,6 +171,35 @@ const T = {
     decided: { accept: "已接受", reject: "已拒绝", edit: "已编辑" },
     review_title: "审阅生成的测试集",
     keys_title: "快捷键",
+    saving: "正在保存…",
+    saved: (f) => `已保存：标注已写入磁盘上的 ${f}。`,
+    unsaved: (n, why) => `未保存：${n} 个标注等待发送 — ${why}。它们保存在本浏览器中，每隔几秒重新发送。`,
+    unsaved_hint: "如果服务器已停止，请用同一个 --port 重新启动，并打开它打印的地址：届时会发送这些标注。",
+    restarted: (n) => "未保存：标注服务器已重启（令牌已变）。请打开它现在打印的地址：下列 " +
+      `${n} 个标注保存在本浏览器中，页面在那里打开时会发送（须为同一端口；若换了端口，请重新标注）。`,
+    reconnected: (n) => `已重新连接：服务器离线期间的 ${n} 个标注现已保存（已写入磁盘）。`,
+    refused: (why) => `未保存，服务器拒绝：${why}`,
+    server_hint: "请释放磁盘空间（或修复该文件），下一次尝试即会写入。",
+    send_now: "立即发送",
+    unreachable: "无法连接标注服务器（已停止，或连接中断）",
+    no_answer: (s) => `标注服务器 ${s} 秒内没有响应`,
+    token_changed: "标注服务器已重启（令牌已变）：请打开它现在打印的地址",
+    wait_saved: "有标注尚未保存：请等待发送完成（或打开重启后的服务器打印的地址），再进入下一个样本。",
+    pending_one: (m) => `样本 ${m.id}` + (m.claim === null ? "" : `，论断 ${m.claim + 1}`) +
+      `（${m.metric}）：${labelName(m)}`,
+    not_saved_tag: "尚未保存",
+    diagnosis: "诊断",
+    classes: {
+      supported: "有依据：正确，且有上下文蕴含",
+      noise_relevant: "噪声（相关上下文）：错误，由相关上下文蕴含",
+      noise_irrelevant: "噪声（无关上下文）：错误，仅由无关上下文蕴含",
+      hallucination: "幻觉：错误，且没有上下文蕴含",
+      self_knowledge: "自有知识：正确，但没有上下文蕴含",
+      not_retrieved: "未检索到：没有上下文蕴含（检索器）",
+      retrieved: "已检索到：有上下文蕴含",
+      used: "已使用：有上下文蕴含，答案也陈述了",
+      unused: "未使用：有上下文蕴含，答案却遗漏（生成器）",
+    },
     keyline_run: "快捷键：y 有依据 · n 无依据 · u 不确定 · j/k 下/上一条论断 · e 备注 · " +
       "Enter 下一个样本 · ← 返回 · ? 全部快捷键",
     keyline_sample: "快捷键：y 1 · p ½ · n 0 · u 不确定 · e 备注 · Enter 下一个样本 · ← 返回 · " +
@@ -178,16 +242,170 @@ let focus = 0;      // the focused claim
 let editing = false;
 const t = (key) => T[lang][key];
 
+// Saving. A mark is "saved" only when the server answered 200, which it does once the row is
+// fsynced in the labels file. Until then it waits in `pending` (kept in localStorage too, so a
+// reload or a restarted server on the same port gets it): shown as not saved, sent again.
+let requestTimeout = 8000;  // ms: a call with no answer by then has failed
+let retryEvery = 2000;      // ms between attempts to send the marks waiting
+let pending = [];           // marks not known to be on disk, oldest first
+let save = { status: "idle", why: "" };
+const savedMarks = [];      // every mark the server confirmed (what the page called saved)
+let retryTimer = null;
+let flushing = null;
+let attempts = 0;           // marks sent so far, answered or not
+
+class CallError extends Error {
+  constructor(kind, message) { super(message); this.kind = kind; }
+}
+
 async function api(path, body) {
-  const opts = body === undefined ? { headers: { "X-Localeval-Token": TOKEN } } : {
-    method: "POST",
-    headers: { "Content-Type": "application/json", "X-Localeval-Token": TOKEN },
+  // kind of a failure: "network" (unreachable), "timeout", "token" (403: restarted server),
+  // "server" (5xx: e.g. the labels file cannot be written) or "refused" (400: a bad mark)
+  const headers = { "X-Localeval-Token": TOKEN };
+  const opts = body === undefined ? { headers } : {
+    method: "POST", headers: { ...headers, "Content-Type": "application/json" },
     body: JSON.stringify(body),
   };
-  const response = await fetch(path, opts);
-  const data = await response.json();
-  if (!response.ok) throw new Error(data.error || response.statusText);
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), requestTimeout);
+  let response;
+  let data = null;
+  try {
+    response = await fetch(path, { ...opts, signal: abort.signal });
+    try { data = await response.json(); } catch (err) { data = null; }
+  } catch (err) {
+    throw abort.signal.aborted ? new CallError("timeout", t("no_answer")(requestTimeout / 1000))
+      : new CallError("network", t("unreachable"));
+  } finally {
+    clearTimeout(timer);
+  }
+  if (!response.ok) {
+    const message = (data && data.error) || `${response.status} ${response.statusText}`;
+    if (response.status === 403) throw new CallError("token", t("token_changed"));
+    throw new CallError(response.status >= 500 ? "server" : "refused", message);
+  }
+  if (data === null) throw new CallError("server", `${path}: the answer is not JSON`);
   return data;
+}
+
+function labelName(m) {
+  if (m.label === null) return t("unsure");
+  if (m.claim === null) return m.label === 1 ? t("right") : m.label === 0 ? t("wrong") : t("partly");
+  return m.label >= 0.5 ? t("supported") : t("not_supported");
+}
+
+const sameKey = (a, b) => a.metric === b.metric && a.id === b.id && a.claim === b.claim;
+const pendingKey = () => `localeval-label-pending:${state.run}`;
+
+function storePending() {
+  try {
+    if (pending.length) localStorage.setItem(pendingKey(), JSON.stringify(pending));
+    else localStorage.removeItem(pendingKey());
+  } catch (err) { /* storage full or off: the marks stay in this tab */ }
+}
+
+function loadPending() {
+  try {
+    const kept = JSON.parse(localStorage.getItem(pendingKey()) || "[]");
+    return Array.isArray(kept) ? kept : [];
+  } catch (err) { return []; }
+}
+
+function pendingFor(sid, key) {
+  const claim = key === "sample" ? null : Number(key);
+  return pending.find((m) => m.metric === metric && m.id === sid && m.claim === claim);
+}
+
+function setSave(status, why, kind) {
+  save = { status, why: (why || "").replace(/^not saved: /, ""), kind: kind || "" };
+  renderSave();
+}
+
+function renderSave() {
+  const box = $("save");
+  if (!box || !state || state.kind === "review") return;
+  box.hidden = save.status === "idle";
+  box.className = `save s-${save.status}`;
+  box.dataset.status = save.status;
+  box.replaceChildren();
+  const text = {
+    saving: () => t("saving"),
+    saved: () => t("saved")(state.labels_file),
+    reconnected: () => t("reconnected")(save.resent),
+    unsaved: () => `${t("unsaved")(pending.length, save.why)} ` +
+      t(save.kind === "server" ? "server_hint" : "unsaved_hint"),
+    restarted: () => t("restarted")(pending.length),
+    refused: () => t("refused")(save.why),
+  }[save.status];
+  if (!text) return;
+  box.append(el("span", "", text()));
+  if (save.status === "unsaved") {
+    const b = el("button", "send", t("send_now"));
+    b.type = "button";
+    b.addEventListener("click", () => flush());
+    box.append(" ", b);
+  }
+  if (pending.length && save.status !== "saving") {
+    const list = el("ul", "pending small");
+    list.append(...pending.map((m) => el("li", "", t("pending_one")(m))));
+    box.append(list);
+  }
+}
+
+function scheduleRetry() {
+  clearTimeout(retryTimer);
+  retryTimer = pending.length ? setTimeout(() => flush(), retryEvery) : null;
+}
+
+async function flush() {
+  // send the marks waiting, oldest first; stop at the first that fails for want of a server
+  if (flushing) return flushing;
+  clearTimeout(retryTimer);
+  flushing = (async () => {
+    const resending = save.status === "unsaved" || save.status === "restarted" || save.resume;
+    let sent = 0;
+    while (pending.length) {
+      const m = pending[0];
+      setSave("saving");
+      attempts += 1;
+      try {
+        await api("/api/mark", m);
+      } catch (err) {
+        if (err.kind === "refused") {  // this mark is wrong, not the server away: said, dropped
+          pending.shift();
+          storePending();
+          setSave("refused", err.message);
+          continue;
+        }
+        setSave(err.kind === "token" ? "restarted" : "unsaved", err.message, err.kind);
+        if (err.kind !== "token") scheduleRetry();
+        return false;
+      }
+      pending.shift();
+      storePending();
+      savedMarks.push(m);
+      sent += 1;
+    }
+    if (save.status === "refused") return true;
+    setSave(resending && sent ? "reconnected" : "saved");
+    save.resent = sent;
+    renderSave();
+    return true;
+  })();
+  try {
+    return await flushing;
+  } finally {
+    flushing = null;
+  }
+}
+
+async function afterSaved() {
+  // the server's view of the sample and the progress, once the marks are on disk
+  state = await api(`/api/state?metric=${encodeURIComponent(metric)}`);
+  if (item && pos < state.total) {
+    item = await api(`/api/item?metric=${encodeURIComponent(metric)}&order=${order}&pos=${pos}`);
+  }
+  render();
 }
 
 function showError(err) {
@@ -294,7 +512,7 @@ function claimButtons(i, mark) {
   note.addEventListener("keydown", (ev) => {
     if (ev.key === "Enter" || ev.key === "Escape") {
       ev.preventDefault();
-      const saved = item.marks[String(i)];
+      const saved = pendingFor(item.id, String(i)) || item.marks[String(i)];
       note.blur();
       if (ev.key === "Enter" && saved && note.value !== (saved.note || "")) {
         guarded(() => mark_(i, saved.label));
@@ -354,8 +572,10 @@ function renderClaims() {
   list.hidden = false;
   list.replaceChildren();
   for (const c of item.claims) {
-    const mark = item.marks[String(c.i)];
-    const li = el("li", `claim ${markClass(mark)}${c.i === focus ? " focus" : ""}`);
+    const waiting = pendingFor(item.id, String(c.i));
+    const mark = waiting || item.marks[String(c.i)];
+    const li = el("li", `claim ${markClass(mark)}${waiting ? " m-pending" : ""}` +
+      `${c.i === focus ? " focus" : ""}`);
     li.dataset.claim = String(c.i);
     li.append(el("div", "ctext", c.text));
     const verdict = el("div", "verdict small");
@@ -364,6 +584,12 @@ function renderClaims() {
                    el("span", "", ` ${t("judge")}: ${ok ? t("judge_yes") : t("judge_no")}`));
     if (c.p !== null && c.p !== undefined) verdict.append(el("span", "p", ` · P ${f3(c.p)}`));
     if (c.rule === "check") verdict.append(el("span", "muted", ` · ${t("by_rule")}`));
+    if (c.class) {
+      const chip = el("span", `dclass d-${c.class}`,
+                      `${t("diagnosis")}: ${t("classes")[c.class] || c.class}`);
+      chip.dataset.class = c.class;
+      verdict.append(" ", chip);
+    }
     if (c.reason) {
       const d = el("details", "why");
       d.append(el("summary", "", t("why")), el("span", "", c.reason));
@@ -376,7 +602,8 @@ function renderClaims() {
     if (mark) {
       li.append(el("div", "yours small muted", `${t("your_mark")}: ` +
         `${mark.label === null ? t("unsure") : mark.label >= 0.5 ? t("supported") :
-          t("not_supported")} · ${t("drawn")(mark.order || "random")}`));
+          t("not_supported")} · ${t("drawn")(mark.order || "random")}` +
+        (waiting ? ` · ${t("not_saved_tag")}` : "")));
     }
     li.append(claimButtons(c.i, mark));
     li.addEventListener("click", () => { focus = c.i; updateFocus(); });
@@ -396,7 +623,10 @@ function renderGrade() {
   box.append(el("p", "text", item.answer || "—"));
   if (item.reason) box.append(el("p", "small muted", item.reason));
   box.append(el("p", "small", t("grade_hint")(state.metric, state.description)));
-  const mark = item.marks.sample;
+  const waiting = pendingFor(item.id, "sample");
+  const mark = waiting || item.marks.sample;
+  box.classList.toggle("m-pending", Boolean(waiting));
+  if (waiting) box.append(el("p", "small pending-tag", t("not_saved_tag")));
   const buttons = el("div", "buttons");
   for (const [label, key, cls, k] of [[1, "right", "yes", "y"], [0.5, "partly", "partly", "p"],
                                       [0, "wrong", "no", "n"], [null, "unsure", "unsure", "u"]]) {
@@ -468,7 +698,7 @@ function scrollWithin(node, box) {
 
 function firstOpen() {
   // the first claim not marked yet (a reopened page carries on where it was left)
-  const open = item && item.claims.find((c) => !item.marks[String(c.i)]);
+  const open = item && item.claims.find((c) => !isMarked(c.i));
   return open ? open.i : 0;
 }
 
@@ -483,17 +713,27 @@ async function refresh() {
   state = await api(`/api/state?metric=${encodeURIComponent(metric)}`);
 }
 
+function isMarked(i) {
+  return Boolean(item.marks[String(i)] || pendingFor(item.id, String(i)));
+}
+
 async function mark_(claim, label) {
+  // queued first (shown as not saved), then sent; the content it judged goes with it, so the
+  // server refuses it if the sample changed since the page showed it
   const noteBox = $(claim === null ? "note-sample" : `note-${claim}`);
   const note = noteBox ? noteBox.value : null;
-  state = await api("/api/mark", { metric, order, id: item.id, claim, label, note });
-  item = await api(`/api/item?metric=${encodeURIComponent(metric)}&order=${order}&pos=${pos}`);
+  const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash };
+  if (claim !== null) m.statement = item.claims[claim].text;
+  pending = pending.filter((p) => !sameKey(p, m));
+  pending.push(m);
+  storePending();
   if (claim !== null) {
-    const open = item.claims.find((c) => c.i > claim && !item.marks[String(c.i)]) ||
-      item.claims.find((c) => !item.marks[String(c.i)]);
+    const open = item.claims.find((c) => c.i > claim && !isMarked(c.i)) ||
+      item.claims.find((c) => !isMarked(c.i));
     focus = open ? open.i : Math.min(claim + 1, item.claims.length - 1);
   }
   render();
+  if (await flush()) await afterSaved();
 }
 
 async function confirm_() {
@@ -507,6 +747,10 @@ function labelledInFull() {
 }
 
 async function go(step) {
+  if (step > 0 && pending.length) {
+    flush();
+    throw new Error(t("wait_saved"));
+  }
   if (step > 0) {
     if (order === "random" && item && item.status !== "random") {
       if (item.status === "informative") { await confirm_(); return; }
@@ -696,6 +940,7 @@ document.addEventListener("keydown", (ev) => {
 
 function render() {
   renderHeader();
+  renderSave();
   if (state.kind === "review") renderReview(); else renderSample();
 }
 
@@ -707,6 +952,12 @@ async function start() {
     item = pos < state.total ? await api(`/api/item?pos=${pos}`) : null;
   } else {
     metric = state.metric;
+    pending = loadPending();  // marks a page on this port could not send before
+    if (pending.length) {
+      save.resume = true;
+      if (await flush()) state = await api("/api/state");
+      save.resume = false;
+    }
     const select = $("metric");
     select.replaceChildren(...state.metrics.map((m) => {
       const o = el("option", "", m.name);
@@ -726,5 +977,7 @@ async function start() {
   render();
   document.body.dataset.ready = "1";
 }
+
+window.addEventListener("online", () => { if (pending.length) flush(); });
 
 guarded(start);
