@@ -7,7 +7,7 @@ steps (`frame`): `default` applies none, so it sends what `run` sends
 (tests/test_bench_builtin_frame.py checks it byte for byte). Per variant, on pairs of a good and
 a bad answer: the pairwise agreement of the probability-weighted score (`NAME.weighted`) and of the
 headline score (`NAME`: for the support metrics, the share of verdicts whose P(supported)
-reaches τ) with their ties (wins + ½ ties, an unscored pair a loss; scripts/bench/bench_frame.py's
+reaches τ) with their ties (wins + ½ ties, an unscored pair a loss; scripts/bench/variant_table.py's
 `agreement`), the set's length-only baseline, prompt tokens per request (all of them, and those
 read: not served from a kept prefix), answer tokens generated per request, requests per sample
 and seconds per sample (the wall time of the sample's `evaluate`).
@@ -69,8 +69,8 @@ from localeval import prompts
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.interface import JudgeReply, JudgeRequest
-from scripts.bench import bench_frame
-from scripts.bench.bench_frame import FENCE_MARK, Pair, agreement, length_baseline, make_judge
+from scripts.bench import bench_frame, variant_table
+from scripts.bench.bench_frame import FENCE_MARK, Pair, make_judge
 
 WEIGHTED = ".weighted"
 """The probability-weighted score's suffix (one constant: the score-key rename is one line)."""
@@ -416,48 +416,16 @@ def run_rows(judge: Counting, name: str, ds: DevSet, pairs: Sequence[Pair],
 def figures(records: Iterable[Record], pairs: Sequence[Pair], variants: Sequence[str],
             trap: str) -> dict[str, Any]:
     """The table: per variant over the pairs every variant has both samples of."""
-    got = {(r.variant, r.pair_id, r.side): r for r in records}
-    common = [p for p in pairs if all((v, p.pair_id, s) in got for v in variants
-                                      for s in ("good", "bad"))]
-    out: dict[str, Any] = {"pairs": len(common), "pair_ids": [p.pair_id for p in common],
-                           "length": length_baseline(common, trap), "variants": {}}
-    for v in variants:
-        rows = [(got[(v, p.pair_id, "good")], got[(v, p.pair_id, "bad")]) for p in common]
-        flat = [r for pair in rows for r in pair]
-        requests = sum(r.requests for r in flat) or 1
-        n = len(flat) or 1
-        out["variants"][v] = {
-            "about": VARIANTS[v].about,
-            "weighted": agreement([g.weighted for g, _ in rows], [b.weighted for _, b in rows]),
-            "headline": agreement([g.headline for g, _ in rows], [b.headline for _, b in rows]),
-            "requests_per_sample": round(sum(r.requests for r in flat) / n, 2),
-            "prompt_tokens_per_request": round(sum(r.prompt_tokens for r in flat) / requests, 1),
-            "prompt_tokens_read_per_request": round(
-                sum(r.prompt_tokens_processed for r in flat) / requests, 1),
-            "generated_tokens_per_request": round(
-                sum(r.generated_tokens for r in flat) / requests, 1),
-            "s_per_sample": round(sum(r.seconds for r in flat) / n, 3),
-        }
-    return out
+    return variant_table.figures(
+        records, pairs, variants, trap, about=VARIANTS, second="headline",
+        requests=lambda flat: sum(r.requests for r in flat),
+        before=lambda flat: {"requests_per_sample": round(
+            sum(r.requests for r in flat) / (len(flat) or 1), 2)})
 
 
 def markdown(summary: dict[str, Any]) -> str:
-    f = summary["figures"]
-    head = (f"{summary['set']} ({summary['language']}), `{summary['metric']}`, {f['pairs']} "
-            f"pairs; length-only ({f['length']['baseline']} wins): "
-            f"{f['length']['agreement']:.3f}\n\n"
-            "| variant | weighted (95 % CI) | ties | headline | ties | req/sample | "
-            "prompt tok/req | read tok/req | gen tok/req | s/sample |\n"
-            "|---|---|---|---|---|---|---|---|---|---|\n")
-    lines = []
-    for name, v in f["variants"].items():
-        w, h = v["weighted"], v["headline"]
-        ci = "–".join(f"{c:.2f}" for c in w["ci95"]) if w["ci95"] else "–"
-        lines.append(f"| {name} | {w['agreement']:.3f} ({ci}) | {w['ties']} | "
-                     f"{h['agreement']:.3f} | {h['ties']} | {v['requests_per_sample']} | "
-                     f"{v['prompt_tokens_per_request']} | {v['prompt_tokens_read_per_request']} "
-                     f"| {v['generated_tokens_per_request']} | {v['s_per_sample']} |")
-    return head + "\n".join(lines) + "\n"
+    return variant_table.markdown(summary, f"`{summary['metric']}`", "headline",
+                                  middle=(("req/sample", "requests_per_sample"),))
 
 
 # ---------------------------------------------------------------- main

@@ -66,10 +66,12 @@ from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.judge.schemas import REASON_CHARS, schema_json
-from localeval.meta_eval.stats import bootstrap_ci, mean, pair_outcome
 from localeval.metrics import rubric as rubric_metric
 from localeval.names import GREEDY
 from localeval.rubrics import YES_NO, Rubric, load_file, rubric, template_env
+from scripts.bench import variant_table
+from scripts.bench.variant_table import agreement as agreement  # re-exported
+from scripts.bench.variant_table import length_baseline as length_baseline  # re-exported
 
 # ---------------------------------------------------------------- variants
 
@@ -500,72 +502,18 @@ class Record:
         return (self.set, self.variant, self.pair_id, self.side)
 
 
-def agreement(good: Sequence[float | None], bad: Sequence[float | None]) -> dict[str, Any]:
-    """Pairwise agreement (wins + ½ ties, an unscored pair a loss), its bootstrap 95 % interval
-    and the ties, of scores where the good answer of pair i is good[i]."""
-    outcomes = [pair_outcome(g, b) for g, b in zip(good, bad, strict=True)]
-    ci = bootstrap_ci(mean, outcomes)
-    return {"agreement": round(mean(outcomes) or 0.0, 4),
-            "ci95": [round(c, 4) for c in ci] if ci else None,
-            "ties": sum(g is not None and b is not None and abs(g - b) <= 1e-9
-                        for g, b in zip(good, bad, strict=True)),
-            "unscored": sum(x is None for x in (*good, *bad))}
-
-
-def length_baseline(pairs: Sequence[Pair], trap: str) -> dict[str, Any]:
-    """Agreement of answer length alone (characters), both ways; `baseline` is the set's."""
-    good = [float(len(p.good.answer or "")) for p in pairs]
-    bad = [float(len(p.bad.answer or "")) for p in pairs]
-    longer = agreement(good, bad)
-    shorter = agreement([-x for x in good], [-x for x in bad])
-    return {"longer_wins": longer["agreement"], "shorter_wins": shorter["agreement"],
-            "ties": longer["ties"], "baseline": trap,
-            "agreement": longer["agreement"] if trap == "longer" else shorter["agreement"]}
-
-
 def figures(records: Iterable[Record], pairs: Sequence[Pair], variants: Sequence[str],
             trap: str) -> dict[str, Any]:
-    """The table: per variant over the pairs every variant has both rows of."""
-    got = {(r.variant, r.pair_id, r.side): r for r in records}
-    common = [p for p in pairs if all((v, p.pair_id, s) in got for v in variants
-                                      for s in ("good", "bad"))]
-    out: dict[str, Any] = {"pairs": len(common), "pair_ids": [p.pair_id for p in common],
-                           "length": length_baseline(common, trap), "variants": {}}
-    for v in variants:
-        rows = [(got[(v, p.pair_id, "good")], got[(v, p.pair_id, "bad")]) for p in common]
-        flat = [r for pair in rows for r in pair]
-        n = len(flat) or 1
-        out["variants"][v] = {
-            "about": VARIANTS[v].about,
-            "weighted": agreement([g.weighted for g, _ in rows], [b.weighted for _, b in rows]),
-            "greedy": agreement([g.greedy for g, _ in rows], [b.greedy for _, b in rows]),
-            "prompt_tokens_per_request": round(sum(r.prompt_tokens for r in flat) / n, 1),
-            "prompt_tokens_read_per_request": round(
-                sum(r.prompt_tokens_processed for r in flat) / n, 1),
-            "generated_tokens_per_request": round(sum(r.generated_tokens for r in flat) / n, 1),
-            "s_per_sample": round(sum(r.seconds for r in flat) / n, 3),
-            "length_cut": sum(r.finish == "length" for r in flat),
-        }
-    return out
+    """The table: per variant over the pairs every variant has both rows of (one request a
+    row)."""
+    return variant_table.figures(
+        records, pairs, variants, trap, about=VARIANTS, second="greedy",
+        after=lambda flat: {"length_cut": sum(r.finish == "length" for r in flat)})
 
 
 def markdown(summary: dict[str, Any]) -> str:
     """The table of one set's figures."""
-    f = summary["figures"]
-    head = (f"{summary['set']} ({summary['language']}), rubric `{summary['rubric']}`, "
-            f"{f['pairs']} pairs; length-only ({f['length']['baseline']} wins): "
-            f"{f['length']['agreement']:.3f}\n\n"
-            "| variant | weighted (95 % CI) | ties | greedy | ties | prompt tok/req | "
-            "read tok/req | gen tok/req | s/sample |\n|---|---|---|---|---|---|---|---|---|\n")
-    lines = []
-    for name, v in f["variants"].items():
-        w, g = v["weighted"], v["greedy"]
-        ci = "–".join(f"{c:.2f}" for c in w["ci95"]) if w["ci95"] else "–"
-        lines.append(f"| {name} | {w['agreement']:.3f} ({ci}) | {w['ties']} | "
-                     f"{g['agreement']:.3f} | {g['ties']} | {v['prompt_tokens_per_request']} | "
-                     f"{v['prompt_tokens_read_per_request']} | "
-                     f"{v['generated_tokens_per_request']} | {v['s_per_sample']} |")
-    return head + "\n".join(lines) + "\n"
+    return variant_table.markdown(summary, f"rubric `{summary['rubric']}`", "greedy")
 
 
 # ---------------------------------------------------------------- running
