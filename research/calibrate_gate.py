@@ -26,19 +26,25 @@ _, rows = pc.load_set(f"h={RUN}:{PAIRS}", "faithfulness")
 pairs = {}
 for r in rows:
     pairs.setdefault(r["id"].rpartition("/")[0], []).append(r)
+
+
+def draw(rng: random.Random, names: list) -> tuple[list, list]:
+    """One draw: whole pairs, in a shuffled order, until 50 labels; the rest held out."""
+    rng.shuffle(names)
+    train, k = [], 0
+    while len(train) < 50:
+        train += pairs[names[k]]
+        k += 1
+    return train, [r for n in names[k:] for r in pairs[n]]
+
+
 names = sorted(pairs)
 rng = random.Random(0)
 prefer = FITTED["zh"]
 out = {"written": 0, "refused_agreement": 0, "refused_mean": 0, "refused_both": 0}
 kept = []
 for _d in range(N):
-    rng.shuffle(names)
-    train = []
-    k = 0
-    while len(train) < 50:
-        train += pairs[names[k]]
-        k += 1
-    test = [r for n in names[k:] for r in pairs[n]]
+    train, test = draw(rng, names)
     units = []
     for r in train:
         s = (r["claims"], float(r["y"]), r["language"])
@@ -88,13 +94,7 @@ out = {"written": 0, "refused": 0}
 kept = []
 moved = 0
 for _d in range(N):
-    rng.shuffle(names)
-    train = []
-    k = 0
-    while len(train) < 50:
-        train += pairs[names[k]]
-        k += 1
-    test = [r for n in names[k:] for r in pairs[n]]
+    train, test = draw(rng, names)
     units = [
         old.Unit(r["id"], pc.points_of([r]), [(r["claims"], int(r["y"] == 1), r["language"])])
         for r in train
