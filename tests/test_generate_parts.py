@@ -319,6 +319,38 @@ def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped()
     assert colloquial.row.question.startswith("when was the")
 
 
+def test_a_colloquial_form_writing_a_word_its_question_and_chunk_lack_is_retyped() -> None:
+    """Read in a generated test set (2026-12-02): the 1.5B judge's casual form of "When did
+    Sjaak Rijke get rescued by French special forces in Mali?" asked "… in malawi", another
+    country, and was kept. A form writing an English word that neither its single question nor
+    its chunk holds is replaced by the question retyped by rule; a typo the rule makes and
+    a word of the chunk are no such word."""
+    from localeval.generate.assemble import from_single
+    from localeval.generate.chunking import Chunk
+    from localeval.generate.filters import changes_words
+
+    text = ("A Dutchman abducted by Al Qaeda in Mali has been freed. The French military said "
+            "the rescue of Sjaak Rijke took place at 5am today.")
+    question = "When did Sjaak Rijke get rescued by French special forces in Mali?"
+    assert changes_words("when did sjaak rijke get rescued by french special forces in malawi",
+                         question, text) == ["malawi"]
+    assert changes_words("when was sjaak rijke rescued by the french military", question,
+                         text) == []  # "military" is the chunk's
+    chunk = Chunk(id="n.txt#1", source="n.txt", language="en", tokens=30, text=text)
+    draft = {"subject": "Sjaak Rijke", "question": question,
+             "answer": "The rescue of Sjaak Rijke took place at 5am today.",
+             "casual": "when did sjaak rijke get rescued by french special forces in malawi",
+             "missing": "", "unanswerable": "Who led the raid that freed Sjaak Rijke?"}
+    result = {"task": "single:n.txt#1", "draft": draft, "support": {"score": 1.0},
+              "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
+              "verified": {"answer": "At 5am today.", "agrees": True},
+              "unanswerable": {"score": 0.0}}
+    single, colloquial, _ = from_single(result, chunk, {"sjaak", "rijke"})
+    assert single.dropped is None
+    assert colloquial.row is not None and colloquial.row.retyped == "names_outside"
+    assert "malawi" not in colloquial.row.question and "mali" in colloquial.row.question.split()
+
+
 def test_an_answer_of_another_kind_than_its_question_is_caught() -> None:
     from localeval.generate.answer_kind import answer_lacks
     from localeval.generate.filters import first_failed

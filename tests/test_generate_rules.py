@@ -327,3 +327,60 @@ def test_an_answers_last_clauses_that_tell_what_was_not_asked_are_cut() -> None:
     assert without_unasked("江城地铁三号线高峰时段的行车间隔是多少？",
                            "高峰时段的行车间隔为两分三十秒，平峰时段为五分钟。") == \
         "高峰时段的行车间隔为两分三十秒，平峰时段为五分钟。"  # 时段 is asked
+
+
+def test_a_chinese_question_asked_with_he_shi_is_a_question() -> None:
+    """Read in a generated test set (2026-12-02): "截止日是何时？" and "5月19日，金色尖顶何时安装
+    就位？" were dropped as not_a_question: 何时 (何地, 何人 …) was no question word."""
+    from localeval.generate.filters import asks, question_words
+
+    assert asks("截止日是何时？") and asks("5月19日，金色尖顶何时安装就位？")
+    assert question_words("尖顶何时安装就位？") == question_words("尖顶什么时候安装就位？")
+    assert question_words("凶手是何人？") == question_words("凶手是谁？")
+
+
+def test_a_chinese_headline_names_its_story_by_the_words_no_other_document_writes() -> None:
+    """Read in a generated test set (2026-12-02): of a news item titled by its headline, every
+    word the body wrote again counted as a short form, so "国际奥委会什么时候确认有5个城市正式
+    提出申请？" was dropped as unnamed_subject. A headline is no name: its words that no other
+    document writes name its story; a word both stories write (上海), or a question word of
+    the headline (哪儿), does not."""
+    bids = ("# 邀请制去哪儿了？——国际奥委会委员杨扬释疑奥运会申办程序改革\n\n"
+            "国际奥委会16日确认，有5个城市正式提出申请。国际奥委会委员杨扬解释说，邀请制并非"
+            "定向邀请。上海也曾考虑申办。")
+    store = ("# 全球最大迪士尼旗舰店上海开业\n\n上海迪士尼零售旗舰店20日开业。这是内地第一家"
+             "迪士尼零售旗舰店。上海市民认为价格太高。")
+    terms = subject_terms({"bids.md": bids, "store.md": store})
+    assert names_subject("国际奥委会什么时候确认有5个城市正式提出申请？", terms["bids.md"])
+    assert names_subject("迪士尼零售旗舰店什么时候开业？", terms["store.md"])
+    assert not names_subject("上海市民觉得怎么样？", terms["store.md"])  # both write 上海
+    assert not names_subject("它在哪儿？", terms["bids.md"])
+    assert names_subject("青峰茶园主要出产什么茶？", subject_terms({"g.md": GARDEN})["g.md"])
+    assert not names_subject("茶园主要出产什么茶？", subject_terms({"g.md": GARDEN})["g.md"])
+
+
+def test_a_chinese_question_pointing_at_the_passage_names_no_subject() -> None:
+    """Read in a generated test set (2026-12-02): "该旗舰店提供多少种商品？" (which store?) was
+    kept once the headline's words named the story; a phrase opened by 该/这/此 points at the
+    passage and names nothing (the question is then rewritten to name its subject)."""
+    store = ("# 全球最大迪士尼旗舰店上海开业\n\n上海迪士尼零售旗舰店20日开业。该旗舰店将提供"
+             "2000多种商品。")
+    terms = subject_terms({"store.md": store, "g.md": GARDEN})["store.md"]
+    assert not names_subject("该旗舰店提供多少种商品？", terms)
+    assert not names_subject("这家旗舰店什么时候开业？", terms)
+    assert names_subject("上海迪士尼旗舰店提供多少种商品？", terms)
+    assert names_subject("因此迪士尼旗舰店提供多少种商品？", terms)  # 因此 is no pointer
+
+
+def test_a_bare_chinese_numeral_is_no_time() -> None:
+    """Read in a generated test set (2026-12-02): "……金色尖顶何时安装就位？" answered "5月19日，
+    一个……金色尖顶……安装就位" (the date already in the question) was kept: 一 of 一个 counted
+    as the time the answer adds."""
+    from localeval.generate.answer_kind import answer_lacks
+
+    question = "上海迪士尼旗舰店5月19日金色尖顶何时安装就位？"
+    assert answer_lacks(question, "5月19日，一个璀璨夺目的金色尖顶在其八座塔中最高一座的顶端"
+                                  "安装就位。") == "a time"
+    assert answer_lacks("金色尖顶何时安装就位？", "金色尖顶于5月19日安装就位。") is None
+    assert answer_lacks("新馆哪一年开放？", "新馆于2008开放。") is None
+    assert answer_lacks("首班车几点发车？", "首班车早上六点发车。") is None

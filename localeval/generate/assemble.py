@@ -22,6 +22,7 @@ from localeval.generate.filters import (
     adds_answer,
     asked_parts,
     asks_otherwise,
+    changes_words,
     first_failed,
     names_entity,
     question_words,
@@ -181,6 +182,9 @@ def from_single(result: Asked | dict[str, Any], chunk: Chunk, terms: set[str],
     if colloquial.dropped is None and asks_otherwise(draft.casual, draft.question):
         colloquial.dropped, colloquial.detail = "asks_otherwise", sorted(
             question_words(draft.casual) ^ question_words(draft.question))
+    if colloquial.dropped is None and (other := changes_words(draft.casual, draft.question,
+                                                               chunk.text)):
+        colloquial.dropped, colloquial.detail = "names_outside", other
     if colloquial.dropped is None and single.dropped is not None:
         colloquial.dropped, colloquial.detail = single.dropped, "its single question's reason"
     if colloquial.dropped is None and match_key(casual) == match_key(draft.question):

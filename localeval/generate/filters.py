@@ -149,6 +149,14 @@ def adds_answer(casual: str, question: str, answer: str) -> list[str]:
     return sorted(extra & content_words(casual))
 
 
+def changes_words(casual: str, question: str, chunk: str) -> list[str]:
+    """English words of a colloquial form that neither its single question nor its chunk holds
+    (by stem): "malawi" in the judge's casual form of "… rescued by French special forces in
+    Mali?" asks of another country. A typo of the form's own is made later (casual_form)."""
+    known = {word_key(w) for w in content_words(f"{question} {chunk}")}
+    return sorted({w for w in english_words(normalize(casual)) if word_key(w) not in known})
+
+
 def names_outside(question: str, texts: list[str]) -> list[str]:
     """Capitalised words of the question (not its first word) and Latin words of a Chinese
     question that no text mentions (case-insensitive; a possessive as its noun: "Club's")."""
@@ -383,6 +391,10 @@ TABLE: tuple[Filter, ...] = (
     Filter("asks_otherwise", frozenset({"colloquial"}), QUESTION, None,
            "test_a_colloquial_form_must_ask_with_its_single_question_s_words",
            "assemble.from_single (against its single question)"),
+    Filter("names_outside", frozenset({"colloquial"}), CHUNKS, None,
+           "test_a_colloquial_form_writing_a_word_its_question_and_chunk_lack_is_retyped",
+           "assemble.from_single (changes_words: an English word neither its single question "
+           "nor its chunk holds)"),
     Filter("unsupported", ANSWERED, JUDGE, None, "test_filters_drop_and_are_counted",
            "tasks.supported (faithfulness at τ), assemble"),
     Filter("one_chunk_suffices", frozenset({"pair", "bridge"}), JUDGE, None,

@@ -32,10 +32,14 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
     Chinese (no capitals): its name, the title or else the longest opening of its first
     sentence that it writes again and that is a name ("半岛咖啡馆", not "越来越多"); a short
     form of the name the document uses alone (茶园 of 云岭茶园, 保护区 of 卧龙大熊猫保护区)
-    does not count, the name's opening always does. Without such a name: its first
-    sentence's terms and its own recurring terms (in two sentences or more of it and in no
-    other document).
-    Numbers, months and weekdays never name a subject."""
+    does not count, the name's opening always does. A title that is no name (a headline:
+    "邀请制去哪儿了？——国际奥委会委员杨扬释疑奥运会申办程序改革") also counts its words that
+    no other document of the corpus writes (奥委, 申办: "国际奥委会什么时候确认……？" names its
+    story; 上海 of a corpus holding two stories of Shanghai does not). Without such a name:
+    its first sentence's terms and its own recurring terms (in two sentences or more of it and
+    in no other document).
+    Numbers, months, weekdays and Chinese question words (哪儿 of a headline) never name a
+    subject."""
     counts = {src: _counts(text) for src, text in documents.items()}
     df: dict[str, int] = {}
     for mine in counts.values():
@@ -52,6 +56,9 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
             name = title.group(1).strip() if title else _zh_name(first[0] if first else "",
                                                                   text)
             terms = _zh_name_terms(name, text) if name else set()
+            if title and not zh.is_name(name):
+                # a headline, not a name: its words no other document writes name its story
+                terms |= {w for w in content_words(name) if df.get(w) == 1}
             if not terms:
                 terms = content_words(first[0]) if first else set()
                 terms |= {w for w, n in counts[src].items() if n >= 2 and df[w] == 1}
@@ -63,7 +70,7 @@ def subject_terms(documents: dict[str, str]) -> dict[str, set[str]]:
             if not terms and first:
                 terms = content_words(first[0])
         out[src] = {w for w in terms if not w.isdigit() and len(w) > 1 and w not in _NEVER
-                    and not any(ch in _NUMERALS for ch in w)}
+                    and not any(ch in _NUMERALS for ch in w) and not zh.ASKS.search(w)}
     return out
 
 
@@ -128,10 +135,18 @@ def _counts(text: str) -> dict[str, int]:
     return counts
 
 
+_POINTING = re.compile(rf"(?<![因应如为彼从就])[该此这][个家座所位项条种次批些]?"
+                       rf"[^{zh.FUNCTION}\s，。？?、；]*")
+"""A Chinese phrase that points at what the reader was shown ("该旗舰店", "这座城堡"): it
+names nothing a reader of the question alone can place (因此, 应该, 如此 are no pointers)."""
+
+
 def names_subject(question: str, terms: set[str]) -> bool:
     """The question holds one of its document's subject terms (`subject_terms`), an English
-    word as its stem ("honeybee" for "honeybees")."""
-    return bool({word_key(w) for w in content_words(question)} & {word_key(w) for w in terms})
+    word as its stem ("honeybee" for "honeybees"), outside a Chinese phrase pointing at the
+    passage ("该旗舰店提供多少种商品？" names no store: `_POINTING`)."""
+    named = _POINTING.sub(" ", question)
+    return bool({word_key(w) for w in content_words(named)} & {word_key(w) for w in terms})
 
 
 

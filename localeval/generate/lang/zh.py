@@ -31,18 +31,19 @@ BEFORE_NAME = set("的在是了和与对把被从向到由于为")
 """Characters after which a short form opens a phrase (and may be written in full)."""
 
 # ---- questions: three patterns of question words, each by its use ------------------------------
-COUNTED_ASKING = re.compile(r"为什么|为何|什么|哪|多少|几[个年次种位家条天岁点月号]|谁|怎么|怎样|"
-                            r"如何|是否|多[长大高远久重宽深快贵厚粗]")
+COUNTED_ASKING = re.compile(r"为什么|为何|何[时地处人种]|什么|哪|多少|几[个年次种位家条天岁点月号]|"
+                            r"谁|怎么|怎样|如何|是否|多[长大高远久重宽深快贵厚粗]")
 """The question words counted when a question asks two things (two_things): 几 only with its
 measure word, no particle."""
 ASKS = re.compile(COUNTED_ASKING.pattern + r"|[吗呢么嘛]\s*[?？]?\s*$|几|咋|啥|有没有|是不是|"
                   r"能不能|可不可以|会不会|要不要")
 """What makes a text a question (asks): any question word, or a closing particle."""
-ASKED_WITH = re.compile(r"为什么|为何|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
+ASKED_WITH = re.compile(r"为什么|为何|何[时地处人种]|什么|啥|哪|多少|几|谁|怎么|怎样|如何|是否|"
                         r"多[长大高远久重宽深快贵厚粗]|吗|呢")
 """The question words two forms of one question are compared by (question_words)."""
-SAME_ASKING = {"啥": "什么", "为何": "为什么", "怎样": "怎么", "如何": "怎么", "呢": "吗"}
-"""Question words that ask the same: 啥 as 什么, 如何 as 怎么, 呢 as 吗."""
+SAME_ASKING = {"啥": "什么", "为何": "为什么", "怎样": "怎么", "如何": "怎么", "呢": "吗",
+               "何时": "什么", "何种": "什么", "何地": "哪", "何处": "哪", "何人": "谁"}
+"""Question words that ask the same: 啥 as 什么, 如何 as 怎么, 呢 as 吗, 何时 as 什么(时候)."""
 LIST = re.compile(r"分别|各是|各有|[、].*[、]")
 CLAUSE = re.compile(r"[，；]")
 CLAUSES = 3
@@ -73,8 +74,10 @@ UNITS = ("人次", "平方米", "公里", "公顷", "小时", "分钟", "公斤"
          "班", "部", "张", "间")
 """Units a question names after 多少/几 that its answer must hold (longest first)."""
 MONEY = re.compile(r"元|块|钱|免费")
-TIME = re.compile(rf"[{DIGITS}]|年|月|日|世纪|朝|代|时期|初|末|前|后|期间|季|周|星期|"
-                  r"早|晚|上午|下午|凌晨|夜")
+TIME = re.compile(rf"\d{{4}}|[{DIGITS}]\s*[点时号分秒]|年|月|日|世纪|朝|代|时期|初|末|前|后|"
+                  r"期间|季|周|星期|早|晚|上午|下午|凌晨|夜")
+"""A time in what an answer adds: a time word, a year, or a number of a clock or date unit; a
+bare numeral is none ("一个金色尖顶……" for "……何时安装就位？")."""
 
 
 def two_things(question: str) -> bool:
