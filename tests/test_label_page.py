@@ -236,6 +236,35 @@ def test_every_mark_is_one_fsynced_row_and_reopening_resumes(run_dir: Path) -> N
         assert c.item(1)["status"] == "partial"
 
 
+def test_a_mark_sent_again_with_its_client_id_is_written_once(run_dir: Path) -> None:
+    """A mark whose request timed out although it was written is sent again by the page with the
+    same client id: the server answers saved and appends no second row, also after a restart;
+    rows without a client id (an older page, by hand) still read and count."""
+    labels = run_dir / LABELS_FILE
+    old_row = {"id": "nile", "metric": "refusal", "label": 0, "order": "random",
+               "input_hash": open_run(run_dir).content["nile"].input_hash}
+    labels.write_text(json.dumps(old_row) + "\n", encoding="utf-8")
+    with serving(open_run(run_dir, seed=7)) as c:
+        sid = c.item(0)["id"]
+        body = {"metric": "faithfulness", "order": "random", "id": sid, "claim": 0,
+                "label": 1, "note": None, "client_id": "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6"}
+        first = c.post("/api/mark", body)
+        again = c.post("/api/mark", body)  # the retry of a request that timed out
+        assert "already_saved" not in first and again["already_saved"] is True
+        assert again["claims_labelled"] == first["claims_labelled"] == 1
+        c.post("/api/mark", {**body, "label": 0, "client_id": "another-mark"})  # a new mark
+        assert c.post("/api/mark", {**body, "client_id": ""}, 400)["error"]
+    with serving(open_run(run_dir)) as c:  # a restarted server reads the ids from the file
+        assert c.post("/api/mark", body)["already_saved"] is True
+    rows = [json.loads(x) for x in labels.read_text().splitlines()]
+    assert [r.get("client_id") for r in rows] == [
+        None, "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6", "another-mark"]
+    read = read_labels(labels)
+    assert not read.problems and read.duplicates == 1  # only the changed mark
+    assert read.labels[(sid, "faithfulness", 0)].label == 0
+    assert read.labels[("nile", "refusal", None)].label == 0  # the row without an id
+
+
 def test_a_second_page_on_the_same_run_sees_the_marks_of_the_first(run_dir: Path) -> None:
     one, two = open_run(run_dir), open_run(run_dir)
     first = one.view("faithfulness").random_order[0]

@@ -12,6 +12,7 @@ With LOCALEVAL_SCREENSHOTS=DIR the page's states are kept there as PNGs (label-*
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -247,9 +248,12 @@ def test_a_dropped_connection_or_a_server_that_does_not_answer_is_not_saved(
             os.kill(proc.pid, signal.SIGCONT)
         got = wait_status(page, "reconnected")
         assert got["pending"] == 0
-        # the timed-out request may have been written too once the server woke: the later row
-        # for the same key wins, with the same label
+        # the timed-out requests were written once the server woke, and the one that answered
+        # was one of them: the mark's client id makes it one row
         assert on_disk(run_dir) == {(sid, c0): 1.0, (sid, c1): 0.0, (sid, c2): None}
+        rows = [json.loads(x) for x in (run_dir / LABELS_FILE).read_text().splitlines()]
+        assert [r["claim"] for r in rows] == [c0, c1, c2]
+        assert len({r["client_id"] for r in rows}) == 3
         saved_are_on_disk(page, run_dir, called_saved)
     assert len(called_saved) == 3
 

@@ -5,7 +5,8 @@ GET  /                       the page
 GET  /static/label.{js,css}  its script and style
 GET  /api/state[?metric=M]   progress (run: labels so far and the current interval)
 GET  /api/item?pos=N[&metric=M&order=random|informative]
-POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement]}  (run)
+POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement,
+                    client_id]}                                 (run)
 POST /api/confirm  {metric, id}                                (run)
 POST /api/decide   {id, decision, reason, question, ground_truth}  (review)
 POST /api/write    {unreviewed}                                (review)
@@ -233,7 +234,8 @@ class Handler(BaseHTTPRequestHandler):
             raise UsageError("claim must be a whole number or null")
         seen = {k: _optional(body, k) for k in ("input_hash", "statement")}
         return self._run().mark(_text(body, "metric"), _text(body, "order"), _text(body, "id"),
-                                claim, body.get("label"), _optional(body, "note"), seen=seen)
+                                claim, body.get("label"), _optional(body, "note"), seen=seen,
+                                client_id=_optional(body, "client_id"))
 
     def _confirm(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._run().confirm(_text(body, "metric"), _text(body, "id"))

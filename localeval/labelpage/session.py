@@ -27,7 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import OutputError, UsageError
+from pydantic import ValidationError
+
+from localeval.errors import OutputError, UsageError, first_error
 from localeval.labels.bound import binding, checker, judged
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
 from localeval.names import WEIGHTED
@@ -188,6 +190,7 @@ class RunSession:
         self._lock = threading.RLock()
         self._seen: tuple[int, int] | None = None
         self.labels: dict[Key, Label] = {}
+        self.client_ids: set[str] = set()  # every mark's page id in the labels file
         self._reload()
         self.seed = seed if seed is not None else self._last_seed()
         self.views: dict[str, MetricView] = {}
@@ -209,7 +212,7 @@ class RunSession:
         try:
             st = os.stat(self.path, follow_symlinks=False)
         except FileNotFoundError:
-            self._seen, self.labels = None, {}
+            self._seen, self.labels, self.client_ids = None, {}, set()
             return
         except OSError as exc:
             raise OutputError(f"cannot read {self.path}: {exc.strerror or exc}") from None
@@ -235,7 +238,7 @@ class RunSession:
                                   "results.jsonl: their labels cannot be bound to what they "
                                   "judged and no estimate uses them; run the dataset again into "
                                   "the folder with --resume first")
-        self.labels, self._seen = read.labels, mark
+        self.labels, self.client_ids, self._seen = read.labels, read.client_ids, mark
 
     def _last_seed(self) -> int:
         """The seed of the random order labelled so far (the latest random row's), else 0."""
@@ -475,14 +478,18 @@ class RunSession:
     # -- marking --
 
     def mark(self, metric: str, order: str, sid: str, claim: int | None, label: Any,
-             note: str | None, *, seen: dict[str, str | None] | None = None
-             ) -> dict[str, Any]:
+             note: str | None, *, seen: dict[str, str | None] | None = None,
+             client_id: str | None = None) -> dict[str, Any]:
         """Append one label (module doc: which order it counts in) and return the new state.
         `seen`: the input_hash (and claim text) the page showed; a mark sent late (after a
-        restart) for a sample that changed since is refused, never bound to the new content."""
+        restart) for a sample that changed since is refused, never bound to the new content.
+        `client_id`: the page's id of the mark; a mark whose id is in the labels file already
+        (sent again after a request that timed out but was written) appends nothing."""
         with self._lock:
             self._reload()
             view = self.view(metric)
+            if client_id is not None and client_id in self.client_ids:
+                return {**self.state(metric), "already_saved": True}
             self._check_mark(view, order, sid, claim, label)
             self._check_seen(metric, sid, claim, seen or {})
             drawn = order
@@ -492,7 +499,7 @@ class RunSession:
                 if earlier and all(m.random for m in earlier):
                     drawn = "random"  # a correction of a sample drawn at random
             self._append(metric, sid, claim, None if label is None else float(label), drawn,
-                         note)
+                         note, client_id)
             return self.state(metric)
 
     def confirm(self, metric: str, sid: str) -> dict[str, Any]:
@@ -546,17 +553,23 @@ class RunSession:
                                  "one marked): reload the page and mark it again")
 
     def _append(self, metric: str, sid: str, claim: int | None, label: float | None,
-                order: str, note: str | None) -> None:
-        row = Label(id=sid, metric=metric, claim=claim, label=label, order=order,
-                    who=self.who, when=now(), note=(note or "").strip() or None,
-                    seed=self.seed if order == "random" else None, run=self.fingerprint,
-                    **binding(self.content[sid], metric, claim))
+                order: str, note: str | None, client_id: str | None = None) -> None:
+        try:
+            row = Label(id=sid, metric=metric, claim=claim, label=label, order=order,
+                        who=self.who, when=now(), note=(note or "").strip() or None,
+                        seed=self.seed if order == "random" else None, run=self.fingerprint,
+                        client_id=client_id, **binding(self.content[sid], metric, claim))
+        except ValidationError as exc:
+            where, msg = first_error(exc, "mark")
+            raise UsageError(f"{where}: {msg}") from None
         try:
             append_label(self.path, row)
         except OSError as exc:
             raise OutputError(f"not saved: cannot write {self.path}: {exc.strerror or exc}; "
                               "the marks written before are kept") from None
         self.labels[row.key] = row
+        if client_id is not None:
+            self.client_ids.add(client_id)
         with contextlib.suppress(OSError):
             st = os.stat(self.path)
             self._seen = (st.st_size, st.st_mtime_ns)

@@ -16,7 +16,9 @@ judged for that metric (`claim` = the claim's index in the sample's details). Fi
   claim's text): what the label judged (`bound`); a row is used only when they match the run, or
   when it says `unbound`: true;
 - `who`, `when` (ISO 8601), `note`, `seed` (the random order's seed), `run` (the run's fingerprint;
-  a row naming another run's fingerprint is refused): optional.
+  a row naming another run's fingerprint is refused): optional;
+- `client_id` (optional): the id the labelling page gave the mark when it was made, once per
+  mark; a mark sent again (its first request timed out but was written) is not appended again.
 
 The file is append-only: each mark is one line appended and fsynced (`runfiles.append_line`), so
 killing the writer loses nothing; the later usable row for the same (id, metric, claim) wins.
@@ -39,6 +41,7 @@ from localeval.names import current_key, is_old, renamed_note
 
 LABELS_FILE = "labels.jsonl"
 ORDERS = ("random", "informative")
+CLIENT_ID_MAX = 64
 
 Key = tuple[str, str, int | None]
 
@@ -63,6 +66,8 @@ class Label(BaseModel):
     statement: str | None = Field(default=None, description="the judged claim's text")
     unbound: bool = Field(default=False, description="true: used unchecked (its writer vouches "
                           "that it judges the sample as the run holds it now)")
+    client_id: str | None = Field(default=None, min_length=1, max_length=CLIENT_ID_MAX,
+                                  description="the page's id of the mark, made once per mark")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -99,6 +104,7 @@ class LabelsRead:
     dropped: dict[str, int] = field(default_factory=dict)  # why (bound.WHY) → rows left out
     unbound: int = 0  # rows used unchecked by their writer's word
     renamed: dict[str, int] = field(default_factory=dict)  # old score key → rows naming it
+    client_ids: set[str] = field(default_factory=set)  # of every valid row, used or not
 
     def notes(self, path: Path) -> list[str]:
         """What a reader of the estimate should be told once: duplicates, unordered rows, rows
@@ -158,6 +164,8 @@ def read_labels(path: Path, *, fingerprint: str | None = None,
                 loc, msg = first_error(exc, "row")
                 read.problems.append(f"{where}: {loc}: {msg}")
                 continue
+            if label.client_id is not None:
+                read.client_ids.add(label.client_id)
             if is_old(label.metric):
                 read.renamed[label.metric] = read.renamed.get(label.metric, 0) + 1
                 label = label.model_copy(update={"metric": current_key(label.metric)})

@@ -294,6 +294,13 @@ function labelName(m) {
   return m.label >= 0.5 ? t("supported") : t("not_supported");
 }
 
+function clientId() {
+  // a mark's own id, made once: the server writes a mark sent again (its first request timed
+  // out, yet was written) only once
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 const sameKey = (a, b) => a.metric === b.metric && a.id === b.id && a.claim === b.claim;
 const pendingKey = () => `localeval-label-pending:${state.run}`;
 
@@ -722,7 +729,8 @@ async function mark_(claim, label) {
   // server refuses it if the sample changed since the page showed it
   const noteBox = $(claim === null ? "note-sample" : `note-${claim}`);
   const note = noteBox ? noteBox.value : null;
-  const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash };
+  const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash,
+              client_id: clientId() };
   if (claim !== null) m.statement = item.claims[claim].text;
   pending = pending.filter((p) => !sameKey(p, m));
   pending.push(m);
