@@ -22,6 +22,7 @@ import os
 import random
 import stat
 import threading
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,23 +106,35 @@ def _number(value: Any) -> float | None:
 def segments(text: str, marks: Sequence[tuple[str, int, str]]) -> list[dict[str, Any]]:
     """`text` cut where the judge's evidence starts and ends: each piece with the claims whose
     closest sentence ("c") or evidence passage ("p") covers it. `marks`: (evidence text, claim
-    index, "c" or "p"); evidence not found verbatim marks nothing."""
-    spans: list[tuple[int, int, int, str]] = []
+    index, "c" or "p"); evidence not found verbatim marks nothing. One sweep over the cuts:
+    O(n log n) in the marks, plus the pieces' claim lists."""
+    where: dict[str, int] = {}  # evidence → where it starts (-1: not found); searched once
+    starts: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    ends: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for needle, claim, kind in marks:
         needle = needle.strip()
-        at = text.find(needle) if needle else -1
+        if not needle:
+            continue
+        if needle not in where:
+            where[needle] = text.find(needle)
+        at = where[needle]
         if at >= 0:
-            spans.append((at, at + len(needle), claim, kind))
-    cuts = sorted({0, len(text), *(s for s, _, _, _ in spans), *(e for _, e, _, _ in spans)})
+            starts[at].append((kind, claim))
+            ends[at + len(needle)].append((kind, claim))
+    cuts = sorted({0, len(text), *starts, *ends})
+    active: dict[str, Counter[int]] = {"c": Counter(), "p": Counter()}  # covering spans
     out = []
     for start, end in itertools.pairwise(cuts):
-        if start == end:
-            continue
+        for kind, claim in ends.get(start, ()):
+            active[kind][claim] -= 1
+            if not active[kind][claim]:
+                del active[kind][claim]
+        for kind, claim in starts.get(start, ()):
+            active[kind][claim] += 1
         piece: dict[str, Any] = {"t": text[start:end]}
         for kind in ("c", "p"):
-            covering = sorted({c for s, e, c, k in spans if k == kind and s <= start and end <= e})
-            if covering:
-                piece[kind] = covering
+            if active[kind]:
+                piece[kind] = sorted(active[kind])
         out.append(piece)
     return out
 
