@@ -28,7 +28,8 @@ from tests.test_label_page import make_run
 pytestmark = pytest.mark.browser
 
 KEYS = {"y": ("KeyY", 89), "n": ("KeyN", 78), "u": ("KeyU", 85), "Enter": ("Enter", 13),
-        "ArrowRight": ("ArrowRight", 39)}
+        "ArrowRight": ("ArrowRight", 39), "a": ("KeyA", 65), "r": ("KeyR", 82),
+        "e": ("KeyE", 69)}
 
 
 @contextlib.contextmanager
@@ -237,8 +238,6 @@ def test_the_review_page_accepts_rejects_and_edits_by_keys(tmp_path: Path) -> No
         page.call("Page.navigate", url=url)
         page.wait_event("Page.loadEventFired")
         wait_for(page, "document.body.dataset.ready === '1'")
-        key_text = {"a": ("KeyA", 65), "r": ("KeyR", 82), "e": ("KeyE", 69)}
-        KEYS.update(key_text)
         key(page, "a")  # g1 accepted
         until(1)
         wait_for(page, "item.row.id === 'g2'")

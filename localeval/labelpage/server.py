@@ -8,7 +8,8 @@ GET  /api/item?pos=N[&metric=M&order=random|informative]
 POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement,
                     client_id]}                                 (run)
 POST /api/confirm  {metric, id}                                (run)
-POST /api/decide   {id, decision, reason, question, ground_truth}  (review)
+POST /api/decide   {id, decision, reason, question, ground_truth[, input_hash, client_id]}
+                                                                (review)
 POST /api/write    {unreviewed}                                (review)
 
 Every route but the static files needs the server's token: the page is opened at the printed
@@ -243,7 +244,8 @@ class Handler(BaseHTTPRequestHandler):
     def _decide(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._review().decide(
             _text(body, "id"), _text(body, "decision"), reason=_optional(body, "reason"),
-            question=_optional(body, "question"), ground_truth=_optional(body, "ground_truth"))
+            question=_optional(body, "question"), ground_truth=_optional(body, "ground_truth"),
+            seen=_optional(body, "input_hash"), client_id=_optional(body, "client_id"))
 
     def _write(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._review().write_kept(unreviewed=bool(body.get("unreviewed")))
