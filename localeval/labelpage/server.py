@@ -6,7 +6,7 @@ GET  /static/label.{js,css}  its script and style
 GET  /api/state[?metric=M]   progress (run: labels so far and the current interval)
 GET  /api/item?pos=N[&metric=M&order=random|informative]
 POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement,
-                    client_id]}                                 (run)
+                    turn_text, client_id]}                      (run)
 POST /api/confirm  {metric, id}                                (run)
 POST /api/decide   {id, decision, reason, question, ground_truth[, input_hash, client_id]}
                                                                 (review)
@@ -233,7 +233,7 @@ class Handler(BaseHTTPRequestHandler):
         claim = body.get("claim")
         if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int)):
             raise UsageError("claim must be a whole number or null")
-        seen = {k: _optional(body, k) for k in ("input_hash", "statement")}
+        seen = {k: _optional(body, k) for k in ("input_hash", "statement", "turn_text")}
         return self._run().mark(_text(body, "metric"), _text(body, "order"), _text(body, "id"),
                                 claim, body.get("label"), _optional(body, "note"), seen=seen,
                                 client_id=_optional(body, "client_id"))

@@ -1,6 +1,8 @@
 """A run folder opened for labelling: its samples for one judge metric (the claims the judge
 judged, or the sample's score when the metric has none), the two orders over them, and the labels
-file every mark is appended to (labels/store.py).
+file every mark is appended to (labels/store.py). For a metric a conversation scored per
+assistant turn, each of its turns is a sample of its own (labels/turns.py: `<id>#turn<n>`, shown
+with the conversation before it), and its marks name the conversation and the turn.
 
 Orders: "random" is the samples in a uniform random order fixed by the seed (Python's
 `random.Random(seed).shuffle` of the scored ids in results order); it is labelled in sequence
@@ -30,9 +32,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from localeval.data.conversation import TURN_MARK
 from localeval.errors import OutputError, UsageError, first_error
-from localeval.labels.bound import binding, checker, judged
+from localeval.labels.bound import binding, checker, units
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
+from localeval.labels.turns import per_turn, turn_records
 from localeval.names import WEIGHTED
 from localeval.results.records import SampleRecord
 
@@ -179,7 +183,13 @@ class RunSession:
         refuse_in_progress(run_dir)
         run = load_run(run_dir)
         self.records: dict[str, SampleRecord] = {r.id: r for r in run.records}
-        self.content = {i: judged(r) for i, r in self.records.items()}
+        # what a person labels: the records, and each conversation's assistant turns
+        self.turns = {r.id: found for r in run.records if (found := turn_records(r))}
+        self.units: dict[str, SampleRecord] = {
+            **self.records, **{t.id: t for found in self.turns.values() for t in found}}
+        self.turn_of = {t.id: (cid, int(t.id.rpartition(TURN_MARK)[2]))
+                        for cid, found in self.turns.items() for t in found}
+        self.content = {k: v for r in run.records for k, v in units(r).items()}
         self.summary = run.summary
         inputs = read_inputs(run_dir)
         self.fingerprint = fingerprint_of(inputs) if inputs is not None else (
@@ -245,7 +255,7 @@ class RunSession:
                 self.notes.append(f"{self.path}: {len(read.problems) - 5} more bad row(s) "
                                   "left out")
             self.notes += read.binding_notes(self.path)
-            unhashed = sum(not c.input_hash for c in self.content.values())
+            unhashed = sum(not r.input_hash for r in self.records.values())
             if unhashed:
                 self.notes.append(f"{unhashed} sample(s) of the run carry no input_hash in "
                                   "results.jsonl: their labels cannot be bound to what they "
@@ -280,19 +290,29 @@ class RunSession:
                              f"one of {', '.join(self.metrics)}")
         if metric in self.views:
             return self.views[metric]
-        has_claims = any(claims_of(r, metric) for r in self.records.values())
-        ids = [r.id for r in self.records.values() if r.scores.get(metric) is not None
+        population = self._population(metric)
+        has_claims = any(claims_of(r, metric) for r in population)
+        ids = [r.id for r in population if r.scores.get(metric) is not None
                and (not has_claims or claims_of(r, metric))]
         shuffled = list(ids)
         random.Random(self.seed).shuffle(shuffled)
         where = {i: n for n, i in enumerate(ids)}
-        informative = sorted(ids, key=lambda i: (self._closeness(self.records[i], metric),
+        informative = sorted(ids, key=lambda i: (self._closeness(self.units[i], metric),
                                                  where[i]))
         view = MetricView(metric, ids, has_claims, shuffled, informative,
-                          [self.records[i].scores[metric] for i in ids])  # type: ignore[misc]
+                          [self.units[i].scores[metric] for i in ids])  # type: ignore[misc]
         view.position = {o: {i: n for n, i in enumerate(view.order(o))} for o in ORDERS}
         self.views[metric] = view
         return view
+
+    def _population(self, metric: str) -> list[SampleRecord]:
+        """What `metric` is labelled on, in results order: each row, and for a conversation
+        whose score of it is a mean over its assistant turns, each of those turns."""
+        out: list[SampleRecord] = []
+        for r in self.records.values():
+            found = self.turns.get(r.id)
+            out += found if found and per_turn(r, metric) else [r]
+        return out
 
     def _description(self, metric: str) -> str:
         from localeval.metrics import REGISTRY
@@ -333,7 +353,7 @@ class RunSession:
     def status(self, view: MetricView, sid: str) -> str:
         """"none", "partial" (some claims), "random" or "informative" (labelled in full, every
         label drawn at random / some in the informative order)."""
-        n = len(claims_of(self.records[sid], view.name) or []) if view.claims else 0
+        n = len(claims_of(self.units[sid], view.name) or []) if view.claims else 0
         marks = self._marks(view.name, sid, n)
         full = "sample" in marks or (view.claims and len(marks) == n)
         if not full:
@@ -344,7 +364,7 @@ class RunSession:
         """The person's value of the sample's score: its sample label, else the mean of its
         claim labels when every claim is labelled and none is unsure (as labels/estimate.py
         reads the file); None otherwise."""
-        n = len(claims_of(self.records[sid], view.name) or []) if view.claims else 0
+        n = len(claims_of(self.units[sid], view.name) or []) if view.claims else 0
         marks = self._marks(view.name, sid, n)
         if "sample" in marks:
             return marks["sample"].label
@@ -406,7 +426,7 @@ class RunSession:
             if order == "random" and pos > frontier:
                 raise UsageError("the random order is labelled in sequence: label sample "
                                  f"{frontier + 1} first")
-            record = self.records[ids[pos]]
+            record = self.units[ids[pos]]
             return {"pos": pos, "order": order, "metric": metric, "frontier": frontier,
                     "status": self.status(view, record.id), **self._show(view, record)}
 
@@ -433,7 +453,9 @@ class RunSession:
                 "class": classes.get(c["statement"]),
             })
         marked = self._marks(metric, record.id, len(claims))
+        turn = self._turn(record.id)
         return {
+            **turn,
             "id": record.id, "input_hash": record.input_hash or None,
             "language": record.language, "question": record.question,
             "answer": record.answer, "ground_truth": (row or {}).get("ground_truth"),
@@ -447,11 +469,39 @@ class RunSession:
                       for k, m in marked.items()},
         }
 
+    def _turn(self, uid: str) -> dict[str, Any]:
+        """For a conversation's turn: the conversation's id, the turn's number, and the
+        conversation before the turn (`history`: role and content per message, from the dataset
+        when it is there, else from the turns the run scored); {} for a row."""
+        if uid not in self.turn_of:
+            return {}
+        cid, number = self.turn_of[uid]
+        row = self._row(self.records[cid])
+        if row is not None and row.get("turns") is not None:
+            before = [m for m in row["turns"] if m["number"] < number]
+        else:
+            before, asked = [], None
+            for entry in self.records[cid].details.get("turns") or []:
+                if not isinstance(entry, dict) or not isinstance(entry.get("turn"), int) or (
+                        entry["turn"] >= number):
+                    continue
+                if isinstance(entry.get("asked"), str) and entry.get("asked_turn") != asked:
+                    before.append({"role": "user", "content": entry["asked"]})
+                    asked = entry.get("asked_turn")
+                before.append({"role": "assistant", "content": entry.get("answer") or ""})
+            last = next((e for e in self.records[cid].details.get("turns") or []
+                         if isinstance(e, dict) and e.get("turn") == number), {})
+            if isinstance(last.get("asked"), str) and last.get("asked_turn") != asked:
+                before.append({"role": "user", "content": last["asked"]})
+        return {"conversation": cid, "turn": number,
+                "history": [{"role": m["role"], "content": m["content"]} for m in before]}
+
     # -- the dataset (the contexts are not in results.jsonl) --
 
     def _open_dataset(self, data: Path | None) -> tuple[dict[str, Any] | None, str | None]:
         """The run's rows by id (their contexts and ground truth), from `data` or the dataset
         summary.json names; a row whose content changed since the run is left out."""
+        from localeval.data.conversation import turn_id, turns_of
         from localeval.data.dataset import input_hash, load
         from localeval.errors import DatasetError
 
@@ -476,6 +526,13 @@ class RunSession:
                 changed += 1
                 continue
             rows[sample.id] = {"contexts": sample.contexts, "ground_truth": sample.ground_truth}
+            if sample.id in self.turns:  # a conversation: its messages, each turn's contexts
+                said = turns_of(sample.value("turns"))
+                rows[sample.id]["turns"] = [
+                    {"role": t.role, "content": t.content, "number": t.number} for t in said]
+                rows.update((turn_id(sample.id, t.number), {
+                    "contexts": list(t.contexts or []), "ground_truth": t.ground_truth})
+                    for t in said if t.role == "assistant")
         note = (f"{changed} row(s) of {path} changed since the run: their contexts are not shown"
                 if changed else None)
         return rows, note
@@ -507,7 +564,7 @@ class RunSession:
             self._check_seen(metric, sid, claim, seen or {})
             drawn = order
             if order == "informative":
-                n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
+                n = len(claims_of(self.units[sid], metric) or []) if view.claims else 0
                 earlier = self._marks(metric, sid, n).values()
                 if earlier and all(m.random for m in earlier):
                     drawn = "random"  # a correction of a sample drawn at random
@@ -525,7 +582,7 @@ class RunSession:
                 raise UsageError(f"sample {sid!r} is not among the samples of {metric}")
             if view.position["random"][sid] > self.frontier(view):
                 raise UsageError("the random order is labelled in sequence")
-            n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
+            n = len(claims_of(self.units[sid], metric) or []) if view.claims else 0
             marks = self._marks(metric, sid, n)
             full = "sample" in marks or (view.claims and len(marks) == n)
             if not full:
@@ -547,7 +604,7 @@ class RunSession:
             raise UsageError(f"label must be one of {', '.join(map(str, allowed))} "
                              "(null = unsure)")
         if view.claims:
-            n = len(claims_of(self.records[sid], view.name) or [])
+            n = len(claims_of(self.units[sid], view.name) or [])
             if claim is None or not 0 <= claim < n:
                 raise UsageError(f"{view.name} is labelled per claim: claim must be 0 to {n - 1}")
         elif claim is not None:
@@ -559,16 +616,18 @@ class RunSession:
     def _check_seen(self, metric: str, sid: str, claim: int | None,
                     seen: dict[str, str | None]) -> None:
         now_bound = binding(self.content[sid], metric, claim)
-        for key in ("input_hash", "statement"):
+        what = {"input_hash": "answer", "statement": "claim", "turn_text": "turn's reply"}
+        for key, name in what.items():
             if seen.get(key) is not None and seen[key] != now_bound.get(key):
                 raise UsageError(f"sample {sid!r} changed since the page showed it (its "
-                                 f"{'answer' if key == 'input_hash' else 'claim'} is not the "
-                                 "one marked): reload the page and mark it again")
+                                 f"{name} is not the one marked): reload the page and mark it "
+                                 "again")
 
     def _append(self, metric: str, sid: str, claim: int | None, label: float | None,
                 order: str, note: str | None, client_id: str | None = None) -> None:
+        of, turn = self.turn_of.get(sid, (sid, None))  # a turn: its conversation's id
         try:
-            row = Label(id=sid, metric=metric, claim=claim, label=label, order=order,
+            row = Label(id=of, turn=turn, metric=metric, claim=claim, label=label, order=order,
                         who=self.who, when=now(), note=(note or "").strip() or None,
                         seed=self.seed if order == "random" else None, run=self.fingerprint,
                         client_id=client_id, **binding(self.content[sid], metric, claim))
@@ -600,7 +659,7 @@ class RunSession:
         intervals of the metric's mean from them (labels/ppi.py); `unsure`: the samples drawn
         and marked unsure, left out (the labels are then no uniform draw)."""
         drawn = [i for i in self._labelled(view) if self.status(view, i) == "random"]
-        labelled = [(self.records[i].scores[view.name], y) for i in drawn
+        labelled = [(self.units[i].scores[view.name], y) for i in drawn
                     if (y := self.human_value(view, i)) is not None]
         out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids),
                                "unsure": len(drawn) - len(labelled)}

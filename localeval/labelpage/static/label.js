@@ -8,6 +8,8 @@ const T = {
   en: {
     metric: "Metric", keys_button: "Keys (?)", order: "Order:", prev: "Previous", next: "Next",
     question: "Question", ground_truth: "Reference answer", contexts: "Contexts",
+    history: (c, n) => `Conversation ${c}, before its turn ${n} (the turn labelled below)`,
+    role: { user: "User", assistant: "Assistant" },
     answer_claims: "The answer, and the claims the judge judged in it",
     truth_claims: "The reference answer's claims the judge judged against the contexts",
     answer_sample: "The answer", reference_answer: "Reference answer",
@@ -140,6 +142,8 @@ const T = {
   zh: {
     metric: "指标", keys_button: "快捷键 (?)", order: "顺序：", prev: "上一个", next: "下一个",
     question: "问题", ground_truth: "参考答案", contexts: "上下文",
+    history: (c, n) => `对话 ${c} 在第 ${n} 轮之前的内容（下面标注的是这一轮）`,
+    role: { user: "用户", assistant: "助手" },
     answer_claims: "答案，及评审模型判断的各条论断", answer_sample: "答案",
     truth_claims: "参考答案中评审模型对照上下文判断的论断",
     reference_answer: "参考答案", reference_contexts: "参考上下文",
@@ -599,6 +603,7 @@ function renderSample() {
   if (!item) return;
   $("position").textContent = t("sample_of")(pos + 1, state.total, item.id);
   $("question").textContent = item.question || "—";
+  renderHistory();
   $("truth-box").hidden = !item.ground_truth;
   $("truth").textContent = item.ground_truth || "";
   const judge = $("judge");
@@ -624,6 +629,20 @@ function renderSample() {
   if (state.claims) renderClaims(); else renderGrade();
   renderContexts();
   $("prev").disabled = pos === 0;
+}
+
+function renderHistory() {
+  // a conversation's turn: the conversation before it, as a chat
+  const box = $("history-box");
+  box.hidden = !item.history;
+  if (!item.history) return;
+  $("history-head").textContent = t("history")(item.conversation, item.turn);
+  $("history").replaceChildren(...item.history.map((m) => {
+    const li = el("li", `msg ${m.role === "user" ? "user" : "assistant"}`);
+    li.append(el("span", "who small muted", `${t("role")[m.role] || m.role}: `),
+              el("span", "", m.content));
+    return li;
+  }));
 }
 
 function renderClaims() {
@@ -789,6 +808,7 @@ async function mark_(claim, label) {
   const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash,
               client_id: clientId() };
   if (claim !== null) m.statement = item.claims[claim].text;
+  if (item.turn) m.turn_text = item.answer;  // a conversation's turn: bound to its reply too
   queue(m);
   if (claim !== null) {
     const open = item.claims.find((c) => c.i > claim && !isMarked(c.i)) ||
