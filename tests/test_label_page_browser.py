@@ -284,11 +284,13 @@ def test_a_conversations_turn_is_shown_with_the_conversation_before_it(tmp_path:
             id: item.id, hidden: document.getElementById('history-box').hidden,
             head: document.getElementById('history-head').textContent,
             messages: [...document.querySelectorAll('#history li')].map(li => li.className),
-            claims: item.claims.length}))()""")
+            claims: item.claims.length,
+            interval: document.getElementById('interval').textContent}))()""")
         conversation = got["id"].split("#")[0]
         assert not got["hidden"] and got["head"].startswith(f"Conversation {conversation}, "
                                                            "before its turn 4")
         assert got["messages"] == ["msg user", "msg assistant", "msg user"]
+        assert got["interval"].endswith("over 7 turns")
         screenshot(page, 1300, tmp_path / "label-turn-1300.png")
         expected: dict[tuple[str, int], float | None] = {}
         for _ in range(got["claims"]):

@@ -85,6 +85,7 @@ def test_the_page_labels_each_assistant_turn_with_the_conversation_before_it(
                 "claim": i, "label": 1, "note": None, "input_hash": shown["input_hash"],
                 "statement": claims[i]["statement"], "turn_text": shown["answer"]})
         assert state["informative_done"] == 1
+        assert state["interval"]["unit"] == "turns" and state["interval"]["n_rows"] == 7
         # a page that showed another reply for the turn is refused
         refused = c.post("/api/mark", {
             "metric": "faithfulness", "order": "informative", "id": "veg#turn4", "claim": 0,
@@ -101,8 +102,10 @@ def test_the_page_labels_each_assistant_turn_with_the_conversation_before_it(
 
 def test_a_conversation_metric_is_still_labelled_per_conversation(tmp_path: Path) -> None:
     run_dir = make_conversation_run(tmp_path, ["faithfulness", "knowledge_retention"])
-    view = open_run(run_dir).view("knowledge_retention")
+    session = open_run(run_dir)
+    view = session.view("knowledge_retention")
     assert sorted(view.ids) == ["nile", "tea", "veg"] and not view.claims
+    assert session.state("knowledge_retention")["interval"]["unit"] == "conversations"
 
 
 def _label(run_dir: Path, marks: dict[tuple[str, int | None], float]) -> None:

@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from localeval.data.conversation import TURN_MARK
 from localeval.errors import OutputError, UsageError, first_error
 from localeval.labels.bound import binding, checker, units
+from localeval.labels.estimate import unit_of
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
 from localeval.labels.turns import per_turn, turn_records
 from localeval.names import WEIGHTED
@@ -657,12 +658,15 @@ class RunSession:
     def interval(self, view: MetricView) -> dict[str, Any] | None:
         """The labels drawn at random so far, and the prediction-powered and labels-only 95 %
         intervals of the metric's mean from them (labels/ppi.py); `unsure`: the samples drawn
-        and marked unsure, left out (the labels are then no uniform draw)."""
+        and marked unsure, left out (the labels are then no uniform draw); `unit`: what the
+        mean is over (labels/estimate.unit_of)."""
         drawn = [i for i in self._labelled(view) if self.status(view, i) == "random"]
         labelled = [(self.units[i].scores[view.name], y) for i in drawn
                     if (y := self.human_value(view, i)) is not None]
+        kinds = {"turn" if i in self.turn_of else "conversation" if i in self.turns else "row"
+                 for i in view.ids}
         out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids),
-                               "unsure": len(drawn) - len(labelled)}
+                               "unsure": len(drawn) - len(labelled), "unit": unit_of(kinds)}
         judge_all = view.judge_scores
         out["judge_mean"] = sum(judge_all) / len(judge_all) if judge_all else None
         if len(labelled) < 2:

@@ -185,9 +185,8 @@ def _keep(keys: set[str], turns: bool) -> Any:
     return keep
 
 
-def unit_of(samples: dict[str, Scored]) -> str:
-    """What a mean over `samples` is over, in words."""
-    kinds = {s.kind for s in samples.values()}
+def unit_of(kinds: set[str]) -> str:
+    """What a mean over samples of these kinds (Scored.kind) is over, in words."""
     if "turn" in kinds:
         return "turns"
     return {frozenset({"conversation"}): "conversations",
@@ -275,7 +274,7 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
         if not any(key in s.scores and s.scores[key] is not None for s in samples.values()):
             out.not_estimated[key] = "the run has no score of this key"
             continue
-        out.units[key] = unit_of(samples)
+        out.units[key] = unit_of({s.kind for s in samples.values()})
         labelled, informative = sample_labels(read.labels, samples, key, notes, out.unsure)
         if informative:
             notes.append(f"{key}: {informative} sample(s) labelled in the informative order are "

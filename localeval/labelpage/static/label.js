@@ -31,11 +31,11 @@ const T = {
       ` · labels file: ${st.labels_file}`,
     interval_wait: (iv) => `Current interval: after 2 samples labelled in the random order ` +
       `with no unsure claim (${iv.n_labels} so far) · judge mean ${f3(iv.judge_mean)} over ` +
-      `${iv.n_rows} samples`,
+      `${iv.n_rows} ${unitName(iv)}`,
     interval: (m, iv) => `${m}: judge alone ${f3(iv.judge_mean)} · labels alone ` +
       `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · corrected (prediction-powered) ` +
       `${f3(iv.mean)} ${ci(iv.ci)} · 95 % intervals from ${iv.n_labels} random labels of ` +
-      `${iv.n_rows} samples, worth ${iv.effective_labels.toFixed(1)} labels alone`,
+      `${iv.n_rows} ${unitName(iv)}, worth ${iv.effective_labels.toFixed(1)} labels alone`,
     unsure_drawn: (iv) => ` · ${iv.unsure} of the ${iv.unsure + iv.n_labels} samples drawn ` +
       "were marked unsure and are left out: the labels are no longer a uniform draw, and the " +
       "interval is conditional on the samples decided",
@@ -162,10 +162,11 @@ const T = {
       ` · 标注文件：${st.labels_file}`,
     interval_wait: (iv) => "当前区间：需随机顺序中至少 2 个标注完整且无“不确定”的样本" +
       `（目前 ${iv.n_labels}）` +
-      ` · 评审均值 ${f3(iv.judge_mean)}（${iv.n_rows} 个样本）`,
+      ` · 评审均值 ${f3(iv.judge_mean)}（${iv.n_rows} ${unitName(iv)}）`,
     interval: (m, iv) => `${m}：仅评审 ${f3(iv.judge_mean)} · 仅标注 ` +
       `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · 校正后（预测驱动推断）` +
-      `${f3(iv.mean)} ${ci(iv.ci)} · 95% 区间，基于 ${iv.n_rows} 个样本中的 ${iv.n_labels} ` +
+      `${f3(iv.mean)} ${ci(iv.ci)} · 95% 区间，基于 ${iv.n_rows} ${unitName(iv)}中的 ` +
+      `${iv.n_labels} ` +
       `个随机标注，相当于单独 ${iv.effective_labels.toFixed(1)} 个标注`,
     unsure_drawn: (iv) => ` · 抽到的 ${iv.unsure + iv.n_labels} 个样本中有 ${iv.unsure} 个标为` +
       "“不确定”而未计入：标注已不再是均匀随机抽样，区间只对已判定的样本成立",
@@ -251,6 +252,13 @@ const T = {
     ],
   },
 };
+
+const UNITS = {
+  en: { turns: "turns", conversations: "conversations" },
+  zh: { turns: "个轮次", conversations: "个对话" },
+};
+// what the mean is over: the turns of conversations, whole conversations, or samples
+function unitName(iv) { return UNITS[lang][iv.unit] || (lang === "zh" ? "个样本" : "samples"); }
 
 function f3(x) { return x === null || x === undefined ? "—" : Number(x).toFixed(3); }
 function ci(pair) { return pair ? `[${f3(pair[0])}, ${f3(pair[1])}]` : ""; }
