@@ -207,6 +207,99 @@ def test_a_sample_shows_its_claims_verdicts_p_and_the_marked_evidence(run_dir: P
         assert [s["t"] for s in contexts[0] if 0 in s.get("c", [])] == [evidence]
 
 
+def _segments_before(text: str, marks: list[tuple[str, int, str]]) -> list[dict[str, Any]]:
+    """session.segments as it was before the sweep (each piece scanned every span: quadratic in
+    the claims): the reference the sweep must match."""
+    import itertools
+
+    spans = []
+    for needle, claim, kind in marks:
+        needle = needle.strip()
+        at = text.find(needle) if needle else -1
+        if at >= 0:
+            spans.append((at, at + len(needle), claim, kind))
+    cuts = sorted({0, len(text), *(s for s, _, _, _ in spans), *(e for _, e, _, _ in spans)})
+    out = []
+    for start, end in itertools.pairwise(cuts):
+        piece: dict[str, Any] = {"t": text[start:end]}
+        for kind in ("c", "p"):
+            covering = sorted({c for s, e, c, k in spans if k == kind and s <= start and end <= e})
+            if covering:
+                piece[kind] = covering
+        out.append(piece)
+    return out
+
+
+def test_the_contexts_are_cut_as_before_on_varied_evidence() -> None:
+    """segments (one sweep over the cuts) gives exactly the pieces of the quadratic version on
+    random texts and evidence: nested, overlapping, repeated, touching, not found, blank, one
+    claim with several passages, whole-text and empty texts, CJK."""
+    import random
+
+    from localeval.labelpage.session import segments
+
+    rng = random.Random(53)
+    words = ["the", "tower", "1889", "Paris", "iron", ".", " ", "  ", "\n", "埃菲尔", "铁塔。",
+             "a", "b"]
+    checked = 0
+    for case in range(400):
+        text = "".join(rng.choice(words) for _ in range(rng.randint(0, 60)))
+        marks: list[tuple[str, int, str]] = []
+        for _ in range(rng.randint(0, 25)):
+            claim, kind = rng.randint(0, 8), rng.choice("cp")
+            roll = rng.random()
+            if roll < 0.7 and text:
+                a = rng.randint(0, len(text) - 1)
+                needle = text[a: a + rng.randint(1, 30)]
+                if rng.random() < 0.3:
+                    needle = f"  {needle}\n"  # stripped before it is searched
+            elif roll < 0.8:
+                needle = rng.choice(["", "   ", "\n"])
+            elif roll < 0.9:
+                needle = "not in the text at all"
+            else:
+                needle = text  # the whole text
+            marks.append((needle, claim, kind))
+        if marks and rng.random() < 0.3:
+            marks += rng.sample(marks, k=min(3, len(marks)))  # the same evidence again
+        got = segments(text, marks)
+        assert got == _segments_before(text, marks), (case, text, marks)
+        assert "".join(p["t"] for p in got) == text
+        checked += any("c" in p or "p" in p for p in got)
+    assert checked > 250  # most cases mark something
+    many = [(f"Sentence {i} says {i}.", i, "c") for i in range(300)]
+    many += [(f"Sentence {i} says {i}. Sentence {i + 1}", i, "p") for i in range(0, 300, 7)]
+    text = " ".join(f"Sentence {i} says {i}." for i in range(300))
+    assert segments(text, many) == _segments_before(text, many)
+
+
+def test_cutting_the_contexts_is_not_quadratic_in_the_claims() -> None:
+    """The work of segments, counted (not timed): every comparison of a mark's kind is counted;
+    the quadratic version compared each piece with every span (a review measured 1.33 s a
+    request for 2,000 claims, under the session lock), the sweep a few times per mark."""
+    from localeval.labelpage.session import segments
+
+    compared = 0
+
+    class Kind(str):
+        __hash__ = str.__hash__
+
+        def __eq__(self, other: object) -> bool:
+            nonlocal compared
+            compared += 1
+            return str.__eq__(self, other)
+
+    sentences = [f"Sentence {i} says {i}." for i in range(200)]
+    marks = [(s, i, Kind("c")) for i, s in enumerate(sentences)]
+    marks += [(" ".join(sentences[i:i + 3]), i, Kind("p")) for i in range(0, 200, 3)]
+    text = " ".join(sentences)
+    before = _segments_before(text, marks)
+    compared_before, compared = compared, 0
+    assert segments(text, marks) == before and len(before) > 300
+    assert compared <= 4 * len(marks), compared
+    assert compared_before > 100 * len(marks)  # what the count catches
+
+
 def test_every_mark_is_one_fsynced_row_and_reopening_resumes(run_dir: Path) -> None:
     session = open_run(run_dir, seed=7)
     with serving(session) as c:
@@ -234,6 +327,35 @@ def test_every_mark_is_one_fsynced_row_and_reopening_resumes(run_dir: Path) -> N
         assert c.item(1)["id"] == second["id"]
         assert c.item(1)["marks"] == {"0": {"label": None, "note": None, "order": "random"}}
         assert c.item(1)["status"] == "partial"
+
+
+def test_a_mark_sent_again_with_its_client_id_is_written_once(run_dir: Path) -> None:
+    """A mark whose request timed out although it was written is sent again by the page with the
+    same client id: the server answers saved and appends no second row, also after a restart;
+    rows without a client id (an older page, by hand) still read and count."""
+    labels = run_dir / LABELS_FILE
+    old_row = {"id": "nile", "metric": "refusal", "label": 0, "order": "random",
+               "input_hash": open_run(run_dir).content["nile"].input_hash}
+    labels.write_text(json.dumps(old_row) + "\n", encoding="utf-8")
+    with serving(open_run(run_dir, seed=7)) as c:
+        sid = c.item(0)["id"]
+        body = {"metric": "faithfulness", "order": "random", "id": sid, "claim": 0,
+                "label": 1, "note": None, "client_id": "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6"}
+        first = c.post("/api/mark", body)
+        again = c.post("/api/mark", body)  # the retry of a request that timed out
+        assert "already_saved" not in first and again["already_saved"] is True
+        assert again["claims_labelled"] == first["claims_labelled"] == 1
+        c.post("/api/mark", {**body, "label": 0, "client_id": "another-mark"})  # a new mark
+        assert c.post("/api/mark", {**body, "client_id": ""}, 400)["error"]
+    with serving(open_run(run_dir)) as c:  # a restarted server reads the ids from the file
+        assert c.post("/api/mark", body)["already_saved"] is True
+    rows = [json.loads(x) for x in labels.read_text().splitlines()]
+    assert [r.get("client_id") for r in rows] == [
+        None, "3f9a0c1d2e4b5a6978c0d1e2f3a4b5c6", "another-mark"]
+    read = read_labels(labels)
+    assert not read.problems and read.duplicates == 1  # only the changed mark
+    assert read.labels[(sid, "faithfulness", 0)].label == 0
+    assert read.labels[("nile", "refusal", None)].label == 0  # the row without an id
 
 
 def test_a_second_page_on_the_same_run_sees_the_marks_of_the_first(run_dir: Path) -> None:

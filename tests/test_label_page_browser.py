@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import json
 import os
 import queue
 import re
@@ -28,7 +29,8 @@ from tests.test_label_page import make_run
 pytestmark = pytest.mark.browser
 
 KEYS = {"y": ("KeyY", 89), "n": ("KeyN", 78), "u": ("KeyU", 85), "Enter": ("Enter", 13),
-        "ArrowRight": ("ArrowRight", 39)}
+        "ArrowRight": ("ArrowRight", 39), "a": ("KeyA", 65), "r": ("KeyR", 82),
+        "e": ("KeyE", 69)}
 
 
 @contextlib.contextmanager
@@ -237,8 +239,6 @@ def test_the_review_page_accepts_rejects_and_edits_by_keys(tmp_path: Path) -> No
         page.call("Page.navigate", url=url)
         page.wait_event("Page.loadEventFired")
         wait_for(page, "document.body.dataset.ready === '1'")
-        key_text = {"a": ("KeyA", 65), "r": ("KeyR", 82), "e": ("KeyE", 69)}
-        KEYS.update(key_text)
         key(page, "a")  # g1 accepted
         until(1)
         wait_for(page, "item.row.id === 'g2'")
@@ -267,3 +267,35 @@ def test_the_review_page_accepts_rejects_and_edits_by_keys(tmp_path: Path) -> No
             .splitlines()]
     assert [(r["id"], r["question"]) for r in kept] == [
         ("g1", TESTSET[0]["question"]), ("g3", "How long is the Nile?")]
+
+
+def test_a_conversations_turn_is_shown_with_the_conversation_before_it(tmp_path: Path) -> None:
+    """Issue 51 item 4: the page labels one assistant turn of a conversation, the conversation
+    before it drawn as a chat above the question; each mark is bound to the turn."""
+    from tests.test_label_page import open_run
+    from tests.test_labels_turns import make_conversation_run
+
+    run_dir = make_conversation_run(tmp_path)
+    seed = next(s for s in range(50) if open_run(run_dir, seed=s).view("faithfulness")
+                .random_order[0].endswith("#turn4"))
+    with chromium_page() as page, label_server(run_dir, "--seed", str(seed)) as (_, url):
+        open_at(page, url, 1300)
+        got = page.evaluate("""(() => ({
+            id: item.id, hidden: document.getElementById('history-box').hidden,
+            head: document.getElementById('history-head').textContent,
+            messages: [...document.querySelectorAll('#history li')].map(li => li.className),
+            claims: item.claims.length,
+            interval: document.getElementById('interval').textContent}))()""")
+        conversation = got["id"].split("#")[0]
+        assert not got["hidden"] and got["head"].startswith(f"Conversation {conversation}, "
+                                                           "before its turn 4")
+        assert got["messages"] == ["msg user", "msg assistant", "msg user"]
+        assert got["interval"].endswith("over 7 turns")
+        screenshot(page, 1300, tmp_path / "label-turn-1300.png")
+        expected: dict[tuple[str, int], float | None] = {}
+        for _ in range(got["claims"]):
+            mark(page, run_dir, "y", 1.0, expected)
+        assert not problems(page, url)
+    rows = [json.loads(x) for x in (run_dir / LABELS_FILE).read_text().splitlines()]
+    assert {(r["id"], r["turn"]) for r in rows} == {(conversation, 4)}
+    assert len(rows) == got["claims"] and all(r["turn_text"] for r in rows)

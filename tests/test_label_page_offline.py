@@ -12,6 +12,7 @@ With LOCALEVAL_SCREENSHOTS=DIR the page's states are kept there as PNGs (label-*
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import queue
 import re
@@ -62,14 +63,16 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def server(run_dir: Path, port: int, *, full_flag: Path | None = None
+def server(target: Path, port: int, *, full_flag: Path | None = None
            ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`localeval label RUN_DIR --port PORT` in its own process (or the full-disk one); the
-    printed URL. Seed 5: the random order opens on a sample with three claims."""
+    """`localeval label TARGET --port PORT` in its own process (or the full-disk one); the
+    printed URL. A run folder with seed 5: the random order opens on a sample with three
+    claims; a test set: its review."""
     argv = ["-c", FULL_DISK_SERVER, str(full_flag)] if full_flag else ["-m", "localeval",
                                                                         "label"]
-    proc = subprocess.Popen([sys.executable, *argv, str(run_dir), "--port", str(port),
-                             "--who", "browser", "--seed", "5"], cwd=REPO, stdout=subprocess.PIPE,
+    seed = ["--seed", "5"] if target.is_dir() else []
+    proc = subprocess.Popen([sys.executable, *argv, str(target), "--port", str(port),
+                             "--who", "browser", *seed], cwd=REPO, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
     lines: queue.Queue[str] = queue.Queue()
@@ -247,9 +250,12 @@ def test_a_dropped_connection_or_a_server_that_does_not_answer_is_not_saved(
             os.kill(proc.pid, signal.SIGCONT)
         got = wait_status(page, "reconnected")
         assert got["pending"] == 0
-        # the timed-out request may have been written too once the server woke: the later row
-        # for the same key wins, with the same label
+        # the timed-out requests were written once the server woke, and the one that answered
+        # was one of them: the mark's client id makes it one row
         assert on_disk(run_dir) == {(sid, c0): 1.0, (sid, c1): 0.0, (sid, c2): None}
+        rows = [json.loads(x) for x in (run_dir / LABELS_FILE).read_text().splitlines()]
+        assert [r["claim"] for r in rows] == [c0, c1, c2]
+        assert len({r["client_id"] for r in rows}) == 3
         saved_are_on_disk(page, run_dir, called_saved)
     assert len(called_saved) == 3
 
@@ -302,3 +308,83 @@ def test_each_claim_shows_its_diagnosis_class(tmp_path: Path,
     assert chips[1] is None
     assert chips[0][0] == "supported" and chips[2][0] == "hallucination"
     assert "hallucination: wrong, and no context entails it" in chips[2][1]
+
+
+def test_review_decisions_made_while_the_server_is_away_are_kept_bound_and_sent_once(
+        tmp_path: Path) -> None:
+    """The review page queues its decisions as the labelling page queues marks: one made with
+    the server down is shown "not saved" on its row, kept in localStorage and sent when the
+    restarted server's address is opened; one whose row changed meanwhile (the test set
+    generated again) is refused and never applied; one whose request timed out (the server
+    stopped) is written once, though the request that timed out was written too."""
+    from localeval.labelpage.review import row_hash
+    from tests.test_label_page import TESTSET
+
+    testset = tmp_path / "testset.jsonl"
+    testset.write_text("".join(json.dumps(r) + "\n" for r in TESTSET), encoding="utf-8")
+    decisions = testset.with_name("testset.decisions.jsonl")
+
+    def written() -> list[dict[str, Any]]:
+        return [json.loads(x) for x in decisions.read_text().splitlines()] \
+            if decisions.exists() else []
+
+    port = free_port()
+    with chromium_page() as page:
+        with server(testset, port) as (proc, url):
+            open_page(page, url)
+            assert page.evaluate("item.row.id") == "g1" and status(page)["hidden"]
+            key(page, "a")
+            got = wait_status(page, "saved")
+            assert "the decision is on disk" in got["text"]
+            wait_for(page, "item.row.id === 'g2'")
+            proc.kill()
+            proc.wait()
+        key(page, "r")  # g2 rejected with a reason, the server away
+        wait_for(page, "document.activeElement.id === 'reason'")
+        page.call("Input.insertText", text="the answer is JSON debris")
+        key(page, "Enter")
+        got = wait_status(page, "unsaved")
+        assert "Not saved: 1 decision(s) wait to be sent" in got["text"], got
+        assert "cannot be reached" in got["text"] and "row g2: Rejected" in got["text"]
+        assert got["pending"] == got["stored"] == 1
+        banner = page.evaluate("document.getElementById('rdecision').textContent")
+        assert page.evaluate("item.row.id") == "g2" and "not saved yet" in banner
+        assert [d["id"] for d in written()] == ["g1"]
+        screenshot(page, 1300, tmp_path / "review-not-saved-1300.png")
+        with server(testset, port) as (proc, url):
+            wait_status(page, "restarted")
+            open_page(page, url)  # as asked: the decision kept in this browser is sent
+            got = wait_status(page, "reconnected")
+            assert "1 decision(s) made while the server was away are saved" in got["text"]
+            assert got["pending"] == got["stored"] == 0
+            assert [(d["id"], d["decision"], d.get("reason")) for d in written()] == [
+                ("g1", "accept", None), ("g2", "reject", "the answer is JSON debris")]
+            assert page.evaluate("item.row.id") == "g3"  # the first row not decided
+            proc.kill()
+            proc.wait()
+        key(page, "a")  # g3 accepted, the server away; then the test set changes under it
+        wait_status(page, "unsaved")
+        rows = [dict(r) for r in TESTSET]
+        rows[2] = {**rows[2], "question": "How long is the Nile, in miles?"}
+        testset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+        with server(testset, port) as (proc, url):
+            open_page(page, url)
+            got = wait_status(page, "refused")
+            assert "row 'g3' changed since the page showed it" in got["text"], got
+            assert got["pending"] == got["stored"] == 0
+            assert len(written()) == 2  # never applied to the new row
+            assert page.evaluate("[item.row.id, item.row.question]") == [
+                "g3", "How long is the Nile, in miles?"]
+            os.kill(proc.pid, signal.SIGSTOP)  # the server stops answering: a timeout
+            try:
+                key(page, "a")
+                got = wait_status(page, "unsaved")
+                assert "no answer from the labelling server within 1.5 s" in got["text"]
+            finally:
+                os.kill(proc.pid, signal.SIGCONT)
+            wait_status(page, "reconnected")
+            made = written()
+            assert [(d["id"], d["decision"]) for d in made] == [
+                ("g1", "accept"), ("g2", "reject"), ("g3", "accept")]  # once
+            assert made[2]["input_hash"] == row_hash(rows[2], 3)  # the row as it is now
+            assert len({d["client_id"] for d in made}) == 3

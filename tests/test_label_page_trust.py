@@ -174,6 +174,41 @@ def test_review_decisions_apply_only_to_the_row_they_decided(tmp_path: Path) -> 
     assert kept[0]["question"] == "Who built the tower?"  # the old edit is not applied to it
 
 
+def test_a_review_decision_sent_late_is_bound_to_its_row_and_written_once(
+        tmp_path: Path) -> None:
+    """The page's queue sends a decision with the row's hash it showed and a client id made
+    once: sent again (its request timed out yet was written) it is saved, not written twice,
+    also by a restarted server; sent to a server whose test set was generated again since
+    (the row changed) it is refused, and nothing is written."""
+    from localeval.labelpage.review import ReviewSession
+
+    testset = tmp_path / "testset.jsonl"
+    testset.write_text("".join(json.dumps(r) + "\n" for r in TESTSET), encoding="utf-8")
+    decisions = testset.with_name("testset.decisions.jsonl")
+    with serving(ReviewSession(testset)) as c:
+        row = c.get("/api/item?pos=0")["row"]
+        assert row["id"] == "g1" and len(row["input_hash"]) >= 16
+        body = {"id": "g1", "decision": "reject", "reason": "too vague",
+                "input_hash": row["input_hash"], "client_id": "d-1"}
+        assert "already_saved" not in c.post("/api/decide", body)
+        assert c.post("/api/decide", body)["already_saved"] is True
+    with serving(ReviewSession(testset)) as c:
+        assert c.post("/api/decide", body)["already_saved"] is True
+        state = c.post("/api/decide", {**body, "decision": "accept", "client_id": "d-2"})
+        assert state["accept"] == 1 and state["reject"] == 0
+    assert [json.loads(x)["client_id"] for x in decisions.read_text().splitlines()] == [
+        "d-1", "d-2"]
+    rows = [dict(r) for r in TESTSET]  # generated again: g1 is another question now
+    rows[0] = {**rows[0], "question": "Who built the tower?"}
+    testset.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    before = decisions.read_bytes()
+    with serving(ReviewSession(testset)) as c:
+        refused = c.post("/api/decide", {**body, "client_id": "d-3"}, 400)["error"]
+        assert "changed since the page showed it" in refused
+        assert c.get("/api/item?pos=0")["row"]["input_hash"] != row["input_hash"]
+    assert decisions.read_bytes() == before
+
+
 def test_generate_does_not_replace_a_test_set_without_overwrite(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from tests.test_generate import DOCS

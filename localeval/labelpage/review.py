@@ -1,11 +1,14 @@
 """A test set made by `localeval generate`, reviewed row by row: accept, reject with a reason, or
 edit the question or the reference answer. Every decision is one line appended (fsynced) to the
 decisions file beside the test set (testset.jsonl → testset.decisions.jsonl); the later decision
-for a row wins and every one is kept. The kept test set (testset.kept.jsonl) is the rows accepted
-or edited, edits applied, in the test set's order (with `unreviewed`, the rows not yet decided
-too); the test set itself is never rewritten. A decision is bound to the row it decided (its
-`input_hash`, as `run` computes it over the whole row): a decision of a row whose content has
-changed since (a test set generated again with --overwrite) is not applied, and counted."""
+for a row wins and every one is kept. A decision the page sends again (its request timed out
+after it was written) carries the same `client_id` and is not appended twice. The kept test set
+(testset.kept.jsonl) is the rows accepted or edited, edits applied, in the test set's order
+(with `unreviewed`, the rows not yet decided too); the test set itself is never rewritten. A
+decision is bound to the row it decided (its `input_hash`, as `run` computes it over the whole
+row): a decision of a row whose content has changed since (a test set generated again with
+--overwrite) is not applied, and counted; one the page sends for a row whose hash is no longer
+the one it showed is refused."""
 
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from localeval.errors import OutputError, UsageError, first_error
-from localeval.labels.store import now
+from localeval.labels.store import CLIENT_ID_MAX, now
 
 DECISIONS = ("accept", "reject", "edit")
 
@@ -35,6 +38,8 @@ class Decision(BaseModel):
     who: str | None = None
     when: str | None = None
     input_hash: str | None = Field(None, description="the decided row's input_hash")
+    client_id: str | None = Field(None, min_length=1, max_length=CLIENT_ID_MAX,
+                                  description="the page's id of the decision, made once")
 
     @model_validator(mode="after")
     def _complete(self) -> Decision:
@@ -101,10 +106,11 @@ def row_hash(row: dict[str, Any], line: int = 0) -> str:
         raise UsageError(f"test-set row {line} (id {row.get('id')!r}): {exc}") from None
 
 
-def read_decisions(path: Path, hashes: dict[str, str]) -> tuple[dict[str, Decision], list[str]]:
+def read_decisions(path: Path, hashes: dict[str, str], client_ids: set[str] | None = None
+                   ) -> tuple[dict[str, Decision], list[str]]:
     """The latest decision per row of the test set (id → input_hash) that was made on the row
     as it is now, and one line per bad row of the decisions file, then one per kind of decision
-    left out for deciding other content."""
+    left out for deciding other content. `client_ids` gets the client_id of every valid row."""
     latest: dict[str, Decision] = {}
     problems: list[str] = []
     stale = unbound = 0
@@ -120,6 +126,8 @@ def read_decisions(path: Path, hashes: dict[str, str]) -> tuple[dict[str, Decisi
                 where, msg = first_error(exc, "row")
                 problems.append(f"{path}:{n}: {where}: {msg}")
                 continue
+            if client_ids is not None and decision.client_id is not None:
+                client_ids.add(decision.client_id)
             if decision.id not in hashes:
                 problems.append(f"{path}:{n}: id {decision.id!r} is not in the test set")
                 continue
@@ -189,7 +197,8 @@ class ReviewSession:
             raise OutputError(f"{self.path} is a symbolic link; remove it")
         self.who = who
         self._lock = threading.RLock()
-        self.decisions, problems = read_decisions(self.path, self.hashes)
+        self.client_ids: set[str] = set()  # every decision's page id in the decisions file
+        self.decisions, problems = read_decisions(self.path, self.hashes, self.client_ids)
         self.notes = problems[:5] + [p for p in problems[5:] if "not applied" in p]
         langs = [r.get("language") for r in self.rows]
         self.language = "zh" if langs.count("zh") > len(langs) / 2 else "en"
@@ -213,16 +222,28 @@ class ReviewSession:
                 raise UsageError(f"position {pos} is outside the {len(self.rows)} rows")
             row = self.rows[pos]
             decided = self.decisions.get(row["id"])
-            return {"pos": pos, "row": {k: row.get(k) for k in (
+            return {"pos": pos, "row": {**{k: row.get(k) for k in (
                         "id", "kind", "language", "question", "ground_truth",
                         "reference_contexts", "expected_ids", "source", "link", "parent")},
+                        "input_hash": self.hashes[row["id"]]},
                     "decision": decided.model_dump(exclude_none=True) if decided else None}
 
     def decide(self, rid: str, decision: str, *, reason: str | None = None,
-               question: str | None = None, ground_truth: str | None = None) -> dict[str, Any]:
+               question: str | None = None, ground_truth: str | None = None,
+               seen: str | None = None, client_id: str | None = None) -> dict[str, Any]:
+        """Append one decision and return the new state. `seen`: the row's input_hash the page
+        showed; a decision sent late (from the browser's queue, after a restart) for a row that
+        changed since is refused, never applied to the new row. `client_id`: the page's id of
+        the decision; one whose id is in the file already appends nothing (it was saved)."""
         with self._lock:
+            if client_id is not None and client_id in self.client_ids:
+                return {**self.state(), "already_saved": True}
             if rid not in self.by_id:
                 raise UsageError(f"id {rid!r} is not in the test set")
+            if seen is not None and seen != self.hashes[rid]:
+                raise UsageError(f"row {rid!r} changed since the page showed it (the test set "
+                                 "was generated again: its input_hash is not the one decided); "
+                                 "review it again")
             row = self.by_id[rid]
             if decision == "edit":  # an unchanged field is no edit of it
                 question = None if question == row.get("question") else question
@@ -232,12 +253,14 @@ class ReviewSession:
             try:
                 made = Decision(id=rid, decision=decision, reason=reason, question=question,
                                 ground_truth=ground_truth, who=self.who, when=now(),
-                                input_hash=self.hashes[rid])
+                                input_hash=self.hashes[rid], client_id=client_id)
             except ValidationError as exc:
                 where, msg = first_error(exc, "decision")
                 raise UsageError(f"{where}: {msg}") from None
             append_decision(self.path, made)
             self.decisions[rid] = made
+            if client_id is not None:
+                self.client_ids.add(client_id)
             return self.state()
 
     def kept_rows(self, *, unreviewed: bool = False) -> list[dict[str, Any]]:

@@ -5,9 +5,11 @@ GET  /                       the page
 GET  /static/label.{js,css}  its script and style
 GET  /api/state[?metric=M]   progress (run: labels so far and the current interval)
 GET  /api/item?pos=N[&metric=M&order=random|informative]
-POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement]}  (run)
+POST /api/mark     {metric, order, id, claim, label, note[, input_hash, statement,
+                    turn_text, client_id]}                      (run)
 POST /api/confirm  {metric, id}                                (run)
-POST /api/decide   {id, decision, reason, question, ground_truth}  (review)
+POST /api/decide   {id, decision, reason, question, ground_truth[, input_hash, client_id]}
+                                                                (review)
 POST /api/write    {unreviewed}                                (review)
 
 Every route but the static files needs the server's token: the page is opened at the printed
@@ -231,9 +233,10 @@ class Handler(BaseHTTPRequestHandler):
         claim = body.get("claim")
         if claim is not None and (isinstance(claim, bool) or not isinstance(claim, int)):
             raise UsageError("claim must be a whole number or null")
-        seen = {k: _optional(body, k) for k in ("input_hash", "statement")}
+        seen = {k: _optional(body, k) for k in ("input_hash", "statement", "turn_text")}
         return self._run().mark(_text(body, "metric"), _text(body, "order"), _text(body, "id"),
-                                claim, body.get("label"), _optional(body, "note"), seen=seen)
+                                claim, body.get("label"), _optional(body, "note"), seen=seen,
+                                client_id=_optional(body, "client_id"))
 
     def _confirm(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._run().confirm(_text(body, "metric"), _text(body, "id"))
@@ -241,7 +244,8 @@ class Handler(BaseHTTPRequestHandler):
     def _decide(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._review().decide(
             _text(body, "id"), _text(body, "decision"), reason=_optional(body, "reason"),
-            question=_optional(body, "question"), ground_truth=_optional(body, "ground_truth"))
+            question=_optional(body, "question"), ground_truth=_optional(body, "ground_truth"),
+            seen=_optional(body, "input_hash"), client_id=_optional(body, "client_id"))
 
     def _write(self, body: dict[str, Any]) -> dict[str, Any]:
         return self._review().write_kept(unreviewed=bool(body.get("unreviewed")))

@@ -1,6 +1,8 @@
 """A run folder opened for labelling: its samples for one judge metric (the claims the judge
 judged, or the sample's score when the metric has none), the two orders over them, and the labels
-file every mark is appended to (labels/store.py).
+file every mark is appended to (labels/store.py). For a metric a conversation scored per
+assistant turn, each of its turns is a sample of its own (labels/turns.py: `<id>#turn<n>`, shown
+with the conversation before it), and its marks name the conversation and the turn.
 
 Orders: "random" is the samples in a uniform random order fixed by the seed (Python's
 `random.Random(seed).shuffle` of the scored ids in results order); it is labelled in sequence
@@ -22,14 +24,20 @@ import os
 import random
 import stat
 import threading
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from localeval.errors import OutputError, UsageError
-from localeval.labels.bound import binding, checker, judged
+from pydantic import ValidationError
+
+from localeval.data.conversation import TURN_MARK
+from localeval.errors import OutputError, UsageError, first_error
+from localeval.labels.bound import binding, checker, units
+from localeval.labels.estimate import unit_of
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
+from localeval.labels.turns import per_turn, turn_records
 from localeval.names import WEIGHTED
 from localeval.results.records import SampleRecord
 
@@ -103,23 +111,35 @@ def _number(value: Any) -> float | None:
 def segments(text: str, marks: Sequence[tuple[str, int, str]]) -> list[dict[str, Any]]:
     """`text` cut where the judge's evidence starts and ends: each piece with the claims whose
     closest sentence ("c") or evidence passage ("p") covers it. `marks`: (evidence text, claim
-    index, "c" or "p"); evidence not found verbatim marks nothing."""
-    spans: list[tuple[int, int, int, str]] = []
+    index, "c" or "p"); evidence not found verbatim marks nothing. One sweep over the cuts:
+    O(n log n) in the marks, plus the pieces' claim lists."""
+    where: dict[str, int] = {}  # evidence → where it starts (-1: not found); searched once
+    starts: dict[int, list[tuple[str, int]]] = defaultdict(list)
+    ends: dict[int, list[tuple[str, int]]] = defaultdict(list)
     for needle, claim, kind in marks:
         needle = needle.strip()
-        at = text.find(needle) if needle else -1
+        if not needle:
+            continue
+        if needle not in where:
+            where[needle] = text.find(needle)
+        at = where[needle]
         if at >= 0:
-            spans.append((at, at + len(needle), claim, kind))
-    cuts = sorted({0, len(text), *(s for s, _, _, _ in spans), *(e for _, e, _, _ in spans)})
+            starts[at].append((kind, claim))
+            ends[at + len(needle)].append((kind, claim))
+    cuts = sorted({0, len(text), *starts, *ends})
+    active: dict[str, Counter[int]] = {"c": Counter(), "p": Counter()}  # covering spans
     out = []
     for start, end in itertools.pairwise(cuts):
-        if start == end:
-            continue
+        for kind, claim in ends.get(start, ()):
+            active[kind][claim] -= 1
+            if not active[kind][claim]:
+                del active[kind][claim]
+        for kind, claim in starts.get(start, ()):
+            active[kind][claim] += 1
         piece: dict[str, Any] = {"t": text[start:end]}
         for kind in ("c", "p"):
-            covering = sorted({c for s, e, c, k in spans if k == kind and s <= start and end <= e})
-            if covering:
-                piece[kind] = covering
+            if active[kind]:
+                piece[kind] = sorted(active[kind])
         out.append(piece)
     return out
 
@@ -164,7 +184,13 @@ class RunSession:
         refuse_in_progress(run_dir)
         run = load_run(run_dir)
         self.records: dict[str, SampleRecord] = {r.id: r for r in run.records}
-        self.content = {i: judged(r) for i, r in self.records.items()}
+        # what a person labels: the records, and each conversation's assistant turns
+        self.turns = {r.id: found for r in run.records if (found := turn_records(r))}
+        self.units: dict[str, SampleRecord] = {
+            **self.records, **{t.id: t for found in self.turns.values() for t in found}}
+        self.turn_of = {t.id: (cid, int(t.id.rpartition(TURN_MARK)[2]))
+                        for cid, found in self.turns.items() for t in found}
+        self.content = {k: v for r in run.records for k, v in units(r).items()}
         self.summary = run.summary
         inputs = read_inputs(run_dir)
         self.fingerprint = fingerprint_of(inputs) if inputs is not None else (
@@ -188,6 +214,7 @@ class RunSession:
         self._lock = threading.RLock()
         self._seen: tuple[int, int] | None = None
         self.labels: dict[Key, Label] = {}
+        self.client_ids: set[str] = set()  # every mark's page id in the labels file
         self._reload()
         self.seed = seed if seed is not None else self._last_seed()
         self.views: dict[str, MetricView] = {}
@@ -209,7 +236,7 @@ class RunSession:
         try:
             st = os.stat(self.path, follow_symlinks=False)
         except FileNotFoundError:
-            self._seen, self.labels = None, {}
+            self._seen, self.labels, self.client_ids = None, {}, set()
             return
         except OSError as exc:
             raise OutputError(f"cannot read {self.path}: {exc.strerror or exc}") from None
@@ -229,13 +256,13 @@ class RunSession:
                 self.notes.append(f"{self.path}: {len(read.problems) - 5} more bad row(s) "
                                   "left out")
             self.notes += read.binding_notes(self.path)
-            unhashed = sum(not c.input_hash for c in self.content.values())
+            unhashed = sum(not r.input_hash for r in self.records.values())
             if unhashed:
                 self.notes.append(f"{unhashed} sample(s) of the run carry no input_hash in "
                                   "results.jsonl: their labels cannot be bound to what they "
                                   "judged and no estimate uses them; run the dataset again into "
                                   "the folder with --resume first")
-        self.labels, self._seen = read.labels, mark
+        self.labels, self.client_ids, self._seen = read.labels, read.client_ids, mark
 
     def _last_seed(self) -> int:
         """The seed of the random order labelled so far (the latest random row's), else 0."""
@@ -264,19 +291,29 @@ class RunSession:
                              f"one of {', '.join(self.metrics)}")
         if metric in self.views:
             return self.views[metric]
-        has_claims = any(claims_of(r, metric) for r in self.records.values())
-        ids = [r.id for r in self.records.values() if r.scores.get(metric) is not None
+        population = self._population(metric)
+        has_claims = any(claims_of(r, metric) for r in population)
+        ids = [r.id for r in population if r.scores.get(metric) is not None
                and (not has_claims or claims_of(r, metric))]
         shuffled = list(ids)
         random.Random(self.seed).shuffle(shuffled)
         where = {i: n for n, i in enumerate(ids)}
-        informative = sorted(ids, key=lambda i: (self._closeness(self.records[i], metric),
+        informative = sorted(ids, key=lambda i: (self._closeness(self.units[i], metric),
                                                  where[i]))
         view = MetricView(metric, ids, has_claims, shuffled, informative,
-                          [self.records[i].scores[metric] for i in ids])  # type: ignore[misc]
+                          [self.units[i].scores[metric] for i in ids])  # type: ignore[misc]
         view.position = {o: {i: n for n, i in enumerate(view.order(o))} for o in ORDERS}
         self.views[metric] = view
         return view
+
+    def _population(self, metric: str) -> list[SampleRecord]:
+        """What `metric` is labelled on, in results order: each row, and for a conversation
+        whose score of it is a mean over its assistant turns, each of those turns."""
+        out: list[SampleRecord] = []
+        for r in self.records.values():
+            found = self.turns.get(r.id)
+            out += found if found and per_turn(r, metric) else [r]
+        return out
 
     def _description(self, metric: str) -> str:
         from localeval.metrics import REGISTRY
@@ -317,7 +354,7 @@ class RunSession:
     def status(self, view: MetricView, sid: str) -> str:
         """"none", "partial" (some claims), "random" or "informative" (labelled in full, every
         label drawn at random / some in the informative order)."""
-        n = len(claims_of(self.records[sid], view.name) or []) if view.claims else 0
+        n = len(claims_of(self.units[sid], view.name) or []) if view.claims else 0
         marks = self._marks(view.name, sid, n)
         full = "sample" in marks or (view.claims and len(marks) == n)
         if not full:
@@ -328,7 +365,7 @@ class RunSession:
         """The person's value of the sample's score: its sample label, else the mean of its
         claim labels when every claim is labelled and none is unsure (as labels/estimate.py
         reads the file); None otherwise."""
-        n = len(claims_of(self.records[sid], view.name) or []) if view.claims else 0
+        n = len(claims_of(self.units[sid], view.name) or []) if view.claims else 0
         marks = self._marks(view.name, sid, n)
         if "sample" in marks:
             return marks["sample"].label
@@ -390,7 +427,7 @@ class RunSession:
             if order == "random" and pos > frontier:
                 raise UsageError("the random order is labelled in sequence: label sample "
                                  f"{frontier + 1} first")
-            record = self.records[ids[pos]]
+            record = self.units[ids[pos]]
             return {"pos": pos, "order": order, "metric": metric, "frontier": frontier,
                     "status": self.status(view, record.id), **self._show(view, record)}
 
@@ -417,7 +454,9 @@ class RunSession:
                 "class": classes.get(c["statement"]),
             })
         marked = self._marks(metric, record.id, len(claims))
+        turn = self._turn(record.id)
         return {
+            **turn,
             "id": record.id, "input_hash": record.input_hash or None,
             "language": record.language, "question": record.question,
             "answer": record.answer, "ground_truth": (row or {}).get("ground_truth"),
@@ -431,11 +470,39 @@ class RunSession:
                       for k, m in marked.items()},
         }
 
+    def _turn(self, uid: str) -> dict[str, Any]:
+        """For a conversation's turn: the conversation's id, the turn's number, and the
+        conversation before the turn (`history`: role and content per message, from the dataset
+        when it is there, else from the turns the run scored); {} for a row."""
+        if uid not in self.turn_of:
+            return {}
+        cid, number = self.turn_of[uid]
+        row = self._row(self.records[cid])
+        if row is not None and row.get("turns") is not None:
+            before = [m for m in row["turns"] if m["number"] < number]
+        else:
+            before, asked = [], None
+            for entry in self.records[cid].details.get("turns") or []:
+                if not isinstance(entry, dict) or not isinstance(entry.get("turn"), int) or (
+                        entry["turn"] >= number):
+                    continue
+                if isinstance(entry.get("asked"), str) and entry.get("asked_turn") != asked:
+                    before.append({"role": "user", "content": entry["asked"]})
+                    asked = entry.get("asked_turn")
+                before.append({"role": "assistant", "content": entry.get("answer") or ""})
+            last = next((e for e in self.records[cid].details.get("turns") or []
+                         if isinstance(e, dict) and e.get("turn") == number), {})
+            if isinstance(last.get("asked"), str) and last.get("asked_turn") != asked:
+                before.append({"role": "user", "content": last["asked"]})
+        return {"conversation": cid, "turn": number,
+                "history": [{"role": m["role"], "content": m["content"]} for m in before]}
+
     # -- the dataset (the contexts are not in results.jsonl) --
 
     def _open_dataset(self, data: Path | None) -> tuple[dict[str, Any] | None, str | None]:
         """The run's rows by id (their contexts and ground truth), from `data` or the dataset
         summary.json names; a row whose content changed since the run is left out."""
+        from localeval.data.conversation import turn_id, turns_of
         from localeval.data.dataset import input_hash, load
         from localeval.errors import DatasetError
 
@@ -460,6 +527,13 @@ class RunSession:
                 changed += 1
                 continue
             rows[sample.id] = {"contexts": sample.contexts, "ground_truth": sample.ground_truth}
+            if sample.id in self.turns:  # a conversation: its messages, each turn's contexts
+                said = turns_of(sample.value("turns"))
+                rows[sample.id]["turns"] = [
+                    {"role": t.role, "content": t.content, "number": t.number} for t in said]
+                rows.update((turn_id(sample.id, t.number), {
+                    "contexts": list(t.contexts or []), "ground_truth": t.ground_truth})
+                    for t in said if t.role == "assistant")
         note = (f"{changed} row(s) of {path} changed since the run: their contexts are not shown"
                 if changed else None)
         return rows, note
@@ -475,24 +549,28 @@ class RunSession:
     # -- marking --
 
     def mark(self, metric: str, order: str, sid: str, claim: int | None, label: Any,
-             note: str | None, *, seen: dict[str, str | None] | None = None
-             ) -> dict[str, Any]:
+             note: str | None, *, seen: dict[str, str | None] | None = None,
+             client_id: str | None = None) -> dict[str, Any]:
         """Append one label (module doc: which order it counts in) and return the new state.
         `seen`: the input_hash (and claim text) the page showed; a mark sent late (after a
-        restart) for a sample that changed since is refused, never bound to the new content."""
+        restart) for a sample that changed since is refused, never bound to the new content.
+        `client_id`: the page's id of the mark; a mark whose id is in the labels file already
+        (sent again after a request that timed out but was written) appends nothing."""
         with self._lock:
             self._reload()
             view = self.view(metric)
+            if client_id is not None and client_id in self.client_ids:
+                return {**self.state(metric), "already_saved": True}
             self._check_mark(view, order, sid, claim, label)
             self._check_seen(metric, sid, claim, seen or {})
             drawn = order
             if order == "informative":
-                n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
+                n = len(claims_of(self.units[sid], metric) or []) if view.claims else 0
                 earlier = self._marks(metric, sid, n).values()
                 if earlier and all(m.random for m in earlier):
                     drawn = "random"  # a correction of a sample drawn at random
             self._append(metric, sid, claim, None if label is None else float(label), drawn,
-                         note)
+                         note, client_id)
             return self.state(metric)
 
     def confirm(self, metric: str, sid: str) -> dict[str, Any]:
@@ -505,7 +583,7 @@ class RunSession:
                 raise UsageError(f"sample {sid!r} is not among the samples of {metric}")
             if view.position["random"][sid] > self.frontier(view):
                 raise UsageError("the random order is labelled in sequence")
-            n = len(claims_of(self.records[sid], metric) or []) if view.claims else 0
+            n = len(claims_of(self.units[sid], metric) or []) if view.claims else 0
             marks = self._marks(metric, sid, n)
             full = "sample" in marks or (view.claims and len(marks) == n)
             if not full:
@@ -527,7 +605,7 @@ class RunSession:
             raise UsageError(f"label must be one of {', '.join(map(str, allowed))} "
                              "(null = unsure)")
         if view.claims:
-            n = len(claims_of(self.records[sid], view.name) or [])
+            n = len(claims_of(self.units[sid], view.name) or [])
             if claim is None or not 0 <= claim < n:
                 raise UsageError(f"{view.name} is labelled per claim: claim must be 0 to {n - 1}")
         elif claim is not None:
@@ -539,24 +617,32 @@ class RunSession:
     def _check_seen(self, metric: str, sid: str, claim: int | None,
                     seen: dict[str, str | None]) -> None:
         now_bound = binding(self.content[sid], metric, claim)
-        for key in ("input_hash", "statement"):
+        what = {"input_hash": "answer", "statement": "claim", "turn_text": "turn's reply"}
+        for key, name in what.items():
             if seen.get(key) is not None and seen[key] != now_bound.get(key):
                 raise UsageError(f"sample {sid!r} changed since the page showed it (its "
-                                 f"{'answer' if key == 'input_hash' else 'claim'} is not the "
-                                 "one marked): reload the page and mark it again")
+                                 f"{name} is not the one marked): reload the page and mark it "
+                                 "again")
 
     def _append(self, metric: str, sid: str, claim: int | None, label: float | None,
-                order: str, note: str | None) -> None:
-        row = Label(id=sid, metric=metric, claim=claim, label=label, order=order,
-                    who=self.who, when=now(), note=(note or "").strip() or None,
-                    seed=self.seed if order == "random" else None, run=self.fingerprint,
-                    **binding(self.content[sid], metric, claim))
+                order: str, note: str | None, client_id: str | None = None) -> None:
+        of, turn = self.turn_of.get(sid, (sid, None))  # a turn: its conversation's id
+        try:
+            row = Label(id=of, turn=turn, metric=metric, claim=claim, label=label, order=order,
+                        who=self.who, when=now(), note=(note or "").strip() or None,
+                        seed=self.seed if order == "random" else None, run=self.fingerprint,
+                        client_id=client_id, **binding(self.content[sid], metric, claim))
+        except ValidationError as exc:
+            where, msg = first_error(exc, "mark")
+            raise UsageError(f"{where}: {msg}") from None
         try:
             append_label(self.path, row)
         except OSError as exc:
             raise OutputError(f"not saved: cannot write {self.path}: {exc.strerror or exc}; "
                               "the marks written before are kept") from None
         self.labels[row.key] = row
+        if client_id is not None:
+            self.client_ids.add(client_id)
         with contextlib.suppress(OSError):
             st = os.stat(self.path)
             self._seen = (st.st_size, st.st_mtime_ns)
@@ -572,12 +658,15 @@ class RunSession:
     def interval(self, view: MetricView) -> dict[str, Any] | None:
         """The labels drawn at random so far, and the prediction-powered and labels-only 95 %
         intervals of the metric's mean from them (labels/ppi.py); `unsure`: the samples drawn
-        and marked unsure, left out (the labels are then no uniform draw)."""
+        and marked unsure, left out (the labels are then no uniform draw); `unit`: what the
+        mean is over (labels/estimate.unit_of)."""
         drawn = [i for i in self._labelled(view) if self.status(view, i) == "random"]
-        labelled = [(self.records[i].scores[view.name], y) for i in drawn
+        labelled = [(self.units[i].scores[view.name], y) for i in drawn
                     if (y := self.human_value(view, i)) is not None]
+        kinds = {"turn" if i in self.turn_of else "conversation" if i in self.turns else "row"
+                 for i in view.ids}
         out: dict[str, Any] = {"n_labels": len(labelled), "n_rows": len(view.ids),
-                               "unsure": len(drawn) - len(labelled)}
+                               "unsure": len(drawn) - len(labelled), "unit": unit_of(kinds)}
         judge_all = view.judge_scores
         out["judge_mean"] = sum(judge_all) / len(judge_all) if judge_all else None
         if len(labelled) < 2:

@@ -229,15 +229,20 @@ class Unit:
 
 def labelled_units(run_dir: Path, labels_path: Path | None = None
                    ) -> tuple[list[Unit], list[str]]:
-    """Per labelled sample: (P, label, language) of every labelled claim τ decides (module
-    doc) and the labelled answers (a sample-level label, or labels of all its claims); the
-    notes."""
+    """Per labelled sample (or conversation's turn): (P, label, language) of every labelled
+    claim τ decides (module doc) and the labelled answers (a sample-level label, or labels of
+    all its claims); the notes."""
+    from localeval.labels.turns import turn_records
+
     read, _, notes = read_run_labels(run_dir, labels_path)
-    records = {r.id: r for r in read_results(Path(run_dir) / RESULTS_FILE).records}
+    records = {}
+    for r in read_results(Path(run_dir) / RESULTS_FILE).records:
+        records[r.id] = r
+        records.update((t.id, t) for t in turn_records(r))  # a conversation's turns too
     by_sample: dict[tuple[str, str], dict[int | None, float]] = {}
     for label in read.labels.values():
-        if label.label is not None and label.id in records:
-            by_sample.setdefault((label.id, label.metric), {})[label.claim] = label.label
+        if label.label is not None and label.unit in records:
+            by_sample.setdefault((label.unit, label.metric), {})[label.claim] = label.label
     units: dict[str, Unit] = {}
     for (sid, metric), marks in by_sample.items():
         record = records[sid]

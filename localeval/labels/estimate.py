@@ -11,6 +11,14 @@ none is unsure. Only labels drawn at random (order "random" or none) enter the e
 counted (the labels are then no uniform draw). Everything the reader should know (labels for
 samples the run lacks, duplicates, partly labelled samples, rows refused or left out, unsure
 draws) is one line each, in `notes`.
+
+The unit of a mean: a conversation's score is the mean over its assistant turns, so a label of
+the whole conversation (no `turn`) estimates the mean over conversations; a key labelled per
+turn (`turn` in its rows, labels/turns.py) is estimated over turns: the judge's score of every
+assistant turn of the conversations (`details.turns`) and every single-turn row (one turn
+each), the labels of turns and rows; labels of whole conversations of that key are then left
+out, said in one line. Each estimate says its `unit`: "turns", "conversations", "rows" or
+"rows and conversations".
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ class RunEstimates:
     not_estimated: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     unsure: dict[str, int] = field(default_factory=dict)  # key → drawn at random, unsure
+    units: dict[str, str] = field(default_factory=dict)  # key → what its mean is over
     dropped: dict[str, int] = field(default_factory=dict)  # why (bound.WHY) → labels left out
 
     def to_json(self) -> dict[str, Any]:
@@ -54,7 +63,8 @@ class RunEstimates:
         return {
             "run": str(self.run_dir),
             "labels": str(self.labels_path),
-            "ppi": {k: {**estimate_json(e), "unsure": self.unsure.get(k, 0)}
+            "ppi": {k: {**estimate_json(e), "unsure": self.unsure.get(k, 0),
+                        "unit": self.units.get(k, "rows")}
                     for k, e in self.estimates.items()},
             "not_estimated": dict(self.not_estimated),
             "dropped": dict(self.dropped),
@@ -138,29 +148,50 @@ def read_run_labels(run_dir: Path, labels_path: Path | None = None) -> tuple[Lab
 
 @dataclass
 class Scored:
-    """What the estimate needs of one record: its score and claim count per labelled key."""
+    """What the estimate needs of one record: its score and claim count per labelled key, and
+    what it is: "row" (a single-turn row), "conversation", or "turn" (one of a conversation's
+    assistant turns, with `turns`)."""
 
     scores: dict[str, float | None]
     claims: dict[str, int]
+    kind: str = "row"
 
 
-def load_scores(run_dir: Path, keys: set[str]) -> dict[str, Scored]:
+def load_scores(run_dir: Path, keys: set[str], *, turns: bool = False) -> dict[str, Scored]:
     """Per sample id of results.jsonl, its scores and claim counts of `keys` (the rest of each
-    record is not kept)."""
-    results = read_results(Path(run_dir) / RESULTS_FILE, _keep(keys))
-    return dict(r for r in results.records)
+    record is not kept); with `turns`, each conversation's assistant turns too, by their ids
+    (labels/turns.py)."""
+    results = read_results(Path(run_dir) / RESULTS_FILE, _keep(keys, turns))
+    return {k: v for found in results.records for k, v in found}
 
 
-def _keep(keys: set[str]) -> Any:
-    def keep(record: SampleRecord, offset: int, length: int) -> tuple[str, Scored]:
-        claims = {}
-        for key in keys:
-            detail = record.details.get(key)
-            statements = detail.get("statements") if isinstance(detail, dict) else None
-            if isinstance(statements, list):
-                claims[key] = len(statements)
-        return record.id, Scored({k: record.scores.get(k) for k in keys}, claims)
+def _scored(record: SampleRecord, keys: set[str], kind: str) -> Scored:
+    claims = {}
+    for key in keys:
+        detail = record.details.get(key)
+        statements = detail.get("statements") if isinstance(detail, dict) else None
+        if isinstance(statements, list):
+            claims[key] = len(statements)
+    return Scored({k: record.scores.get(k) for k in keys}, claims, kind)
+
+
+def _keep(keys: set[str], turns: bool) -> Any:
+    from localeval.labels.turns import turn_records
+
+    def keep(record: SampleRecord, offset: int, length: int) -> list[tuple[str, Scored]]:
+        own = turn_records(record)
+        out = [(record.id, _scored(record, keys, "conversation" if own else "row"))]
+        return (out + [(t.id, _scored(t, keys, "turn")) for t in own]) if turns else out
     return keep
+
+
+def unit_of(kinds: set[str]) -> str:
+    """What a mean over samples of these kinds (Scored.kind) is over, in words."""
+    if "turn" in kinds:
+        return "turns"
+    return {frozenset({"conversation"}): "conversations",
+            frozenset({"row", "conversation"}): "rows and conversations"}.get(
+                frozenset(kinds), "rows")
 
 
 def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str,
@@ -175,16 +206,16 @@ def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str
     skipped: set[str] = set()  # drawn at random, marked unsure
     claim_rows: dict[str, list[Label]] = defaultdict(list)
     for label in labels.values():
-        if label.metric != key or label.id not in samples:
+        if label.metric != key or label.unit not in samples:
             continue
         if label.claim is not None:
-            claim_rows[label.id].append(label)
+            claim_rows[label.unit].append(label)
         elif not label.random:
-            informative.add(label.id)
+            informative.add(label.unit)
         elif label.label is not None:
-            out[label.id] = label.label
+            out[label.unit] = label.label
         else:
-            skipped.add(label.id)
+            skipped.add(label.unit)
     partial = 0
     for sid, rows in claim_rows.items():
         if sid in out or sid in informative or sid in skipped:
@@ -227,9 +258,9 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
     run_dir = Path(run_dir)
     read, path, notes = read_run_labels(run_dir, labels_path)
     keys = sorted({label.metric for label in read.labels.values()})
-    samples = load_scores(run_dir, set(keys))
+    every = load_scores(run_dir, set(keys), turns=True)
     out = RunEstimates(run_dir, path, notes=notes, dropped=dict(read.dropped))
-    missing = sorted({label.id for label in read.labels.values() if label.id not in samples})
+    missing = sorted({label.unit for label in read.labels.values() if label.unit not in every})
     if missing:
         shown = ", ".join(repr(m) for m in missing[:3]) + (" …" if len(missing) > 3 else "")
         notes.append(f"{path}: {len(missing)} labelled sample id(s) are not in {run_dir} "
@@ -239,9 +270,11 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
         notes.append(f"{run_dir} is an interrupted run (summary.json: complete false): the "
                      "estimate covers the samples it holds; `localeval run --resume` finishes it")
     for key in keys:
+        samples = _population(read.labels, every, key, notes)
         if not any(key in s.scores and s.scores[key] is not None for s in samples.values()):
             out.not_estimated[key] = "the run has no score of this key"
             continue
+        out.units[key] = unit_of({s.kind for s in samples.values()})
         labelled, informative = sample_labels(read.labels, samples, key, notes, out.unsure)
         if informative:
             notes.append(f"{key}: {informative} sample(s) labelled in the informative order are "
@@ -261,3 +294,20 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
             out.not_estimated[key] = str(exc)
     out.notes = list(dict.fromkeys(out.notes))  # each said once
     return out
+
+
+def _population(labels: dict[Any, Label], every: dict[str, Scored], key: str,
+                notes: list[str]) -> dict[str, Scored]:
+    """The units `key` is estimated over (module doc): turns and rows when a label of it names
+    a turn, else rows and conversations; the labels of whole conversations left out then are
+    said in `notes`."""
+    of_key = [label for label in labels.values() if label.metric == key]
+    if not any(label.turn is not None for label in of_key):
+        return {i: s for i, s in every.items() if s.kind != "turn"}
+    whole = {label.unit for label in of_key
+             if label.unit in every and every[label.unit].kind == "conversation"}
+    if whole:
+        notes.append(f"{key}: {len(whole)} conversation(s) labelled as a whole are left out: "
+                     "the estimate is over turns, as its labels of single turns are (label "
+                     "the turns of those conversations)")
+    return {i: s for i, s in every.items() if s.kind != "conversation"}

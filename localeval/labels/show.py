@@ -7,10 +7,13 @@ from typing import Any
 
 
 def basis(metric: str, e: dict[str, Any]) -> str:
-    """One sentence: what the corrected figure of `metric` rests on."""
+    """One sentence: what the corrected figure of `metric` rests on (and what its mean is
+    over: rows, conversations, or the turns of conversations)."""
     unsure = e.get("unsure") or 0
+    unit = e.get("unit") or "rows"
     return (f"{metric}: corrected from {e['n_labels']} human labels drawn at random among the "
-            f"{e['n_rows']} rows the judge scored (prediction-powered mean, 95 % interval); "
+            f"{e['n_rows']} {unit} the judge scored (prediction-powered mean over {unit}, 95 % "
+            "interval); "
             f"the judge alone says {e['judge_mean']:.3f}; with the judge, the {e['n_labels']} "
             f"labels give the interval of {e['effective_labels']:.0f} labels alone."
             + (f" {unsure} more sample(s) drawn were marked unsure and left out: the draw is no "
@@ -29,11 +32,12 @@ def labels_table(data: dict[str, Any]) -> str:
     from localeval.report.kit import text_table
 
     rows: list[tuple[Any, ...]] = [("metric", "judge", "labels only", "95% CI", "corrected",
-                                    "95% CI", "labels/rows", "worth")]
+                                    "95% CI", "labels/units", "mean over", "worth")]
     for key, e in data["ppi"].items():
         rows.append((key, f"{e['judge_mean']:.3f}", f"{e['labels_only_mean']:.3f}",
                      _ci(e["labels_only_ci"]), f"{e['mean']:.3f}", _ci(e["ci"]),
-                     f"{e['n_labels']}/{e['n_rows']}", f"{e['effective_labels']:.1f}"))
+                     f"{e['n_labels']}/{e['n_rows']}", e.get("unit") or "rows",
+                     f"{e['effective_labels']:.1f}"))
     lines = text_table(rows) if data["ppi"] else ["no metric could be estimated"]
     lines += [f"{key}: not estimated: {why}" for key, why in data["not_estimated"].items()]
     if data["ppi"]:

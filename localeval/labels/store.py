@@ -7,6 +7,9 @@ judged for that metric (`claim` = the claim's index in the sample's details). Fi
 - `metric` (string): the score the label is for, a metric ("faithfulness") or a sub-score
   ("faithfulness.weighted"); an old name ("faithfulness.soft") is read as the new one, with a note;
 - `claim` (integer ≥ 0 or null): the claim's index, null for a sample-level label;
+- `turn` (integer ≥ 1 or null): a conversation's assistant turn the label judges (its number in
+  `details.turns`), with `turn_text` (that turn's reply); null: the whole sample. A turn's
+  claim index is in the turn's own details;
 - `label` (number in [0, 1] or null): 1 = supported / right, 0 = not; null = "unsure" (kept so a
   labelling session resumes, never used by an estimate);
 - `order` ("random", "informative" or null): how the sample was drawn. Only "random" labels (a
@@ -16,7 +19,9 @@ judged for that metric (`claim` = the claim's index in the sample's details). Fi
   claim's text): what the label judged (`bound`); a row is used only when they match the run, or
   when it says `unbound`: true;
 - `who`, `when` (ISO 8601), `note`, `seed` (the random order's seed), `run` (the run's fingerprint;
-  a row naming another run's fingerprint is refused): optional.
+  a row naming another run's fingerprint is refused): optional;
+- `client_id` (optional): the id the labelling page gave the mark when it was made, once per
+  mark; a mark sent again (its first request timed out but was written) is not appended again.
 
 The file is append-only: each mark is one line appended and fsynced (`runfiles.append_line`), so
 killing the writer loses nothing; the later usable row for the same (id, metric, claim) wins.
@@ -39,6 +44,7 @@ from localeval.names import current_key, is_old, renamed_note
 
 LABELS_FILE = "labels.jsonl"
 ORDERS = ("random", "informative")
+CLIENT_ID_MAX = 64
 
 Key = tuple[str, str, int | None]
 
@@ -51,6 +57,8 @@ class Label(BaseModel):
     id: str = Field(description="the sample's id in the run")
     metric: str = Field(min_length=1, description="the metric the label is for")
     claim: int | None = Field(default=None, ge=0, description="claim index; null = the sample")
+    turn: int | None = Field(default=None, ge=1, description="a conversation's assistant turn "
+                             "(its number in details.turns); null = the whole sample")
     label: float | None = Field(description="1 supported/right, 0 not, null unsure")
     order: Literal["random", "informative"] | None = Field(
         default=None, description="how the sample was drawn; null counts as random")
@@ -61,8 +69,11 @@ class Label(BaseModel):
     run: str | None = Field(default=None, description="the run's fingerprint")
     input_hash: str | None = Field(default=None, description="the judged sample's input_hash")
     statement: str | None = Field(default=None, description="the judged claim's text")
+    turn_text: str | None = Field(default=None, description="the judged turn's reply")
     unbound: bool = Field(default=False, description="true: used unchecked (its writer vouches "
                           "that it judges the sample as the run holds it now)")
+    client_id: str | None = Field(default=None, min_length=1, max_length=CLIENT_ID_MAX,
+                                  description="the page's id of the mark, made once per mark")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -79,8 +90,15 @@ class Label(BaseModel):
         return value
 
     @property
+    def unit(self) -> str:
+        """The id of what it labels: the sample's, or its turn's (`<id>#turn<n>`)."""
+        from localeval.data.conversation import turn_id
+
+        return self.id if self.turn is None else turn_id(self.id, self.turn)
+
+    @property
     def key(self) -> Key:
-        return (self.id, self.metric, self.claim)
+        return (self.unit, self.metric, self.claim)
 
     @property
     def random(self) -> bool:
@@ -99,6 +117,7 @@ class LabelsRead:
     dropped: dict[str, int] = field(default_factory=dict)  # why (bound.WHY) → rows left out
     unbound: int = 0  # rows used unchecked by their writer's word
     renamed: dict[str, int] = field(default_factory=dict)  # old score key → rows naming it
+    client_ids: set[str] = field(default_factory=set)  # of every valid row, used or not
 
     def notes(self, path: Path) -> list[str]:
         """What a reader of the estimate should be told once: duplicates, unordered rows, rows
@@ -158,6 +177,8 @@ def read_labels(path: Path, *, fingerprint: str | None = None,
                 loc, msg = first_error(exc, "row")
                 read.problems.append(f"{where}: {loc}: {msg}")
                 continue
+            if label.client_id is not None:
+                read.client_ids.add(label.client_id)
             if is_old(label.metric):
                 read.renamed[label.metric] = read.renamed.get(label.metric, 0) + 1
                 label = label.model_copy(update={"metric": current_key(label.metric)})

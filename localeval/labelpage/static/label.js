@@ -8,6 +8,8 @@ const T = {
   en: {
     metric: "Metric", keys_button: "Keys (?)", order: "Order:", prev: "Previous", next: "Next",
     question: "Question", ground_truth: "Reference answer", contexts: "Contexts",
+    history: (c, n) => `Conversation ${c}, before its turn ${n} (the turn labelled below)`,
+    role: { user: "User", assistant: "Assistant" },
     answer_claims: "The answer, and the claims the judge judged in it",
     truth_claims: "The reference answer's claims the judge judged against the contexts",
     answer_sample: "The answer", reference_answer: "Reference answer",
@@ -29,11 +31,11 @@ const T = {
       ` · labels file: ${st.labels_file}`,
     interval_wait: (iv) => `Current interval: after 2 samples labelled in the random order ` +
       `with no unsure claim (${iv.n_labels} so far) · judge mean ${f3(iv.judge_mean)} over ` +
-      `${iv.n_rows} samples`,
+      `${iv.n_rows} ${unitName(iv)}`,
     interval: (m, iv) => `${m}: judge alone ${f3(iv.judge_mean)} · labels alone ` +
       `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · corrected (prediction-powered) ` +
       `${f3(iv.mean)} ${ci(iv.ci)} · 95 % intervals from ${iv.n_labels} random labels of ` +
-      `${iv.n_rows} samples, worth ${iv.effective_labels.toFixed(1)} labels alone`,
+      `${iv.n_rows} ${unitName(iv)}, worth ${iv.effective_labels.toFixed(1)} labels alone`,
     unsure_drawn: (iv) => ` · ${iv.unsure} of the ${iv.unsure + iv.n_labels} samples drawn ` +
       "were marked unsure and are left out: the labels are no longer a uniform draw, and the " +
       "interval is conditional on the samples decided",
@@ -86,6 +88,22 @@ const T = {
     pending_one: (m) => `sample ${m.id}` + (m.claim === null ? "" : `, claim ${m.claim + 1}`) +
       ` (${m.metric}): ${labelName(m)}`,
     not_saved_tag: "not saved yet",
+    // the same lines for the decisions of a test set's review
+    saved_review: (f) => `Saved: the decision is on disk in ${f}.`,
+    unsaved_review: (n, why) => `Not saved: ${n} decision(s) wait to be sent — ${why}. They ` +
+      "are kept in this browser and sent again every few seconds.",
+    unsaved_hint_review: "If the server was stopped, start it again with the same --port and " +
+      "open the address it prints: the decisions are sent then.",
+    restarted_review: (n) => "Not saved: the labelling server was restarted (its token " +
+      `changed). Open the address it printed now: the ${n} decision(s) below are kept in this ` +
+      "browser and sent when the page opens there (on the same port; on another port, decide " +
+      "those rows again).",
+    reconnected_review: (n) => `Reconnected: ${n} decision(s) made while the server was away ` +
+      "are saved now (on disk).",
+    wait_saved_review: "Some decisions are not saved yet: wait until they are sent (or open the " +
+      "address the restarted server printed) before writing the kept test set.",
+    pending_one_review: (d) => `row ${d.id}: ${T[lang].decided[d.decision]}` +
+      (d.reason ? ` (${d.reason})` : ""),
     diagnosis: "diagnosis",
     classes: {
       supported: "supported: right, and a context entails it",
@@ -124,6 +142,8 @@ const T = {
   zh: {
     metric: "指标", keys_button: "快捷键 (?)", order: "顺序：", prev: "上一个", next: "下一个",
     question: "问题", ground_truth: "参考答案", contexts: "上下文",
+    history: (c, n) => `对话 ${c} 在第 ${n} 轮之前的内容（下面标注的是这一轮）`,
+    role: { user: "用户", assistant: "助手" },
     answer_claims: "答案，及评审模型判断的各条论断", answer_sample: "答案",
     truth_claims: "参考答案中评审模型对照上下文判断的论断",
     reference_answer: "参考答案", reference_contexts: "参考上下文",
@@ -142,10 +162,11 @@ const T = {
       ` · 标注文件：${st.labels_file}`,
     interval_wait: (iv) => "当前区间：需随机顺序中至少 2 个标注完整且无“不确定”的样本" +
       `（目前 ${iv.n_labels}）` +
-      ` · 评审均值 ${f3(iv.judge_mean)}（${iv.n_rows} 个样本）`,
+      ` · 评审均值 ${f3(iv.judge_mean)}（${iv.n_rows} ${unitName(iv)}）`,
     interval: (m, iv) => `${m}：仅评审 ${f3(iv.judge_mean)} · 仅标注 ` +
       `${f3(iv.labels_only_mean)} ${ci(iv.labels_only_ci)} · 校正后（预测驱动推断）` +
-      `${f3(iv.mean)} ${ci(iv.ci)} · 95% 区间，基于 ${iv.n_rows} 个样本中的 ${iv.n_labels} ` +
+      `${f3(iv.mean)} ${ci(iv.ci)} · 95% 区间，基于 ${iv.n_rows} ${unitName(iv)}中的 ` +
+      `${iv.n_labels} ` +
       `个随机标注，相当于单独 ${iv.effective_labels.toFixed(1)} 个标注`,
     unsure_drawn: (iv) => ` · 抽到的 ${iv.unsure + iv.n_labels} 个样本中有 ${iv.unsure} 个标为` +
       "“不确定”而未计入：标注已不再是均匀随机抽样，区间只对已判定的样本成立",
@@ -188,6 +209,16 @@ const T = {
     pending_one: (m) => `样本 ${m.id}` + (m.claim === null ? "" : `，论断 ${m.claim + 1}`) +
       `（${m.metric}）：${labelName(m)}`,
     not_saved_tag: "尚未保存",
+    saved_review: (f) => `已保存：审阅决定已写入磁盘上的 ${f}。`,
+    unsaved_review: (n, why) => `未保存：${n} 个审阅决定等待发送 — ${why}。它们保存在本浏览器中，` +
+      "每隔几秒重新发送。",
+    unsaved_hint_review: "如果服务器已停止，请用同一个 --port 重新启动，并打开它打印的地址：届时会发送这些决定。",
+    restarted_review: (n) => "未保存：标注服务器已重启（令牌已变）。请打开它现在打印的地址：下列 " +
+      `${n} 个决定保存在本浏览器中，页面在那里打开时会发送（须为同一端口；若换了端口，请重新审阅这些行）。`,
+    reconnected_review: (n) => `已重新连接：服务器离线期间的 ${n} 个决定现已保存（已写入磁盘）。`,
+    wait_saved_review: "有决定尚未保存：请等待发送完成（或打开重启后的服务器打印的地址），再写出保留的测试集。",
+    pending_one_review: (d) => `第 ${d.id} 行：${T[lang].decided[d.decision]}` +
+      (d.reason ? `（${d.reason}）` : ""),
     diagnosis: "诊断",
     classes: {
       supported: "有依据：正确，且有上下文蕴含",
@@ -222,6 +253,13 @@ const T = {
   },
 };
 
+const UNITS = {
+  en: { turns: "turns", conversations: "conversations" },
+  zh: { turns: "个轮次", conversations: "个对话" },
+};
+// what the mean is over: the turns of conversations, whole conversations, or samples
+function unitName(iv) { return UNITS[lang][iv.unit] || (lang === "zh" ? "个样本" : "samples"); }
+
 function f3(x) { return x === null || x === undefined ? "—" : Number(x).toFixed(3); }
 function ci(pair) { return pair ? `[${f3(pair[0])}, ${f3(pair[1])}]` : ""; }
 const $ = (id) => document.getElementById(id);
@@ -241,13 +279,17 @@ let pos = 0;
 let focus = 0;      // the focused claim
 let editing = false;
 const t = (key) => T[lang][key];
+// a saving line in the words of the page: a test set's review says "decision" for "mark"
+const ts = (key) => (state && state.kind === "review" && T[lang][`${key}_review`]) || t(key);
 
-// Saving. A mark is "saved" only when the server answered 200, which it does once the row is
-// fsynced in the labels file. Until then it waits in `pending` (kept in localStorage too, so a
-// reload or a restarted server on the same port gets it): shown as not saved, sent again.
+// Saving. A mark (a review's decision alike) is "saved" only when the server answered 200, which
+// it does once the row is fsynced in the labels (decisions) file. Until then it waits in
+// `pending` (kept in localStorage too, so a reload or a restarted server on the same port gets
+// it): shown as not saved, sent again. Each carries an id made once (client_id), so one sent
+// again after a request that timed out yet was written is not written twice.
 let requestTimeout = 8000;  // ms: a call with no answer by then has failed
 let retryEvery = 2000;      // ms between attempts to send the marks waiting
-let pending = [];           // marks not known to be on disk, oldest first
+let pending = [];           // marks (decisions) not known to be on disk, oldest first
 let save = { status: "idle", why: "" };
 const savedMarks = [];      // every mark the server confirmed (what the page called saved)
 let retryTimer = null;
@@ -294,8 +336,25 @@ function labelName(m) {
   return m.label >= 0.5 ? t("supported") : t("not_supported");
 }
 
-const sameKey = (a, b) => a.metric === b.metric && a.id === b.id && a.claim === b.claim;
-const pendingKey = () => `localeval-label-pending:${state.run}`;
+function clientId() {
+  // a mark's own id, made once: the server writes a mark sent again (its first request timed
+  // out, yet was written) only once
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const sameKey = (a, b) => a.id === b.id && (state.kind === "review" ||
+  (a.metric === b.metric && a.claim === b.claim));
+const pendingKey = () => state.kind === "review" ? `localeval-review-pending:${state.testset}`
+  : `localeval-label-pending:${state.run}`;
+const sendTo = () => state.kind === "review" ? "/api/decide" : "/api/mark";
+
+function queue(m) {
+  // the newest mark (decision) of its claim (row) replaces one still waiting
+  pending = pending.filter((p) => !sameKey(p, m));
+  pending.push(m);
+  storePending();
+}
 
 function storePending() {
   try {
@@ -312,6 +371,7 @@ function loadPending() {
 }
 
 function pendingFor(sid, key) {
+  if (state.kind === "review") return pending.find((d) => d.id === sid);
   const claim = key === "sample" ? null : Number(key);
   return pending.find((m) => m.metric === metric && m.id === sid && m.claim === claim);
 }
@@ -323,18 +383,18 @@ function setSave(status, why, kind) {
 
 function renderSave() {
   const box = $("save");
-  if (!box || !state || state.kind === "review") return;
+  if (!box || !state) return;
   box.hidden = save.status === "idle";
   box.className = `save s-${save.status}`;
   box.dataset.status = save.status;
   box.replaceChildren();
   const text = {
     saving: () => t("saving"),
-    saved: () => t("saved")(state.labels_file),
-    reconnected: () => t("reconnected")(save.resent),
-    unsaved: () => `${t("unsaved")(pending.length, save.why)} ` +
-      t(save.kind === "server" ? "server_hint" : "unsaved_hint"),
-    restarted: () => t("restarted")(pending.length),
+    saved: () => ts("saved")(state.kind === "review" ? state.decisions_file : state.labels_file),
+    reconnected: () => ts("reconnected")(save.resent),
+    unsaved: () => `${ts("unsaved")(pending.length, save.why)} ` +
+      (save.kind === "server" ? t("server_hint") : ts("unsaved_hint")),
+    restarted: () => ts("restarted")(pending.length),
     refused: () => t("refused")(save.why),
   }[save.status];
   if (!text) return;
@@ -342,19 +402,29 @@ function renderSave() {
   if (save.status === "unsaved") {
     const b = el("button", "send", t("send_now"));
     b.type = "button";
-    b.addEventListener("click", () => flush());
+    b.addEventListener("click", () => guarded(send));
     box.append(" ", b);
   }
   if (pending.length && save.status !== "saving") {
     const list = el("ul", "pending small");
-    list.append(...pending.map((m) => el("li", "", t("pending_one")(m))));
+    list.append(...pending.map((m) => el("li", "", ts("pending_one")(m))));
     box.append(list);
   }
 }
 
 function scheduleRetry() {
   clearTimeout(retryTimer);
-  retryTimer = pending.length ? setTimeout(() => flush(), retryEvery) : null;
+  retryTimer = pending.length ? setTimeout(sendQuietly, retryEvery) : null;
+}
+
+async function send() {
+  // the marks waiting sent, then the page shows the server's copy of what is saved
+  if (await flush()) await afterSaved();
+}
+
+function sendQuietly() {
+  // a retry of its own accord: an error shown stays; one of its own is shown
+  send().catch(showError);
 }
 
 async function flush() {
@@ -369,7 +439,7 @@ async function flush() {
       setSave("saving");
       attempts += 1;
       try {
-        await api("/api/mark", m);
+        await api(sendTo(), m);
       } catch (err) {
         if (err.kind === "refused") {  // this mark is wrong, not the server away: said, dropped
           pending.shift();
@@ -400,11 +470,17 @@ async function flush() {
 }
 
 async function afterSaved() {
-  // the server's view of the sample and the progress, once the marks are on disk
-  state = await api(`/api/state?metric=${encodeURIComponent(metric)}`);
-  if (item && pos < state.total) {
-    item = await api(`/api/item?metric=${encodeURIComponent(metric)}&order=${order}&pos=${pos}`);
-  }
+  // the server's view of the sample (row) and the progress, once the marks are on disk; kept
+  // only while the page still shows that sample (a move meanwhile fetched its own)
+  const review = state.kind === "review";
+  const at = [pos, metric, order];
+  const now = await api(review ? "/api/state"
+    : `/api/state?metric=${encodeURIComponent(metric)}`);
+  const shown = item && at[0] < now.total ? await api(review ? `/api/item?pos=${at[0]}`
+    : `/api/item?metric=${encodeURIComponent(at[1])}&order=${at[2]}&pos=${at[0]}`) : item;
+  if (pos !== at[0] || metric !== at[1] || order !== at[2]) return;
+  state = now;
+  item = shown;
   render();
 }
 
@@ -535,6 +611,7 @@ function renderSample() {
   if (!item) return;
   $("position").textContent = t("sample_of")(pos + 1, state.total, item.id);
   $("question").textContent = item.question || "—";
+  renderHistory();
   $("truth-box").hidden = !item.ground_truth;
   $("truth").textContent = item.ground_truth || "";
   const judge = $("judge");
@@ -560,6 +637,20 @@ function renderSample() {
   if (state.claims) renderClaims(); else renderGrade();
   renderContexts();
   $("prev").disabled = pos === 0;
+}
+
+function renderHistory() {
+  // a conversation's turn: the conversation before it, as a chat
+  const box = $("history-box");
+  box.hidden = !item.history;
+  if (!item.history) return;
+  $("history-head").textContent = t("history")(item.conversation, item.turn);
+  $("history").replaceChildren(...item.history.map((m) => {
+    const li = el("li", `msg ${m.role === "user" ? "user" : "assistant"}`);
+    li.append(el("span", "who small muted", `${t("role")[m.role] || m.role}: `),
+              el("span", "", m.content));
+    return li;
+  }));
 }
 
 function renderClaims() {
@@ -722,11 +813,11 @@ async function mark_(claim, label) {
   // server refuses it if the sample changed since the page showed it
   const noteBox = $(claim === null ? "note-sample" : `note-${claim}`);
   const note = noteBox ? noteBox.value : null;
-  const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash };
+  const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash,
+              client_id: clientId() };
   if (claim !== null) m.statement = item.claims[claim].text;
-  pending = pending.filter((p) => !sameKey(p, m));
-  pending.push(m);
-  storePending();
+  if (item.turn) m.turn_text = item.answer;  // a conversation's turn: bound to its reply too
+  queue(m);
   if (claim !== null) {
     const open = item.claims.find((c) => c.i > claim && !isMarked(c.i)) ||
       item.claims.find((c) => !isMarked(c.i));
@@ -822,7 +913,8 @@ function renderReview() {
   }
   if (!item) return;
   const row = item.row;
-  const made = item.decision;
+  const waiting = pendingFor(row.id);
+  const made = waiting || item.decision;
   $("rposition").textContent = t("row_of")(pos + 1, state.total, row.id);
   $("rmeta").textContent = [row.kind, row.language, row.source, row.link]
     .filter(Boolean).join(" · ");
@@ -832,8 +924,9 @@ function renderReview() {
   $("rtruth").textContent = a || "—";
   const box = $("rdecision");
   box.hidden = !made;
-  box.className = `banner ${made ? "d-" + made.decision : ""}`;
-  box.textContent = made ? t("decided")[made.decision] + (made.reason ? `: ${made.reason}` : "") : "";
+  box.className = `banner ${made ? "d-" + made.decision : ""}${waiting ? " m-pending" : ""}`;
+  box.textContent = made ? t("decided")[made.decision] + (made.reason ? `: ${made.reason}` : "") +
+    (waiting ? ` · ${t("not_saved_tag")}` : "") : "";
   const ctx = $("rcontexts");
   const refs = row.reference_contexts || [];
   ctx.replaceChildren();
@@ -864,13 +957,20 @@ function setEditing(on) {
 }
 
 async function decide(decision, extra) {
-  state = await api("/api/decide", { id: item.row.id, decision, ...extra });
+  // queued first (shown as not saved), then sent, bound to the row's hash: the server refuses
+  // it if the row changed since the page showed it; the next row opens either way
+  queue({ id: item.row.id, decision, ...extra, input_hash: item.row.input_hash,
+          client_id: clientId() });
+  render();
+  if (await flush()) state = await api("/api/state");
   await reviewGo(1);
 }
 
 async function reviewGo(step) {
-  pos = Math.max(0, Math.min(pos + step, state.total));
-  item = pos < state.total ? await api(`/api/item?pos=${pos}`) : null;
+  const to = Math.max(0, Math.min(pos + step, state.total));
+  const next = to < state.total ? await api(`/api/item?pos=${to}`) : null;
+  pos = to;
+  item = next;
   render();
 }
 
@@ -907,6 +1007,7 @@ for (const id of ["equestion", "etruth"]) {
 $("rprev").addEventListener("click", () => guarded(() => reviewGo(-1)));
 $("rnext").addEventListener("click", () => guarded(() => reviewGo(1)));
 $("write").addEventListener("click", () => guarded(async () => {
+  if (pending.length && !(await flush())) throw new Error(ts("wait_saved"));
   const wrote = await api("/api/write", { unreviewed: $("unreviewed").checked });
   state = wrote;
   $("written").textContent = t("wrote")(wrote);
@@ -947,17 +1048,17 @@ function render() {
 async function start() {
   state = await api("/api/state");
   lang = localStorage.getItem("localeval-label-lang") || state.language || "en";
+  pending = loadPending();  // marks (decisions) a page on this port could not send before
+  if (pending.length) {
+    save.resume = true;
+    if (await flush()) state = await api("/api/state");
+    save.resume = false;
+  }
   if (state.kind === "review") {
     pos = Math.min(state.start, state.total);
     item = pos < state.total ? await api(`/api/item?pos=${pos}`) : null;
   } else {
     metric = state.metric;
-    pending = loadPending();  // marks a page on this port could not send before
-    if (pending.length) {
-      save.resume = true;
-      if (await flush()) state = await api("/api/state");
-      save.resume = false;
-    }
     const select = $("metric");
     select.replaceChildren(...state.metrics.map((m) => {
       const o = el("option", "", m.name);
@@ -978,6 +1079,6 @@ async function start() {
   document.body.dataset.ready = "1";
 }
 
-window.addEventListener("online", () => { if (pending.length) flush(); });
+window.addEventListener("online", () => { if (pending.length) sendQuietly(); });
 
 guarded(start);
