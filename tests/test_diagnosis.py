@@ -290,3 +290,63 @@ def test_labels_correct_a_diagnosis_mean_as_any_other(tmp_path: Path) -> None:
     assert set(est.estimates) == {"hallucination", "noise_sensitivity.relevant"}
     assert est.estimates["hallucination"].n_labels == 8
     assert est.not_estimated == {}
+
+
+def test_a_sample_without_context_asks_nothing_and_classes_no_claim() -> None:
+    outcome, judge = run_oracle([ROW | {"contexts": ["", " "]}], DIAGNOSIS)
+    (rec,) = outcome.records
+    assert not rec.errors and not judge.requests
+    assert all(v is None for v in rec.scores.values()) and len(rec.scores) == 7
+    for name in DIAGNOSIS:
+        d = rec.details[name]
+        assert d["unscored_reason"] == "every context is empty"
+        assert "answer_claims" not in d and "truth_claims" not in d
+    assert rec.details["noise_sensitivity"]["undefined"] == {
+        "noise_sensitivity.relevant": "every context is empty",
+        "noise_sensitivity.irrelevant": "every context is empty"}
+
+
+def test_empty_contexts_beside_others_are_skipped_and_numbered_as_the_sample_numbers_them() -> None:
+    spaced = ROW | {"contexts": ["", ROW["contexts"][0], " ", ROW["contexts"][1],
+                                 ROW["contexts"][2]]}
+    outcome, _ = run_oracle([spaced], DIAGNOSIS)
+    plain, _ = run_oracle([ROW], DIAGNOSIS)
+    (rec,), (ref,) = outcome.records, plain.records
+    assert rec.scores == ref.scores  # an empty context is neither relevant nor irrelevant
+    claims = rec.details["noise_sensitivity"]["answer_claims"]
+    assert [c["contexts"] for c in claims] == [[2], [4], [], [], [2]]
+    assert rec.details["hallucination"]["relevant_contexts"] == [2, 5]
+    truth = rec.details["context_utilization"]["truth_claims"]
+    assert [c["contexts"] for c in truth] == [[2], [], [], [5]]
+
+
+def test_the_report_leaves_out_a_sample_without_context_and_says_why(tmp_path: Path) -> None:
+    _oracle_run(tmp_path / "run", [ROW, ROW | {"id": "bare", "contexts": [""]}])
+    md = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "| ground truth | not_retrieved | in no context (retriever) | 2 | 0.500 | retriever |" \
+        in md  # the sample with contexts alone: its 2 of 4
+    assert "| answer | hallucination | wrong, entailed by no context | 1 | 0.200 | generator |" \
+        in md
+    assert "1 sample left out (no claim counted): every context is empty (1)." in md
+    assert "| bare |" not in md
+    html = (tmp_path / "run" / "report.html").read_text(encoding="utf-8")
+    assert "1 sample left out (no claim counted): every context is empty (1)." in html
+    _oracle_run(tmp_path / "bare", [ROW | {"id": "bare", "contexts": [""]}])
+    md = (tmp_path / "bare" / "report.md").read_text(encoding="utf-8")
+    assert "No sample of this run has classed claims" in md
+    assert "1 sample left out (no claim counted): every context is empty (1)." in md
+
+
+def test_a_conversation_turn_without_context_is_left_out_once(tmp_path: Path) -> None:
+    def chat(id_: str, contexts: list[str]) -> dict[str, Any]:
+        return {"id": id_, "turns": [
+            {"role": "user", "content": ROW["question"]},
+            {"role": "assistant", "content": ROW["answer"], "contexts": contexts,
+             "ground_truth": ROW["ground_truth"]}]}
+
+    _oracle_run(tmp_path / "run", [chat("paris", ROW["contexts"]), chat("bare", [" "]),
+                                   ROW | {"id": "row", "contexts": [""]}])
+    md = (tmp_path / "run" / "report.md").read_text(encoding="utf-8")
+    assert "2 samples left out (no claim counted): every context is empty (2)." in md
+    assert "| answer | hallucination | wrong, entailed by no context | 1 | 0.200 | generator |" \
+        in md

@@ -13,7 +13,8 @@ from, the retriever or the generator, read off one claim matrix (metrics/claims/
 The overall claim precision, recall and F1 are answer_correctness's `.precision`, `.recall`,
 `.f1` (the same verdicts): not repeated here. Run them with `--metrics diagnosis` (not by
 default: with several contexts they ask each context alone). Each undefined case is unscored
-with its reason (a sub-score's in `details.undefined`).
+with its reason (a sub-score's in `details.undefined`); a sample whose every context is empty
+is not diagnosed at all (no request, no claim classed).
 """
 
 from __future__ import annotations
@@ -36,15 +37,21 @@ ALL_STEPS = ("faithfulness_statements", *ANSWER_STEPS)
 
 async def _diagnosed(sample: Sample, ctx: MetricContext, name: str, keys: tuple[str, ...],
                      *, answer_side: bool = True) -> MetricResult:
-    """The scores `keys` of the sample's matrix; details: its claims with their class."""
-    from localeval.metrics.claims.matrix import claim_matrix, diagnose
+    """The scores `keys` of the sample's matrix; details: its claims with their class. A sample
+    without a non-empty context asks nothing and classes no claim: every key unscored."""
+    from localeval.metrics.claims.matrix import NO_CONTEXT, claim_matrix, diagnose
+    from localeval.metrics.claims.score import nonempty
 
+    if not nonempty(sample.contexts):
+        return MetricResult(scores=dict.fromkeys(keys), reason=NO_CONTEXT,
+                            details={"undefined": dict.fromkeys(keys[1:], NO_CONTEXT)}
+                            if keys[1:] else {})
     m = await claim_matrix(ctx, sample, answer_side=answer_side)
     d = diagnose(m)
     details: dict[str, Any] = {"truth_claims": m.truth_json()}
     if answer_side:
         details = {"answer_claims": m.answer_json(), **details}
-    details["relevant_contexts"] = [k + 1 for k, r in enumerate(m.relevant) if r]
+    details["relevant_contexts"] = m.relevant_numbers
     undefined = {k: d.reasons[k] for k in keys[1:] if k in d.reasons}
     if undefined:
         details["undefined"] = undefined

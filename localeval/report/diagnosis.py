@@ -8,7 +8,9 @@ each ground-truth claim's class (metrics/claims/matrix.py), pooled over the run'
   from a relevant or an irrelevant context (noise), wrong ones from no context (hallucination).
 
 Drawn as two stacked bars (HTML) or a table (Markdown), with per sample each answer claim that
-is not plainly supported, marked by its class. Imported only for a run with these metrics.
+is not plainly supported, marked by its class. A sample the diagnosis left unscored without
+classing a claim (every context empty: no retrieval to diagnose) counts no claim; the section
+says how many were left out and why. Imported only for a run with these metrics.
 """
 
 from __future__ import annotations
@@ -48,30 +50,39 @@ class SampleClaims:
 
 @dataclass
 class RunDiagnosis:
-    """Claims of each class over the run, and the first samples with a claim that is not
-    plainly supported."""
+    """Claims of each class over the run, the first samples with a claim that is not plainly
+    supported, and the samples left out (no claim classed), counted by reason."""
 
     answer: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ANSWER_CLASSES, 0))
     truth: dict[str, int] = field(default_factory=dict)
     samples: list[SampleClaims] = field(default_factory=list)
     n_samples: int = 0
     more: int = 0
+    left_out: dict[str, int] = field(default_factory=dict)
 
     def add_record(self, id_: str, line: int, details: Mapping[str, Any]) -> None:
         """Count one record's claims: a row's, or each assistant turn's of a conversation
         (`details.turns`, localeval/conversation.py; listed as `<id>#turn<n>`)."""
-        self.add(id_, line, details)
-        for t in details.get("turns") or []:
-            if isinstance(t, Mapping) and isinstance(t.get("details"), Mapping):
-                self.add(turn_id(id_, t.get("turn")), line, t["details"])
+        turns = [t for t in details.get("turns") or []
+                 if isinstance(t, Mapping) and isinstance(t.get("details"), Mapping)]
+        self.add(id_, line, details, count_left_out=not turns)  # a conversation: its turns
+        for t in turns:
+            self.add(turn_id(id_, t.get("turn")), line, t["details"])
 
-    def add(self, id_: str, line: int, details: Mapping[str, Any]) -> None:
-        """Count one sample's claims (its diagnosis metrics' details)."""
+    def add(self, id_: str, line: int, details: Mapping[str, Any], *,
+            count_left_out: bool = True) -> None:
+        """Count one sample's claims (its diagnosis metrics' details), or the sample as left
+        out when a diagnosis metric left it unscored without classing a claim."""
         answer = next((d["answer_claims"] for k in ANSWER_OWNERS
                        if isinstance(d := details.get(k), Mapping) and "answer_claims" in d), None)
         truth = next((d["truth_claims"] for k in TRUTH_OWNERS
                       if isinstance(d := details.get(k), Mapping) and "truth_claims" in d), None)
         if answer is None and truth is None:
+            reason = next((d["unscored_reason"] for k in TRUTH_OWNERS
+                           if isinstance(d := details.get(k), Mapping)
+                           and isinstance(d.get("unscored_reason"), str)), None)
+            if reason is not None and count_left_out:
+                self.left_out[reason] = self.left_out.get(reason, 0) + 1
             return
         truth, answer = _classed(truth), _classed(answer)
         self.n_samples += 1
@@ -161,11 +172,21 @@ NONE = ("No sample of this run has classed claims: the diagnosis metrics skipped
         "left unscored every one (the reasons are in the tables above and in results.jsonl).")
 
 
+def left_out_line(d: RunDiagnosis) -> str | None:
+    """How many samples count no claim, and why (None when none)."""
+    n = sum(d.left_out.values())
+    if not n:
+        return None
+    why = "; ".join(f"{reason} ({k})" for reason, k in sorted(d.left_out.items()))
+    return f"{n} sample{'s' if n > 1 else ''} left out (no claim counted): {why}."
+
+
 def html(d: RunDiagnosis) -> str:
+    left = f"<p>{esc(line)}</p>" if (line := left_out_line(d)) else ""
     if not d.n_samples:
-        return f"<h2>Diagnosis</h2><p>{esc(NONE)}</p>"
+        return f"<h2>Diagnosis</h2><p>{esc(NONE)}</p>{left}"
     more = f"<p>... and {d.more} more samples (see results.jsonl)</p>" if d.more else ""
-    return (f"<h2>Diagnosis</h2><p>{esc(NOTE)}</p>{chart_svg(d)}"
+    return (f"<h2>Diagnosis</h2><p>{esc(NOTE)}</p>{left}{chart_svg(d)}"
             + html_table(HEADER, d.rows(), numeric=[3, 4])
             + ("<h3>Answer claims not plainly supported</h3>"
                + html_table(CLAIM_HEADER, _claim_rows(d), numeric=[1]) + more
@@ -173,9 +194,10 @@ def html(d: RunDiagnosis) -> str:
 
 
 def markdown(d: RunDiagnosis) -> list[str]:
+    left = [md_cell(line), ""] if (line := left_out_line(d)) else []
     if not d.n_samples:
-        return ["## Diagnosis", "", NONE, ""]
-    out = ["## Diagnosis", "", md_cell(NOTE), "", md_table(HEADER, d.rows()), ""]
+        return ["## Diagnosis", "", NONE, "", *left]
+    out = ["## Diagnosis", "", md_cell(NOTE), "", *left, md_table(HEADER, d.rows()), ""]
     if d.samples:
         out += ["### Answer claims not plainly supported", "",
                 md_table(CLAIM_HEADER, _claim_rows(d)), ""]

@@ -54,6 +54,9 @@ TRUTH_CLASSES = {
     "retrieved": "in a context (the answer not read: claim_recall alone)",
 }
 """The class of a ground-truth claim."""
+NO_CONTEXT = "every context is empty"
+"""Why a sample without a non-empty context has no diagnosis: there is no retrieval to
+diagnose (metrics/diagnosis.py asks nothing for it)."""
 
 
 @dataclass(frozen=True)
@@ -76,14 +79,25 @@ class Row:
 @dataclass(frozen=True)
 class ClaimMatrix:
     """A sample's matrix: the answer's rows, the ground truth's rows, how many contexts, the
-    judge requests retried split smaller, and whether the answer side was asked (claim_recall
-    alone asks only the ground truth's claims against the contexts)."""
+    judge requests retried split smaller, whether the answer side was asked (claim_recall
+    alone asks only the ground truth's claims against the contexts), and each chunk's 1-based
+    number among the sample's contexts (None: 1..n_chunks; an empty context is no chunk)."""
 
     answer: tuple[Row, ...]
     truth: tuple[Row, ...]
     n_chunks: int
     retries: int = 0
     answer_side: bool = True
+    numbers: tuple[int, ...] | None = None
+
+    def number(self, k: int) -> int:
+        """The 1-based number, among the sample's contexts, of chunk `k` (0-based)."""
+        return self.numbers[k] if self.numbers is not None else k + 1
+
+    @property
+    def relevant_numbers(self) -> list[int]:
+        """The sample's numbers of the relevant contexts."""
+        return [self.number(k) for k, r in enumerate(self.relevant) if r]
 
     @property
     def relevant(self) -> tuple[bool, ...]:
@@ -112,16 +126,16 @@ class ClaimMatrix:
 
     def answer_json(self) -> list[dict[str, Any]]:
         """The answer's claims as results.jsonl holds them: class, correct (0/1), the 1-based
-        contexts that entail it."""
+        contexts that entail it (numbered as the sample numbers them)."""
         return [{"statement": r.statement, "sentence": r.sentence, "class": self.answer_class(r),
                  "correct": r.other.verdict if r.other else None,
-                 "contexts": [k + 1 for k in r.entailed_by]} for r in self.answer]
+                 "contexts": [self.number(k) for k in r.entailed_by]} for r in self.answer]
 
     def truth_json(self) -> list[dict[str, Any]]:
         """The ground truth's claims: class, stated (0/1: the answer states it), contexts."""
         return [{"statement": r.statement, "sentence": r.sentence, "class": self.truth_class(r),
                  "stated": r.other.verdict if r.other else None,
-                 "contexts": [k + 1 for k in r.entailed_by]} for r in self.truth]
+                 "contexts": [self.number(k) for k in r.entailed_by]} for r in self.truth]
 
 
 def _asks(found: TextClaims, statements_mode: bool) -> set[int]:
@@ -160,12 +174,14 @@ async def claim_matrix(ctx: MetricContext, sample: Sample, *,
     """The sample's matrix (module doc). `answer_side=False`: the ground truth's claims
     against the contexts only (what claim_recall needs: no answer is read)."""
     contexts = nonempty(sample.contexts)
+    numbers = tuple(i for i, c in enumerate(sample.contexts or [], start=1) if c.strip())
     question = sample.question
     g_found = await claims_of(ctx, sample.ground_truth or "", question)
     if not answer_side:
         g_chunks = await _by_chunk(ctx, TRUTH_STEP, g_found, question, contexts)
         return ClaimMatrix((), _rows(g_found.items, None, g_chunks), len(contexts),
-                           g_found.retries + sum(s.retries for s in g_chunks), answer_side=False)
+                           g_found.retries + sum(s.retries for s in g_chunks), answer_side=False,
+                           numbers=numbers)
     a_found = await claims_of(ctx, sample.answer or "", question)
     (a_other, g_other), a_chunks, g_chunks = await asyncio.gather(
         each_against_other(ctx, sample, a_found.texts, g_found.texts),
@@ -174,7 +190,8 @@ async def claim_matrix(ctx: MetricContext, sample: Sample, *,
     retries = (a_found.retries + g_found.retries + a_other.retries + g_other.retries
                + sum(s.retries for s in [*a_chunks, *g_chunks]))
     return ClaimMatrix(_rows(a_found.items, a_other, a_chunks),
-                       _rows(g_found.items, g_other, g_chunks), len(contexts), retries)
+                       _rows(g_found.items, g_other, g_chunks), len(contexts), retries,
+                       numbers=numbers)
 
 
 @dataclass(frozen=True)
@@ -213,7 +230,7 @@ def diagnose(m: ClaimMatrix) -> Diagnosis:
                    "noise_sensitivity.irrelevant", "hallucination", "self_knowledge")
     if not m.n_chunks:
         for key in (*truth_keys, *answer_keys):
-            undefined(key, "every context is empty")
+            undefined(key, NO_CONTEXT)
         return Diagnosis(scores, reasons)
     t_classes = [m.truth_class(r) for r in m.truth]
     if not t_classes:
