@@ -1,7 +1,7 @@
 """The shape of the package: the import contracts of pyproject.toml's [tool.importlinter] hold
 (entry points over plug-ins over the core, the core never importing a plug-in, the llama.cpp
 engine behind one door, judge/llamacpp/__init__.py, no import cycle), every import counted, those
-inside functions too; and a plain run imports no plug-in."""
+inside functions too; and a plain run imports no plug-in, nor numpy unless a metric needs it."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,23 +63,56 @@ sys.exit(status)
 """
 
 
-def test_a_plain_run_imports_no_plug_in(tmp_path: Path) -> None:
+def _fake_run(tmp_path: Path, code: list[str], metric: str,
+              answer: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """`python -c CODE… run` of one row with the fake judge and one queued answer."""
     data, answers = tmp_path / "d.jsonl", tmp_path / "a.json"
     data.write_text(json.dumps({"id": "1", "question": "Where is the tower?",
                                 "answer": "The tower is in Paris.",
                                 "contexts": ["The tower stands in Paris."]}) + "\n",
                     encoding="utf-8")
-    answers.write_text(json.dumps([{"verdicts": [{"verdict": 1}]}]), encoding="utf-8")
-    listed = tmp_path / "modules.txt"
-    done = subprocess.run(
-        [sys.executable, "-c", ROUTE, str(listed), "run", str(data), "--out", str(tmp_path / "o"),
-         "--metrics", "faithfulness", "--judge", "fake", "--fake-answers", str(answers),
+    answers.write_text(json.dumps([answer]), encoding="utf-8")
+    return subprocess.run(
+        [sys.executable, "-c", *code, "run", str(data), "--out", str(tmp_path / "o"),
+         "--metrics", metric, "--judge", "fake", "--fake-answers", str(answers),
          "--no-cache", "--quiet"], cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def test_a_plain_run_imports_no_plug_in(tmp_path: Path) -> None:
+    listed = tmp_path / "modules.txt"
+    done = _fake_run(tmp_path, [ROUTE, str(listed)], "faithfulness",
+                     {"verdicts": [{"verdict": 1}]})
     assert done.returncode == 0, done.stderr
     modules = listed.read_text(encoding="utf-8").split()
     assert "localeval.runner" in modules and "localeval.report" in modules
     loaded = [m for m in modules if any(m == p or m.startswith(p + ".") for p in PLUG_INS)]
     assert loaded == []
+
+
+HEAVY = """
+import sys
+from localeval.cli import main
+status = main(sys.argv[1:])
+print(" ".join(sorted(m for m in ("numpy", "torch", "llama_cpp") if m in sys.modules)))
+sys.exit(status)
+"""
+
+
+def test_a_plain_run_whose_metrics_need_no_numpy_imports_none(tmp_path: Path) -> None:
+    # rerank_relevancy: a judge metric that reads no claim check (checks.closest_sentence, on
+    # every verdict of the claim metrics, uses numpy); one row: a mean of one value needs none
+    done = _fake_run(tmp_path, [HEAVY], "rerank_relevancy", {"rating": 3, "reason": "r"})
+    assert done.returncode == 0, done.stderr
+    record = json.loads((tmp_path / "o" / "results.jsonl").read_text(encoding="utf-8"))
+    assert record["scores"]["rerank_relevancy"] == 1.0
+    assert done.stdout.split() == []
+
+
+def test_the_tally_without_numpy_gives_numpy_s_figures() -> None:
+    from localeval.results.tally import _mean, bootstrap_ci
+
+    assert _mean([]) is None and _mean([0.1]) == 0.1 and bootstrap_ci([0.1]) is None
+    assert _mean([0.1, 0.2, 0.4]) == float(__import__("numpy").mean([0.1, 0.2, 0.4]))
 
 
 ROUTE_LIMIT = 60

@@ -1,14 +1,13 @@
 """Statistics over records: per score key the mean, counts and a bootstrap 95% interval; the
 bootstrap resamples in bounded memory (numpy only): the means of n resamples of a score column
-without ever holding n × size numbers."""
+without ever holding n × size numbers. numpy is imported only for a key with two values or
+more (a mean of one value is that value): a run scoring nothing imports none."""
 
 from __future__ import annotations
 
 from array import array
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from localeval.names import current_key, owner_of
 from localeval.results.records import SampleRecord
@@ -16,6 +15,9 @@ from localeval.results.records import SampleRecord
 BOOTSTRAP_N = 2000
 EXACT_LIMIT = 5_000  # up to this many values every resample draws its indices (as before)
 CHUNK = 1 << 20  # random numbers drawn at once: 8 MB, whatever the number of values
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 def resampled_means(arr: np.ndarray, n: int, seed: int) -> np.ndarray:
@@ -29,6 +31,8 @@ def resampled_means(arr: np.ndarray, n: int, seed: int) -> np.ndarray:
     n × distinct values instead of n × size (200,000 rows: milliseconds instead of seconds
     per score), but other random numbers, so a slightly different interval than before.
     """
+    import numpy as np
+
     size = len(arr)
     rng = np.random.default_rng(seed)
     if size > EXACT_LIMIT:
@@ -46,6 +50,8 @@ def resampled_means(arr: np.ndarray, n: int, seed: int) -> np.ndarray:
 def _multinomial_means(
     distinct: np.ndarray, counts: np.ndarray, n: int, rng: np.random.Generator
 ) -> np.ndarray:
+    import numpy as np
+
     size = int(counts.sum())
     freq = counts / size
     means = np.empty(n, dtype=np.float64)
@@ -67,9 +73,20 @@ def bootstrap_ci(
     """
     if len(values) < 2:
         return None
+    import numpy as np
+
     means = resampled_means(np.asarray(values, dtype=np.float64), n, seed)
     lo, hi = np.percentile(means, [2.5, 97.5])
     return float(lo), float(hi)
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    """numpy's mean (pairwise summation), without numpy for fewer than two values."""
+    if len(values) < 2:
+        return float(values[0]) if len(values) else None
+    import numpy as np
+
+    return float(np.mean(np.asarray(values, dtype=np.float64)))
 
 
 class ScoreTally:
@@ -128,12 +145,12 @@ class ScoreTally:
         each of their scores is the worse of the material with and without the flagged text)."""
         out: dict[str, Any] = {}
         for key, owner in self.owners.items():
-            vals = np.asarray(self.values[key], dtype=np.float64)
+            vals = self.values[key]
             ci = bootstrap_ci(vals)
             errors, skipped, retries = self.counts.get(owner, (0, 0, 0))
             out[key] = {
                 "metric": owner,
-                "mean": float(np.mean(vals)) if len(vals) else None,
+                "mean": _mean(vals),
                 "count": len(vals),
                 "unscored": self.unscored[key],
                 "errors": errors,

@@ -23,17 +23,21 @@ import functools
 import re
 import unicodedata
 from collections.abc import Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from localeval.metrics.claims.record import Verdict
 from localeval.text import Sentences, match_key, numbers, sentences_of_all
+
+if TYPE_CHECKING:
+    import numpy as np
 
 _BITS = 21  # every code point (up to U+10FFFF) fits in 21 bits
 
 
 def _codes(key: str) -> np.ndarray:
     """The code points of a match key (lone surrogates included)."""
+    import numpy as np  # here, not at import: a run that needs no closest sentence loads none
+
     return np.frombuffer(key.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(
         np.int64
     )
@@ -58,6 +62,8 @@ def grams(text: str) -> set[str]:
 
 def item_codes(item: str) -> np.ndarray:
     """The distinct trigram codes of a text (`grams` as integers)."""
+    import numpy as np
+
     key = match_key(item)
     if len(key) < 3:
         return np.array([_short_code(key)], dtype=np.int64)
@@ -68,6 +74,8 @@ class SentenceIndex:
     """Every (trigram, sentence) pair of a material once, sorted by trigram code."""
 
     def __init__(self, material: Sequence[Sentences]) -> None:
+        import numpy as np
+
         self.sentences: list[str] = []
         keys: list[str] = []
         for text in material:
@@ -94,6 +102,8 @@ class SentenceIndex:
         self.codes, self.owners = tri[first], owner[first].astype(np.int32)
 
     def closest(self, item: str) -> str | None:
+        import numpy as np
+
         wanted = item_codes(item)
         lo = np.searchsorted(self.codes, wanted, side="left")
         hi = np.searchsorted(self.codes, wanted, side="right")
