@@ -74,19 +74,24 @@ def _last_verdict(record: dict[str, Any], metric: str) -> bool | None:
     return bool(turns[-1][key]) if turns else None
 
 
+def independent_turns(conversation: dict[str, Any]) -> list[dict[str, Any]]:
+    """A conversation's assistant turns as single-turn rows: the user message as asked (no
+    history), the answer, and the turn's contexts and ground_truth where it has them."""
+    out, asked = [], None
+    for i, t in enumerate(conversation["turns"], start=1):
+        if t["role"] == "user":
+            asked = t["content"]
+        elif asked is not None:
+            out.append({"id": f"{conversation['id']}-turn{i}", "question": asked,
+                        "answer": t["content"],
+                        **{k: t[k] for k in ("contexts", "ground_truth") if t.get(k)}})
+    return out
+
+
 def split(dev: Path, set_name: str, language: str, n: int, out: Path) -> dict[str, Any]:
     chosen = [r for r in rows(dev) if r["set"] == set_name and r["language"] == language][:n]
     out.mkdir(parents=True, exist_ok=True)
-    independent = []
-    for r in chosen:
-        asked = None
-        for i, t in enumerate(r["turns"], start=1):
-            if t["role"] == "user":
-                asked = t["content"]
-            elif asked is not None:
-                independent.append({"id": f"{r['id']}-turn{i}", "question": asked,
-                                    "answer": t["content"],
-                                    **({"contexts": t["contexts"]} if t.get("contexts") else {})})
+    independent = [row for r in chosen for row in independent_turns(r)]
     conversations = [{"id": r["id"], "turns": r["turns"]} for r in chosen]
     for name, items in (("conversations", conversations), ("independent", independent)):
         (out / f"{name}.jsonl").write_text(
