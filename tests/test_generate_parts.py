@@ -298,20 +298,26 @@ def test_a_colloquial_form_must_ask_with_its_single_question_s_words() -> None:
     assert asks_otherwise("石鼓书院在哪儿", "石鼓书院的门票是多少元？")
 
 
+def _when_asked(chunk_id: str, subject: str, question: str, answer: str, casual: str,
+                blind: str) -> dict:
+    """A single task's work-file record for a "when" question whose every judge check passed
+    (supported, answered, verified blind), with the judge's casual form `casual`."""
+    draft = {"subject": subject, "question": question, "answer": answer, "casual": casual,
+             "missing": "", "unanswerable": f"Who designed {subject}?"}
+    return {"task": f"single:{chunk_id}", "draft": draft, "support": {"score": 1.0},
+            "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
+            "verified": {"answer": blind, "agrees": True}, "unanswerable": {"score": 0.0}}
+
+
 def test_a_colloquial_draft_that_asks_otherwise_is_its_single_question_retyped() -> None:
     from localeval.generate.assemble import from_single
     from localeval.generate.chunking import Chunk
 
     chunk = Chunk(id="h.md#0", source="h.md", language="en", tokens=20, text=(
         "The harbour at Holm Island was rebuilt in 2015 after storm Imogen destroyed it."))
-    draft = {"subject": "Holm Island", "question": "When was the harbour at Holm Island rebuilt?",
-             "answer": "It was rebuilt in 2015.",
-             "casual": "how old is the rebuilt harbour at holm island",
-             "missing": "", "unanswerable": "Who designed the harbour at Holm Island?"}
-    result = {"task": "single:h.md#0", "draft": draft, "support": {"score": 1.0},
-              "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
-              "verified": {"answer": "In 2015.", "agrees": True},
-              "unanswerable": {"score": 0.0}}
+    result = _when_asked(chunk.id, "Holm Island", "When was the harbour at Holm Island rebuilt?",
+                         "It was rebuilt in 2015.",
+                         "how old is the rebuilt harbour at holm island", "In 2015.")
     single, colloquial, _ = from_single(result, chunk, {"holm", "island", "harbour"})
     assert single.dropped is None
     assert colloquial.dropped is None and colloquial.row is not None
@@ -337,14 +343,10 @@ def test_a_colloquial_form_writing_a_word_its_question_and_chunk_lack_is_retyped
     assert changes_words("when was sjaak rijke rescued by the french military", question,
                          text) == []  # "military" is the chunk's
     chunk = Chunk(id="n.txt#1", source="n.txt", language="en", tokens=30, text=text)
-    draft = {"subject": "Sjaak Rijke", "question": question,
-             "answer": "The rescue of Sjaak Rijke took place at 5am today.",
-             "casual": "when did sjaak rijke get rescued by french special forces in malawi",
-             "missing": "", "unanswerable": "Who led the raid that freed Sjaak Rijke?"}
-    result = {"task": "single:n.txt#1", "draft": draft, "support": {"score": 1.0},
-              "answered": {"p": 0.9, "parts": [{"part": "when", "p_answered": 0.9}]},
-              "verified": {"answer": "At 5am today.", "agrees": True},
-              "unanswerable": {"score": 0.0}}
+    result = _when_asked(chunk.id, "Sjaak Rijke", question,
+                         "The rescue of Sjaak Rijke took place at 5am today.",
+                         "when did sjaak rijke get rescued by french special forces in malawi",
+                         "At 5am today.")
     single, colloquial, _ = from_single(result, chunk, {"sjaak", "rijke"})
     assert single.dropped is None
     assert colloquial.row is not None and colloquial.row.retyped == "names_outside"
