@@ -350,3 +350,17 @@ def test_a_conversation_turn_without_context_is_left_out_once(tmp_path: Path) ->
     assert "2 samples left out (no claim counted): every context is empty (2)." in md
     assert "| answer | hallucination | wrong, entailed by no context | 1 | 0.200 | generator |" \
         in md
+
+
+def test_the_report_leaves_out_a_sample_whose_ground_truth_makes_no_claim() -> None:
+    """Its answer claims are wrong against nothing: counted, they read as the generator's
+    errors (every one `hallucination` or noise)."""
+    from localeval.report.diagnosis import RunDiagnosis
+
+    claims = [{"claim": "Paris is in France.", "class": "hallucination"}]
+    run = RunDiagnosis()
+    run.add("a", 1, {"hallucination": {"answer_claims": claims, "truth_claims": []}})
+    run.add("b", 2, {"hallucination": {"answer_claims": claims,
+                                       "truth_claims": [{"claim": "x", "class": "used"}]}})
+    assert run.n_samples == 1 and run.answer["hallucination"] == 1
+    assert run.left_out == {"the ground truth makes no claim": 1}

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localeval.data.conversation import turn_id
-from localeval.metrics.claims.matrix import ANSWER_CLASSES, TRUTH_CLASSES
+from localeval.metrics.claims.matrix import ANSWER_CLASSES, NO_TRUTH, TRUTH_CLASSES
 from localeval.report.kit import esc, html_table, md_cell, md_table
 
 ANSWER_OWNERS = ("noise_sensitivity", "hallucination", "self_knowledge", "context_utilization")
@@ -85,6 +85,10 @@ class RunDiagnosis:
                 self.left_out[reason] = self.left_out.get(reason, 0) + 1
             return
         truth, answer = _classed(truth), _classed(answer)
+        if truth == []:  # nothing its answer claims are right or wrong against
+            if count_left_out:
+                self.left_out[NO_TRUTH] = self.left_out.get(NO_TRUTH, 0) + 1
+            return
         self.n_samples += 1
         if truth is not None and not self.truth:  # the classes this run's metrics give
             self.truth = dict.fromkeys(

@@ -57,6 +57,9 @@ TRUTH_CLASSES = {
 NO_CONTEXT = "every context is empty"
 """Why a sample without a non-empty context has no diagnosis: there is no retrieval to
 diagnose (metrics/diagnosis.py asks nothing for it)."""
+NO_TRUTH = "the ground truth makes no claim"
+"""Why a sample whose ground truth makes no claim has no diagnosis: its answer claims are
+right or wrong against nothing (the report leaves them out)."""
 
 
 @dataclass(frozen=True)
@@ -235,7 +238,7 @@ def diagnose(m: ClaimMatrix) -> Diagnosis:
     t_classes = [m.truth_class(r) for r in m.truth]
     if not t_classes:
         for key in (*truth_keys, *answer_keys):
-            undefined(key, "the ground truth makes no claim")
+            undefined(key, NO_TRUTH)
         return Diagnosis(scores, reasons)
     retrieved = [c for c in t_classes if c != "not_retrieved"]
     scores["claim_recall"] = _share(len(retrieved), len(t_classes))
