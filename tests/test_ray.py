@@ -22,6 +22,7 @@ from localeval.distributed import RayOptions
 from localeval.errors import ConfigError, ModelError
 from localeval.models.embed import HashEmbedder
 from localeval.runner import run as run_here
+from tests.signals import default_dispositions
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -160,7 +161,7 @@ def test_ctrl_c_on_the_driver_then_resume_finishes(cluster: str, tmp_path: Path)
     cmd = [sys.executable, str(script), str(data), str(out), str(cache), cluster]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([*cmd, "0"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=default_dispositions)
     results = out / "results.jsonl"
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline and proc.poll() is None:

@@ -24,6 +24,7 @@ from localeval.models.embed import HashEmbedder
 from localeval.results import RunInterrupted, read_results
 from localeval.runner import run
 from tests.conftest import fake_run_args
+from tests.signals import default_dispositions
 
 REPO = Path(__file__).resolve().parent.parent
 STATEMENTS = {"statements": [["The sky is blue in this sample.", "Grass is red in this sample."]]}
@@ -95,6 +96,7 @@ def test_sigint_saves_progress_and_resume_ends_with_one_result_per_sample(tmp_pa
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=default_dispositions,
     )
     results = out / "results.jsonl"
     deadline = time.monotonic() + 60
@@ -130,6 +132,7 @@ def _start_slow_cli(tmp_path: Path, args: list[str], **kw: Any) -> subprocess.Po
     script = tmp_path / "slow_cli.py"
     script.write_text(SLOW_CLI, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO), "CI": ""}
+    kw.setdefault("preexec_fn", default_dispositions)
     return subprocess.Popen([sys.executable, str(script), *args], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
@@ -171,11 +174,16 @@ def test_sigterm_and_sighup_stop_like_ctrl_c(tmp_path: Path, sig: signal.Signals
     assert summary["judge"]["calls"] == 2 * (n - done)  # nothing finished was lost or redone
 
 
+def _nohup() -> None:
+    default_dispositions()
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
 def test_sighup_ignored_by_nohup_stays_ignored(tmp_path: Path) -> None:
     data, ans = write_inputs(tmp_path, 4)
     out = tmp_path / "out"
     proc = _start_slow_cli(tmp_path, cli_args(data, ans, out),
-                           preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+                           preexec_fn=_nohup)
     _wait_for_results(proc, out, 1)
     proc.send_signal(signal.SIGHUP)
     _, err = proc.communicate(timeout=60)
