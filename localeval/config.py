@@ -87,6 +87,10 @@ class Settings(BaseModel):
                     "activations: a head file (`localeval verifier fit`; the verifier plug-in, "
                     "localeval/verifier/), or auto / none: no head, the judge's own "
                     "P(supported) (no head is packaged, so auto finds none)")
+    shield: Literal["meaning", "forms"] = Field(
+        "meaning", description="how the shield recognises text aimed at the evaluator: its "
+                               "forms and the meaning head over the embedder's vectors "
+                               "(metrics/shield_meaning.py), or the forms alone")
     answer_relevance_n: int = Field(3, ge=1, le=10)
     similarity_threshold: float | None = Field(None, ge=-1.0, le=1.0)
     correctness_weights: tuple[float, float] = Field(

@@ -20,7 +20,7 @@ from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.client import JudgeStats
-from localeval.metrics import Metric, MetricContext
+from localeval.metrics import Metric, MetricContext, shield_meaning
 from localeval.metrics.shield import planted, without
 from localeval.models.backends import Backends, build_backends
 from localeval.results.records import SampleRecord
@@ -194,6 +194,7 @@ class LocalExecutor:
         backends = build_backends(work.settings, work.needed, judge=self.judge,
                                   embedder=self.embedder)
         self.backends = backends
+        shield_meaning.note_in(backends, work.settings)
         if backends.judge is not None and work.log is not None:
             backends.judge.warn = work.log
             if backends.judge.cache_error:  # unusable from the start (summary.json says so too)

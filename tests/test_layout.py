@@ -115,13 +115,14 @@ def test_the_tally_without_numpy_gives_numpy_s_figures() -> None:
     assert _mean([0.1, 0.2, 0.4]) == float(__import__("numpy").mean([0.1, 0.2, 0.4]))
 
 
-ROUTE_LIMIT = 60
+ROUTE_LIMIT = 62
 """The localeval modules a plain `run --metrics faithfulness` with the real judge may import
-(research/house/README.md measures the route)."""
+(research/house/README.md measures the route): 60, and the shield's meaning head with the
+embedder it reads (metrics/shield_meaning.py, models/embed.py)."""
 
 
 @pytest.mark.model
-def test_a_plain_run_with_the_real_judge_imports_at_most_60_modules(tmp_path: Path) -> None:
+def test_a_plain_run_with_the_real_judge_imports_at_most_62_modules(tmp_path: Path) -> None:
     from tests.conftest import _need, model_path
 
     judge = _need(model_path("tiny"))

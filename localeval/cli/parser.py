@@ -132,6 +132,9 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     run.add_argument("--verifier", metavar="auto|none|HEAD.json",
                      help="learned verifier head that scores support verdicts from the judge's "
                           "activations (default auto = none: the judge's own P(supported))")
+    run.add_argument("--shield", choices=("meaning", "forms"),
+                     help="how text aimed at the evaluator is recognised: by the shield's forms "
+                          "and its meaning head (default), or by the forms alone")
     run.add_argument(
         "--no-cache", action="store_true", default=None, help="neither read nor write the cache"
     )

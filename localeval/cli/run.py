@@ -51,6 +51,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             "retrieval_at",
             "metric_options",
             "verifier",
+            "shield",
             "metrics_files",
         )
     }

@@ -195,7 +195,7 @@ class EvalWorker:
 
     def _load(self) -> dict[str, Any]:
         from localeval.executor import sample_concurrency
-        from localeval.metrics import resolve
+        from localeval.metrics import resolve, shield_meaning
         from localeval.models.backends import build_backends
         from localeval.version import __version__
 
@@ -222,6 +222,7 @@ class EvalWorker:
         try:
             self.backends = build_backends(settings, needed, judge=plan.judge,
                                            embedder=plan.embedder)
+            shield_meaning.note_in(self.backends, settings)
         except LocalevalError as exc:
             raise LocalevalError(f"ray worker on node {self.node}: {exc}") from None
         self._last = self._snapshot()

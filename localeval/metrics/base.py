@@ -368,8 +368,16 @@ def behind_shield(m: Metric) -> Metric:
     if not m.uses_judge:
         return m
     columns = [f for f in m.requires if "|" not in f]
+    own = m.needs_embedder
+
+    def embedder_when(settings: Settings) -> bool:
+        """The metric's own need, or the shield's meaning head (not with the fake judge,
+        whose embedder is not the head's)."""
+        return own(settings) or (settings.shield == "meaning" and settings.judge != "fake")
+
     return dataclasses.replace(m, fn=shielded(
-        m.fn, m.higher_is_better if m.direction_fixed else None, m.name, columns))
+        m.fn, m.higher_is_better if m.direction_fixed else None, m.name, columns),
+        uses_embedder=True, embedder_when=embedder_when)
 
 
 def _with_options(name: str, model: type[BaseModel], fn: MetricFn) -> MetricFn:

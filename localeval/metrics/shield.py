@@ -18,7 +18,9 @@ Three layers, all here or wired from here:
    These are forms: on notes written by someone who never saw them (research/
    notes_heldout.tsv) they recognise 15 of 48 (localeval/docs/metrics.md). A
    sentence that only talks about grading ("Two graders mark each essay independently.",
-   "法院认定嫌疑人的陈述都是自愿作出的。") is not one. `planted` lists them per field of a sample.
+   "法院认定嫌疑人的陈述都是自愿作出的。") is not one. Beside the forms, the meaning head
+   (metrics/shield_meaning.py, `--shield meaning`, the default) flags a sentence by what its
+   embedder vector means, whatever its wording. `planted` lists them per field of a sample.
 3. **Scored the worse way.** `shielded` wraps every metric that asks the judge, rubrics included
    (metrics/base.behind_shield): on a flagged sample the metric runs twice, on the material as
    given and on a copy without the flagged sentences (`without`), and each score, sub-scores
@@ -199,10 +201,11 @@ def _carries_on(sentence: str) -> bool:
     return bool(_REFERS_BACK.search(sentence) and _ASSESSED.search(sentence))
 
 
-def _aimed(text: str | None) -> list[str]:
+def _aimed(text: str | None, also: frozenset[str] = frozenset()) -> list[str]:
+    """The text's sentences that match a form, or that are in `also` (the meaning head's)."""
     if not text:
         return []
-    return [s for s in split_sentences(text) if aimed_at_evaluator(s)]
+    return [s for s in split_sentences(text) if s in also or aimed_at_evaluator(s)]
 
 
 def _texts(value: Any) -> Iterator[str]:
@@ -217,14 +220,14 @@ def _texts(value: Any) -> Iterator[str]:
             yield from _texts(v)
 
 
-def _stripped(value: Any) -> Any:
+def _stripped(value: Any, also: frozenset[str]) -> Any:
     """The value with each of its strings `_strip`ped where it holds a note."""
     if isinstance(value, str):
-        return _strip(value) if _aimed(value) else value
+        return _strip(value, also) if _aimed(value, also) else value
     if isinstance(value, (list, tuple)):
-        return type(value)(_stripped(v) for v in value)
+        return type(value)(_stripped(v, also) for v in value)
     if isinstance(value, dict):
-        return {k: _stripped(v) for k, v in value.items()}
+        return {k: _stripped(v, also) for k, v in value.items()}
     return value
 
 
@@ -232,21 +235,29 @@ def _scanned(columns: Iterable[str]) -> list[str]:
     return list(dict.fromkeys((*FIELDS, *columns)))
 
 
-def planted(sample: Sample, columns: Iterable[str] = ()) -> dict[str, list[str]]:
-    """The sentences aimed at the evaluator, per material field of the sample ("contexts[2]"
-    for the third context), FIELDS then `columns` (a rubric's other required columns); empty
-    when there is none."""
+def planted(sample: Sample, columns: Iterable[str] = (),
+            also: frozenset[str] = frozenset()) -> dict[str, list[str]]:
+    """The sentences aimed at the evaluator (a form's, or in `also`: the meaning head's), per
+    material field of the sample ("contexts[2]" for the third context), FIELDS then `columns`
+    (a rubric's other required columns); empty when there is none."""
     found: dict[str, list[str]] = {}
     for name in _scanned(columns):
         value = sample.value(name)
         items = value if isinstance(value, list) else [value]
         for i, item in enumerate(items):
-            if hits := [s for text in _texts(item) for s in _aimed(text)]:
+            if hits := [s for text in _texts(item) for s in _aimed(text, also)]:
                 found[f"{name}[{i}]" if isinstance(value, list) else name] = hits
     return found
 
 
-def _strip(text: str) -> str:
+def material_sentences(sample: Sample, columns: Iterable[str] = ()) -> list[str]:
+    """Every sentence of the sample's material (FIELDS, then `columns`), once each."""
+    return list(dict.fromkeys(
+        s for name in _scanned(columns) for text in _texts(sample.value(name))
+        for s in split_sentences(text)))
+
+
+def _strip(text: str, also: frozenset[str] = frozenset()) -> str:
     """The text less its notes to the evaluator: each flagged sentence, and the sentences right
     after one that carry it on (`_carries_on`); the rest of each paragraph stays as it was
     written, a paragraph left with nothing goes."""
@@ -255,7 +266,7 @@ def _strip(text: str) -> str:
         sentences = split_sentences(paragraph)
         dropped: set[int] = set()
         for i, s in enumerate(sentences):
-            if aimed_at_evaluator(s) or (i - 1 in dropped and _carries_on(s)):
+            if s in also or aimed_at_evaluator(s) or (i - 1 in dropped and _carries_on(s)):
                 dropped.add(i)
         if not dropped:
             paragraphs.append(paragraph)
@@ -264,15 +275,16 @@ def _strip(text: str) -> str:
     return "\n".join(paragraphs)
 
 
-def without(sample: Sample, columns: Iterable[str] = ()) -> Sample:
+def without(sample: Sample, columns: Iterable[str] = (),
+            also: frozenset[str] = frozenset()) -> Sample:
     """A copy of the sample whose material (FIELDS, then `columns`) lacks the sentences aimed
-    at the evaluator: what the worse-of-two score is computed against, never what is shown as
-    the sample."""
+    at the evaluator (`planted`'s): what the worse-of-two score is computed against, never what
+    is shown as the sample."""
     update: dict[str, Any] = {}
     for name in _scanned(columns):
         value = sample.value(name)
-        if any(_aimed(t) for t in _texts(value)):
-            update[name] = _stripped(value)
+        if any(_aimed(t, also) for t in _texts(value)):
+            update[name] = _stripped(value, also)
     return sample.model_copy(update=update)
 
 
@@ -313,6 +325,21 @@ def worse(result: MetricResult, shadow: MetricResult, higher_is_better: bool | N
 MetricFn = Callable[["Sample", "MetricContext"], Awaitable["MetricResult"]]
 
 
+async def _by_meaning(sample: Sample, ctx: MetricContext, columns: Iterable[str]
+                      ) -> dict[str, float]:
+    """The sentences no form matches that the meaning head flags, with its P (none with
+    `--shield forms`, or when the run's embedder is not the head's: metrics/shield_meaning.py)."""
+    if ctx.settings.shield != "meaning":
+        return {}
+    from localeval.metrics import shield_meaning
+
+    if not shield_meaning.applies(ctx.embeddings):
+        return {}
+    assert ctx.embeddings is not None
+    sentences = [s for s in material_sentences(sample, columns) if not aimed_at_evaluator(s)]
+    return await shield_meaning.aimed(ctx.embeddings, sentences)
+
+
 def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = None,
              columns: Iterable[str] = ()) -> MetricFn:
     """The metric `name` with the shield (module doc, layer 3), scanning FIELDS and `columns`:
@@ -323,14 +350,17 @@ def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = Non
     @functools.wraps(fn)
     async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
         result = await fn(sample, ctx)
-        found = planted(sample, columns)
+        by_meaning = await _by_meaning(sample, ctx, columns)
+        also = frozenset(by_meaning)
+        found = planted(sample, columns, also)
         if not found:
             return result
-        shadow = await fn(without(sample, columns), ctx)
+        shadow = await fn(without(sample, columns, also), ctx)
         out, moved, undefined = worse(result, shadow, higher_is_better, name)
         out.details["instructions"] = {
             "found": found, "scored_without_them": moved,
             **({"undefined_without_them": undefined} if undefined else {}),
+            **({"by_meaning": by_meaning} if by_meaning else {}),
             "note": "text aimed at the evaluator: flagged; each score is the worse of the "
                     "material as given and the material without it"
                     + ("" if higher_is_better is not None else

@@ -174,6 +174,10 @@ def fingerprint_inputs(
         except OSError:
             inputs["fake_answers_sha256"] = None
     inputs["verifier_sha256"] = head_sha256(values.get("verifier"))
+    if values.get("shield") == "meaning":
+        from localeval.metrics.shield_meaning import head_sha256 as shield_head_sha256
+
+        inputs["shield_head_sha256"] = shield_head_sha256()
     inputs["metrics_run"] = list(metric_names)
     inputs["prompts"] = dict(sorted(prompt_hashes.items()))
     inputs["localeval_version"] = version

@@ -24,6 +24,7 @@ the shield's forms). `--at start` puts each note at the start of its carrier's t
 context's) rather than at the end. A cell's `moved` is its main score; `moved_keys` lists every
 score of the metric, sub-scores included, that moved the better way.
 
+`--shield forms|meaning` passes the run's `--shield` (the forms alone, or with the meaning head).
 `--tree` is the checkout whose code runs (`python -m localeval run` from that folder): run it
 once with main's tree and once with this one for before/after. Each run uses its own answer
 cache under `--out`, so a rerun makes no judge call.
@@ -183,12 +184,15 @@ def main() -> None:
     parser.add_argument("--notes", type=Path, help="a TSV of notes to plant (module doc)")
     parser.add_argument("--at", choices=("end", "start"), default="end",
                         help="where in the carrier's text the note goes")
+    parser.add_argument("--shield", choices=("meaning", "forms"), default=None,
+                        help="the run's --shield (default: the tree's default)")
     args = parser.parse_args()
     notes = read_notes(args.notes)
     tree, out = args.tree.resolve(), args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     cache = out / "answers.sqlite"
-    extra = ("--no-explain",) if args.no_explain else ()
+    extra = (("--no-explain",) if args.no_explain else ()) + (
+        ("--shield", args.shield) if args.shield else ())
     requires = requirements(tree)
     table: dict[str, Any] = {}
     seconds: dict[str, float] = {}
@@ -240,6 +244,7 @@ def main() -> None:
     moved_any = [f"{m}:{c}" for m, cells in table.items() for c, v in cells.items()
                  if v["moved_keys"]]
     print(json.dumps({"tree": str(tree), "profile": args.profile, "explain": not args.no_explain,
+                      "shield": args.shield,
                       "commit": subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=tree,
                                                capture_output=True, text=True).stdout.strip(),
                       "at": args.at, "cells": sum(len(c) for c in table.values()),
