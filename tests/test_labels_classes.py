@@ -240,3 +240,20 @@ def test_a_label_of_a_claim_class_made_in_python_is_bound_as_written(tmp_path: P
     check = checker(content)
     assert check(label) is None
     assert check(label.model_copy(update={"claim": 3})) == "claim"
+
+
+def test_report_shows_the_diagnosis_means_the_classes_corrected(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]
+                                                               ) -> None:
+    from localeval.cli import main
+
+    run_dir = _run(tmp_path)
+    write_labels(run_dir / "labels.jsonl", class_rows(range(8), ANSWER_CLAIMS, person_answer))
+    assert main(["report", str(run_dir)]) == 0
+    capsys.readouterr()
+    summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    ppi = summary["labels"]["ppi"]
+    assert ppi["hallucination"]["mean"] == pytest.approx(0.05)
+    assert ppi["hallucination"]["unit"] == "rows" and ppi["hallucination"]["n_labels"] == 8
+    md = (run_dir / "report.md").read_text(encoding="utf-8")
+    assert "hallucination: corrected from 8 human labels" in md

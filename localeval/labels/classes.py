@@ -19,7 +19,8 @@ A sample-level label of a score key, where there is one, says it directly and wi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 ANSWER_CLAIMS = "diagnosis.answer_claims"
 TRUTH_CLAIMS = "diagnosis.truth_claims"
@@ -44,16 +45,31 @@ SIDE_OF = {key: side for side, keys in SCORES.items() for key in keys}
 """A diagnosis score key → the class-label metric that gives it."""
 
 
-def class_claims(details: dict[str, object], side: str) -> list[str] | None:
-    """The claim texts, in index order, a class label of `side` indexes (`DETAILS`), from the
-    first of `OWNERS` whose details hold the list; None when none does."""
+VIEW_SCORES = {ANSWER_CLAIMS: ("hallucination", "noise_sensitivity", "self_knowledge"),
+               TRUTH_CLAIMS: ("claim_recall", "context_utilization")}
+"""The score the labelling page shows and estimates as it goes for each side's class labels,
+the first of these the run scored (they are all estimated from the file)."""
+
+
+def class_rows(details: Mapping[str, Any], side: str) -> list[Any] | None:
+    """The claims (details entries: statement, sentence, class, …), in index order, a class
+    label of `side` indexes (`DETAILS`), from the first of `OWNERS` whose details hold the
+    list; None when none does."""
     for owner in OWNERS[side]:
         detail = details.get(owner)
         rows = detail.get(DETAILS[side]) if isinstance(detail, dict) else None
         if isinstance(rows, list):
-            return [r.get("statement") if isinstance(r, dict)
-                    and isinstance(r.get("statement"), str) else "" for r in rows]
+            return rows
     return None
+
+
+def class_claims(details: Mapping[str, Any], side: str) -> list[str] | None:
+    """The claim texts of `class_rows`, in index order ("" for an entry without one)."""
+    rows = class_rows(details, side)
+    if rows is None:
+        return None
+    return [r.get("statement") if isinstance(r, dict) and isinstance(r.get("statement"), str)
+            else "" for r in rows]
 
 
 def share(key: str, classes: Sequence[str]) -> float | None:
