@@ -83,7 +83,7 @@ def test_each_class_and_score_of_the_matrix() -> None:
     outcome, _ = run_oracle([ROW], DIAGNOSIS)
     (rec,) = outcome.records
     assert not rec.errors
-    assert rec.scores == pytest.approx({
+    expected = {
         "claim_recall": 0.5,  # capital (ctx 1), Olympics (ctx 3) of 4
         "context_utilization": 0.5,  # the answer states the capital, not the Olympics
         "noise_sensitivity": 0.4,
@@ -91,7 +91,10 @@ def test_each_class_and_score_of_the_matrix() -> None:
         "noise_sensitivity.irrelevant": 0.2,  # three million: wrong, from ctx 2 only
         "hallucination": 0.2,  # the Louvre: wrong, in no context
         "self_knowledge": 0.2,  # Europe: right, in no context
-    })
+    }
+    # each also as .greedy; no .weighted: this judge gives no probabilities
+    # (tests/test_diagnosis_weighted.py)
+    assert rec.scores == pytest.approx(expected | {k + ".greedy": v for k, v in expected.items()})
     claims = rec.details["noise_sensitivity"]["answer_claims"]
     assert [c["class"] for c in claims] == ["supported", "noise_irrelevant", "hallucination",
                                            "self_knowledge", "noise_relevant"]
@@ -181,13 +184,15 @@ def test_the_arithmetic_on_a_matrix_by_hand() -> None:
     assert [m.answer_class(r) for r in m.answer] == ["noise_relevant", "noise_irrelevant",
                                                     "self_knowledge", "supported"]
     d = diagnose(m)
-    assert d.scores == {"claim_recall": 0.5, "context_utilization": 1.0,
-                        "noise_sensitivity": 0.5, "noise_sensitivity.relevant": 0.25,
-                        "noise_sensitivity.irrelevant": 0.25, "hallucination": 0.0,
-                        "self_knowledge": 0.25}
+    expected = {"claim_recall": 0.5, "context_utilization": 1.0,
+                "noise_sensitivity": 0.5, "noise_sensitivity.relevant": 0.25,
+                "noise_sensitivity.irrelevant": 0.25, "hallucination": 0.0,
+                "self_knowledge": 0.25}
+    assert d.scores == expected | {k + ".greedy": v for k, v in expected.items()}
     assert d.reasons == {}
     alone = diagnose(ClaimMatrix((), m.truth, 2, answer_side=False))
-    assert alone.scores == {"claim_recall": 0.5} and alone.reasons == {}
+    assert alone.scores == {"claim_recall": 0.5, "claim_recall.greedy": 0.5}
+    assert alone.reasons == {}
 
 
 def test_the_estimate_counts_the_requests_exactly(tmp_path: Path) -> None:

@@ -84,7 +84,12 @@ def test_each_ground_truth_claim_gets_its_class(records: dict[str, Any], lang: s
 
 @pytest.mark.parametrize("lang", LANGS)
 def test_each_metric_on_the_clear_case(records: dict[str, Any], lang: str) -> None:
-    assert records[lang].scores == pytest.approx({
+    expected = {
         "claim_recall": 2 / 3, "context_utilization": 0.5, "noise_sensitivity": 0.4,
         "noise_sensitivity.relevant": 0.2, "noise_sensitivity.irrelevant": 0.2,
-        "hallucination": 0.2, "self_knowledge": 0.2})
+        "hallucination": 0.2, "self_knowledge": 0.2}
+    scores = records[lang].scores
+    assert {k: scores.get(k) for k in expected} == pytest.approx(expected)
+    assert {k: scores.get(k + ".greedy") for k in expected} == pytest.approx(expected)
+    weighted = {k: scores.get(k + ".weighted") for k in expected}  # the judge's P: in [0, 1]
+    assert all(w is not None and 0.0 <= w <= 1.0 for w in weighted.values()), weighted

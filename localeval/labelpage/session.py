@@ -35,6 +35,7 @@ from pydantic import ValidationError
 from localeval.data.conversation import TURN_MARK
 from localeval.errors import OutputError, UsageError, first_error
 from localeval.labels.bound import binding, checker, units
+from localeval.labels.classes import CLASSES, TRUTH_CLAIMS, VIEW_SCORES, class_rows, share
 from localeval.labels.estimate import unit_of
 from localeval.labels.store import LABELS_FILE, Key, Label, append_label, now, read_labels
 from localeval.labels.turns import per_turn, turn_records
@@ -78,9 +79,13 @@ def default_who() -> str | None:
 
 
 def claims_of(record: SampleRecord, metric: str) -> list[dict[str, Any]] | None:
-    """The claims the judge judged for `metric` (details[metric]["statements"]), or None."""
-    details = record.details.get(metric)
-    found = details.get("statements") if isinstance(details, dict) else None
+    """The claims the judge judged for `metric` (details[metric]["statements"]; for a class
+    label metric, labels/classes.py, the diagnosis' answer_claims or truth_claims), or None."""
+    if metric in CLASSES:
+        found: Any = class_rows(record.details, metric)
+    else:
+        details = record.details.get(metric)
+        found = details.get("statements") if isinstance(details, dict) else None
     if isinstance(found, list) and found and all(
             isinstance(s, dict) and isinstance(s.get("statement"), str) for s in found):
         return found
@@ -163,6 +168,12 @@ class MetricView:
     informative_order: list[str]
     judge_scores: list[float]
     position: dict[str, dict[str, int]] = field(default_factory=dict)
+    score: str = ""
+    """The score key shown and estimated as the person labels (`score_key`): the metric's
+    own, a class label metric's diagnosis score."""
+
+    def __post_init__(self) -> None:
+        self.score = self.score or self.name
 
     def order(self, name: str) -> list[str]:
         return self.random_order if name == "random" else self.informative_order
@@ -218,6 +229,7 @@ class RunSession:
         self._reload()
         self.seed = seed if seed is not None else self._last_seed()
         self.views: dict[str, MetricView] = {}
+        self._score_keys: dict[str, str] = {}  # a class label metric's (score_key)
         self.metrics = self._judge_metrics()
         if not self.metrics:
             raise UsageError(f"{run_dir} holds no score of a judge metric to label (only "
@@ -277,7 +289,22 @@ class RunSession:
 
         scored = {k for r in self.records.values() for k, v in r.scores.items() if v is not None}
         built_in = [m.name for m in REGISTRY.values() if m.uses_judge and m.name in scored]
-        return built_in + [name for name in self._rubrics() if name in scored]
+        classes = [side for side in CLASSES if self.score_key(side) in scored and any(
+            claims_of(r, side) for r in self.units.values())]  # a claim's diagnosis class
+        return built_in + [name for name in self._rubrics() if name in scored] + classes
+
+    def score_key(self, metric: str) -> str:
+        """The score key a view of `metric` shows, orders and estimates by: the metric's own;
+        for a class label metric (labels/classes.py) the first of its VIEW_SCORES the run
+        scored (every diagnosis score of its side is estimated from the labels file)."""
+        if metric not in CLASSES:
+            return metric
+        if metric not in self._score_keys:
+            scored = {k for r in self.units.values() for k, v in r.scores.items()
+                      if v is not None}
+            self._score_keys[metric] = next((k for k in VIEW_SCORES[metric] if k in scored),
+                                            VIEW_SCORES[metric][0])
+        return self._score_keys[metric]
 
     def _rubrics(self) -> dict[str, str]:
         """The run's rubric metrics (its metrics files: summary.json's settings) → criteria."""
@@ -291,9 +318,10 @@ class RunSession:
                              f"one of {', '.join(self.metrics)}")
         if metric in self.views:
             return self.views[metric]
+        score = self.score_key(metric)
         population = self._population(metric)
         has_claims = any(claims_of(r, metric) for r in population)
-        ids = [r.id for r in population if r.scores.get(metric) is not None
+        ids = [r.id for r in population if r.scores.get(score) is not None
                and (not has_claims or claims_of(r, metric))]
         shuffled = list(ids)
         random.Random(self.seed).shuffle(shuffled)
@@ -301,7 +329,8 @@ class RunSession:
         informative = sorted(ids, key=lambda i: (self._closeness(self.units[i], metric),
                                                  where[i]))
         view = MetricView(metric, ids, has_claims, shuffled, informative,
-                          [self.units[i].scores[metric] for i in ids])  # type: ignore[misc]
+                          [self.units[i].scores[score] for i in ids],  # type: ignore[misc]
+                          score=score)
         view.position = {o: {i: n for n, i in enumerate(view.order(o))} for o in ORDERS}
         self.views[metric] = view
         return view
@@ -312,12 +341,17 @@ class RunSession:
         out: list[SampleRecord] = []
         for r in self.records.values():
             found = self.turns.get(r.id)
-            out += found if found and per_turn(r, metric) else [r]
+            out += found if found and per_turn(r, self.score_key(metric)) else [r]
         return out
 
     def _description(self, metric: str) -> str:
         from localeval.metrics import REGISTRY
 
+        if metric in CLASSES:
+            return (f"the diagnosis class of each claim of the "
+                    f"{'ground truth' if metric == TRUTH_CLAIMS else 'answer'} "
+                    f"({', '.join(CLASSES[metric])}); the classes give every diagnosis score "
+                    "of the sample")
         if metric in REGISTRY:
             return REGISTRY[metric].description
         return self._rubrics().get(metric, "")
@@ -334,7 +368,7 @@ class RunSession:
         found = [abs(p - tau) for p in ps if p is not None and tau is not None]
         if found:
             return min(found)
-        score = record.scores.get(metric)
+        score = record.scores.get(self.score_key(metric))
         return abs(score - 0.5) if score is not None else 1.0
 
     # -- a sample's labels --
@@ -372,6 +406,8 @@ class RunSession:
         labels = [m.label for m in marks.values()]
         if not view.claims or len(labels) < n or None in labels:
             return None
+        if view.name in CLASSES:  # the person's classes: their value of the view's score
+            return share(view.score, [m.klass or "" for m in marks.values()])
         return sum(labels) / n  # type: ignore[arg-type]
 
     def frontier(self, view: MetricView) -> int:
@@ -400,6 +436,8 @@ class RunSession:
                 "metrics": [{"name": m, "claims": self.view(m).claims} for m in self.metrics],
                 "description": self._description(metric),
                 "claims": view.claims,
+                "classes": list(CLASSES[metric]) if metric in CLASSES else None,
+                "score_key": view.score,
                 "seed": self.seed,
                 "who": self.who,
                 "language": self.language,
@@ -437,7 +475,8 @@ class RunSession:
         row = self._row(record)
         contexts: list[str] = list(row.get("contexts") or []) if row else []
         shown = []
-        classes = diagnosis_classes(record, truth_side=metric == "context_recall")
+        classes = diagnosis_classes(record, truth_side=metric in ("context_recall",
+                                                                  TRUTH_CLAIMS))
         marks: list[tuple[str, int, str]] = []
         for i, c in enumerate(claims):
             closest = c.get("closest_sentence") if isinstance(c.get("closest_sentence"),
@@ -460,13 +499,15 @@ class RunSession:
             "id": record.id, "input_hash": record.input_hash or None,
             "language": record.language, "question": record.question,
             "answer": record.answer, "ground_truth": (row or {}).get("ground_truth"),
-            "score": record.scores.get(metric), "weighted": record.scores.get(metric + WEIGHTED),
+            "score": record.scores.get(view.score),
+            "weighted": record.scores.get(view.score + WEIGHTED),
             "tau": self.tau_for(record), "claims": shown,
             "reason": (record.details.get(metric) or {}).get("reason")
             if isinstance(record.details.get(metric), dict) else None,
             "contexts": [segments(t, marks) for t in contexts] if row else None,
             "context_note": None if row else self._missing_context(record),
-            "marks": {k: {"label": m.label, "note": m.note, "order": m.order}
+            "marks": {k: {"label": m.label, "note": m.note, "order": m.order,
+                          **({"class": m.klass} if metric in CLASSES else {})}
                       for k, m in marked.items()},
         }
 
@@ -569,8 +610,12 @@ class RunSession:
                 earlier = self._marks(metric, sid, n).values()
                 if earlier and all(m.random for m in earlier):
                     drawn = "random"  # a correction of a sample drawn at random
-            self._append(metric, sid, claim, None if label is None else float(label), drawn,
-                         note, client_id)
+            if metric in CLASSES:  # a class label: the class, label 1 (null: unsure)
+                self._append(metric, sid, claim, None if label is None else 1.0, drawn, note,
+                             client_id, klass=label)
+            else:
+                self._append(metric, sid, claim, None if label is None else float(label),
+                             drawn, note, client_id)
             return self.state(metric)
 
     def confirm(self, metric: str, sid: str) -> dict[str, Any]:
@@ -591,7 +636,8 @@ class RunSession:
             for key, m in marks.items():
                 if not m.random:
                     claim = None if key == "sample" else int(key)
-                    self._append(metric, sid, claim, m.label, "random", m.note)
+                    self._append(metric, sid, claim, m.label, "random", m.note,
+                                 klass=m.klass)
             return self.state(metric)
 
     def _check_mark(self, view: MetricView, order: str, sid: str, claim: int | None,
@@ -600,7 +646,9 @@ class RunSession:
             raise UsageError(f"order must be one of {', '.join(ORDERS)}")
         if sid not in view.position["random"]:
             raise UsageError(f"sample {sid!r} is not among the samples of {view.name}")
-        allowed = CLAIM_LABELS if claim is not None else SAMPLE_LABELS
+        allowed: tuple[Any, ...] = CLAIM_LABELS if claim is not None else SAMPLE_LABELS
+        if view.name in CLASSES:  # a claim's class, or null for unsure
+            allowed = (*CLASSES[view.name], None)
         if label not in allowed or isinstance(label, bool):
             raise UsageError(f"label must be one of {', '.join(map(str, allowed))} "
                              "(null = unsure)")
@@ -625,13 +673,15 @@ class RunSession:
                                  "again")
 
     def _append(self, metric: str, sid: str, claim: int | None, label: float | None,
-                order: str, note: str | None, client_id: str | None = None) -> None:
+                order: str, note: str | None, client_id: str | None = None, *,
+                klass: str | None = None) -> None:
         of, turn = self.turn_of.get(sid, (sid, None))  # a turn: its conversation's id
         try:
             row = Label(id=of, turn=turn, metric=metric, claim=claim, label=label, order=order,
                         who=self.who, when=now(), note=(note or "").strip() or None,
                         seed=self.seed if order == "random" else None, run=self.fingerprint,
-                        client_id=client_id, **binding(self.content[sid], metric, claim))
+                        client_id=client_id, **binding(self.content[sid], metric, claim),
+                        **({"class": klass} if klass is not None else {}))
         except ValidationError as exc:
             where, msg = first_error(exc, "mark")
             raise UsageError(f"{where}: {msg}") from None
@@ -661,7 +711,7 @@ class RunSession:
         and marked unsure, left out (the labels are then no uniform draw); `unit`: what the
         mean is over (labels/estimate.unit_of)."""
         drawn = [i for i in self._labelled(view) if self.status(view, i) == "random"]
-        labelled = [(self.units[i].scores[view.name], y) for i in drawn
+        labelled = [(self.units[i].scores[view.score], y) for i in drawn
                     if (y := self.human_value(view, i)) is not None]
         kinds = {"turn" if i in self.turn_of else "conversation" if i in self.turns else "row"
                  for i in view.ids}

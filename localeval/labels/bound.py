@@ -1,9 +1,10 @@
 """Which labels judged the content a run holds: a label is bound to its sample's `input_hash`
 (results.jsonl: the hash of the row's question, answer, contexts, reference and every other
-field), for a conversation's turn to the turn's reply (`turn_text`), and for a claim label to
-the claim's text (`statement`). A label is used only when both
-still match the run's record, or when it says `"unbound": true` (whoever wrote it vouches that
-it judges the sample as the run holds it now); every other one is left out and counted by why.
+field), for a conversation's turn to the turn's reply (`turn_text`), and for a claim label (a
+class label too: labels/classes.py) to the claim's text (`statement`). A label is used only
+when both still match the run's record, or when it says `"unbound": true` (whoever wrote it
+vouches that it judges the sample as the run holds it now); every other one is left out and
+counted by why.
 """
 
 from __future__ import annotations
@@ -48,12 +49,20 @@ class Judged:
 
 
 def judged(record: SampleRecord, turn_text: str | None = None) -> Judged:
+    """Its input_hash and the claim texts each claim label metric indexes: a metric's
+    `statements`, and a class label's (labels/classes.py) `answer_claims` / `truth_claims`."""
+    from localeval.labels.classes import CLASSES, class_claims
+
     claims: dict[str, list[str]] = {}
     for metric, detail in record.details.items():
         statements = detail.get("statements") if isinstance(detail, dict) else None
         if isinstance(statements, list):
             claims[metric] = [s.get("statement") if isinstance(s, dict)
                               and isinstance(s.get("statement"), str) else "" for s in statements]
+    for side in CLASSES:
+        found = class_claims(record.details, side)
+        if found is not None:
+            claims[side] = found
     return Judged(record.input_hash, claims, turn_text)
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.errors import LabelsError
-from localeval.labels.estimate import load_scores, read_run_labels, sample_labels
+from localeval.labels.estimate import load_scores, read_run_labels, sample_labels, score_keys
 from localeval.labels.ppi import ppi_difference
 from localeval.labels.store import LABELS_FILE
 
@@ -22,9 +22,10 @@ def corrected_differences(a_dir: Path, b_dir: Path) -> tuple[list[dict[str, Any]
     read_a, _, notes_a = read_run_labels(a_dir)
     read_b, _, notes_b = read_run_labels(b_dir)
     notes = [f"A: {n}" for n in notes_a] + [f"B: {n}" for n in notes_b]
-    keys = sorted({x.metric for x in read_a.labels.values()}
-                  & {x.metric for x in read_b.labels.values()})
-    sa, sb = load_scores(a_dir, set(keys)), load_scores(b_dir, set(keys))
+    metrics = ({x.metric for x in read_a.labels.values()}
+               & {x.metric for x in read_b.labels.values()})
+    keys = score_keys(metrics)  # a class label's: the diagnosis scores it gives
+    sa, sb = load_scores(a_dir, set(keys) | metrics), load_scores(b_dir, set(keys) | metrics)
     out = []
     for key in keys:
         ya, _ = sample_labels(read_a.labels, sa, key, notes)

@@ -2,15 +2,16 @@
 
 Per labelled score key (a metric, e.g. "faithfulness", or a sub-score such as
 "faithfulness.weighted"): the judge's scores of the samples it scored (N) and the human label of
-the n samples labelled at random give a prediction-powered mean (`ppi.ppi_mean`). A sample's label
-is its sample-level row; without one, a claim metric's sample label is the mean of its claim labels,
-used only when every claim the judge judged (`details[metric]["statements"]`) is labelled and
-none is unsure. Only labels drawn at random (order "random" or none) enter the estimate;
-"informative" ones are for fitting. Only labels of the content the run holds enter
-(`bound`: the sample's input_hash, a claim's text); a random sample marked unsure is left out and
-counted (the labels are then no uniform draw). Everything the reader should know (labels for
-samples the run lacks, duplicates, partly labelled samples, rows refused or left out, unsure
-draws) is one line each, in `notes`.
+the n samples labelled at random give a prediction-powered mean (`ppi.ppi_mean`). A sample's
+label is its sample-level row; without one, a claim metric's sample label is the mean of its
+claim labels, used only when every claim the judge judged (`details[metric]["statements"]`) is
+labelled and none is unsure; a diagnosis score's, without one, its value by the person's classes
+of every claim of its side (class labels, labels/classes.py). Only labels drawn at random (order
+"random" or none) enter the estimate; "informative" ones are for fitting. Only labels of the
+content the run holds enter (`bound`: the sample's input_hash, a claim's text); a random sample
+marked unsure is left out and counted (the labels are then no uniform draw). Everything the
+reader should know (labels for samples the run lacks, duplicates, partly labelled samples, rows
+refused or left out, unsure draws) is one line each, in `notes`.
 
 The unit of a mean: a conversation's score is the mean over its assistant turns, so a label of
 the whole conversation (no `turn`) estimates the mean over conversations; a key labelled per
@@ -166,13 +167,28 @@ def load_scores(run_dir: Path, keys: set[str], *, turns: bool = False) -> dict[s
 
 
 def _scored(record: SampleRecord, keys: set[str], kind: str) -> Scored:
+    from localeval.labels.classes import CLASSES, class_claims
+
     claims = {}
     for key in keys:
+        if key in CLASSES:  # a class label's claims (labels/classes.py)
+            found = class_claims(record.details, key)
+            if found is not None:
+                claims[key] = len(found)
+            continue
         detail = record.details.get(key)
         statements = detail.get("statements") if isinstance(detail, dict) else None
         if isinstance(statements, list):
             claims[key] = len(statements)
     return Scored({k: record.scores.get(k) for k in keys}, claims, kind)
+
+
+def score_keys(metrics: set[str]) -> list[str]:
+    """The score keys labels of these label metrics estimate: each metric itself, a class
+    label's (labels/classes.py) the diagnosis scores its side gives."""
+    from localeval.labels.classes import CLASSES, SCORES
+
+    return sorted({k for m in metrics for k in (SCORES[m] if m in CLASSES else (m,))})
 
 
 def _keep(keys: set[str], turns: bool) -> Any:
@@ -234,11 +250,54 @@ def sample_labels(labels: dict[Any, Label], samples: dict[str, Scored], key: str
     if partial:
         notes.append(f"{key}: {partial} sample(s) have claim labels that do not cover every "
                      "claim; they do not enter the estimate")
+    _from_classes(labels, samples, key, notes, out, informative, skipped)
     if skipped:
         notes.append(unsure_note(key, len(skipped), len(skipped) + len(out)))
     if unsure is not None:
         unsure[key] = len(skipped)
     return out, len(informative)
+
+
+def _from_classes(labels: dict[Any, Label], samples: dict[str, Scored], key: str,
+                  notes: list[str], out: dict[str, float], informative: set[str],
+                  skipped: set[str]) -> None:
+    """For a diagnosis score key, the samples without a label of it whose every claim of its
+    side has a class label (labels/classes.py): their value of it from the classes, into `out`
+    (drawn at random), `informative` or `skipped` (a claim marked unsure)."""
+    from localeval.labels.classes import SIDE_OF, share
+
+    side = SIDE_OF.get(key)
+    if side is None:
+        return
+    rows: dict[str, list[Label]] = defaultdict(list)
+    for label in labels.values():
+        if label.metric == side and label.unit in samples and label.claim is not None:
+            rows[label.unit].append(label)
+    partial = undefined = 0
+    for sid, marks in rows.items():
+        if sid in out or sid in informative or sid in skipped:
+            continue  # a label of the score key itself says it directly
+        if any(not r.random for r in marks):
+            informative.add(sid)
+            continue
+        n_claims = samples[sid].claims.get(side)
+        classes = {r.claim: r.klass for r in marks}
+        if not (n_claims and set(classes) >= set(range(n_claims))):
+            partial += 1
+            continue
+        named = [c for i in range(n_claims) if (c := classes[i]) is not None]
+        if len(named) < n_claims:
+            skipped.add(sid)
+        elif (value := share(key, named)) is None:
+            undefined += 1
+        else:
+            out[sid] = value
+    if partial:
+        notes.append(f"{side}: {partial} sample(s) have class labels that do not cover every "
+                     "claim; they do not enter the estimate")
+    if undefined:
+        notes.append(f"{key}: {undefined} sample(s) whose claims' classes leave it undefined "
+                     "(no claim retrieved, by the person's classes) do not enter the estimate")
 
 
 def unsure_note(key: str, n_unsure: int, n_drawn: int) -> str:
@@ -257,8 +316,9 @@ def estimate_run(run_dir: Path, labels_path: Path | None = None, *,
     score) is in `not_estimated`, with why. LabelsError when the labels cannot be read at all."""
     run_dir = Path(run_dir)
     read, path, notes = read_run_labels(run_dir, labels_path)
-    keys = sorted({label.metric for label in read.labels.values()})
-    every = load_scores(run_dir, set(keys), turns=True)
+    metrics = {label.metric for label in read.labels.values()}
+    keys = score_keys(metrics)
+    every = load_scores(run_dir, set(keys) | metrics, turns=True)
     out = RunEstimates(run_dir, path, notes=notes, dropped=dict(read.dropped))
     missing = sorted({label.unit for label in read.labels.values() if label.unit not in every})
     if missing:
@@ -301,7 +361,10 @@ def _population(labels: dict[Any, Label], every: dict[str, Scored], key: str,
     """The units `key` is estimated over (module doc): turns and rows when a label of it names
     a turn, else rows and conversations; the labels of whole conversations left out then are
     said in `notes`."""
-    of_key = [label for label in labels.values() if label.metric == key]
+    from localeval.labels.classes import SIDE_OF
+
+    of_key = [label for label in labels.values()
+              if label.metric in (key, SIDE_OF.get(key))]
     if not any(label.turn is not None for label in of_key):
         return {i: s for i, s in every.items() if s.kind != "turn"}
     whole = {label.unit for label in of_key

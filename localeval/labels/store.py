@@ -12,6 +12,9 @@ judged for that metric (`claim` = the claim's index in the sample's details). Fi
   claim index is in the turn's own details;
 - `label` (number in [0, 1] or null): 1 = supported / right, 0 = not; null = "unsure" (kept so a
   labelling session resumes, never used by an estimate);
+- `class` (string, a class label only): the claim's diagnosis class, for the label metrics
+  `diagnosis.answer_claims` and `diagnosis.truth_claims` (labels/classes.py), with `label` 1;
+  `label` null and no class = unsure;
 - `order` ("random", "informative" or null): how the sample was drawn. Only "random" labels (a
   uniform random draw) enter a corrected estimate; a row that names no order counts as random
   (whoever wrote it vouches for that); "informative" labels are for fitting (τ, a head);
@@ -37,7 +40,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from localeval.errors import first_error
 from localeval.names import current_key, is_old, renamed_note
@@ -74,6 +77,8 @@ class Label(BaseModel):
                           "that it judges the sample as the run holds it now)")
     client_id: str | None = Field(default=None, min_length=1, max_length=CLIENT_ID_MAX,
                                   description="the page's id of the mark, made once per mark")
+    klass: str | None = Field(default=None, alias="class",
+                              description="a class label: the claim's diagnosis class")
 
     @field_validator("id", mode="before")
     @classmethod
@@ -88,6 +93,30 @@ class Label(BaseModel):
         if value is not None and not (math.isfinite(value) and 0.0 <= value <= 1.0):
             raise ValueError("must be a number in [0, 1] (or null for unsure)")
         return value
+
+    @model_validator(mode="after")
+    def _class_label(self) -> Label:
+        from localeval.labels.classes import CLASSES
+
+        allowed = CLASSES.get(self.metric)
+        if allowed is None:
+            if self.klass is not None:
+                raise ValueError(f"class: only a class label has one (metric "
+                                 f"{' or '.join(CLASSES)}), not a label of {self.metric}")
+            return self
+        if self.claim is None:
+            raise ValueError(f"claim: a label of {self.metric} is a claim's class: give the "
+                             "claim's index")
+        if self.klass is None and self.label is not None:
+            raise ValueError(f"class: a label of {self.metric} names the claim's class "
+                             f"({', '.join(allowed)}), with label 1 (label null: unsure)")
+        if self.klass is not None and self.klass not in allowed:
+            raise ValueError(f"class: {self.klass!r} is no class of {self.metric}; one of "
+                             f"{', '.join(allowed)}")
+        if self.klass is not None and self.label != 1:
+            raise ValueError("label: a class label says 1 (the claim is of its class), or null "
+                             "without a class (unsure)")
+        return self
 
     @property
     def unit(self) -> str:
@@ -210,7 +239,7 @@ def append_label(path: Path, label: Label) -> None:
     (null = unsure is a value, and the field is required)."""
     from localeval.results.runfiles import append_line
 
-    row = label.model_dump(mode="json", exclude_none=True)
+    row = label.model_dump(mode="json", exclude_none=True, by_alias=True)
     row["label"] = label.label
     if not label.unbound:
         row.pop("unbound", None)

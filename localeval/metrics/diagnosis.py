@@ -10,6 +10,10 @@ from, the retriever or the generator, read off one claim matrix (metrics/claims/
 - self_knowledge: correct answer claims no context entails / answer claims (neither better nor
   worse: the generator answered from what it knows).
 
+Each score is also written as `.greedy` (the same figure) and `.weighted`: the judge's
+P(verdict = 1) of each cell in place of its 0/1, the expected share (claims/matrix._weighted;
+absent where the judge gives no probabilities, and wherever the score is undefined).
+
 The overall claim precision, recall and F1 are answer_correctness's `.precision`, `.recall`,
 `.f1` (the same verdicts): not repeated here. Run them with `--metrics diagnosis` (not by
 default: with several contexts they ask each context alone). Each undefined case is unscored
@@ -23,7 +27,7 @@ from typing import Any
 
 from localeval.data.dataset import Sample
 from localeval.metrics.base import GROUPS, MetricContext, MetricResult, metric
-from localeval.names import DIAGNOSIS_METRICS
+from localeval.names import DIAGNOSIS_METRICS, GREEDY, WEIGHTED
 
 ORDER = 75
 """After answer_correctness, whose verdicts they share."""
@@ -57,8 +61,9 @@ async def _diagnosed(sample: Sample, ctx: MetricContext, name: str, keys: tuple[
         details["undefined"] = undefined
     if m.retries:
         details["judge_retries"] = m.retries
-    return MetricResult(scores={k: d.scores.get(k) for k in keys}, details=details,
-                        reason=d.reasons.get(name))
+    scores = {key: d.scores.get(key) for k in keys for key in (k, k + GREEDY, k + WEIGHTED)
+              if key == k or key in d.scores}  # a key, then its .greedy and .weighted
+    return MetricResult(scores=scores, details=details, reason=d.reasons.get(name))
 
 
 @metric("claim_recall", requires=("contexts", "ground_truth"), order=ORDER,

@@ -118,6 +118,10 @@ const T = {
     },
     keyline_run: "Keys: y supported · n not supported · u unsure · j/k next/previous claim · " +
       "e note · Enter next sample · ← back · ? all keys",
+    keyline_class: (cs) => `Keys: ${cs.map((c, n) => `${n + 1} ${c}`).join(" · ")} · u unsure · ` +
+      "j/k next/previous claim · e note · Enter next sample · ← back · ? all keys",
+    class_head: "The claim's diagnosis class (yours): the classes give every diagnosis score",
+    judge_class: "judge's class",
     keyline_sample: "Keys: y 1 · p ½ · n 0 · u unsure · e note · Enter next sample · ← back · " +
       "? all keys",
     keyline_review: "Keys: a accept · r reject (reason, Enter) · e edit (Ctrl+Enter saves) · " +
@@ -130,6 +134,13 @@ const T = {
       ["j / ↓", "next claim"], ["k / ↑", "previous claim"], ["y", "supported (sample: 1)"],
       ["n", "not supported (sample: 0)"], ["p", "½ (a sample without claims)"],
       ["u", "unsure"], ["e", "write a note for the focused claim; Enter keeps it"],
+      ["Enter / →", "next sample (confirm, where asked)"], ["←", "previous sample"],
+      ["o", "switch order"], ["?", "show or hide the keys"],
+    ],
+    keys_class: [
+      ["j / ↓", "next claim"], ["k / ↑", "previous claim"],
+      ["1, 2, …", "the claim's class, in the order of its buttons"], ["u", "unsure"],
+      ["e", "write a note for the focused claim; Enter keeps it"],
       ["Enter / →", "next sample (confirm, where asked)"], ["←", "previous sample"],
       ["o", "switch order"], ["?", "show or hide the keys"],
     ],
@@ -233,6 +244,10 @@ const T = {
     },
     keyline_run: "快捷键：y 有依据 · n 无依据 · u 不确定 · j/k 下/上一条论断 · e 备注 · " +
       "Enter 下一个样本 · ← 返回 · ? 全部快捷键",
+    keyline_class: (cs) => `快捷键：${cs.map((c, n) => `${n + 1} ${c}`).join(" · ")} · u 不确定 · ` +
+      "j/k 下/上一条论断 · e 备注 · Enter 下一个样本 · ← 返回 · ? 全部快捷键",
+    class_head: "该论断的诊断类别（由你判断）：各类别决定所有诊断分数",
+    judge_class: "评审的类别",
     keyline_sample: "快捷键：y 1 · p ½ · n 0 · u 不确定 · e 备注 · Enter 下一个样本 · ← 返回 · " +
       "? 全部快捷键",
     keyline_review: "快捷键：a 接受 · r 拒绝（输入理由，Enter）· e 编辑（Ctrl+Enter 保存）· " +
@@ -244,6 +259,12 @@ const T = {
       ["n", "无依据（样本：0）"], ["p", "½（无论断的样本）"], ["u", "不确定"],
       ["e", "为当前论断写备注；Enter 保存"], ["Enter / →", "下一个样本（需要时为确认）"],
       ["←", "上一个样本"], ["o", "切换顺序"], ["?", "显示或隐藏快捷键"],
+    ],
+    keys_class: [
+      ["j / ↓", "下一条论断"], ["k / ↑", "上一条论断"], ["1, 2, …", "论断的类别，按按钮顺序"],
+      ["u", "不确定"], ["e", "为当前论断写备注；Enter 保存"],
+      ["Enter / →", "下一个样本（需要时为确认）"], ["←", "上一个样本"], ["o", "切换顺序"],
+      ["?", "显示或隐藏快捷键"],
     ],
     keys_review: [
       ["a", "接受该行"], ["r", "拒绝：输入理由后按 Enter"],
@@ -332,6 +353,7 @@ async function api(path, body) {
 
 function labelName(m) {
   if (m.label === null) return t("unsure");
+  if (m.class) return (t("classes")[m.class] || m.class).split(/[:：]/)[0];
   if (m.claim === null) return m.label === 1 ? t("right") : m.label === 0 ? t("wrong") : t("partly");
   return m.label >= 0.5 ? t("supported") : t("not_supported");
 }
@@ -508,7 +530,9 @@ function applyLanguage() {
   $("reason").placeholder = t("reason_ph");
   const keys = $("keys");
   keys.replaceChildren();
-  for (const [k, what] of t(state && state.kind === "review" ? "keys_review" : "keys_run")) {
+  const list = state && state.kind === "review" ? "keys_review"
+    : state && state.classes ? "keys_class" : "keys_run";
+  for (const [k, what] of t(list)) {
     const tr = el("tr");
     tr.append(el("th", "", k), el("td", "", what));
     keys.append(tr);
@@ -529,8 +553,9 @@ $("help-toggle").addEventListener("click", () => { $("help").hidden = !$("help")
 // ---- run: header -----------------------------------------------------------------------------
 
 function renderHeader() {
-  $("keyline").textContent = t(state.kind === "review" ? "keyline_review"
-    : state.claims ? "keyline_run" : "keyline_sample");
+  $("keyline").textContent = state.classes ? t("keyline_class")(state.classes)
+    : t(state.kind === "review" ? "keyline_review"
+      : state.claims ? "keyline_run" : "keyline_sample");
   if (state.kind === "review") {
     $("where").textContent = `${t("review_title")} · ${state.testset}`;
     $("progress").textContent = t("review_progress")(state);
@@ -547,7 +572,7 @@ function renderHeader() {
     box.hidden = !iv;
     if (iv) {
       box.textContent = iv.mean === undefined ? t("interval_wait")(iv) + (
-        iv.problem ? ` · ${iv.problem}` : "") : t("interval")(state.metric, iv);
+        iv.problem ? ` · ${iv.problem}` : "") : t("interval")(state.score_key || state.metric, iv);
       if (iv.unsure) box.textContent += t("unsure_drawn")(iv);
     }
   }
@@ -560,18 +585,35 @@ function renderHeader() {
 function markClass(mark) {
   if (!mark) return "";
   if (mark.label === null) return "m-unsure";
+  if (state.classes) return `m-class d-${mark.class}`;
   return mark.label >= 0.75 ? "m-yes" : mark.label <= 0.25 ? "m-no" : "m-partly";
+}
+
+function markChoices() {
+  // [label sent, text, button class, key]: a claim's support, or its diagnosis class (a class
+  // label: the class's name is sent, null for unsure)
+  if (!state.classes) {
+    return [[1, t("supported"), "yes", "y"], [0, t("not_supported"), "no", "n"],
+            [null, t("unsure"), "unsure", "u"]];
+  }
+  return [...state.classes.map((c, n) => [c, (t("classes")[c] || c).split(/[:：]/)[0],
+                                          `cls d-${c}`, String(n + 1)]),
+          [null, t("unsure"), "unsure", "u"]];
+}
+
+function chosen(mark, label) {
+  if (!mark) return false;
+  return state.classes && label !== null ? mark.class === label : mark.label === label;
 }
 
 function claimButtons(i, mark) {
   const box = el("div", "buttons");
-  for (const [label, key, cls, k] of [[1, "supported", "yes", "y"], [0, "not_supported", "no", "n"],
-                                      [null, "unsure", "unsure", "u"]]) {
-    const b = el("button", `mark ${cls}`, `${t(key)} (${k})`);
+  for (const [label, text, cls, k] of markChoices()) {
+    const b = el("button", `mark ${cls}`, `${text} (${k})`);
     b.type = "button";
     b.dataset.claim = String(i);
     b.dataset.label = JSON.stringify(label);
-    if (mark && mark.label === label) b.classList.add("chosen");
+    if (chosen(mark, label)) b.classList.add("chosen");
     b.addEventListener("click", (ev) => {
       ev.stopPropagation();
       focus = i;
@@ -591,7 +633,8 @@ function claimButtons(i, mark) {
       const saved = pendingFor(item.id, String(i)) || item.marks[String(i)];
       note.blur();
       if (ev.key === "Enter" && saved && note.value !== (saved.note || "")) {
-        guarded(() => mark_(i, saved.label));
+        guarded(() => mark_(i, state.classes && saved.label !== null
+          ? (saved.class || saved.label) : saved.label));
       }
     }
   });
@@ -616,7 +659,8 @@ function renderSample() {
   $("truth").textContent = item.ground_truth || "";
   const judge = $("judge");
   judge.replaceChildren();
-  const scoreText = `${t("judge")} ${state.metric} ${t("score")} ${f3(item.score)}` +
+  const scoreText = `${t("judge")} ${state.score_key || state.metric} ${t("score")} ` +
+    `${f3(item.score)}` +
     (item.weighted !== null && item.weighted !== undefined
       ? ` · ${t("weighted")} ${f3(item.weighted)}` : "") +
     (item.tau !== null && item.tau !== undefined ? ` · τ ${item.tau}` : "");
@@ -654,7 +698,7 @@ function renderHistory() {
 }
 
 function renderClaims() {
-  const truth = state.metric === "context_recall";
+  const truth = state.metric === "context_recall" || state.metric === "diagnosis.truth_claims";
   $("answer-head").textContent = t(truth ? "truth_claims" : "answer_claims");
   $("answer").hidden = truth || !item.answer;
   $("answer").textContent = item.answer || "";
@@ -671,13 +715,16 @@ function renderClaims() {
     li.append(el("div", "ctext", c.text));
     const verdict = el("div", "verdict small");
     const ok = c.verdict === 1;
-    verdict.append(el("span", ok ? "ok" : "bad", ok ? "✓" : "✗"),
-                   el("span", "", ` ${t("judge")}: ${ok ? t("judge_yes") : t("judge_no")}`));
+    if (!state.classes) {  // a class label's claim has no support verdict: its class below
+      verdict.append(el("span", ok ? "ok" : "bad", ok ? "✓" : "✗"),
+                     el("span", "", ` ${t("judge")}: ${ok ? t("judge_yes") : t("judge_no")}`));
+    }
     if (c.p !== null && c.p !== undefined) verdict.append(el("span", "p", ` · P ${f3(c.p)}`));
     if (c.rule === "check") verdict.append(el("span", "muted", ` · ${t("by_rule")}`));
     if (c.class) {
       const chip = el("span", `dclass d-${c.class}`,
-                      `${t("diagnosis")}: ${t("classes")[c.class] || c.class}`);
+                      `${t(state.classes ? "judge_class" : "diagnosis")}: ` +
+                      `${t("classes")[c.class] || c.class}`);
       chip.dataset.class = c.class;
       verdict.append(" ", chip);
     }
@@ -692,8 +739,9 @@ function renderClaims() {
     }
     if (mark) {
       li.append(el("div", "yours small muted", `${t("your_mark")}: ` +
-        `${mark.label === null ? t("unsure") : mark.label >= 0.5 ? t("supported") :
-          t("not_supported")} · ${t("drawn")(mark.order || "random")}` +
+        `${mark.label === null ? t("unsure") : state.classes
+          ? (t("classes")[mark.class] || mark.class) : mark.label >= 0.5 ? t("supported") :
+            t("not_supported")} · ${t("drawn")(mark.order || "random")}` +
         (waiting ? ` · ${t("not_saved_tag")}` : "")));
     }
     li.append(claimButtons(c.i, mark));
@@ -816,6 +864,7 @@ async function mark_(claim, label) {
   const m = { metric, order, id: item.id, claim, label, note, input_hash: item.input_hash,
               client_id: clientId() };
   if (claim !== null) m.statement = item.claims[claim].text;
+  if (state.classes && label !== null) m.class = label;  // shown as the saved mark shows it
   if (item.turn) m.turn_text = item.answer;  // a conversation's turn: bound to its reply too
   queue(m);
   if (claim !== null) {
@@ -876,6 +925,7 @@ $("next").addEventListener("click", () => guarded(() => go(1)));
 $("metric").addEventListener("change", () => guarded(async () => {
   metric = $("metric").value;
   await switchOrder(order);
+  applyLanguage();  // the keys of the new metric's marks
 }));
 
 function runKeys(ev) {
@@ -888,7 +938,9 @@ function runKeys(ev) {
   if (state.claims) {
     if (k === "j" || k === "ArrowDown") { focus = Math.min(focus + 1, n - 1); updateFocus(); return null; }
     if (k === "k" || k === "ArrowUp") { focus = Math.max(focus - 1, 0); updateFocus(); return null; }
-    const labels = { y: 1, n: 0, u: null };
+    const labels = state.classes
+      ? Object.fromEntries([...state.classes.map((c, n) => [String(n + 1), c]), ["u", null]])
+      : { y: 1, n: 0, u: null };
     if (k in labels) return mark_(focus, labels[k]);
     if (k === "e") { const box = $(`note-${focus}`); if (box) box.focus(); return null; }
   } else {

@@ -33,6 +33,7 @@ from localeval.metrics.claims.record import Verdict
 from localeval.metrics.claims.score import claims_of, each_against_other, nonempty
 from localeval.metrics.claims.split import Claim, TextClaims, asserts_nothing
 from localeval.metrics.claims.verdicts import Support, support_verdicts
+from localeval.names import GREEDY, WEIGHTED
 from localeval.text import sentences_of_all
 
 ANSWER_STEP, TRUTH_STEP = "faithfulness_verdicts", "context_recall_verdicts"
@@ -210,6 +211,72 @@ def _share(part: int, whole: int) -> float:
     return part / whole
 
 
+TRUTH_KEYS = ("claim_recall", "context_utilization")
+ANSWER_KEYS = ("noise_sensitivity", "noise_sensitivity.relevant", "noise_sensitivity.irrelevant",
+               "hallucination", "self_knowledge")
+"""The diagnosis scores of the ground truth's claims, resp. of the answer's."""
+
+
+def _probs(verdicts: tuple[Verdict | None, ...]) -> list[float] | None:
+    """The verdicts' P(verdict = 1), or None when one has none (or is not asked)."""
+    out = [v.p_yes if v is not None else None for v in verdicts]
+    return None if any(p is None for p in out) else [p for p in out if p is not None]
+
+
+def _any(ps: list[float]) -> float:
+    """P(at least one of independent events of probabilities `ps`)."""
+    none = 1.0
+    for p in ps:
+        none *= 1.0 - p
+    return 1.0 - none
+
+
+def _weighted(m: ClaimMatrix) -> dict[str, float]:
+    """The probability-weighted form of each score `diagnose` defines: each verdict's 0/1
+    replaced by its P(verdict = 1) (`Verdict.p_yes`, 0 where a check overruled it), the
+    verdicts taken as independent, so that each class's count is its expected count:
+
+    - a ground-truth claim is retrieved with e = 1 − Π_k (1 − p_k) over the contexts; a
+      context k is relevant with r_k = 1 − Π_t (1 − p_tk) over the ground-truth claims;
+    - an answer claim, correct with c and entailed by context k with p_k, is in a context
+      with E = 1 − Π_k (1 − p_k), in a relevant one with R = 1 − Π_k (1 − p_k·r_k): noise
+      (1 − c)·E, of which relevant (1 − c)·R and irrelevant (1 − c)·(E − R), hallucination
+      (1 − c)·(1 − E), self_knowledge c·(1 − E), supported c·E (the five sum to 1);
+    - claim_recall = mean e; context_utilization = Σ e·s / Σ e (s: P(the answer states it)),
+      the ratio of the expected counts; each answer score the mean of its class's P.
+
+    A score is left out when a verdict it reads has no probability (a judge without them)."""
+    out: dict[str, float] = {}
+    t_chunks = [_probs(r.chunks) for r in m.truth]
+    t_in = [ps for ps in t_chunks if ps is not None]
+    if not t_in or len(t_in) < len(t_chunks):
+        return out
+    e = [_any(ps) for ps in t_in]
+    out["claim_recall"] = sum(e) / len(e)
+    if not m.answer_side:
+        return out
+    stated = _probs(tuple(r.other for r in m.truth))
+    if stated is not None and sum(e) > 0:
+        out["context_utilization"] = sum(x * y for x, y in zip(e, stated, strict=True)) / sum(e)
+    relevant = [_any([ps[k] for ps in t_in]) for k in range(m.n_chunks)]
+    correct = _probs(tuple(r.other for r in m.answer))
+    a_chunks = [_probs(r.chunks) for r in m.answer]
+    a_in = [ps for ps in a_chunks if ps is not None]
+    if not m.answer or correct is None or len(a_in) < len(a_chunks):
+        return out
+    shares = dict.fromkeys(ANSWER_KEYS, 0.0)
+    for c, ps in zip(correct, a_in, strict=True):
+        in_any = _any(ps)
+        in_relevant = _any([p * r for p, r in zip(ps, relevant, strict=True)])
+        shares["noise_sensitivity"] += (1.0 - c) * in_any
+        shares["noise_sensitivity.relevant"] += (1.0 - c) * in_relevant
+        shares["noise_sensitivity.irrelevant"] += (1.0 - c) * (in_any - in_relevant)
+        shares["hallucination"] += (1.0 - c) * (1.0 - in_any)
+        shares["self_knowledge"] += c * (1.0 - in_any)
+    out.update({k: v / len(m.answer) for k, v in shares.items()})
+    return out
+
+
 def diagnose(m: ClaimMatrix) -> Diagnosis:
     """RAGChecker's scores of one matrix (docs/metrics.md, *Diagnosis*):
 
@@ -220,17 +287,31 @@ def diagnose(m: ClaimMatrix) -> Diagnosis:
       noise_sensitivity = their sum (wrong answer claims some context entails);
     - hallucination, self_knowledge = answer claims in that class / answer claims.
 
-    Undefined (a reason, never 0): no context, a side without claims, no retrieved ground-truth
-    claim (context_utilization)."""
+    Each defined score is also written as `KEY.greedy` (the same figure) and, where every
+    verdict it reads has a probability, as `KEY.weighted` (`_weighted`). Undefined (a reason,
+    never 0; no `.greedy` or `.weighted` either): no context, a side without claims, no
+    retrieved ground-truth claim (context_utilization)."""
+    d = _greedy(m)
+    weighted = _weighted(m)
+    scores: dict[str, float | None] = {}
+    for key, value in d.scores.items():
+        scores[key] = value
+        if value is not None:
+            scores[key + GREEDY] = value
+            if key in weighted:
+                scores[key + WEIGHTED] = weighted[key]
+    return Diagnosis(scores, d.reasons)
+
+
+def _greedy(m: ClaimMatrix) -> Diagnosis:
+    """The scores of the verdicts (0/1), each undefined one with its reason (`diagnose`)."""
     scores: dict[str, float | None] = {}
     reasons: dict[str, str] = {}
 
     def undefined(key: str, why: str) -> None:
         scores[key], reasons[key] = None, why
 
-    truth_keys = ("claim_recall", "context_utilization")
-    answer_keys = ("noise_sensitivity", "noise_sensitivity.relevant",
-                   "noise_sensitivity.irrelevant", "hallucination", "self_knowledge")
+    truth_keys, answer_keys = TRUTH_KEYS, ANSWER_KEYS
     if not m.n_chunks:
         for key in (*truth_keys, *answer_keys):
             undefined(key, NO_CONTEXT)
