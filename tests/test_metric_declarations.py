@@ -140,7 +140,8 @@ def test_estimate_step_kinds_follow_the_declarations() -> None:
 @pytest.mark.parametrize(("weights", "embedded"), [((1.0, 0.0), False), ((0.75, 0.25), True)])
 def test_answer_correctness_loads_the_embedder_only_when_its_weights_use_it(
         tmp_path: Path, weights: tuple[float, float], embedded: bool) -> None:
-    """Default weights never use the cosine: nothing is embedded, no embedder is loaded."""
+    """Default weights never use the cosine: nothing is embedded, no embedder is loaded (with
+    the shield's forms alone; its meaning head embeds every sentence: test_shield_meaning.py)."""
     import localeval
     from localeval.models.embed import HashEmbedder
 
@@ -154,7 +155,7 @@ def test_answer_correctness_loads_the_embedder_only_when_its_weights_use_it(
     assert REGISTRY["answer_correctness"].uses_embedder  # it may, so `metrics` lists it
     results = localeval.evaluate(ROWS, ["answer_correctness"], judge=SchemaJudge(),
                                  embedder=Counting(), cache=tmp_path / "c.sqlite",
-                                 correctness_weights=weights)
+                                 correctness_weights=weights, shield="forms")
     assert results.errors == []
     assert (Counting.texts > 0) == embedded
     assert ("embedder" in results.summary["models"]) == embedded
