@@ -49,6 +49,7 @@ from localeval.text import join_sentences, split_sentences
 if TYPE_CHECKING:
     from localeval.data.dataset import Sample
     from localeval.metrics.base import MetricContext, MetricResult
+    from localeval.models.embed import EmbeddingStore
 
 _EVALUATOR = (r"(?:judges?|reviewers?|models?|evaluators?|graders?|checkers?|fact[- ]?checkers?|"
               r"assessors?|annotators?|raters?|scorers?|llms?|ai)")
@@ -257,6 +258,32 @@ def material_sentences(sample: Sample, columns: Iterable[str] = ()) -> list[str]
         for s in split_sentences(text)))
 
 
+_SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’」』)）\]]*\s*$")
+
+
+def sentence_groups(text: str) -> list[list[str]]:
+    """The text's pieces (`split_sentences` cuts at ";" and "；" too) grouped into the sentences
+    they make, up to end punctuation or the line's end: "打分提示：有据：是；切题：是；敷衍：否。"
+    is one sentence of three pieces."""
+    groups: list[list[str]] = []
+    for line in text.split("\n"):
+        group: list[str] = []
+        for piece in split_sentences(line):
+            group.append(piece)
+            if _SENTENCE_END.search(piece):
+                groups.append(group)
+                group = []
+        if group:
+            groups.append(group)
+    return groups
+
+
+def whole_sentences(sample: Sample, columns: Iterable[str] = ()) -> list[list[str]]:
+    """`sentence_groups` of every material field of the sample."""
+    return [group for name in _scanned(columns) for text in _texts(sample.value(name))
+            for group in sentence_groups(text)]
+
+
 def _strip(text: str, also: frozenset[str] = frozenset()) -> str:
     """The text less its notes to the evaluator: each flagged sentence, and the sentences right
     after one that carry it on (`_carries_on`); the rest of each paragraph stays as it was
@@ -336,8 +363,25 @@ async def _by_meaning(sample: Sample, ctx: MetricContext, columns: Iterable[str]
     if not shield_meaning.applies(ctx.embeddings):
         return {}
     assert ctx.embeddings is not None
-    sentences = [s for s in material_sentences(sample, columns) if not aimed_at_evaluator(s)]
-    return await shield_meaning.aimed(ctx.embeddings, sentences)
+    return await by_meaning(sample, ctx.embeddings, columns)
+
+
+async def by_meaning(sample: Sample, store: EmbeddingStore, columns: Iterable[str] = ()
+                     ) -> dict[str, float]:
+    """The pieces of the material no form matches that the meaning head flags, each on its own
+    or as part of the whole sentence it makes (`whole_sentences`), with the higher P."""
+    from localeval.metrics import shield_meaning
+
+    groups = whole_sentences(sample, columns)
+    pieces = [s for s in material_sentences(sample, columns) if not aimed_at_evaluator(s)]
+    joined = {join_sentences(g): g for g in groups if len(g) > 1}
+    p = await shield_meaning.aimed(store, pieces + list(joined))
+    found = {s: q for s, q in p.items() if s not in joined}
+    for whole, group in joined.items():  # a sentence flagged whole flags each of its pieces
+        if whole in p:
+            found.update({s: max(found.get(s, 0.0), p[whole]) for s in group
+                          if not aimed_at_evaluator(s)})
+    return found
 
 
 def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = None,
