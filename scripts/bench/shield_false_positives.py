@@ -21,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from localeval.metrics.shield import aimed_at_evaluator
 from localeval.text import split_sentences
+from scripts.provenance.fit_shield_head import records
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -33,16 +34,6 @@ def strings(value: Any) -> Iterator[str]:
     elif isinstance(value, dict):
         for v in value.values():
             yield from strings(v)
-
-
-def records(path: Path) -> Iterator[Any]:
-    if path.suffix == ".jsonl":
-        with path.open(encoding="utf-8") as f:
-            for line in f:
-                if line.strip():
-                    yield json.loads(line)
-    else:
-        yield json.loads(path.read_text(encoding="utf-8"))
 
 
 def main() -> None:
