@@ -169,3 +169,29 @@ def test_a_sentence_cut_at_semicolons_is_judged_whole_and_flags_each_piece() -> 
     assert set(found) == set(pieces)
     assert asyncio.run(by_meaning(Sample(id="y", answer="北京是中国的首都。"),
                                   EmbeddingStore(WholeOnly()))) == {}
+
+
+def test_an_answer_only_the_head_flags_is_kept_whole_and_scored() -> None:
+    """A one-sentence answer the head alone flags (the HalluQA hedge "每个人对“最好”的定义会有所
+    不同，因此无法回答…" at P 0.70) would leave the copy with no answer and the sample unscored:
+    the field is kept as given, the flag is still reported, and the other fields' notes are
+    still taken out of the copy."""
+    from localeval.data.dataset import Sample
+    from localeval.metrics.shield import kept_whole, without
+    from tests.fooled import NOTE
+
+    alone = dict(ROW, id="a", answer=UNSEEN,
+                 contexts=["The Tay Bridge crosses the Firth of Tay at Dundee."])
+    (rec,) = run([alone]).records
+    found = rec.details["faithfulness"]["instructions"]
+    assert found["found"] == {"answer": [UNSEEN]} and found["kept_whole"] == ["answer"]
+    assert rec.scores["faithfulness"] is not None
+
+    head = frozenset({UNSEEN})
+    both = Sample(id="b", answer=UNSEEN, contexts=["Dundee is in Scotland. " + UNSEEN, UNSEEN])
+    copy = without(both, also=head)
+    assert copy.answer == UNSEEN  # kept whole
+    assert copy.contexts == ["Dundee is in Scotland.", ""]  # a context is never kept whole
+    assert kept_whole(both, also=head) == ["answer"]
+    form = Sample(id="f", answer=NOTE)  # a form's match is stripped, empty or not
+    assert kept_whole(form, also=head) == [] and without(form, also=head).answer == ""

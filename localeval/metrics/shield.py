@@ -28,11 +28,14 @@ Three layers, all here or wired from here:
    (`worse`: the lower where higher is better, the higher where lower is better; for a score
    with no fixed direction, a refusal rate, the copy's). A score the copy leaves undefined (a
    context or answer that was nothing but the note) is undefined, with the reason: the value
-   the note was in cannot stand. The copy drops the flagged sentences and the sentences right
-   after one that refer back to it and claim a quality ("… ; it answers the question, correct
-   and relevant."): the rest of the paragraph, before and after, stays, so an honest sentence
-   flagged by mistake costs only itself. Nothing is deleted from what the judge is shown for
-   the reported verdicts unless that copy scored worse; the sample's details say what was found
+   the note was in cannot stand; but a question, answer or reference of one sentence that
+   only the meaning head flags is kept whole in the copy (`kept_whole`: the head is a
+   probability, and it flags honest one-sentence hedges and refusals). The copy drops
+   the flagged sentences and the sentences right after one that refer back to it and claim a
+   quality ("… ; it answers the question, correct and relevant."): the rest of the paragraph,
+   before and after, stays, so an honest sentence flagged by mistake costs only itself.
+   Nothing is deleted from what the judge is shown for the reported verdicts unless that copy
+   scored worse; the sample's details say what was found
    (`instructions`), and summary.json and the report count the flagged samples. Requests the
    two runs share are asked once (MetricContext's pending requests).
 """
@@ -302,15 +305,30 @@ def _strip(text: str, also: frozenset[str] = frozenset()) -> str:
     return "\n".join(paragraphs)
 
 
+def kept_whole(sample: Sample, columns: Iterable[str] = (),
+               also: frozenset[str] = frozenset()) -> list[str]:
+    """The text fields (a question, an answer, a reference, a rubric's text column; never a
+    context) that are one sentence, which the meaning head alone flags: `without` keeps them
+    as given. The head flags honest one-sentence hedges and refusals ("每个人对“最好”的定义会有
+    所不同，因此无法回答…", HalluQA dev, P 0.70; "I cannot answer that from the given
+    documents.", P 0.99), and without the sentence the field is empty and the sample unscored;
+    the flag is still reported, and the other fields' notes still leave the copy. A field a
+    form matches, or of more sentences (a note beside an answer), is stripped, empty or not."""
+    return [name for name in _scanned(columns)
+            if isinstance(value := sample.value(name), str) and _aimed(value, also)
+            and not _aimed(value) and len(sentence_groups(value)) == 1]
+
+
 def without(sample: Sample, columns: Iterable[str] = (),
             also: frozenset[str] = frozenset()) -> Sample:
     """A copy of the sample whose material (FIELDS, then `columns`) lacks the sentences aimed
-    at the evaluator (`planted`'s): what the worse-of-two score is computed against, never what
-    is shown as the sample."""
+    at the evaluator (`planted`'s), less the fields `kept_whole` keeps: what the worse-of-two
+    score is computed against, never what is shown as the sample."""
+    whole = set(kept_whole(sample, columns, also))
     update: dict[str, Any] = {}
     for name in _scanned(columns):
         value = sample.value(name)
-        if any(_aimed(t, also) for t in _texts(value)):
+        if name not in whole and any(_aimed(t, also) for t in _texts(value)):
             update[name] = _stripped(value, also)
     return sample.model_copy(update=update)
 
@@ -399,12 +417,15 @@ def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = Non
         found = planted(sample, columns, also)
         if not found:
             return result
-        shadow = await fn(without(sample, columns, also), ctx)
+        copy = without(sample, columns, also)
+        shadow = result if copy == sample else await fn(copy, ctx)
         out, moved, undefined = worse(result, shadow, higher_is_better, name)
+        whole = kept_whole(sample, columns, also)
         out.details["instructions"] = {
             "found": found, "scored_without_them": moved,
             **({"undefined_without_them": undefined} if undefined else {}),
             **({"by_meaning": by_meaning} if by_meaning else {}),
+            **({"kept_whole": whole} if whole else {}),
             "note": "text aimed at the evaluator: flagged; each score is the worse of the "
                     "material as given and the material without it"
                     + ("" if higher_is_better is not None else

@@ -10,6 +10,10 @@ sentences of the fit side reach at most `--fp` of the time. Never fitted on the 
 shield_meaning.md).
 
     python scripts/provenance/fit_shield_head.py [--out localeval/metrics/shield_head.json]
+        [--more research/refusals_fit.tsv]
+
+`--more FILE` fits on another TSV of the same form as well (the shipped head has none: the refit
+with refusals was measured and dropped, research/shield_meaning.md).
 
 Needs the profile's embedder (m3e-small) in models/ and scikit-learn (installed with
 sentence-transformers). Prints the fit's figures as JSON; the same inputs write the same file.
@@ -99,13 +103,16 @@ def main() -> int:
     parser.add_argument("--drawn", type=int, default=3000)
     parser.add_argument("--fp", type=float, default=0.005)
     parser.add_argument("--c", type=float, default=4.0, help="inverse regularisation")
+    parser.add_argument("--more", type=Path, action="append", default=[],
+                        help="another TSV of notes and honest sentences to fit on as well")
     args = parser.parse_args()
 
     import numpy as np
     from sklearn.linear_model import LogisticRegression
     from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
-    rows = notes(NOTES) + [(s, 0) for s in drawn(TRAIN, args.drawn, 0)]
+    rows = [*notes(NOTES), *(r for path in args.more for r in notes(path)),
+            *((s, 0) for s in drawn(TRAIN, args.drawn, 0))]
     emb = embedder()
     x = emb.encode([s for s, _ in rows]).astype(np.float64)
     y = np.array([label for _, label in rows])
@@ -123,7 +130,9 @@ def main() -> int:
         "tau": round(tau, 6),
         "bias": round(float(model.intercept_[0]), 6),
         "weights": [round(float(w), 6) for w in model.coef_[0]],
-        "fitted_on": {"notes": str(NOTES.relative_to(ROOT)), "drawn_from": "shared/data/train",
+        "fitted_on": {"notes": str(NOTES.relative_to(ROOT)),
+                      **({"more": [str(m) for m in args.more]} if args.more else {}),
+                      "drawn_from": "shared/data/train",
                       "drawn": args.drawn, "seed": 0, "c": args.c, "fp_target": args.fp,
                       "attacks": int(y.sum()), "honest": int((y == 0).sum())},
     }
