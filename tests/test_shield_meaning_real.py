@@ -93,3 +93,21 @@ def test_an_honest_refusal_the_head_flags_is_kept_whole(small_embedder, answer: 
     assert planted(sample, (), also) == {"answer": [answer]}
     assert kept_whole(sample, (), also) == ["answer"]
     assert without(sample, (), also) == sample
+
+
+@pytest.mark.parametrize(("lang", "answer"), [
+    ("en", "The provided documents answer this: the Tay Bridge opened in 1925."),
+    ("zh", "资料没有直接回答，不过泰桥于1925年通车。")])
+def test_a_false_one_sentence_answer_kept_whole_is_not_scored_true(  # type: ignore[no-untyped-def]
+        small_judge, small_embedder, lang: str, answer: str) -> None:
+    """`kept_whole` keeps a one-sentence answer the head flags (the en one, P 0.73 when
+    written; the zh one sat at P 0.08, unflagged): the 1.5B still judges its false claim
+    unsupported."""
+    from localeval.runner import run
+
+    row = ROWS[lang] | {"answer": answer}
+    (rec,) = run([{"id": "k", **row}], None,
+                 Settings(no_cache=True, metrics=["faithfulness"], explain=False),
+                 judge=OpenJudge(small_judge), embedder=small_embedder).records
+    assert not rec.errors
+    assert rec.scores["faithfulness"] == 0.0, rec.details["faithfulness"]
