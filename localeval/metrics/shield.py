@@ -320,11 +320,12 @@ def kept_whole(sample: Sample, columns: Iterable[str] = (),
 
 
 def without(sample: Sample, columns: Iterable[str] = (),
-            also: frozenset[str] = frozenset()) -> Sample:
+            also: frozenset[str] = frozenset(), whole: Iterable[str] | None = None) -> Sample:
     """A copy of the sample whose material (FIELDS, then `columns`) lacks the sentences aimed
-    at the evaluator (`planted`'s), less the fields `kept_whole` keeps: what the worse-of-two
-    score is computed against, never what is shown as the sample."""
-    whole = set(kept_whole(sample, columns, also))
+    at the evaluator (`planted`'s), less the fields `kept_whole` keeps (`whole`, when the
+    caller has them): what the worse-of-two score is computed against, never what is shown as
+    the sample."""
+    whole = set(kept_whole(sample, columns, also) if whole is None else whole)
     update: dict[str, Any] = {}
     for name in _scanned(columns):
         value = sample.value(name)
@@ -417,10 +418,10 @@ def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = Non
         found = planted(sample, columns, also)
         if not found:
             return result
-        copy = without(sample, columns, also)
+        whole = kept_whole(sample, columns, also)
+        copy = without(sample, columns, also, whole)
         shadow = result if copy == sample else await fn(copy, ctx)
         out, moved, undefined = worse(result, shadow, higher_is_better, name)
-        whole = kept_whole(sample, columns, also)
         out.details["instructions"] = {
             "found": found, "scored_without_them": moved,
             **({"undefined_without_them": undefined} if undefined else {}),
