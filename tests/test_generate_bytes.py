@@ -34,37 +34,37 @@ PINNED = {
         "testset": "43898c2f251779e8fe1441397e6eb57ef76f0b4c96cfea783f7e2b6c6ba9504c",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "19ff70be69ebfe39430ff8a819e603c279b5aded66926459faf00fde9cefd63c",
-        "report": "f4710fe6ed0ba9bac983bebc8a4d907a733be0d2821a52feeda3e8e752517e0f",
+        "report": "8a907fc07a4fde70c6aac50513acc244c93eba7cfbf1252ebf6288535e16006a",
     },
     "every": {
         "testset": "351e7b9318dc76397fa1afb41a2428bdd576c92b68d74fe5f14a5b4bd98d7fd5",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "50e5bb2697e6f81706f0ffa9faa70ddeb1a8e067e5876faf153560822e12240c",
-        "report": "283083a6693f8e3d26587381316521acce8e4dc408a2c4f4567c637f21220d93",
+        "report": "fb071aea437f3d095bcf4e4f1bca213388c4b4ef5f6266e45b009ff8be233331",
     },
     "strict": {
         "testset": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "277c08e3609571b19875cbea3566dddbcfe2b642a9e036ae885f80ba7568007a",
-        "report": "d67f712f2ac7d4c6ee9c3b1e1f5b9f7c87cfe1ca202c2ec67c00dd6e1a9a9aac",
+        "report": "f31af7d921c0c4f3fc90bf8f03c3e4f48ba239d9620cde45b949759bf44ddf19",
     },
     "stated": {
         "testset": "90ed6b21d72bd865d07f06096ae0e12a35bd57e489e6958d37dee8ffa81c59c9",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "49f096364661d28ba52bbad36ed640cd514e0f316c4a856b362573be284f48fe",
-        "report": "3b3688f49ab077002d4e38d4e575d76050877fc9e71f3eca9a349125f7eacf0f",
+        "report": "ce6667dd82c2197c75afd90f603e257e23ac3ed1b062a733752eead80858c135",
     },
     "unnamed": {
         "testset": "c5395cb60f48189e125e4c99121a478914e4af7e2b1a81eb52c1db0769358873",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "09d89e956f25238ea6de640e2ae4adaade42014e6f9803921588bf53bcc1d81e",
-        "report": "24bab24bd850185def232ad9a0f3787f2a9504278a00ff98127e61de1e9754e9",
+        "report": "560ac3ef2307afb9cb3f7272889138ac4071d6408a3f516bab511dafd8b25da2",
     },
     "comet": {
         "testset": "97808fa6dde5ae11d4fd392a709896a74bc578ce1e4df09a65f5a6c34805c835",
         "corpus": "8e4a6bc6abc3c50824e25f40cec98a34fb3f184fcec3cf773e770bcf6c2172aa",
         "dropped": "e556ca47e8bb141cd2b3812e2dc0ed4ab964dd7a8a639e7d406023596e5931c2",
-        "report": "ae004d4762eafca561ebcf72ea4747b643ad7794a283ed489f36654252b97a81",
+        "report": "81ada666c7a9d56a0be3fb94d0fe1e3f1fd1c28879b299323e4afa023bbf5678",
     },
 }
 

@@ -118,26 +118,34 @@ FILM = ("# Heat (1995 film)\n\nHeat is a 1995 American crime film written and di
 DIRECTOR = ("# Michael Mann\n\nMichael Mann was born on February 5, 1943, in Chicago. He studied "
             "at the London Film School and later wrote for television before directing "
             "feature films.\n")
+LINKED_BACK = DIRECTOR.replace("feature films.", "feature films such as Heat.")
+"""The director's page naming the film: alone it may tell who "the director of Heat" is (and
+it makes a second bridge, from the director's page to the film's)."""
+FILM_TO_DIRECTOR = "bridge:heat.md#1+mann.md#1"
 
 
 class BridgeJudge(RuleJudge):
     """RuleJudge, and a bridge drafted as the director's birth year asked through the film; its
     blind answer is given only when both texts are shown (`alone`: also from the second text
-    alone; `names`: the question writes the entity)."""
+    alone; `names`: the question writes the entity by a part of its name the clue cannot
+    replace; `loose`: the role is a description of the film, not a role)."""
 
-    def __init__(self, *, alone: bool = False, names: bool = False, **kw: object) -> None:
+    def __init__(self, *, alone: bool = False, names: bool = False, loose: bool = False,
+                 **kw: object) -> None:
         super().__init__(**kw)  # type: ignore[arg-type]
-        self.alone, self.names = alone, names
-        self.fingerprint += f"-bridge-{alone}-{names}"
+        self.alone, self.names, self.loose = alone, names, loose
+        self.fingerprint += f"-bridge-{alone}-{names}-{loose}"
 
     async def complete(self, request):  # type: ignore[no-untyped-def]
         from localeval.judge.interface import JudgeReply
 
         text = request.messages[-1]["content"]
-        if request.step == "generate_bridge":
-            who = "Michael Mann" if self.names else "the director of the film Heat"
-            answer = {"clue": "the director of the film Heat",
-                      "question": f"In which year was {who} born?",
+        if request.step == "generate_clue":
+            answer = {"role": "man who made this crime film" if self.loose
+                      else "director"}
+        elif request.step == "generate_bridge":
+            who = "Mann" if self.names else "Michael Mann"
+            answer = {"question": f"In which year was {who} born?",
                       "answer": "He was born in 1943."}
         elif request.step == "generate_attempt" and request.sample_id.startswith("bridge:"):
             both = "bank robbers" in text and "Chicago" in text
@@ -151,13 +159,22 @@ class BridgeJudge(RuleJudge):
                           prompt_tokens_processed=len(text) // 4, completion_tokens=len(out) // 4)
 
 
-@pytest.fixture
-def linked(tmp_path: Path) -> Path:
+def folder_of(tmp_path: Path, director: str) -> Path:
     folder = tmp_path / "linked"
     folder.mkdir()
     (folder / "heat.md").write_text(FILM, "utf-8")
-    (folder / "mann.md").write_text(DIRECTOR, "utf-8")
+    (folder / "mann.md").write_text(director, "utf-8")
     return folder
+
+
+@pytest.fixture
+def linked(tmp_path: Path) -> Path:
+    return folder_of(tmp_path, DIRECTOR)
+
+
+@pytest.fixture
+def linked_back(tmp_path: Path) -> Path:
+    return folder_of(tmp_path, LINKED_BACK)
 
 
 def test_a_bridge_needs_both_chunks(linked: Path, tmp_path: Path) -> None:
@@ -167,32 +184,89 @@ def test_a_bridge_needs_both_chunks(linked: Path, tmp_path: Path) -> None:
     assert [r.kind for r in made.rows] == ["bridge"]
     row = made.rows[0]
     assert row.expected_ids == ["heat.md#1", "mann.md#1"]
-    assert row.link == "entity: Michael Mann" and "Michael Mann" not in row.question
+    assert row.link == "entity: Michael Mann"
+    assert row.question == "In which year was the director of Heat born?"
     assert row.ground_truth == "He was born in 1943."
+
+
+def test_a_bridge_whose_clue_is_not_the_link_is_dropped(linked: Path, tmp_path: Path) -> None:
+    """A role of more than five words is a description, not the link; the judge is not asked
+    to check the draft blind."""
+    out = tmp_path / "t.jsonl"
+    judge = BridgeJudge(loose=True)
+    made = run_gen([linked], out, judge, n=2, kinds="bridge", settings={"no_cache": True})
+    assert made.rows == []
+    dropped = [json.loads(x) for x in paths_for(out)["dropped"].read_text("utf-8").splitlines()]
+    assert [(d["dropped"], d["detail"]["subject"]) for d in dropped] == [("loose_clue", "Heat")]
+    assert not [r for r in judge.requests if r.step == "generate_attempt"
+                and r.sample_id.startswith("bridge:")]
+
+
+@pytest.mark.parametrize(("question", "entity", "clue", "out"), [
+    ("In which year was Leslie Bricusse born?", "Leslie Bricusse",
+     "the lyricist of the musical Doctor Dolittle",
+     "In which year was the lyricist of the musical Doctor Dolittle born?"),
+    ("When was the Fuji-Q Highland opened?", "Fuji-Q Highland", "the park of Eejanaika",
+     "When was the park of Eejanaika opened?"),
+    ("Robert Dudley died when?", "Robert Dudley, 1st Earl of Leicester",
+     "the patron of Sir Roger Williams", "The patron of Sir Roger Williams died when?"),
+    ("张艺谋出生在哪座城市？", "张艺谋", "英雄的导演", "英雄的导演出生在哪座城市？"),
+    ("Where was Mann born?", "Michael Mann", "the director of Heat", "Where was Mann born?"),
+    ("Where was Michael Mann born?", "Michael Mann", "Michael Mann of Heat",
+     "Where was Michael Mann born?"),
+])
+def test_the_entity_s_name_is_written_as_its_clue(question: str, entity: str, clue: str,
+                                                  out: str) -> None:
+    from localeval.generate.drafting import by_clue
+
+    assert by_clue(question, entity, clue) == out
 
 
 @pytest.mark.parametrize(("mood", "why"), [({"alone": True}, "one_chunk_suffices"),
                                            ({"names": True}, "one_chunk_suffices"),
                                            ({"agree": False}, "unverified")])
 def test_a_bridge_one_chunk_answers_or_the_judge_disputes_is_dropped(
-        linked: Path, tmp_path: Path, mood: dict, why: str) -> None:
+        linked_back: Path, tmp_path: Path, mood: dict, why: str) -> None:
     out = tmp_path / "t.jsonl"
     judge = BridgeJudge(**mood)
-    made = run_gen([linked], out, judge, n=2, kinds="bridge", settings={"no_cache": True})
-    assert made.rows == []
+    made = run_gen([linked_back], out, judge, n=2, kinds="bridge", settings={"no_cache": True})
+    assert [r.id for r in made.rows if r.id == FILM_TO_DIRECTOR] == []
     dropped = [json.loads(x) for x in paths_for(out)["dropped"].read_text("utf-8").splitlines()]
-    assert [d["dropped"] for d in dropped] == [why]
+    assert [d["dropped"] for d in dropped if d["task"] == FILM_TO_DIRECTOR] == [why]
 
 
-def test_the_bridge_is_checked_from_each_chunk_alone_and_both(linked: Path,
-                                                               tmp_path: Path) -> None:
-    judge = BridgeJudge()
-    run_gen([linked], tmp_path / "t.jsonl", judge, n=2, kinds="bridge",
-            settings={"no_cache": True})
+def test_a_second_chunk_that_never_names_the_first_s_subject_is_not_asked_alone(
+        linked: Path, tmp_path: Path) -> None:
+    """The director's page never writes "Heat": alone it cannot tell who "the director of
+    Heat" is, whatever a judge shown only that page answers (here: his birth year)."""
+    out = tmp_path / "t.jsonl"
+    judge = BridgeJudge(alone=True)
+    made = run_gen([linked], out, judge, n=2, kinds="bridge", settings={"no_cache": True})
+    assert [r.kind for r in made.rows] == ["bridge"]
     shown = [r.messages[-1]["content"] for r in judge.requests
              if r.step == "generate_attempt" and r.sample_id.startswith("bridge:")]
+    assert [(("bank robbers" in t), ("Chicago" in t)) for t in shown] == [(True, True),
+                                                                            (True, False)]
+
+
+def test_the_bridge_is_checked_from_each_chunk_alone_and_both(linked_back: Path,
+                                                               tmp_path: Path) -> None:
+    judge = BridgeJudge()
+    run_gen([linked_back], tmp_path / "t.jsonl", judge, n=2, kinds="bridge",
+            settings={"no_cache": True})
+    shown = [r.messages[-1]["content"] for r in judge.requests
+             if r.step == "generate_attempt" and r.sample_id.startswith(FILM_TO_DIRECTOR)]
     texts = [(("bank robbers" in t), ("Chicago" in t)) for t in shown]
     assert texts == [(True, True), (True, False), (False, True)]
-    drafted = [r for r in judge.requests if r.step == "generate_bridge"]
-    assert len(drafted) == 1 and "Michael Mann" in drafted[0].messages[-1]["content"]
-    assert re.search(r"Text B.*Chicago", drafted[0].messages[-1]["content"], re.S)
+    for step, shown, hidden in (("generate_clue", "bank robbers", "Chicago"),
+                                ("generate_bridge", "Chicago", "bank robbers")):
+        drafted = [r.messages[-1]["content"] for r in judge.requests if r.step == step
+                   and r.sample_id == FILM_TO_DIRECTOR]
+        assert len(drafted) == 1 and "Michael Mann" in drafted[0]
+        assert shown in drafted[0] and hidden not in drafted[0]  # each step sees one text
+    assert re.search(r'Subject: "Heat"', drafted_clue(judge))
+
+
+def drafted_clue(judge: BridgeJudge) -> str:
+    return next(r.messages[-1]["content"] for r in judge.requests
+                if r.step == "generate_clue" and r.sample_id == FILM_TO_DIRECTOR)

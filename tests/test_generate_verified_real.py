@@ -1,7 +1,8 @@
 """Issue 52 item 2 on the 1.5B judge: the yes/no steps that verify a generated row blind —
 `generate_agree` (does a blind answer give the reference answer's answer?) and
 `generate_answers` (does a kept row answer an "unanswerable" question?) — on clear cases in en
-and zh.
+and zh; and item 3's bridge draft (`generate_clue`, `generate_bridge`) on a film and its
+director in en and zh.
 
     flock /tmp/localeval-cpu.lock .venv/bin/python -m pytest \
         tests/test_generate_verified_real.py -m "model_small" -q
@@ -71,3 +72,31 @@ def test_the_judge_says_whether_a_blind_answer_agrees(client: Any, case: tuple) 
 def test_the_judge_says_whether_a_kept_row_answers_another_question(
         client: Any, lang: str, other: str, question: str, answer: str, answers: bool) -> None:
     assert asyncio.run(answers_other(_ctx(client, lang), other, question, answer)) is answers
+
+
+BRIDGES = [
+    ("en", "Michael Mann", "Heat",
+     "Heat is a 1995 American crime film written and directed by Michael Mann. It follows a "
+     "group of professional bank robbers in Los Angeles.",
+     "Michael Mann was born on February 5, 1943, in Chicago. He studied at the London Film "
+     "School before directing feature films."),
+    ("zh", "陈凯歌", "霸王别姬",
+     "《霸王别姬》是一部1993年上映的剧情电影，由陈凯歌执导，讲述两位京剧演员半个世纪的悲欢离合。",
+     "陈凯歌，1952年8月12日出生于北京，中国电影导演，毕业于北京电影学院。"),
+]
+"""(language, the entity, A's subject, text A naming the entity, text B about it)."""
+
+
+@pytest.mark.parametrize(("lang", "entity", "subject", "text_a", "text_b"), BRIDGES,
+                         ids=["en", "zh"])
+def test_a_bridge_names_its_entity_only_by_its_role_to_the_first_subject(
+        client: Any, lang: str, entity: str, subject: str, text_a: str, text_b: str) -> None:
+    """The 1.5B's role of the director to the film makes a clue that writes the film, and the
+    question about the director's birth, asked from B, names him only by that clue."""
+    from localeval.generate.drafting import draft_bridge
+
+    draft = asyncio.run(draft_bridge(_ctx(client, lang), entity, text_a, text_b,
+                                     subject, entity, subject))
+    assert draft.clue and subject in draft.clue and entity not in draft.clue, draft
+    assert entity in draft.asked and draft.clue in draft.question, draft
+    assert entity not in draft.question, draft

@@ -24,6 +24,7 @@ from localeval.generate.filters import (
     asks_otherwise,
     changes_words,
     first_failed,
+    listed,
     names_entity,
     question_words,
     restates,
@@ -275,12 +276,20 @@ def from_pair(result: PairAsked | dict[str, Any], first: Chunk, second: Chunk, l
 
 def bridge_failed(result: BridgeAsked, first: Chunk, second: Chunk, terms: set[str],
                   titled: frozenset[str] = frozenset()) -> tuple[str, Any] | None:
-    """The cheap filter a bridge's draft fails (its two chunks, the subject terms of both
-    documents), or one_chunk_suffices when its question names the entity (the second chunk
-    alone then answers it), or None."""
-    if failed := first_failed("bridge", result.question, result.answer,
+    """The cheap filter a bridge's draft fails, or one_chunk_suffices when its question still
+    names the entity (the second chunk alone then answers it), or None. The filters read the
+    question as the judge wrote it, naming the entity (`asked`): the clue is A's words, and
+    "the base where the squadron is stationed and operates" asks no two things. A draft with
+    no clue (its role is no short phrase, or the first document names no subject:
+    drafting.clue_of), or whose entity the first chunk writes in a list (its role there fits
+    several: `listed`) is loose_clue."""
+    if failed := first_failed("bridge", result.asked or result.question, result.answer,
                               [first.text, second.text], terms, ANSWER_CHARS, titled):
         return failed
+    if not result.clue:
+        return "loose_clue", {"role": result.role, "subject": result.subject}
+    if listed(first.text, result.entity):
+        return "loose_clue", {"role": result.role, "listed": result.entity}
     if names_entity(result.question, result.entity):
         return "one_chunk_suffices", f"it names {result.entity}"
     return None

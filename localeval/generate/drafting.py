@@ -12,11 +12,12 @@ from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.generate.answer_kind import answer_lacks
 from localeval.generate.lang import written_in
+from localeval.generate.picking import name_forms
 from localeval.generate.words import content_words, stem
 from localeval.judge.client import JudgeClient
 from localeval.metrics.base import MetricContext
 from localeval.models.embed import EmbeddingStore
-from localeval.text import split_sentences
+from localeval.text import normalize, split_sentences
 
 SINGLE_STEP = "generate_single"
 RENAME_STEP = "generate_rename"
@@ -24,13 +25,18 @@ ATTEMPT_STEP = "generate_attempt"
 AGREE_STEP = "generate_agree"
 ANSWERS_STEP = "generate_answers"
 BRIDGE_STEP = "generate_bridge"
-STEPS = (SINGLE_STEP, RENAME_STEP, ATTEMPT_STEP, AGREE_STEP, ANSWERS_STEP, BRIDGE_STEP)
+CLUE_STEP = "generate_clue"
+STEPS = (SINGLE_STEP, RENAME_STEP, ATTEMPT_STEP, AGREE_STEP, ANSWERS_STEP, BRIDGE_STEP,
+         CLUE_STEP)
 ANSWER_CHARS = 240
 """The schema's longest answer: longer than the long_answer filter lets through, so an answer
 the grammar cut is always dropped, never kept cut."""
 SHORT_CHARS = 100
 PAIR_ANSWER_CHARS = 2 * ANSWER_CHARS
 QUESTION_CHARS = 160
+ROLE_CHARS = 40
+ROLE_WORDS = 5
+"""A bridge's role, at most: English words, Chinese twice as many characters."""
 _QUESTION_END = re.compile(r"[?？]")
 _CLAUSE = re.compile(r"[,，、;；]")
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -69,13 +75,30 @@ class Agreed(BaseModel):
     verdict: Literal[0, 1] = Field(description="1 = yes, 0 = no")
 
 
-class BridgeDraft(BaseModel):
-    """A question about a fact of one chunk (B) whose subject is named only by what another
-    chunk (A) says of it, and its answer from B."""
+class Role(BaseModel):
+    """What an entity is to the subject of one chunk (A), in a few words: "director"."""
 
-    clue: str = Field(max_length=SHORT_CHARS, description="A's description of the entity")
-    question: str = Field(max_length=QUESTION_CHARS, description="names the entity by the clue")
+    role: str = Field(max_length=ROLE_CHARS, description="the entity's role, without its name")
+
+
+class BridgeQuestion(BaseModel):
+    """A question about a fact of one chunk (B) that writes its entity's name, and its answer
+    from B."""
+
+    question: str = Field(max_length=QUESTION_CHARS, description="names the entity")
     answer: str = Field(max_length=ANSWER_CHARS, description="one short sentence, from B")
+
+
+class BridgeDraft(BaseModel):
+    """A bridge's draft: the entity's role to A's subject and the clue made of them (`clue_of`),
+    B's question with the entity written as the clue (`by_clue`), and its answer from B."""
+
+    role: str
+    clue: str
+    asked: str
+    """The question as the judge wrote it, naming the entity."""
+    question: str
+    answer: str
 
 
 EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
@@ -113,12 +136,17 @@ EXAMPLES: dict[str, dict[str, dict[str, Any]]] = {
                "answer": "《英雄》由张艺谋执导。"},
     },
     BRIDGE_STEP: {
-        "en": {"entity": "Michael Mann", "title_a": "Heat (1995 film)", "title_b": "Michael Mann",
-               "text_a": "Heat is a 1995 crime film written and directed by Michael Mann.",
+        "en": {"entity": "Michael Mann", "title_b": "Michael Mann",
                "text_b": "Michael Mann (born February 5, 1943) is an American director."},
-        "zh": {"entity": "张艺谋", "title_a": "英雄（电影）", "title_b": "张艺谋",
-               "text_a": "《英雄》是张艺谋执导的武侠电影，于2002年在中国上映。",
+        "zh": {"entity": "张艺谋", "title_b": "张艺谋",
                "text_b": "张艺谋，1950年出生于陕西西安，中国电影导演。"},
+    },
+    CLUE_STEP: {
+        "en": {"entity": "Christopher Nolan", "title_a": "Inception", "subject": "Inception",
+               "text_a": "Inception is a 2010 science fiction film written and directed by "
+                         "Christopher Nolan."},
+        "zh": {"entity": "陈凯歌", "title_a": "霸王别姬（电影）", "subject": "霸王别姬",
+               "text_a": "《霸王别姬》是陈凯歌执导的剧情电影，于1993年上映。"},
     },
 }
 """Step → language → the variables its golden prompt is rendered with
@@ -234,11 +262,56 @@ async def answers_other(ctx: MetricContext, other: str, question: str, answer: s
 
 
 async def draft_bridge(ctx: MetricContext, entity: str, text_a: str, text_b: str,
-                       title_a: str = "", title_b: str = "") -> BridgeDraft:
-    """A bridge question: `entity`, named in text A, is the subject of text B; the question
-    names it by A's clue and asks a fact of B (one question, the answer without echoed
-    questions)."""
-    raw = await ctx.ask(BRIDGE_STEP, BridgeDraft, entity=entity, text_a=text_a, text_b=text_b,
-                        title_a=title_a, title_b=title_b)
-    return raw.model_copy(update={"question": first_question(raw.question),
-                                  "answer": without_questions(raw.answer)})
+                       title_a: str = "", title_b: str = "", subject_a: str = "") -> BridgeDraft:
+    """A bridge question: `entity`, named in text A, is the subject of text B. Two requests,
+    each shown one text: the entity's role to A's subject `subject_a` ("director", from A:
+    `generate_clue`), and a question about a fact of B that writes the entity's name, with
+    its answer (`generate_bridge`); the name in the question is then written as the clue
+    made of the role and the subject ("the director of Heat": `clue_of`, `by_clue`). The
+    1.5B shown both texts and asked for the whole bridge wrote the entity's name in half its
+    questions; asked for a clue, it described A's subject itself ("the stage musical with
+    book, music and lyrics by …") or copied A's sentence."""
+    role = Role(role="") if not subject_a else await ctx.ask(
+        CLUE_STEP, Role, entity=entity, text_a=text_a, title_a=title_a, subject=subject_a)
+    raw = await ctx.ask(BRIDGE_STEP, BridgeQuestion, entity=entity, text_b=text_b,
+                        title_b=title_b)
+    clue = clue_of(role.role, entity, subject_a, ctx.language)
+    asked = first_question(raw.question)
+    return BridgeDraft(role=role.role, clue=clue, asked=asked,
+                       question=by_clue(asked, entity, clue),
+                       answer=without_questions(raw.answer))
+
+
+def clue_of(role: str, entity: str, subject: str, language: str) -> str:
+    """The entity named by its role to A's subject: "the director of Heat", "英雄的导演"; ""
+    when there is no subject, or the role is empty, longer than ROLE_WORDS words (Chinese:
+    twice as many characters) or writes the entity or the subject (no role, but a sentence)."""
+    role = re.sub(r"(?i)^(?:the|a|an)\s+", "", role.strip().rstrip(".。"))
+    size = len(role.split()) if language == "en" else len(role.replace(" ", ""))
+    limit = ROLE_WORDS if language == "en" else 2 * ROLE_WORDS
+    if not subject or not role or size > limit or any(
+            normalize(n) in normalize(role) for n in (entity, subject)):
+        return ""
+    return f"the {role} of {subject}" if language == "en" else f"{subject}的{role}"
+
+
+def by_clue(question: str, entity: str, clue: str) -> str:
+    """The question with the first whole occurrence of `entity` written as `clue` instead ("In
+    which year was Leslie Bricusse born?" → "In which year was the composer and lyricist of
+    Doctor Dolittle born?"). Unchanged when the clue is empty or writes the entity itself; a "the"
+    before the name is dropped where the clue opens with an article, and a clue that opens the
+    question is capitalised. The entity is also found by its other forms (picking.name_forms:
+    "Robert Dudley" of "Robert Dudley, 1st Earl of Leicester"). English matches whole words,
+    case aside; Chinese as written."""
+    if not clue or normalize(entity) in normalize(clue):
+        return question
+    alternatives = "|".join(re.escape(n) for n in name_forms(entity))
+    if entity.isascii():
+        article = r"(?:\bthe\s+)?" if re.match(r"(?i)(?:the|a|an)\s", clue) else ""
+        found = re.compile(rf"(?i){article}(?<![A-Za-z0-9])(?:{alternatives})(?![A-Za-z0-9])")
+    else:
+        found = re.compile(alternatives)
+    out = found.sub(lambda m: clue, question, count=1)
+    if out != question and out.startswith(clue) and clue[:1].islower():
+        out = clue[:1].upper() + out[1:]
+    return out

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.config import Settings
-from localeval.generate.drafting import BRIDGE_STEP, SINGLE_STEP
+from localeval.generate.drafting import BRIDGE_STEP, CLUE_STEP, SINGLE_STEP
 from localeval.generate.pipeline import GenerateOptions, Log, build_corpus, plan_and_run
 
 DEFAULT_FREE_TOKENS = 20.0
@@ -66,7 +66,7 @@ def estimate(docs: Iterable[str | Path], settings: Settings, options: GenerateOp
     finally:
         judge.close()
     totals = replay(works, parallel=parallel, speed=calibrate.speed_of(entry) if entry else None)
-    drafts = (SINGLE_STEP, BRIDGE_STEP)
+    drafts = (SINGLE_STEP, BRIDGE_STEP, CLUE_STEP)
     steps = {step: {"requests": n, "count": "exact" if step in drafts else "at most",
                     "cached": int(client.stats.steps.get(step, {}).get("cached", 0)),
                     "prompt_tokens": totals.prompt_tokens.get(step, 0),

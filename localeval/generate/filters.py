@@ -14,6 +14,7 @@ from typing import Any
 from localeval.generate import KINDS
 from localeval.generate.answer_kind import answer_lacks
 from localeval.generate.lang import LANGUAGES, written_in, zh
+from localeval.generate.picking import name_forms
 from localeval.generate.subjects import names_subject
 from localeval.generate.words import LATIN, content_words, english_words, stem, word_key
 from localeval.text import CJK_RANGES, CJK_RUN, normalize, split_sentences
@@ -21,8 +22,8 @@ from localeval.text import CJK_RANGES, CJK_RUN, normalize, split_sentences
 FILTERS = ("judge_error", "not_a_question", "self_contained", "two_things", "vague",
            "unnamed_subject",
            "names_outside", "answer_in_question", "asks_otherwise", "long_answer", "unsupported",
-           "one_chunk_suffices", "unanswered", "unverified", "answerable", "duplicate",
-           "surplus")
+           "loose_clue", "one_chunk_suffices", "unanswered", "unverified", "answerable",
+           "duplicate", "surplus")
 """Why a candidate was dropped, in the order the filters run (the report's columns):
 judge_error (the judge gave no usable draft), not_a_question (no question mark at its end; not
 worded as a question: no question word or auxiliary, or an English keyword string with no
@@ -37,7 +38,10 @@ words of the answer its single question lacks),
 asks_otherwise (a colloquial row asks with another question word than its single question:
 "how long" for "when"), long_answer (the reference answer is longer than an answer needs,
 copies most of its chunk, or was cut at the schema's length),
-unsupported (the reference chunks do not support the reference answer), one_chunk_suffices (a
+unsupported (the reference chunks do not support the reference answer), loose_clue (a bridge has
+no clue: the judge's role of its entity to the first document's subject is no short phrase,
+or writes the entity or the subject, or the first document names no subject; or the first
+chunk writes the entity in a list, `listed`, so the role fits several), one_chunk_suffices (a
 pair joins two questions that ask the same, or one of its chunks supports both answers; a
 bridge names its entity, or the judge answers it from one of its chunks alone),
 unanswered (the answer is of another kind than the question asks, `answer_lacks`, or does not
@@ -116,6 +120,26 @@ def names_entity(question: str, entity: str) -> bool:
         return True
     words = {w for w in re.findall(r"[A-Z][A-Za-z'’-]{3,}", entity)} - {"The"}
     return bool(words & set(re.findall(r"[A-Za-z'’-]+", question)))
+
+
+_NAME = r"[A-Z][\w'’.-]*(?:\s+[A-Z][\w'’.-]*)*"
+_LIST = re.compile(rf"{_NAME}(?:,\s+{_NAME})*,?\s+(?:and|or)\s+{_NAME}"
+                   r"|[\u4e00-\u9fff]+(?:、[\u4e00-\u9fff]+)+")
+"""A list of names: English closed by "and" / "or" ("Justin Long, Matthew Gray Gubler, and
+Jesse McCartney"; "Freeport, New York" is none), Chinese joined by 、."""
+
+
+def listed(text: str, entity: str) -> bool:
+    """The text writes the entity as one name of a list ("The voice cast includes Cate
+    Blanchett, …, Diane Kruger, Connie Nielsen, Josh Radnor and Gustaf Skarsgård"; 张三、李四):
+    its role there is shared, so a bridge's clue ("the voice cast member of …") fits several."""
+    forms = name_forms(entity)
+    for m in _LIST.finditer(text):
+        items = re.split(r",\s+|,?\s+(?:and|or)\s+|、", m.group())
+        if any(item.strip() == form or (not form.isascii() and form in item)
+               for item in items for form in forms):
+            return True
+    return False
 
 
 def is_question(text: str) -> bool:
@@ -397,6 +421,9 @@ TABLE: tuple[Filter, ...] = (
            "nor its chunk holds)"),
     Filter("unsupported", ANSWERED, JUDGE, None, "test_filters_drop_and_are_counted",
            "tasks.supported (faithfulness at τ), assemble"),
+    Filter("loose_clue", frozenset({"bridge"}), CHUNKS, None,
+           "test_a_bridge_whose_clue_is_not_the_link_is_dropped",
+           "assemble.bridge_failed (drafting.clue_of: no clue; filters.listed)"),
     Filter("one_chunk_suffices", frozenset({"pair", "bridge"}), JUDGE, None,
            "test_filters_drop_and_are_counted", "tasks.pair_task, tasks.bridge_task, "
            "assemble.from_pair, assemble.from_bridge"),

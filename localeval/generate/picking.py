@@ -123,6 +123,15 @@ def entity_of(naming: Naming) -> str:
     return name if len(name) >= (4 if spaced else 2) else ""
 
 
+def name_forms(name: str) -> list[str]:
+    """The forms another text may write a name in, longest first: whole, before its first
+    comma ("Robert Dudley" of "Robert Dudley, 1st Earl of Leicester"), without an opening
+    "The" ("166th Air Refueling Squadron")."""
+    head = re.split(r"[,，]", name)[0].strip()
+    forms = {name, head, re.sub(r"^The\s+", "", head)}
+    return sorted((f for f in forms if f), key=lambda f: (-len(f), f))
+
+
 def names_in(text: str, entity: str) -> bool:
     """The text writes the entity: English as whole words, case as written; Chinese as is."""
     if entity.isascii():

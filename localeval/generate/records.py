@@ -70,6 +70,9 @@ class Verified(BaseModel):
     nearest: list[str] = Field(default_factory=list)
     declined: bool = False
     agrees: bool = False
+    unlinked: bool = False
+    """(A bridge's second chunk alone) it never writes the subject its clue names, so it cannot
+    tell who or what the question means: not asked, and it agrees with nothing."""
 
 
 class Asked(BaseModel):
@@ -111,7 +114,14 @@ class BridgeAsked(BaseModel):
 
     task: str
     entity: str = ""
+    subject: str = ""
+    """What the first chunk's document is about (picking.entity_of), which the clue writes."""
+    role: str = ""
+    """The entity's role to the subject, as the judge wrote it ("director")."""
     clue: str = ""
+    """The role and the subject ("the director of Heat"), "" when the role is unusable."""
+    asked: str = ""
+    """The question as the judge wrote it, naming the entity (`question` writes the clue)."""
     question: str = ""
     answer: str = ""
     both: Verified | None = None

@@ -44,6 +44,7 @@ from localeval.generate.filters import (
     restates,
     same_question,
 )
+from localeval.generate.picking import entity_of, name_forms, names_in
 from localeval.generate.records import (
     Asked,
     Attempted,
@@ -447,21 +448,30 @@ async def bridge_task(env: Env, task: str, first: Chunk, second: Chunk,
     The judge writes a question naming it only by the first chunk's clue and asking a fact of
     the second; checked blind (`blind`): from both chunks the judge's answer must agree with the
     reference, from the first alone and from the second alone it must not (stopped at the
-    first check that fails; the cheap filters first, assemble.bridge_failed)."""
-    out = BridgeAsked(task=task, entity=entity)
+    first check that fails; the cheap filters first, assemble.bridge_failed). The second
+    alone is not asked when it never writes the first's subject, which the clue names: it
+    cannot tell who or what is meant, and a small judge shown one person's page answers any
+    question about "the composer of Doctor Dolittle" with that person's facts."""
+    subject = entity_of(env.naming_of(first))
+    out = BridgeAsked(task=task, entity=entity, subject=subject)
     lang = first.language
     ctx = context(env.settings, env.judge, env.embeddings, Sample(id=task), lang)
     try:
         draft = await draft_bridge(ctx, entity, first.text, second.text,
-                                   env.naming_of(first).title, env.naming_of(second).title)
-        out = out.model_copy(update={"clue": draft.clue, "question": draft.question,
-                                     "answer": draft.answer})
+                                   env.naming_of(first).title, env.naming_of(second).title,
+                                   subject)
+        out = out.model_copy(update={"role": draft.role, "clue": draft.clue, "asked": draft.asked,
+                                     "question": draft.question, "answer": draft.answer})
         if bridge_failed(out, first, second, env.terms_of(first, second),
                          env.titled(first, second)) and not env.every_check:
             return out
         out.both = await blind(env, task, lang, out.question, out.answer, [first, second])
         if out.both.agrees or env.every_check:
             for alone in (first, second):
+                if alone is second and subject and not any(
+                        names_in(second.text, form) for form in name_forms(subject)):
+                    out.alone.append(Verified(nearest=[second.id], unlinked=True))
+                    continue
                 check = await blind(env, task, lang, out.question, out.answer, [alone])
                 out.alone.append(check)
                 if check.agrees and not env.every_check:
