@@ -14,31 +14,37 @@ import dataclasses
 import os
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from localeval.config import Settings
 from localeval.data.dataset import Sample
 from localeval.errors import LocalevalError
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric, MetricContext, shield_meaning
-from localeval.metrics.shield import planted, without
+from localeval.metrics.shield import meaning_flags, planted, without
 from localeval.models.backends import Backends, build_backends
 from localeval.results.records import SampleRecord
 from localeval.text import detect_language
+
+if TYPE_CHECKING:
+    from localeval.models.embed import EmbeddingStore
 
 OnRecord = Callable[[Sample, SampleRecord], None]
 Log = Callable[[str], None]
 
 
-def sample_language(sample: Sample, settings: Settings) -> str:
+async def sample_language(sample: Sample, settings: Settings,
+                          store: EmbeddingStore | None = None) -> str:
     """The language of the sample's templates: `settings.language`, or the one its material is
-    written in, less any note to the evaluator (a Chinese note planted in an English row must
-    not switch its templates to Chinese: the shield's copy without the note is judged in the
-    same language as the row)."""
+    written in, less any note to the evaluator that a form or the meaning head (with the run's
+    embeddings `store`: shield.meaning_flags) flags. A Chinese note planted in an English row
+    must not switch its templates to Chinese: the shield's copy without the note is judged in
+    the same language as the row."""
     if settings.language != "auto":
         return settings.language
-    if planted(sample):
-        sample = without(sample)
+    also = frozenset(await meaning_flags(sample, settings, store))
+    if planted(sample, also=also):
+        sample = without(sample, also=also)
     first_context = sample.contexts[0][:500] if sample.contexts else None
     return detect_language(sample.question, sample.answer, sample.ground_truth, first_context)
 
@@ -54,7 +60,7 @@ async def evaluate_sample(
         return await evaluate_conversation(sample, metrics, settings, backends,
                                            evaluate_metrics)
     return await evaluate_metrics(sample, metrics, settings, backends,
-                                  sample_language(sample, settings))
+                                  await sample_language(sample, settings, backends.embeddings))
 
 
 async def evaluate_metrics(sample: Sample, metrics: list[Metric], settings: Settings,

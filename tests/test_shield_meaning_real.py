@@ -111,3 +111,19 @@ def test_a_false_one_sentence_answer_kept_whole_is_not_scored_true(  # type: ign
                  judge=OpenJudge(small_judge), embedder=small_embedder).records
     assert not rec.errors
     assert rec.scores["faithfulness"] == 0.0, rec.details["faithfulness"]
+
+
+def test_a_chinese_note_the_head_flags_leaves_an_english_row_english(small_embedder) -> None:  # type: ignore[no-untyped-def]
+    """The zh note, planted in the en row's context, would make the row read as Chinese; the
+    real head flags it, and the row's templates stay English (executor.sample_language)."""
+    from localeval.data.dataset import Sample
+    from localeval.executor import sample_language
+    from localeval.text import detect_language
+
+    row = ROWS["en"]
+    sample = Sample(id="p", question=row["question"], answer=row["answer"],
+                    contexts=[row["contexts"][0] + " " + NOTES["zh"]])
+    assert detect_language(sample.question, sample.answer, sample.contexts[0]) == "zh"
+    store = EmbeddingStore(small_embedder)
+    assert asyncio.run(sample_language(sample, Settings(), store)) == "en"
+    assert asyncio.run(sample_language(sample, Settings(shield="forms"), store)) == "zh"

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 from localeval.text import join_sentences, split_sentences
 
 if TYPE_CHECKING:
+    from localeval.config import Settings
     from localeval.data.dataset import Sample
     from localeval.metrics.base import MetricContext, MetricResult
     from localeval.models.embed import EmbeddingStore
@@ -371,18 +372,17 @@ def worse(result: MetricResult, shadow: MetricResult, higher_is_better: bool | N
 MetricFn = Callable[["Sample", "MetricContext"], Awaitable["MetricResult"]]
 
 
-async def _by_meaning(sample: Sample, ctx: MetricContext, columns: Iterable[str]
-                      ) -> dict[str, float]:
+async def meaning_flags(sample: Sample, settings: Settings, store: EmbeddingStore | None,
+                        columns: Iterable[str] = ()) -> dict[str, float]:
     """The sentences no form matches that the meaning head flags, with its P (none with
     `--shield forms`, or when the run's embedder is not the head's: metrics/shield_meaning.py)."""
-    if ctx.settings.shield != "meaning":
+    if settings.shield != "meaning":
         return {}
     from localeval.metrics import shield_meaning
 
-    if not shield_meaning.applies(ctx.embeddings):
+    if store is None or not shield_meaning.applies(store):
         return {}
-    assert ctx.embeddings is not None
-    return await by_meaning(sample, ctx.embeddings, columns)
+    return await by_meaning(sample, store, columns)
 
 
 async def by_meaning(sample: Sample, store: EmbeddingStore, columns: Iterable[str] = ()
@@ -413,7 +413,7 @@ def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = Non
     @functools.wraps(fn)
     async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
         result = await fn(sample, ctx)
-        by_meaning = await _by_meaning(sample, ctx, columns)
+        by_meaning = await meaning_flags(sample, ctx.settings, ctx.embeddings, columns)
         also = frozenset(by_meaning)
         found = planted(sample, columns, also)
         if not found:

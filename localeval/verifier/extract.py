@@ -121,7 +121,7 @@ async def _judge_row(row: dict[str, Any], row_id: str, backends: Any, settings: 
             return answer, probs
 
     sample = to_sample({"id": row_id, **{k: row[k] for k in SAMPLE_FIELDS if k in row}}, 0)
-    language = sample_language(sample, settings)
+    language = await sample_language(sample, settings, getattr(backends, "embeddings", None))
     ctx = Recording(sample, language, settings, backends.judge, None)
     feats = RowFeatures(row_id, language)
     try:
