@@ -301,3 +301,28 @@ def test_a_conversation_run_counts_the_user_pass(tmp_path: Path) -> None:
     assert estimate["steps"]["faithfulness_verdicts"]["count"] == "upper bound"
     assert estimate["steps"]["conversation_rewrite"]["count"] == "exact"
     assert estimate["total"]["count"] == "upper bound"
+
+
+def test_the_shadow_of_a_sample_only_the_meaning_head_flags_is_counted(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """The estimate reads the material with the run's embedder where the meaning head applies,
+    so a note only the head flags costs the second scoring there as in the run."""
+    from localeval.estimate import sizing
+    from localeval.models import backends, preflight
+    from tests.test_shield_meaning import ROW, StubEmbedder
+
+    clean = dict(ROW, id="clean", contexts=["The Tay Bridge crosses the Firth of Tay at Dundee."])
+    rows = [clean, ROW]
+    monkeypatch.setattr(sizing, "open_judge", lambda s, p: sizing.VocabJudge(
+        "stub", "stub", "stub", CharVocab(), None))
+    monkeypatch.setattr(preflight, "check_before_loading", lambda *a, **k: None)
+    monkeypatch.setattr(backends, "make_embedder", lambda s: (StubEmbedder(), {}))
+    counts = {}
+    for shield in ("meaning", "forms"):
+        settings = Settings(metrics=["faithfulness"], no_cache=True, claims="sentences",
+                            shield=shield)
+        estimate = estimate_run(rows, settings, parallel=1, calibrate_now=False)
+        counts[shield] = {s: v["requests"] for s, v in estimate["steps"].items()}
+        real = run(rows, None, settings, judge=SchemaJudge(), embedder=StubEmbedder())
+        assert counts[shield] == real.summary["judge"]["calls_by_step"]
+    assert counts["meaning"]["faithfulness_verdicts"] > counts["forms"]["faithfulness_verdicts"]

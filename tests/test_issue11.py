@@ -219,7 +219,7 @@ def _no_model(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("a model was loaded")
 
     monkeypatch.setattr(backends, "make_judge", refuse)
-    monkeypatch.setattr(backends, "_make_embedder", refuse)
+    monkeypatch.setattr(backends, "make_embedder", refuse)
 
 
 def test_at_zero_is_refused_once_before_anything_runs(

@@ -170,12 +170,14 @@ class DryRun:
 
 
 def dry_run(samples: list[Sample], metrics: list[Metric], settings: Settings, judge: DryJudge,
-            cache_path: Path | None, parallel: int) -> DryRun:
-    """Run the metrics over the samples against `judge` (cache read only, hash embedder)."""
+            cache_path: Path | None, parallel: int, embedder: Any = None) -> DryRun:
+    """Run the metrics over the samples against `judge` (cache read only), with `embedder`
+    (the run's, where the shield's meaning head reads its vectors: sizing.shield_embedder),
+    else the hash embedder."""
     cache = DryCache(cache_path) if cache_path is not None else None
     client = JudgeClient(judge, cache)  # type: ignore[arg-type]
     stats = client.stats
-    backends = Backends(judge=client, embeddings=EmbeddingStore(HashEmbedder()),
+    backends = Backends(judge=client, embeddings=EmbeddingStore(embedder or HashEmbedder()),
                         info={"judge": {"parallel": parallel}}, every_request=True)
     errors: list[str] = []
 

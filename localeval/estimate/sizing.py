@@ -99,6 +99,22 @@ def open_judge(settings: Settings, parallel: int) -> VocabJudge:
                       settings.n_ctx, lazy.model_path, vocab_model.close)
 
 
+def shield_embedder(settings: Settings) -> Any:
+    """The run's embedder when the shield's meaning head reads its vectors (`--shield meaning`,
+    the real judge, the embedder the head was fitted on), so that the dry run flags what the
+    run flags and counts the second scoring of each flagged sample; else None (the hash
+    embedder: no request count depends on the vectors otherwise). Its weights load at the
+    first sentence to embed."""
+    if settings.shield != "meaning" or settings.judge == "fake":
+        return None
+    from localeval.metrics import shield_meaning
+    from localeval.models.backends import make_embedder
+    from localeval.models.embed import EmbeddingStore
+
+    embedder, _ = make_embedder(settings)
+    return embedder if shield_meaning.applies(EmbeddingStore(embedder)) else None
+
+
 def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Settings, *,
                  parallel: int, calibrate_now: bool = True, recalibrate: bool = False,
                  skip_ids: set[str] | None = None,
@@ -131,7 +147,8 @@ def estimate_run(source: str | Path | Iterable[Mapping[str, Any]], settings: Set
         order = {s.id: i for i, s in enumerate(samples)}
         dry = DryJudge(judge.fingerprint, judge.sampling, judge.vocab.prompt_tokens,
                        judge.n_ctx, order)
-        found = dry_run(samples, judged, settings, dry, settings.cache_path(), parallel)
+        found = dry_run(samples, judged, settings, dry, settings.cache_path(), parallel,
+                        shield_embedder(settings))
         if found.cache_unusable:
             log(f"warning: {found.cache_unusable}")
             out["notes"].append(found.cache_unusable)

@@ -84,7 +84,7 @@ def build_backends(
         backends.judge.cache_error = unusable
     if any(m.needs_embedder(settings) for m in metrics):
         if embedder is None:
-            embedder, backends.info["embedder"] = _make_embedder(settings)
+            embedder, backends.info["embedder"] = make_embedder(settings)
         else:
             backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
         from localeval.models.embed import EmbeddingStore
@@ -146,7 +146,7 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
     }
 
 
-def _make_embedder(settings: Settings) -> tuple[Any, dict]:
+def make_embedder(settings: Settings) -> tuple[Any, dict]:
     """The run's embedder (the hash embedder with the fake judge) and what summary.json says of
     it; the manifest is read only for the profile's embedder."""
     from localeval import models
