@@ -16,7 +16,9 @@ Variants: `default` (the product's request, `run`'s default: the reason, then th
 digits' probabilities at the first answer position, nothing generated: `bare` (does the reply
 keep to everything the user said about themselves? 1 / 0) and `bare_breaks` (does it go against
 something the user said about themselves: contradict, forget or ask for it again? 1 / 0, so
-P(retained) is P(0)).
+P(retained) is P(0)). The `fact_*` variants show one fact of the user's instead of the
+transcript (FACT_LABELS): `fact_keeps` / `fact_breaks` as the two bare ones, `fact_template` /
+`fact_template_reason` today's template and schema with the fact as its conversation.
 
     flock /tmp/localeval-cpu.lock python scripts/bench/bench_retention.py \\
         --conversations research/conversations/train.jsonl --out runs/ret-train
@@ -41,7 +43,8 @@ from localeval.judge.schemas import BareRetained, Retained, schema_json
 from localeval.metrics.knowledge_retention import STEP
 from localeval.text import split_sentences
 
-VARIANTS = ("default", "no_reason", "bare", "bare_breaks", "fact_breaks", "fact_keeps")
+VARIANTS = ("default", "no_reason", "bare", "bare_breaks", "fact_breaks", "fact_keeps",
+            "fact_template", "fact_template_reason")
 SYSTEM = {"en": "Answer with a single digit only.", "zh": "只用一个数字回答。"}
 QUESTION = {
     "bare": {"en": "Does the last reply keep to everything the user said about themselves? "
@@ -80,6 +83,14 @@ def request(variant: str, lang: str, history: str, reply: str, max_tokens: int,
                             messages=[{"role": "system", "content": SYSTEM[lang]},
                                       {"role": "user", "content": user}],
                             max_tokens=1, continuations=["0", "1"])
+    if variant.startswith("fact_template"):
+        explain = variant.endswith("_reason")
+        head = FACT_LABELS[lang][0].rstrip(":：")
+        sep = "：" if lang == "zh" else ": "
+        return JudgeRequest(step=STEP, messages=prompts.render(
+            lang, STEP, history=f"{head}{sep}{fact}", reply=reply, explain=explain),
+            answer_schema=schema_json(Retained if explain else BareRetained),
+            max_tokens=max_tokens, probe_fields=["retained"])
     if variant in ("default", "no_reason"):
         explain = variant == "default"
         return JudgeRequest(step=STEP, messages=prompts.render(lang, STEP, history=history,
@@ -95,7 +106,7 @@ def request(variant: str, lang: str, history: str, reply: str, max_tokens: int,
 
 
 def p_retained(variant: str, reply: Any) -> float | None:
-    if variant in ("default", "no_reason"):
+    if variant in ("default", "no_reason") or variant.startswith("fact_template"):
         return judge_p_yes(reply.field_probs[0]) if reply.field_probs else None
     p1 = reply.choice_probs.get("1")
     if p1 is None:
