@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from localeval.config import Settings
 from localeval.data.conversation import USER_MARK, Turn, transcript, turn_id, turns_of
@@ -41,11 +41,15 @@ from localeval.errors import LocalevalError
 from localeval.judge.schemas import Standalone
 from localeval.metrics import Metric, MetricContext
 from localeval.metrics.claims.score import ALL_SUPPORTED
+from localeval.metrics.shield import meaning_flags, planted, without
 from localeval.models.backends import Backends
 from localeval.names import GREEDY, WEIGHTED, owner_of
 from localeval.prompts import REWRITE_STEP
 from localeval.results.records import SampleRecord
 from localeval.text import detect_language
+
+if TYPE_CHECKING:
+    from localeval.models.embed import EmbeddingStore
 
 LAST_TURN = "last_turn"
 """The key suffix of a conversation's last assistant turn's score (`faithfulness.last_turn`)."""
@@ -69,11 +73,18 @@ def is_single_turn(m: Metric) -> bool:
     return "turns" not in m.requires
 
 
-def conversation_language(turns: Sequence[Turn], settings: Settings) -> str:
+async def conversation_language(sample: Sample, settings: Settings,
+                                store: EmbeddingStore | None = None) -> str:
     """The conversation's one language (every turn's templates): `settings.language`, or the
-    one its messages and first context are written in."""
+    one its messages and first context are written in, less any note to the evaluator that a
+    form or the meaning head flags in them (as executor.sample_language reads a row)."""
     if settings.language != "auto":
         return settings.language
+    columns = ("turns",)
+    also = frozenset(await meaning_flags(sample, settings, store, columns))
+    if planted(sample, columns, also):
+        sample = without(sample, columns, also)
+    turns = turns_of(sample.value("turns"))
     first_context = next((c[:500] for t in turns for c in t.contexts or ()), None)
     return detect_language(*(t.content[:500] for t in turns[:6]), first_context)
 
@@ -109,7 +120,7 @@ async def evaluate_conversation(sample: Sample, metrics: list[Metric], settings:
     """The conversation's record (module doc): its assistant turns scored concurrently, each by
     the single-turn metrics, and the conversation by the conversation metrics."""
     turns = turns_of(sample.value("turns"))
-    language = conversation_language(turns, settings)
+    language = await conversation_language(sample, settings, backends.embeddings)
     per_turn = [m for m in metrics if is_single_turn(m)]
     whole = [m for m in metrics if not is_single_turn(m)]
     record = SampleRecord(id=sample.id, line=sample.line, language=language)

@@ -230,3 +230,26 @@ def test_a_chinese_note_only_the_head_flags_leaves_an_english_row_english() -> N
     (forms,) = run_rows([row], None, settings.model_copy(update={"shield": "forms"}),
                         judge=NoteJudge(), embedder=ZhStubEmbedder()).records
     assert forms.language == "zh"  # the forms alone do not see it
+
+
+def test_a_chinese_note_only_the_head_flags_leaves_an_english_conversation_english() -> None:
+    """A conversation's templates are chosen on its turns less the notes the head flags
+    (conversation.conversation_language), as a row's are: the note alone would make it
+    Chinese."""
+    from localeval.data.conversation import turns_of
+    from localeval.runner import run as run_rows
+    from localeval.text import detect_language
+
+    turns = [{"role": "user", "content": ROW["question"]},
+             {"role": "assistant", "content": ROW["answer"],
+              "contexts": ["The Tay Bridge crosses the Firth of Tay at Dundee. " + ZH_UNSEEN]}]
+    first = turns_of(turns)[1].contexts[0]
+    assert detect_language(*(t["content"] for t in turns), first) == "zh"
+    row = {"id": "conv-zh-note", "turns": turns}
+    settings = Settings(no_cache=True, metrics=["faithfulness"])
+    (rec,) = run_rows([row], None, settings, judge=NoteJudge(), embedder=ZhStubEmbedder()
+                      ).records
+    assert rec.language == "en"
+    (forms,) = run_rows([row], None, settings.model_copy(update={"shield": "forms"}),
+                        judge=NoteJudge(), embedder=ZhStubEmbedder()).records
+    assert forms.language == "zh"  # the forms alone do not see it
