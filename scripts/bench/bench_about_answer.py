@@ -35,6 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from localeval.judge.interface import JudgeRequest
 from localeval.judge.schemas import BareRetained, schema_json
 from localeval.text import split_sentences
+from scripts.bench.bench_retention import auc, read
 
 SYSTEM = {"en": "Answer with a single digit only.", "zh": "只用一个数字回答。"}
 ASK = {
@@ -131,13 +132,6 @@ def p_subject(variant: str, probs: dict[str, float]) -> float | None:
     return 1.0 - p1 if variant in FLIPPED else p1
 
 
-def auc(pos: list[float], neg: list[float]) -> float | None:
-    if not pos or not neg:
-        return None
-    return round(sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-                 / (len(pos) * len(neg)), 3)
-
-
 def figures(records: list[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for v in sorted({r["variant"] for r in records}):
@@ -176,12 +170,6 @@ async def run(args: argparse.Namespace, items: list[dict[str, str]], path: Path)
                     print(f"{i}/{len(todo)}", file=sys.stderr, flush=True)
     finally:
         judge.close()
-
-
-def read(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        return []
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
 
 
 def main(argv: list[str] | None = None) -> int:
