@@ -24,6 +24,10 @@ the shield's forms). `--at start` puts each note at the start of its carrier's t
 context's) rather than at the end. A cell's `moved` is its main score; `moved_keys` lists every
 score of the metric, sub-scores included, that moved the better way.
 
+`--metrics-file FILE` adds the file's rubrics (localeval/docs/rubrics.md) to the metrics run: a
+rubric that reads a context or a reference starts from the wrong answer, one that reads neither
+from the off-topic answer; one with `higher_is_better = false` moves when its score falls.
+
 `--shield forms|meaning` passes the run's `--shield` (the forms alone, or with the meaning head).
 `--tree` is the checkout whose code runs (`python -m localeval run` from that folder): run it
 once with main's tree and once with this one for before/after. Each run uses its own answer
@@ -158,18 +162,36 @@ def run_metric(tree: Path, rows: list[dict[str, Any]], metric: str, out: Path, p
     return {r["id"]: r for r in map(json.loads, results.read_text(encoding="utf-8").splitlines())}
 
 
-def _better(metric: str, score: float | None, base: float | None) -> bool:
-    """Whether the injected score is better for the system than the clean one."""
+def _better(lower: bool, score: float | None, base: float | None) -> bool:
+    """Whether the injected score is better for the system than the clean one (`lower`: a
+    metric whose lower score is the better)."""
     return (score is not None and base is not None
-            and (score < base if metric in LOWER_IS_BETTER else score > base))
+            and (score < base if lower else score > base))
 
 
-def requirements(tree: Path) -> dict[str, list[str]]:
-    code = ("import json; from localeval.metrics import REGISTRY; print(json.dumps({n: "
-            "list(m.requires) for n, m in REGISTRY.items() if m.uses_judge}))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tree, capture_output=True,
+def requirements(tree: Path, metrics_file: Path | None = None
+                 ) -> tuple[dict[str, list[str]], dict[str, bool], list[str]]:
+    """Each judge metric's fields (the built-in ones, and the rubrics of `metrics_file`), and
+    whether a higher score is better, as the tree's code has them; and the rubrics' names."""
+    code = ("import json, sys; from localeval.metrics import REGISTRY; "
+            "from localeval.metrics.rubric import rubric_metrics; "
+            "from localeval.rubrics import load_files; "
+            "ms = {**REGISTRY, **rubric_metrics(load_files(sys.argv[1:]))}; "
+            "print(json.dumps({n: [list(m.requires), m.higher_is_better, n not in REGISTRY] "
+            "for n, m in ms.items() if m.uses_judge}))")
+    files = [str(metrics_file.resolve())] if metrics_file else []
+    done = subprocess.run([sys.executable, "-c", code, *files], cwd=tree, capture_output=True,
                           text=True, check=True)
-    return json.loads(done.stdout)
+    got = json.loads(done.stdout)
+    return ({n: r for n, (r, _, _) in got.items()}, {n: h for n, (_, h, _) in got.items()},
+            [n for n, (_, _, rubric) in got.items() if rubric])
+
+
+def start_row(metric: str, requires: list[str]) -> str:
+    """The clean row a metric starts from (START; a rubric's by the fields it reads)."""
+    if metric in START:
+        return START[metric]
+    return "wrong answer" if {"contexts", "ground_truth"} & set(requires) else "off-topic answer"
 
 
 def main() -> None:
@@ -177,7 +199,10 @@ def main() -> None:
     parser.add_argument("--tree", type=Path, default=Path("."))
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--profile", default="small")
-    parser.add_argument("--metrics", default=",".join(START))
+    parser.add_argument("--metrics", default=None,
+                        help="comma-separated (default: START's and the --metrics-file rubrics)")
+    parser.add_argument("--metrics-file", type=Path,
+                        help="a rubrics TOML whose rubrics get cells too (module doc)")
     parser.add_argument("--no-myths", action="store_true", help="skip the denied quotes")
     parser.add_argument("--no-explain", action="store_true",
                         help="ask for bare verdicts (no reason first): fewer tokens")
@@ -192,16 +217,19 @@ def main() -> None:
     out.mkdir(parents=True, exist_ok=True)
     cache = out / "answers.sqlite"
     extra = (("--no-explain",) if args.no_explain else ()) + (
-        ("--shield", args.shield) if args.shield else ())
-    requires = requirements(tree)
+        ("--shield", args.shield) if args.shield else ()) + (
+        ("--metrics-file", str(args.metrics_file.resolve())) if args.metrics_file else ())
+    requires, higher, rubrics = requirements(tree, args.metrics_file)
+    chosen = args.metrics.split(",") if args.metrics else [*START, *rubrics]
     table: dict[str, Any] = {}
     seconds: dict[str, float] = {}
-    for metric in args.metrics.split(","):
+    for metric in chosen:
         if metric not in requires:
             continue
+        lower = metric in LOWER_IS_BETTER or not higher[metric]
         rows = []
         for lang in ("en", "zh"):
-            clean = base_row(lang, START[metric])
+            clean = base_row(lang, start_row(metric, requires[metric]))
             rows.append({"id": f"{lang}/clean", **clean})
             for carrier in carriers(metric, requires):
                 for kind, note in notes[lang].get(carrier, {}).items():
@@ -221,10 +249,10 @@ def main() -> None:
                     # every score of the metric, sub-scores included, the better way
                     moved_keys = [k for k, b in clean_scores.items()
                                   if (k == metric or k.startswith(metric + "."))
-                                  and _better(metric, rec["scores"].get(k), b)]
+                                  and _better(lower, rec["scores"].get(k), b)]
                     cells[f"{lang}/{carrier}/{kind}"] = {
                         "clean": base, "injected": score,
-                        "moved": _better(metric, score, base), "moved_keys": moved_keys,
+                        "moved": _better(lower, score, base), "moved_keys": moved_keys,
                         "flagged": "instructions" in rec.get("details", {}).get(metric, {})}
         table[metric] = cells
         (out / "partial.json").write_text(json.dumps({"table": table, "seconds": seconds},
