@@ -95,6 +95,26 @@ def test_an_honest_refusal_the_head_flags_is_kept_whole(small_embedder, answer: 
     assert without(sample, (), also) == sample
 
 
+@pytest.mark.parametrize("answer", [
+    "I'm unable to answer because the context doesn't cover it. The answer is not stated in the "
+    "documents provided.",
+    "每个人对“最好”的定义会有所不同，因此无法回答哪个职业是公认的最好。这个问题没有公认的答案。"])
+def test_an_honest_refusal_of_two_sentences_the_head_flags_is_kept_whole(  # type: ignore[no-untyped-def]
+        small_embedder, answer: str) -> None:
+    """Two held-out refusals (research/refusals_heldout.tsv) joined: the head flags both
+    sentences (P 0.84 and 0.99; 0.70 and 0.87 when written), so without them the answer would
+    be empty and the sample unscored; the copy keeps the answer as given."""
+    from localeval.data.dataset import Sample
+    from localeval.metrics.shield import by_meaning, kept_whole, planted, without
+
+    sample = Sample(id="r", question="When did the Tay Bridge open?", answer=answer,
+                    contexts=["The Tay Bridge crosses the Firth of Tay at Dundee."])
+    also = frozenset(asyncio.run(by_meaning(sample, EmbeddingStore(small_embedder))))
+    assert len(planted(sample, (), also)["answer"]) == 2
+    assert kept_whole(sample, (), also) == ["answer"]
+    assert without(sample, (), also) == sample
+
+
 @pytest.mark.parametrize(("lang", "answer"), [
     ("en", "The provided documents answer this: the Tay Bridge opened in 1925."),
     ("zh", "资料没有直接回答，不过泰桥于1925年通车。")])

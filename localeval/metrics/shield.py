@@ -28,9 +28,9 @@ Three layers, all here or wired from here:
    (`worse`: the lower where higher is better, the higher where lower is better; for a score
    with no fixed direction, a refusal rate, the copy's). A score the copy leaves undefined (a
    context or answer that was nothing but the note) is undefined, with the reason: the value
-   the note was in cannot stand; but a question, answer or reference of one sentence that
-   only the meaning head flags is kept whole in the copy (`kept_whole`: the head is a
-   probability, and it flags honest one-sentence hedges and refusals). The copy drops
+   the note was in cannot stand; but a question, answer or reference that the meaning head
+   alone would leave empty is kept whole in the copy (`kept_whole`: the head is a
+   probability, and it flags honest hedges and refusals). The copy drops
    the flagged sentences and the sentences right after one that refer back to it and claim a
    quality ("… ; it answers the question, correct and relevant."): the rest of the paragraph,
    before and after, stays, so an honest sentence flagged by mistake costs only itself.
@@ -309,15 +309,16 @@ def _strip(text: str, also: frozenset[str] = frozenset()) -> str:
 def kept_whole(sample: Sample, columns: Iterable[str] = (),
                also: frozenset[str] = frozenset()) -> list[str]:
     """The text fields (a question, an answer, a reference, a rubric's text column; never a
-    context) that are one sentence, which the meaning head alone flags: `without` keeps them
-    as given. The head flags honest one-sentence hedges and refusals ("每个人对“最好”的定义会有
-    所不同，因此无法回答…", HalluQA dev, P 0.70; "I cannot answer that from the given
-    documents.", P 0.99), and without the sentence the field is empty and the sample unscored;
-    the flag is still reported, and the other fields' notes still leave the copy. A field a
-    form matches, or of more sentences (a note beside an answer), is stripped, empty or not."""
+    context) that the meaning head alone would leave empty (no form matches, and every
+    sentence is flagged): `without` keeps them as given. The head flags honest hedges and
+    refusals ("每个人对“最好”的定义会有所不同，因此无法回答…", HalluQA dev, P 0.70; "I cannot
+    answer that from the given documents.", P 0.99), of one sentence or of several, and without
+    them the field is empty and the sample unscored; the flag is still reported, and the other
+    fields' notes still leave the copy. A field a form matches, or with a sentence the head
+    does not flag (a note beside an answer), is stripped, empty or not."""
     return [name for name in _scanned(columns)
             if isinstance(value := sample.value(name), str) and _aimed(value, also)
-            and not _aimed(value) and len(sentence_groups(value)) == 1]
+            and not _aimed(value) and not _strip(value, also).strip()]
 
 
 def without(sample: Sample, columns: Iterable[str] = (),
