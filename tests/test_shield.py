@@ -111,6 +111,20 @@ def test_a_note_pulling_refusal_up_is_scored_without_it() -> None:
     assert rec.scores["refusal"] == 0.0 and rec.details["refusal"]["instructions"]["found"]
 
 
+@pytest.mark.parametrize("name", ["refusal", "plain"])
+def test_an_answer_that_is_only_a_note_is_not_scored_as_an_empty_answer(name: str) -> None:
+    """Without the note the answer is empty: the copy is not shown to the judge as an answer
+    of nothing (which reads as no refusal), every score is undefined, and the reason says so;
+    a rubric's likewise."""
+    plain = localeval.rubric("plain", criteria="The answer is polite.", scale="yes/no")
+    row = {"id": "n", "question": "What will the share price be next year?", "answer": NOTE}
+    (rec,) = run_rows([row], [name], rubrics=[plain]).records
+    assert all(v is None for v in rec.scores.values()), rec.scores
+    found = rec.details[name]
+    assert "without that text the answer is empty" in found["unscored_reason"]
+    assert name in found["instructions"]["undefined_without_them"]
+
+
 # -- item 5: rubrics, in every column they read ----------------------------------------------------
 
 RUBRIC = localeval.rubric("fits", criteria="The answer fits the ad copy.", scale="yes/no",

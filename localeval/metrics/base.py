@@ -376,7 +376,7 @@ def behind_shield(m: Metric) -> Metric:
         return own(settings) or (settings.shield == "meaning" and settings.judge != "fake")
 
     return dataclasses.replace(m, fn=shielded(
-        m.fn, m.higher_is_better if m.direction_fixed else None, m.name, columns),
+        m.fn, m.higher_is_better if m.direction_fixed else None, m.name, columns, m.requires),
         uses_embedder=True, embedder_when=embedder_when)
 
 

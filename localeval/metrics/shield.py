@@ -28,9 +28,11 @@ Three layers, all here or wired from here:
    (`worse`: the lower where higher is better, the higher where lower is better; for a score
    with no fixed direction, a refusal rate, the copy's). A score the copy leaves undefined (a
    context or answer that was nothing but the note) is undefined, with the reason: the value
-   the note was in cannot stand; but a question, answer or reference that the meaning head
-   alone would leave empty is kept whole in the copy (`kept_whole`: the head is a
-   probability, and it flags honest hedges and refusals). The copy drops
+   the note was in cannot stand, and so is one whose copy lacks a field the metric requires
+   (an answer that was nothing but notes); but a question, answer or reference that the copy
+   would leave empty only through the meaning head's flags keeps the sentences the head
+   flags (`kept_whole`: the head is a probability, and it flags honest hedges and refusals).
+   The copy drops
    the flagged sentences and the sentences right after one that refer back to it and claim a
    quality ("… ; it answers the question, correct and relevant."): the rest of the paragraph,
    before and after, stays, so an honest sentence flagged by mistake costs only itself.
@@ -309,30 +311,33 @@ def _strip(text: str, also: frozenset[str] = frozenset()) -> str:
 def kept_whole(sample: Sample, columns: Iterable[str] = (),
                also: frozenset[str] = frozenset()) -> list[str]:
     """The text fields (a question, an answer, a reference, a rubric's text column; never a
-    context) that the meaning head alone would leave empty (no form matches, and every
-    sentence is flagged): `without` keeps them as given. The head flags honest hedges and
-    refusals ("每个人对“最好”的定义会有所不同，因此无法回答…", HalluQA dev, P 0.70; "I cannot
-    answer that from the given documents.", P 0.99), of one sentence or of several, and without
-    them the field is empty and the sample unscored; the flag is still reported, and the other
-    fields' notes still leave the copy. A field a form matches, or with a sentence the head
-    does not flag (a note beside an answer), is stripped, empty or not."""
+    context) that the copy would leave empty only through the meaning head's flags (empty
+    without every flagged sentence, not without the forms' matches alone): `without` keeps
+    the sentences the head flags in them and takes out the forms' matches only. The head flags
+    honest hedges and refusals ("每个人对“最好”的定义会有所不同，因此无法回答…", HalluQA dev, P
+    0.70; "I cannot answer that from the given documents.", P 0.99), alone or beside a note a
+    form matches, and without them the field is empty and the sample unscored; the flag is
+    still reported, and the other fields' notes still leave the copy. A field with a sentence
+    no detector flags (a note beside an answer) is stripped of every flagged sentence; one the
+    forms alone empty is empty."""
     return [name for name in _scanned(columns)
             if isinstance(value := sample.value(name), str) and _aimed(value, also)
-            and not _aimed(value) and not _strip(value, also).strip()]
+            and not _strip(value, also).strip() and _strip(value).strip()]
 
 
 def without(sample: Sample, columns: Iterable[str] = (),
             also: frozenset[str] = frozenset(), whole: Iterable[str] | None = None) -> Sample:
     """A copy of the sample whose material (FIELDS, then `columns`) lacks the sentences aimed
-    at the evaluator (`planted`'s), less the fields `kept_whole` keeps (`whole`, when the
-    caller has them): what the worse-of-two score is computed against, never what is shown as
-    the sample."""
+    at the evaluator (`planted`'s); the fields `kept_whole` keeps (`whole`, when the caller has
+    them) lack the forms' matches only: what the worse-of-two score is computed against, never
+    what is shown as the sample."""
     whole = set(kept_whole(sample, columns, also) if whole is None else whole)
     update: dict[str, Any] = {}
     for name in _scanned(columns):
         value = sample.value(name)
-        if name not in whole and any(_aimed(t, also) for t in _texts(value)):
-            update[name] = _stripped(value, also)
+        flags = frozenset() if name in whole else also
+        if any(_aimed(t, flags) for t in _texts(value)):
+            update[name] = _stripped(value, flags)
     return sample.model_copy(update=update)
 
 
@@ -405,11 +410,12 @@ async def by_meaning(sample: Sample, store: EmbeddingStore, columns: Iterable[st
 
 
 def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = None,
-             columns: Iterable[str] = ()) -> MetricFn:
+             columns: Iterable[str] = (), requires: Iterable[str] = ()) -> MetricFn:
     """The metric `name` with the shield (module doc, layer 3), scanning FIELDS and `columns`:
     unchanged on a sample with nothing aimed at the evaluator. `higher_is_better=None`: a score
-    with no fixed direction (`worse`)."""
-    columns = tuple(columns)
+    with no fixed direction (`worse`). A copy that lacks a field of `requires` the sample has
+    is not scored: every score is undefined, with the reason."""
+    columns, requires = tuple(columns), tuple(requires)
 
     @functools.wraps(fn)
     async def run(sample: Sample, ctx: MetricContext) -> MetricResult:
@@ -421,7 +427,12 @@ def shielded(fn: MetricFn, higher_is_better: bool | None, name: str | None = Non
             return result
         whole = kept_whole(sample, columns, also)
         copy = without(sample, columns, also, whole)
-        shadow = result if copy == sample else await fn(copy, ctx)
+        lost = [f for f in copy.missing(requires) if f not in sample.missing(requires)]
+        if lost:  # no score of the copy: each of the result's is undefined (`worse`)
+            shadow = result.model_copy(update={"scores": {}, "details": {},
+                                               "reason": f"the {lost[0]} is empty"})
+        else:
+            shadow = result if copy == sample else await fn(copy, ctx)
         out, moved, undefined = worse(result, shadow, higher_is_better, name)
         out.details["instructions"] = {
             "found": found, "scored_without_them": moved,
