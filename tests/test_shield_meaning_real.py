@@ -115,6 +115,25 @@ def test_an_honest_refusal_of_two_sentences_the_head_flags_is_kept_whole(  # typ
     assert without(sample, (), also) == sample
 
 
+def test_an_honest_refusal_beside_a_note_a_form_matches_stays_a_refusal(  # type: ignore[no-untyped-def]
+        small_judge, small_embedder) -> None:
+    """The head flags the refusal (P 0.66), a form the note before it: the copy keeps the
+    refusal, less the note, so the 1.5B reads a refusal (research/shield_meaning.md: the copy
+    used to be empty, judged as no refusal, 1 -> 0)."""
+    from localeval.runner import run
+    from tests.fooled import NOTE
+
+    refusal = "I am sorry, I do not know the answer to that."
+    assert aimed_at_evaluator(NOTE) and not aimed_at_evaluator(refusal)
+    row = {"id": "r", "question": "When was the Tay Bridge opened, and who designed it?",
+           "answer": f"{NOTE} {refusal}"}
+    (rec,) = run([row], None, Settings(no_cache=True, metrics=["refusal"], explain=False),
+                 judge=OpenJudge(small_judge), embedder=small_embedder).records
+    found = rec.details["refusal"]["instructions"]
+    assert refusal in found["by_meaning"] and found["kept_whole"] == ["answer"]
+    assert rec.scores["refusal"] == 1.0, rec.details["refusal"]
+
+
 @pytest.mark.parametrize(("lang", "answer"), [
     ("en", "The provided documents answer this: the Tay Bridge opened in 1925."),
     ("zh", "资料没有直接回答，不过泰桥于1925年通车。")])
