@@ -181,7 +181,10 @@ def requirements(tree: Path, metrics_file: Path | None = None
             "for n, m in ms.items() if m.uses_judge}))")
     files = [str(metrics_file.resolve())] if metrics_file else []
     done = subprocess.run([sys.executable, "-c", code, *files], cwd=tree, capture_output=True,
-                          text=True, check=True)
+                          text=True, check=False)
+    if done.returncode:  # a metrics file that does not load: its one-line error
+        last = done.stderr.strip().splitlines()[-1:] or ["no output"]
+        raise SystemExit(f"bench_injection: the metrics of {tree} do not load: {last[0]}")
     got = json.loads(done.stdout)
     return ({n: r for n, (r, _, _) in got.items()}, {n: h for n, (_, h, _) in got.items()},
             [n for n, (_, _, rubric) in got.items() if rubric])
