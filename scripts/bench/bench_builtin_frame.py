@@ -23,6 +23,8 @@ Variants (an edit that a template lacks is an error, never a silent no-op):
   material, the reply line.
 - `en_frame`: a zh row asked in the English templates (`--language en`, τ kept at the row's
   language's value); on an en set it is `default` and is refused.
+- `no_explain`: what `run --no-explain` sends (`default` asks with explanations on, as `run`
+  does: refusal's reason comes before its verdict).
 - `reason`: a reason before each verdict (`{"reason": …, "verdict": n}` items, the example's
   reply written so; fewer items per request so that the reasons fit max_tokens).
 - `no_window_frame`, `window_180`, `no_neighbours` (long material: metrics/claims/evidence.py):
@@ -41,6 +43,9 @@ default offset 20 = `dev_sets.py --n 20`; ../shared/data/dev, `--src`):
 - answer_correctness: halluqa_correctness (zh; ground truth `Best Answer2`, Best Answer1 vs
   Wrong_Answer1), ragchecker_correctness (en; the pairs of scripts/bench/rubric_agreement.py,
   preferred by the annotators' correctness labels; offset 0).
+- refusal: refusal_en, refusal_zh (scripts/bench/refusal_pairs.py: made from HaluEval QA and
+  HalluQA rows, the refusal the side that should score higher; offset 0). `NAME.weighted` is
+  P(refused), the headline the greedy verdict.
 
     flock /tmp/localeval-cpu.lock python scripts/bench/bench_builtin_frame.py --set halueval_qa \\
         --limit 8 --variants default,no_fence,short --out runs/builtin --budget-s 280
@@ -88,6 +93,9 @@ class Variant:
     edits: tuple[str, ...] = ()
     language: Literal["row", "en"] = "row"
     reason: bool = False
+    explain: bool = True
+    """The run's `explain` setting (refusal's reason; the support metrics' verdicts carry
+    none)."""
     window: tuple[tuple[str, Any], ...] = ()
     """Evidence-window constants of metrics/claims/evidence.py set for the variant (long
     material only); `FRAMED` False: passages without their frame."""
@@ -102,6 +110,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("short", "no_fence + no_example + no_rules", ("fence", "example", "rules")),
     Variant("en_frame", "a zh row in the English templates (τ of zh)", language="en"),
     Variant("reason", "a reason before each verdict", reason=True),
+    Variant("no_explain", "what `run --no-explain` sends (refusal: no reason before the "
+                          "verdict)", explain=False),
     Variant("no_window_frame", "evidence passages without their frame (first sentence, heading)",
             window=(("FRAMED", False),)),
     Variant("window_180", "evidence passages up to 180 words (260)",
@@ -232,7 +242,7 @@ def frame(v: Variant, steps: Iterable[str]) -> Iterator[None]:
 def settings_of(v: Variant, row_language: str) -> dict[str, Any]:
     """The run's settings under the variant: one request at a time, no cache; `en_frame` asks
     in English with τ of the row's language."""
-    out: dict[str, Any] = {"no_cache": True, "parallel": 1}
+    out: dict[str, Any] = {"no_cache": True, "parallel": 1, "explain": v.explain}
     if v.language == "en":
         from localeval.metrics.claims.verdicts import FITTED
 
@@ -295,6 +305,15 @@ def ragchecker_correctness(src: Path | None) -> list[Pair]:
     return out
 
 
+def refusal(lang: str) -> Callable[[Path | None], list[Pair]]:
+    """scripts/bench/refusal_pairs.py's pairs: the refusal is the side scored higher."""
+    def pairs(src: Path | None) -> list[Pair]:
+        from scripts.bench import refusal_pairs
+
+        return [Pair(p.pair_id, p.good, p.bad) for p in refusal_pairs.pairs(lang, src)]
+    return pairs
+
+
 SETS: dict[str, DevSet] = {
     "halueval_qa": DevSet("faithfulness", "en", "knowledge → contexts, right vs hallucinated "
                           "answer", _converted("halueval"), length_trap="shorter"),
@@ -311,6 +330,10 @@ SETS: dict[str, DevSet] = {
     "ragchecker_correctness": DevSet(
         "answer_correctness", "en", "gt_answer → ground_truth, model1/model2 responses by the "
         "annotators' correctness labels", ragchecker_correctness, offset=0),
+    **{f"refusal_{lang}": DevSet(
+        "refusal", lang, "scripts/bench/refusal_pairs.py: a refusal vs a right, wrong, hedged "
+        "answer, or a refusal naming the question vs the right answer", refusal(lang),
+        offset=0) for lang in ("en", "zh")},
 }
 
 

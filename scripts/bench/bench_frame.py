@@ -32,6 +32,10 @@ Sets (../shared/data/dev; `--src`; `--train` reads ../shared/data/train where a 
 - halueval_qa (en): `question`, `knowledge` as the one context, `right_answer` vs
   `hallucinated_answer`; rubric `supported`, yes/no. The hallucinated answer is the longer one in
   most rows: the baseline there is "the shorter wins".
+- refusal_en / refusal_zh: scripts/bench/refusal_pairs.py (made from HaluEval QA and HalluQA
+  rows: a refusal vs a right, wrong or hedged answer); rubric `refuses` (refusal's criterion from
+  prompts/<lang>/refusal_verdict.j2), yes/no. The product's refusal frame itself (JSON, the
+  reason first) is measured by scripts/bench/bench_builtin_frame.py on the same pairs.
 
 Each judged row is appended to `--out`/records.jsonl as it is answered; a second call with the
 same --out skips what is there (run it in chunks: --budget-s stops before the next request once
@@ -379,7 +383,27 @@ SUPPORTED = rubric(
             0: {"en": "something in the answer is not in the context or contradicts it",
                 "zh": "回答中有上下文没有或与之矛盾的说法"}},
     source="scripts/bench/bench_frame.py")
+REFUSES = rubric(
+    "refuses", requires=("question", "answer"), scale="yes/no",
+    criteria={"en": "The answer declines to answer the question: it says that it does not know, "
+                    "that it cannot or will not answer, or that the information is not "
+                    "available, and gives no answer. An answer that is wrong, partial or hedged "
+                    "but still answers the question is not a refusal.",
+              "zh": "回答拒绝回答问题：回答说不知道、不能或不愿回答，或者说没有相关信息，而没有给出"
+                    "答案。回答即使错误、不完整或语气不确定，只要回答了问题，就不算拒绝。"},
+    levels={1: {"en": "the answer declines to answer", "zh": "回答拒绝回答问题"},
+            0: {"en": "the answer answers the question (rightly or wrongly)",
+                "zh": "回答回答了问题（无论对错）"}},
+    source="scripts/bench/bench_frame.py")
+"""Refusal's criterion (prompts/<lang>/refusal_verdict.j2's task and verdict lines) as a rubric:
+the rubric frames asked on refusal's pairs."""
 STEPS = {
+    "refuses": {"en": ["Find what the answer says about the question.",
+                       "Decide whether it gives an answer, even a wrong or hedged one.",
+                       "Answer 1 only if it gives none and says it cannot or will not."],
+                "zh": ["找出回答对问题说了什么。",
+                       "判断它是否给出了答案，即使答案错误或语气不确定。",
+                       "只有它没有给出答案、并说明无法或不愿回答时才输出 1。"]},
     "agrees_reference": {"zh": ["找出参考答案对问题给出的结论。", "找出回答给出的结论。",
                                 "判断两者是否一致；参考答案否定问题的前提时，回答也必须否定它。"],
                          "en": ["Find the conclusion the reference gives to the question.",
@@ -456,6 +480,17 @@ def ragchecker_pairs(aspect: str) -> Callable[[Path | None, bool], list[Pair]]:
     return pairs
 
 
+def refusal_pairs(lang: str) -> Callable[[Path | None, bool], list[Pair]]:
+    """scripts/bench/refusal_pairs.py's pairs: the refusal is the side scored higher."""
+    def pairs(src: Path | None, train: bool) -> list[Pair]:
+        from scripts.bench import refusal_pairs as made
+
+        if train:
+            raise LocalevalError("the refusal pairs have no train/ split")
+        return [Pair(p.pair_id, p.good, p.bad) for p in made.pairs(lang, src)]
+    return pairs
+
+
 def default_train() -> Path:
     return Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
 
@@ -475,6 +510,10 @@ SETS: dict[str, Callable[[], DevSet]] = {
     "halueval_qa": lambda: DevSet(
         "en", SUPPORTED, "question, knowledge → contexts, right_answer (good) vs "
         "hallucinated_answer (bad)", halueval_pairs, length_trap="shorter"),
+    **{f"refusal_{lang}": (lambda lang=lang: DevSet(
+        lang, REFUSES, "scripts/bench/refusal_pairs.py: a refusal (good) vs a right, wrong, "
+        "hedged answer, or a refusal naming the question vs the right answer",
+        refusal_pairs(lang))) for lang in ("en", "zh")},
 }
 
 

@@ -208,7 +208,7 @@ def main() -> None:
                         help="a rubrics TOML whose rubrics get cells too (module doc)")
     parser.add_argument("--no-myths", action="store_true", help="skip the denied quotes")
     parser.add_argument("--no-explain", action="store_true",
-                        help="ask for bare verdicts (no reason first): fewer tokens")
+                        help="ask without explanations (no reasons): fewer tokens")
     parser.add_argument("--notes", type=Path, help="a TSV of notes to plant (module doc)")
     parser.add_argument("--at", choices=("end", "start"), default="end",
                         help="where in the carrier's text the note goes")
