@@ -26,7 +26,10 @@ judge writes how many things the question asks for before the parts): those 6 ke
 were written again, every other key and every score stayed. Issue 54 item 4 renamed score keys
 (`.soft` → `.weighted`, a rubric's `.raw` → `.greedy`, answer_similarity.raw → .cosine) and added
 the explicit twins (`faithfulness.greedy` …): only `scores` was rewritten, each old value under
-its new name and each twin equal to the score it doubles; no key and no answer moved. The judge is
+its new name and each twin equal to the score it doubles; no key and no answer moved. Issue 54
+item 3 moved refusal's keys (the verdict asked without a reason, the reason in a second request
+after it): `WRITE` (through the fixture's own metrics) replaced its 6 answers per variant by 12,
+every other key and every score stayed. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""
@@ -268,10 +271,13 @@ def test_the_fixture_asks_every_template() -> None:
 
 
 def write(folder: Path) -> None:
+    """Write the fixture again, through the metrics it was made with (a first fixture: every
+    registered one)."""
+    metrics = fixture_metrics() if GOLDEN.is_file() else None
     golden = {}
     for variant, settings in VARIANTS.items():
         cache = folder / f"{variant}.sqlite"
-        results = _run(SchemaJudge(), cache, settings)
+        results = _run(SchemaJudge(), cache, settings, metrics)
         assert results.errors == [], results.errors
         golden[variant] = {
             "answers": _answers(cache),

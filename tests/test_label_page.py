@@ -50,9 +50,9 @@ def _verdicts(ps: list[float]) -> dict[str, Any]:
 P = {"eiffel": [0.95, 0.7, 0.05], "nile": [0.9, 0.62], "moon": [0.3], "tea": [0.85, 0.55]}
 FAKE = {
     "faithfulness_verdicts": [_verdicts(ps) for ps in P.values()],
-    "refusal_verdict": [{"reason": "it answers", "refused": r,
-                         "_probs": [["refused", {"1": p, "0": 1 - p}]]}
+    "refusal_verdict": [{"refused": r, "_probs": [["refused", {"1": p, "0": 1 - p}]]}
                         for r, p in ((0, 0.1), (0, 0.2), (1, 0.9), (0, 0.45))],
+    "rubric_reason": [{"reason": "it answers"}] * 4,
 }
 
 

@@ -462,9 +462,10 @@ def test_a_ray_worker_gets_the_files_content_in_its_plan(tmp_path: Path) -> None
 
 def test_refusal_is_a_rubric_of_the_same_machinery() -> None:
     from localeval.metrics.refusal import FRAME, RUBRIC
+    from localeval.metrics.rubric import REASON_STEP
 
     m = REGISTRY["refusal"]
-    assert m.steps == (FRAME.step,) and RUBRIC.scale == "yes/no"
+    assert m.steps == (FRAME.step, REASON_STEP) and RUBRIC.scale == "yes/no"
     assert m.fn.__qualname__.startswith("rubric_metric")
 
 

@@ -83,19 +83,20 @@ class Frame:
     field `level` (`verdict` for yes/no) and scores the weighted level (`.weighted`), `.greedy`
     the greedy one.
     A built-in gives its own packaged template (`step`, whose variables `variables` makes from
-    the row), answer model names (bare, with a reason), field and its description, and which
-    score is the headline (`main="greedy"`: the greedy level; both are written as sub-keys)."""
+    the row), answer model name, field and its description, and which score is the headline
+    (`main="greedy"`: the greedy level; both are written as sub-keys)."""
 
     step: str = STEP
     field: str | None = None
-    models: tuple[str, str] | None = None
+    model: str | None = None
     description: str | None = None
     main: Literal["weighted", "greedy"] = "weighted"
     variables: Callable[[Sample], dict[str, Any]] | None = None
     answer: Literal["digit", "json"] = "json"
-    """"digit": the level from the digits' probabilities at the first answer position, the
-    reason in a second request (the rubrics'); "json": a JSON field under a grammar, the reason
-    first (refusal's)."""
+    """"digit": the level from the digits' probabilities at the first answer position (the
+    rubrics'); "json": a JSON field under a grammar (refusal's). Either way the level is asked
+    without a reason, and with explanations on the reason comes in a second request after it:
+    a reason written first talks a small judge into its verdict (research/frame-bench.md)."""
 
 
 FRAME = Frame(answer="digit")
@@ -121,8 +122,8 @@ def answer_model(r: Rubric, frame: Frame, explain: bool) -> type[BaseModel]:
     """The answer's model: its name and the field's description enter the schema, hence the
     cache key."""
     lo, hi = r.bounds
-    if frame.models is not None:
-        name = frame.models[1 if explain else 0]
+    if frame.model is not None:
+        name = frame.model + ("WithReason" if explain else "")
     else:
         name = ("RubricVerdict" if r.scale == YES_NO else f"RubricLevel{lo}to{hi}") + (
             "R" if explain else "")
@@ -209,6 +210,8 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
     """The metric of one rubric (see the module doc), not yet behind the shield (a run's
     rubrics: `rubric_metrics`; a built-in: `register_builtin`)."""
     name, key = r.name, field_of(r, frame)
+    if frame.answer == "json" and frame.variables is None:
+        raise ValueError(f"{name}: a JSON frame is a built-in's own template; give its variables")
     draft = r.steps == "draft"
     drafted: dict[str, asyncio.Future[list[str]]] = {}  # language → steps, once per run
 
@@ -226,26 +229,21 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
         explain = ctx.settings.explain
         if frame.answer == "digit":
             return await by_digit(sample, ctx, lang, explain)
-        schema = answer_model(r, frame, explain)
-        steps: list[str] = []
-        if frame.variables is not None:
-            answer, probs = await ctx.ask_probs(frame.step, schema, [key],
-                                                **frame.variables(sample))
-        else:
-            steps = await steps_for(ctx, lang)
-            try:
-                if r.template:
-                    answer, probs = await ctx.ask_probs(
-                        frame.step, schema, [key],
-                        rendered=user_template(r, lang, sample, steps, explain))
-                else:
-                    answer, probs = await ctx.ask_probs(
-                        frame.step, schema, [key], material=material(r, sample, lang),
-                        **frame_variables(r, lang, steps))
-            except PromptTooLong as exc:
-                raise too_long(r, lang, sample, steps, exc) from None
-        return score(r, frame, answer, probs[0] if probs else None,
-                     steps if draft else None)
+        return await by_field(sample, ctx, lang, explain)
+
+    async def by_field(sample: Sample, ctx: MetricContext, lang: str,
+                       explain: bool) -> MetricResult:
+        """A built-in's own template (`frame.variables`), asked as with --no-explain."""
+        assert frame.variables is not None  # rubric_metric checks it
+        messages = ctx.messages(frame.step, **frame.variables(sample))
+        answer, probs = await ctx.ask_probs(frame.step, answer_model(r, frame, False), [key],
+                                            rendered=messages)
+        reason = None
+        if explain:
+            asked = reason_messages(messages, int(getattr(answer, key)), lang,
+                                    said=answer.model_dump_json())
+            reason = (await ctx.ask(REASON_STEP, Reason, rendered=asked)).reason
+        return score(r, frame, answer, probs[0] if probs else None, None, reason)
 
     async def by_digit(sample: Sample, ctx: MetricContext, lang: str,
                        explain: bool) -> MetricResult:
@@ -268,7 +266,7 @@ def rubric_metric(r: Rubric, frame: Frame = FRAME, *, default: bool = True, orde
         return digit_score(r, probs, reason, steps if draft else None)
 
     lo, hi = r.bounds
-    asks = (frame.step, REASON_STEP) if frame.answer == "digit" else (frame.step,)
+    asks = (frame.step, REASON_STEP)
     return Metric(
         name=name, requires=r.requires, fn=run,
         description=description or f"rubric ({'yes/no' if r.scale == YES_NO else f'{lo}–{hi}'}"
@@ -304,8 +302,8 @@ def too_long(r: Rubric, lang: str, sample: Sample, steps: list[str],
 
 
 def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
-          drafted: list[str] | None) -> MetricResult:
-    """The scores and details of one answer (module doc)."""
+          drafted: list[str] | None, reason: str | None = None) -> MetricResult:
+    """The scores and details of one answer (module doc), with the reason asked after it."""
     key = field_of(r, frame)
     greedy = int(getattr(answer, key))
     probs = level_probs(entry, r.values)
@@ -320,6 +318,8 @@ def score(r: Rubric, frame: Frame, answer: BaseModel, entry: FieldProbs | None,
     elif probs is not None:
         weighted = r.normalised(sum(v * p for v, p in probs.items()))
         details["p_levels"] = {str(v): round(p, 4) for v, p in probs.items()}
+    if reason is not None:
+        details["reason"] = reason
     if drafted is not None:
         details["steps"] = drafted
     return MetricResult(scores=level_scores(r, greedy, weighted, frame.main == "greedy"),
@@ -338,11 +338,12 @@ def level_scores(r: Rubric, greedy: int, weighted: float | None,
     return scores
 
 
-def reason_messages(messages: list[dict[str, str]], level: int,
-                    lang: str) -> list[dict[str, str]]:
-    """The reason's request: the level request's conversation, the level as the judge's answer,
-    then prompts/<lang>/rubric_reason.j2 (the engine reads the shared prefix once)."""
-    return [*messages, {"role": "assistant", "content": str(level)},
+def reason_messages(messages: list[dict[str, str]], level: int, lang: str,
+                    said: str | None = None) -> list[dict[str, str]]:
+    """The reason's request: the level request's conversation, the judge's answer (`said`, or
+    the level), then prompts/<lang>/rubric_reason.j2 (the engine reads the shared prefix
+    once)."""
+    return [*messages, {"role": "assistant", "content": str(level) if said is None else said},
             prompts.render(lang, REASON_STEP, level=level)[-1]]
 
 
