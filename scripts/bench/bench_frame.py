@@ -100,13 +100,17 @@ class Variant:
     levels_at: Literal["criterion", "reply"] = "criterion"
     yes_no_levels: bool = False
     steps: bool = False
+    reply: Literal["plain", "ask"] = "plain"
+    """A yes/no rubric's reply line: "Reply 1 for yes, 0 for no." (plain), or that line after
+    "Does the material meet the criterion above?" (ask)."""
 
     @property
     def product(self) -> bool:
         """Whether the product's own code renders this variant unedited."""
         return (self.frame == "repo" and self.fence and self.order == "material"
                 and self.system == "repo" and self.reason in ("none", "second")
-                and self.levels_at == "criterion" and not self.yes_no_levels)
+                and self.levels_at == "criterion" and not self.yes_no_levels
+                and self.reply == "plain")
 
 
 _BASE = Variant("no_reason", "the product's frame with --no-explain: the level digit's "
@@ -128,6 +132,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
                   "frame of 9b164fb)"),
     replace(_BASE, name="levels_last", levels_at="reply", yes_no_levels=True,
             about="levels_yes_no with the level lines after the fields, just before the reply"),
+    replace(_BASE, name="ask", reply="ask",
+            about="no_reason with the yes/no reply line asking 'Does the material meet the "
+                  "criterion above? Reply 1 for yes, 0 for no.'"),
     replace(_BASE, name="en_frame", language="en",
             about="no_reason in the English frame (English criterion, labels, system prompt)"),
     Variant("bare", "one-line system prompt, the criterion, the fields as `name: value` lines, "
@@ -186,6 +193,8 @@ REASON_AFTER = {"en": 'Reply as {{ "{" ~ choice }}, "reason": "one short sentenc
 DIGIT_SYSTEM = {"en": "Answer with a single digit only.", "zh": "只用一个数字回答。"}
 BARE_NAMES = {"question": "question", "answer": "answer", "ground_truth": "reference",
               "contexts": "context"}
+PLAIN_REPLY = "Reply 1 for yes, 0 for no."
+ASK_REPLY = "Does the material meet the criterion above? " + PLAIN_REPLY
 BARE_REPLY = {True: "Reply 1 for yes, 0 for no.", False: "Reply with one digit from {lo} to {hi}."}
 
 
@@ -214,6 +223,11 @@ def edited_template(lang: str, v: Variant) -> str:
                 raise ValueError(f"{lang}/rubric.j2: the level lines' block is not as expected")
             del lines[at + 4]
             del lines[at - 1:at + 1]  # its comment and the if
+        if v.reply == "ask":
+            at = [i for i, t in enumerate(lines) if t.strip() == PLAIN_REPLY]
+            if len(at) != 1:
+                raise ValueError(f"{lang}/rubric.j2: no single yes/no reply line")
+            lines[at[0]] = ASK_REPLY + "\n"
         if v.levels_at == "reply":  # the level lines' loop, moved before the reply's block
             start = next(i for i, s in enumerate(lines) if s.startswith("{% for value, text in"))
             block = lines[start:start + 3]
