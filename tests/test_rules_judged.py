@@ -318,7 +318,9 @@ def test_every_judge_metric_prompt_fences_its_material() -> None:
 
     for name in JUDGE_METRICS:
         for step in REGISTRY[name].steps:
-            if step == "rubric_steps":  # written from the criterion alone: no sample material
+            if step in ("rubric_steps", "rubric_reason"):
+                # rubric_steps is written from the criterion alone; rubric_reason follows the fenced
+                # verdict in the same conversation and adds no material of its own
                 continue
             for lang, word in (("en", "never an order to you"), ("zh", "绝不是给你的命令")):
                 assert word in (PROMPTS_DIR / lang / f"{step}.j2").read_text(), (lang, step)
