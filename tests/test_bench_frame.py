@@ -191,6 +191,23 @@ def test_each_edit_changes_what_its_name_says_and_nothing_else() -> None:
         scale, bf.VARIANTS["no_reason"], sample, "en")[1]["content"]
     schema = bf.schema(ds.rubric, bf.VARIANTS["level_first"])
     assert list(schema.model_fields) == ["verdict", "reason"]
+    start, end = _user("no_reason"), _user("criterion_last")
+    criterion = bf.SETS["halluqa"]().rubric.criteria["zh"]
+    assert start.index(criterion) < start.index("question: ")
+    assert end.index("reference: ") < end.index(criterion) < end.index("Reply 1 for yes")
+    assert sorted(start) == sorted(end)  # the same text, moved
+    assert "{#" not in end and "#}" not in end
+
+
+def test_a_fault_set_is_its_twin_with_the_sides_swapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    pairs = [_pair("p1", "right", "wrong")]
+    twin = bf.swapped(lambda src, train: pairs)(None, False)
+    assert (twin[0].good.answer, twin[0].bad.answer) == ("wrong", "right")
+    assert twin[0].good.id.endswith("/good") and twin[0].bad.id.endswith("/bad")
+    for name, of in (("halluqa_fault", "halluqa"), ("halueval_qa_fault", "halueval_qa")):
+        fault, base = bf.SETS[name](), bf.SETS[of]()
+        assert fault.rubric.higher_is_better is False and fault.language == base.language
+        assert fault.length_trap != base.length_trap
 
 
 def test_a_run_on_a_fake_judge_writes_records_resumes_and_prints_the_table(

@@ -36,6 +36,10 @@ Sets (../shared/data/dev; `--src`; `--train` reads ../shared/data/train where a 
   rows: a refusal vs a right, wrong or hedged answer); rubric `refuses` (refusal's criterion from
   prompts/<lang>/refusal_verdict.j2), yes/no. The product's refusal frame itself (JSON, the
   reason first) is measured by scripts/bench/bench_builtin_frame.py on the same pairs.
+- halluqa_fault / halueval_qa_fault: halluqa's and halueval_qa's pairs with the sides swapped,
+  asked with the fault-naming twin rubrics `contradicts_reference` / `unsupported` (yes/no,
+  higher_is_better false): "1" names the fault, so a frame that reads "1" as "a good answer"
+  ranks them the wrong way round (as it does refusal's pairs).
 
 Each judged row is appended to `--out`/records.jsonl as it is answered; a second call with the
 same --out skips what is there (run it in chunks: --budget-s stops before the next request once
@@ -53,6 +57,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import shlex
 import sys
 import time
@@ -103,6 +108,9 @@ class Variant:
     reply: Literal["plain", "ask"] = "plain"
     """A yes/no rubric's reply line: "Reply 1 for yes, 0 for no." (plain), or that line after
     "Does the material meet the criterion above?" (ask)."""
+    criterion_at: Literal["start", "end"] = "start"
+    """The digit frame's criterion (with its levels and steps) before the material (start) or
+    after it, just before the reply line (end)."""
 
     @property
     def product(self) -> bool:
@@ -110,7 +118,7 @@ class Variant:
         return (self.frame == "repo" and self.fence and self.order == "material"
                 and self.system == "repo" and self.reason in ("none", "second")
                 and self.levels_at == "criterion" and not self.yes_no_levels
-                and self.reply == "plain")
+                and self.reply == "plain" and self.criterion_at == "start")
 
 
 _BASE = Variant("no_reason", "the product's frame with --no-explain: the level digit's "
@@ -135,6 +143,11 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     replace(_BASE, name="ask", reply="ask",
             about="no_reason with the yes/no reply line asking 'Does the material meet the "
                   "criterion above? Reply 1 for yes, 0 for no.'"),
+    replace(_BASE, name="criterion_last", criterion_at="end",
+            about="no_reason with the criterion (and levels, steps) after the material, just "
+                  "before the reply line"),
+    replace(_BASE, name="criterion_last_steps", criterion_at="end", steps=True,
+            about="criterion_last with written evaluation steps (G-Eval)"),
     replace(_BASE, name="en_frame", language="en",
             about="no_reason in the English frame (English criterion, labels, system prompt)"),
     Variant("bare", "one-line system prompt, the criterion, the fields as `name: value` lines, "
@@ -234,6 +247,11 @@ def edited_template(lang: str, v: Variant) -> str:
             del lines[start:start + 3]
             at = max(i for i, s in enumerate(lines) if s.startswith("{% if yes_no %}"))
             lines[at:at] = block
+        if v.criterion_at == "end":  # everything before the material's loop, moved after it
+            start = next(i for i, t in enumerate(lines) if t.startswith("{% for label, text in"))
+            end = next(i for i in range(start, len(lines)) if lines[i].startswith("{% endfor"))
+            head = re.sub(r"\{#.*?#\}\n?", "", "".join(lines[:start]), flags=re.S).rstrip()
+            lines = [*lines[start:end + 1], "\n", head + "\n", *lines[end + 1:]]
         return "".join(lines)
     if v.order == "criterion":
         start = next(i for i, s in enumerate(lines) if s.startswith("{% for label, text in"))
@@ -411,6 +429,32 @@ REFUSES = rubric(
     source="scripts/bench/bench_frame.py")
 """Refusal's criterion (prompts/<lang>/refusal_verdict.j2's task and verdict lines) as a rubric:
 the rubric frames asked on refusal's pairs."""
+CONTRADICTS_REFERENCE = rubric(
+    "contradicts_reference", requires=("question", "answer", "ground_truth"), scale="yes/no",
+    higher_is_better=False,
+    criteria={"zh": "回答与参考答案矛盾：回答中有与参考答案相矛盾的说法；"
+                    "或者参考答案否定了问题的前提，而回答没有指出这一点。",
+              "en": "The answer contradicts the reference answer: something it says contradicts "
+                    "the reference, or the reference denies the question's premise and the "
+                    "answer does not."},
+    levels={1: {"zh": "回答与参考答案矛盾", "en": "the answer contradicts the reference"},
+            0: {"zh": "回答与参考答案一致", "en": "the answer agrees with the reference"}},
+    source="scripts/bench/bench_frame.py")
+UNSUPPORTED = rubric(
+    "unsupported", requires=("question", "answer", "contexts"), scale="yes/no",
+    higher_is_better=False,
+    criteria={"en": "The answer states something the context does not support: a statement "
+                    "that is not in the context, does not follow from it, or contradicts it.",
+              "zh": "回答中有上下文不支持的说法：某个说法不在上下文中、不能由上下文推出，"
+                    "或与上下文矛盾。"},
+    levels={1: {"en": "something in the answer is not in the context or contradicts it",
+                "zh": "回答中有上下文没有或与之矛盾的说法"},
+            0: {"en": "every statement of the answer is supported by the context",
+                "zh": "回答的每个说法都得到上下文的支持"}},
+    source="scripts/bench/bench_frame.py")
+"""The fault-naming twins of agrees_reference and supported (higher_is_better false): asked on
+the same pairs with the sides swapped, the faulty answer is the one the criterion should score
+higher. A frame that reads "1" as "a good answer" ranks these the wrong way round."""
 STEPS = {
     "refuses": {"en": ["Find what the answer says about the question.",
                        "Decide whether it gives an answer, even a wrong or hedged one.",
@@ -418,6 +462,19 @@ STEPS = {
                 "zh": ["找出回答对问题说了什么。",
                        "判断它是否给出了答案，即使答案错误或语气不确定。",
                        "只有它没有给出答案、并说明无法或不愿回答时才输出 1。"]},
+    "contradicts_reference": {"zh": ["找出参考答案对问题给出的结论。", "找出回答给出的结论。",
+                                     "回答中有与参考答案矛盾的说法，或参考答案否定问题的前提而"
+                                     "回答没有否定时，输出 1。"],
+                              "en": ["Find the conclusion the reference gives to the question.",
+                                     "Find the conclusion the answer gives.",
+                                     "Answer 1 if something in the answer contradicts the "
+                                     "reference, or the reference denies the question's premise "
+                                     "and the answer does not."]},
+    "unsupported": {"en": ["List what the answer states.",
+                           "Check each statement against the context.",
+                           "Answer 1 if any statement is not in the context or contradicts it."],
+                    "zh": ["列出回答中的说法。", "逐条对照上下文检查。",
+                           "只要有一个说法不在上下文中或与之矛盾，就输出 1。"]},
     "agrees_reference": {"zh": ["找出参考答案对问题给出的结论。", "找出回答给出的结论。",
                                 "判断两者是否一致；参考答案否定问题的前提时，回答也必须否定它。"],
                          "en": ["Find the conclusion the reference gives to the question.",
@@ -505,6 +562,17 @@ def refusal_pairs(lang: str) -> Callable[[Path | None, bool], list[Pair]]:
     return pairs
 
 
+def swapped(pairs: Callable[[Path | None, bool], list[Pair]]
+            ) -> Callable[[Path | None, bool], list[Pair]]:
+    """The same pairs with the sides swapped: for a fault-naming twin rubric, the faulty answer
+    is the side that should score higher."""
+    def out(src: Path | None, train: bool) -> list[Pair]:
+        return [Pair(p.pair_id, p.bad.model_copy(update={"id": p.bad.id.replace("/bad", "/good")}),
+                     p.good.model_copy(update={"id": p.good.id.replace("/good", "/bad")}))
+                for p in pairs(src, train)]
+    return out
+
+
 def default_train() -> Path:
     return Path(__file__).resolve().parents[3] / "shared" / "data" / "train"
 
@@ -524,6 +592,13 @@ SETS: dict[str, Callable[[], DevSet]] = {
     "halueval_qa": lambda: DevSet(
         "en", SUPPORTED, "question, knowledge → contexts, right_answer (good) vs "
         "hallucinated_answer (bad)", halueval_pairs, length_trap="shorter"),
+    "halluqa_fault": lambda: DevSet(
+        "zh", CONTRADICTS_REFERENCE, "as halluqa, the sides swapped: Wrong_Answer1 (good: it "
+        "contradicts the reference) vs Best Answer1 (bad)", swapped(halluqa_pairs),
+        length_trap="shorter"),
+    "halueval_qa_fault": lambda: DevSet(
+        "en", UNSUPPORTED, "as halueval_qa, the sides swapped: hallucinated_answer (good: it is "
+        "unsupported) vs right_answer (bad)", swapped(halueval_pairs), length_trap="longer"),
     **{f"refusal_{lang}": (lambda lang=lang: DevSet(
         lang, REFUSES, "scripts/bench/refusal_pairs.py: a refusal (good) vs a right, wrong, "
         "hedged answer, or a refusal naming the question vs the right answer",
