@@ -29,7 +29,9 @@ the explicit twins (`faithfulness.greedy` …): only `scores` was rewritten, eac
 its new name and each twin equal to the score it doubles; no key and no answer moved. Issue 54
 item 3 moved refusal's keys (the verdict asked without a reason, the reason in a second request
 after it): `WRITE` (through the fixture's own metrics) replaced its 6 answers per variant by 12,
-every other key and every score stayed. The judge is
+every other key and every score stayed. rerank_relevancy then probed its rating (its
+`.weighted`, issue 54 item 4): its 9 keys per variant were written again and its `.greedy` /
+`.weighted` keys added, every other key and every score stayed. The judge is
 SchemaJudge: it answers any request with the smallest JSON its schema allows (a fixed shape, so
 the multi-step metrics reach every step). The test loads those answers into a fresh cache and runs
 the same rows with a judge that fails on any call: every key must be found."""

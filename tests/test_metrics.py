@@ -15,7 +15,7 @@ from localeval.errors import PromptTooLong
 from localeval.executor import evaluate_sample
 from localeval.judge.client import JudgeClient
 from localeval.judge.fake import FakeJudge
-from localeval.judge.interface import JudgeReply, JudgeRequest
+from localeval.judge.interface import FieldProbs, JudgeReply, JudgeRequest
 from localeval.metrics import REGISTRY, resolve
 from localeval.metrics.answer_correctness import correctness_scores
 from localeval.metrics.claims.evidence import pack
@@ -366,6 +366,37 @@ def test_rerank_relevancy_mean_and_max() -> None:
     )
     assert rec.scores["rerank_relevancy"] == pytest.approx((1 + 1 / 3 + 0) / 3)
     assert rec.scores["rerank_relevancy.max"] == 1.0
+    assert rec.scores["rerank_relevancy.greedy"] == rec.scores["rerank_relevancy"]
+    assert rec.scores["rerank_relevancy.max.greedy"] == 1.0
+    assert "rerank_relevancy.weighted" not in rec.scores  # the fake judge gives no P
+
+
+RATING_PROBS = {"3": {"3": 0.6, "2": 0.3, "1": 0.1}, "0": {"0": 0.5, "1": 0.5}}
+
+
+class RatingProbs(FakeJudge):
+    """The fake judge's ratings, with P over the four ratings at the probed `rating` field."""
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        reply = await super().complete(request)
+        if "rating" in request.probe_fields:
+            said = str(json.loads(reply.text)["rating"])
+            reply.field_probs = [FieldProbs(field="rating", probs=RATING_PROBS[said])]
+        return reply
+
+
+def test_rerank_relevancy_weighted_is_the_mean_expected_rating_and_the_ratings_are_probed() -> None:
+    answers = {"rerank_relevancy_rating": [{"reason": "r", "rating": 3},
+                                           {"reason": "r", "rating": 0}]}
+    judge = RatingProbs(answers)
+    rec, _ = run("rerank_relevancy", {**EN, "contexts": ["x", "y"]}, None, judge=judge)
+    first, second = (0.6 * 3 + 0.3 * 2 + 0.1) / 3, 0.5 / 3
+    assert rec.scores["rerank_relevancy"] == pytest.approx(0.5)  # the greedy ratings
+    assert rec.scores["rerank_relevancy.weighted"] == pytest.approx((first + second) / 2)
+    assert rec.scores["rerank_relevancy.max.weighted"] == pytest.approx(first)
+    ctx = rec.details["rerank_relevancy"]["contexts"]
+    assert ctx[0]["p_ratings"] == {"0": 0.0, "1": 0.1, "2": 0.3, "3": 0.6}
+    assert ctx[1]["weighted"] == pytest.approx(second)
 
 
 # ---- language ---------------------------------------------------------------------------------
