@@ -193,3 +193,50 @@ def test_the_window_variants_narrow_a_long_context_differently_and_are_restored(
     assert sum(map(len, _users("window_180", "long"))) <= sum(map(len, base))
     assert sum(map(len, _users("no_neighbours", "long"))) < sum(map(len, base))
     assert (evidence.MAX_WORDS, evidence.NEIGHBOURS) == (260.0, 1)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_context_set_pairs_the_rows_own_passage_with_another_rows_near_miss(lang: str) -> None:
+    from tests.conftest import shared_data
+
+    src = shared_data("dev/halluqa_dev.jsonl").parent
+    for metric in ("context_precision", "context_recall", "context_relevance"):
+        ds = bb.SETS[f"{metric}_{lang}"]
+        assert (ds.metric, ds.language, ds.offset) == (metric, lang, 0)
+    ds = bb.SETS[f"context_recall_{lang}"]
+    pairs = ds.pairs(src)
+    from scripts.bench import context_pairs
+
+    rows = context_pairs.rows(lang, src)
+    own = {r["id"]: r["context"] for r in rows}
+    report_half = {r["id"] for r in rows[context_pairs.START:]}
+    assert len(pairs) >= 30 and {p.pair_id for p in pairs} <= report_half
+    for p in pairs:
+        assert p.good.contexts == [own[p.pair_id]] and p.bad.contexts != p.good.contexts
+        assert p.bad.contexts[0] in own.values()
+        assert (p.good.question, p.good.answer, p.good.ground_truth) == (
+            p.bad.question, p.bad.answer, p.bad.ground_truth)
+    # the answers are the same, so the length-only baseline reads the contexts
+    base = bb.variant_table.length_baseline(pairs, "longer", ds.length_of)
+    assert base["of"] == "contexts" and base["ties"] < len(pairs)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_bare_and_ask_last_replace_the_steps_templates_they_have_a_file_for(lang: str) -> None:
+    row = {"question": "Q?", "ground_truth": "G.", "context": ["the passage"]}
+    step = "context_precision_useful"
+    base = prompts.render(lang, step, **row)[-1]["content"]
+    for name in ("bare", "ask_last"):
+        texts = bb.overrides(bb.VARIANTS[name], [step, "context_recall_verdicts"])
+        assert set(texts) == {prompts.template_name(each, step) for each in prompts.LANGUAGES}
+        with prompts.overridden(texts):
+            asked = prompts.render(lang, step, **row)[-1]["content"]
+        assert "the passage" in asked and "G." in asked
+        if name == "ask_last":  # the packaged template, then the question after the material
+            assert asked.startswith(base.rstrip())
+            assert asked.rstrip().endswith("}。" if lang == "zh" else "}.")
+        else:
+            assert bb.FENCE_MARK[lang] not in asked and len(asked) < len(base)
+    assert bb.settings_of(bb.VARIANTS["bare"], lang)["explain"] is False
+    with pytest.raises(bb.NotApplicable, match="texts"):
+        bb.overrides(bb.VARIANTS["bare"], ["faithfulness_verdicts"])

@@ -27,6 +27,11 @@ Variants (an edit that a template lacks is an error, never a silent no-op):
   does: refusal's reason comes before its verdict).
 - `reason`: a reason before each verdict (`{"reason": …, "verdict": n}` items, the example's
   reply written so; fewer items per request so that the reasons fit max_tokens).
+- `bare`, `ask_last`: the steps' templates replaced whole by scripts/bench/frame_builtin/
+  VARIANT/<lang>/<step>.j2 where that file exists (context_precision, rerank_relevancy):
+  `bare` is the simplest prompt that could work (the material, then one question and its reply,
+  asked without a reason), `ask_last` the packaged template with that question after the
+  material (a template that ends with the material otherwise).
 - `no_window_frame`, `window_180`, `no_neighbours` (long material: metrics/claims/evidence.py):
   the evidence passages without their frame (the text's first sentence and heading), cut at 180
   words instead of 260, without the sentence on each side of the best ones.
@@ -46,6 +51,12 @@ default offset 20 = `dev_sets.py --n 20`; ../shared/data/dev, `--src`):
 - refusal: refusal_en, refusal_zh (scripts/bench/refusal_pairs.py: made from HaluEval QA and
   HalluQA rows, the refusal the side that should score higher; offset 0). `NAME.weighted` is
   P(refused), the headline the greedy verdict.
+- context_precision, context_recall, context_relevance, context_entities_recall,
+  rerank_relevancy: `METRIC_en`, `METRIC_zh`
+  (scripts/bench/context_pairs.py: HaluEval QA and HalluQA rows with their own passage against
+  the near miss BM25 ranks first among the other rows' passages; offset 0, the pairs start at
+  row 20). The answers are the same on both sides, so the length-only baseline is the
+  contexts' length.
 
     flock /tmp/localeval-cpu.lock python scripts/bench/bench_builtin_frame.py --set halueval_qa \\
         --limit 8 --variants default,no_fence,short --out runs/builtin --budget-s 280
@@ -96,6 +107,9 @@ class Variant:
     explain: bool = True
     """The run's `explain` setting (refusal's reason; the support metrics' verdicts carry
     none)."""
+    texts: str | None = None
+    """A folder of scripts/bench/frame_builtin/ whose <lang>/<step>.j2 replace the packaged
+    templates of those steps whole."""
     window: tuple[tuple[str, Any], ...] = ()
     """Evidence-window constants of metrics/claims/evidence.py set for the variant (long
     material only); `FRAMED` False: passages without their frame."""
@@ -112,6 +126,11 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("reason", "a reason before each verdict", reason=True),
     Variant("no_explain", "what `run --no-explain` sends (refusal: no reason before the "
                           "verdict)", explain=False),
+    Variant("bare", "the simplest prompt: the material, then one question with its reply "
+                    "(no task line, fence, definitions, example); asked without a reason",
+            texts="bare", explain=False),
+    Variant("ask_last", "the packaged template with a question and its reply line after the "
+                        "material", texts="ask_last"),
     Variant("no_window_frame", "evidence passages without their frame (first sentence, heading)",
             window=(("FRAMED", False),)),
     Variant("window_180", "evidence passages up to 180 words (260)",
@@ -119,6 +138,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("no_neighbours", "evidence passages without the sentences beside the best ones",
             window=(("NEIGHBOURS", 0),)),
 )}
+
+TEXTS = Path(__file__).resolve().parent / "frame_builtin"
 
 EXAMPLE_START = {"en": ("Example",), "zh": ("示例",)}
 RULES_START = {"en": '- A statement written "Q:', "zh": "- 写成“问："}
@@ -181,6 +202,9 @@ def edited(step: str, lang: str, v: Variant) -> tuple[str | None, set[str]]:
     name = prompts.template_name(lang, step)
     text = (prompts.PROMPTS_DIR / name).read_text(encoding="utf-8")
     done: set[str] = set()
+    if v.texts is not None and (own := TEXTS / v.texts / lang / f"{step}.j2").is_file():
+        text = own.read_text(encoding="utf-8")
+        done.add("texts")
     for edit in (*v.edits, *(("reason",) if v.reason else ())):
         change = EDITS.get(edit, reason_example)
         try:
@@ -195,7 +219,7 @@ def overrides(v: Variant, steps: Iterable[str]) -> dict[str, str]:
     """Template name → the variant's text, for the metric's `steps` in both languages; an edit
     that applies to none of them in a language is an error."""
     out: dict[str, str] = {}
-    wanted = {*v.edits, *(("reason",) if v.reason else ())}
+    wanted = {*v.edits, *(("reason",) if v.reason else ()), *(("texts",) if v.texts else ())}
     for lang in prompts.LANGUAGES:
         applied: set[str] = set()
         for step in steps:
@@ -261,6 +285,8 @@ class DevSet:
     pairs: Callable[[Path | None], list[Pair]]
     length_trap: str = "longer"
     offset: int = 20
+    length_of: Callable[[Sample], str] = variant_table.answer_text
+    """What the length-only baseline measures (the contexts where the answers are the same)."""
 
 
 def _converted(name: str) -> Callable[[Path | None], list[Pair]]:
@@ -305,6 +331,15 @@ def ragchecker_correctness(src: Path | None) -> list[Pair]:
     return out
 
 
+def context(lang: str) -> Callable[[Path | None], list[Pair]]:
+    """scripts/bench/context_pairs.py's pairs: the row's own passage is the side scored higher."""
+    def pairs(src: Path | None) -> list[Pair]:
+        from scripts.bench import context_pairs
+
+        return [Pair(p.pair_id, p.good, p.bad) for p in context_pairs.pairs(lang, src)]
+    return pairs
+
+
 def refusal(lang: str) -> Callable[[Path | None], list[Pair]]:
     """scripts/bench/refusal_pairs.py's pairs: the refusal is the side scored higher."""
     def pairs(src: Path | None) -> list[Pair]:
@@ -334,6 +369,13 @@ SETS: dict[str, DevSet] = {
         "refusal", lang, "scripts/bench/refusal_pairs.py: a refusal vs a right, wrong, hedged "
         "answer, or a refusal naming the question vs the right answer", refusal(lang),
         offset=0) for lang in ("en", "zh")},
+    **{f"{metric}_{lang}": DevSet(
+        metric, lang, "scripts/bench/context_pairs.py: the row's own passage vs the near miss "
+        "BM25 ranks first among the other rows' passages (HaluEval QA en, HalluQA zh)",
+        context(lang), offset=0, length_of=variant_table.contexts_text)
+       for metric in ("context_precision", "context_recall", "context_relevance",
+                      "context_entities_recall", "rerank_relevancy")
+       for lang in ("en", "zh")},
 }
 
 
@@ -437,10 +479,11 @@ def run_rows(judge: Counting, name: str, ds: DevSet, pairs: Sequence[Pair],
 
 
 def figures(records: Iterable[Record], pairs: Sequence[Pair], variants: Sequence[str],
-            trap: str) -> dict[str, Any]:
+            ds: DevSet) -> dict[str, Any]:
     """The table: per variant over the pairs every variant has both samples of."""
     return variant_table.figures(
-        records, pairs, variants, trap, about=VARIANTS, second="headline",
+        records, pairs, variants, ds.length_trap, about=VARIANTS, second="headline",
+        length_of=ds.length_of,
         requests=lambda flat: sum(r.requests for r in flat),
         before=lambda flat: {"requests_per_sample": round(
             sum(r.requests for r in flat) / (len(flat) or 1), 2)})
@@ -526,7 +569,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                "complete": complete,
                "command": shlex.join(["python", "scripts/bench/bench_builtin_frame.py",
                                       *(sys.argv[1:] if argv is None else argv)]),
-               "figures": figures(records, pairs, variants, ds.length_trap)}
+               "figures": figures(records, pairs, variants, ds)}
     print(json.dumps(summary, ensure_ascii=False, indent=1))
     if args.markdown:
         log(markdown(summary))

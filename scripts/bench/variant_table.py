@@ -28,15 +28,24 @@ def agreement(good: Sequence[float | None], bad: Sequence[float | None]) -> dict
             "unscored": sum(x is None for x in (*good, *bad))}
 
 
-def length_baseline(pairs: Sequence[Any], trap: str) -> dict[str, Any]:
-    """Agreement of answer length alone (characters), both ways; `baseline` is the set's.
-    A pair is anything with `good` and `bad` samples."""
-    good = [float(len(p.good.answer or "")) for p in pairs]
-    bad = [float(len(p.bad.answer or "")) for p in pairs]
+def answer_text(sample: Any) -> str:
+    return sample.answer or ""
+
+
+def contexts_text(sample: Any) -> str:
+    return "".join(sample.contexts or ())
+
+
+def length_baseline(pairs: Sequence[Any], trap: str,
+                    text: Callable[[Any], str] = answer_text) -> dict[str, Any]:
+    """Agreement of length alone (characters of `text(sample)`: the answer unless told),
+    both ways; `baseline` is the set's. A pair is anything with `good` and `bad` samples."""
+    good = [float(len(text(p.good))) for p in pairs]
+    bad = [float(len(text(p.bad))) for p in pairs]
     longer = agreement(good, bad)
     shorter = agreement([-x for x in good], [-x for x in bad])
     return {"longer_wins": longer["agreement"], "shorter_wins": shorter["agreement"],
-            "ties": longer["ties"], "baseline": trap,
+            "ties": longer["ties"], "baseline": trap, "of": text.__name__.removesuffix("_text"),
             "agreement": longer["agreement"] if trap == "longer" else shorter["agreement"]}
 
 
@@ -44,15 +53,15 @@ def figures(records: Iterable[Any], pairs: Sequence[Any], variants: Sequence[str
             *, about: Mapping[str, Any], second: str,
             requests: Callable[[Sequence[Any]], int] = len,
             before: Callable[[Sequence[Any]], dict[str, Any]] = lambda flat: {},
-            after: Callable[[Sequence[Any]], dict[str, Any]] = lambda flat: {}
-            ) -> dict[str, Any]:
+            after: Callable[[Sequence[Any]], dict[str, Any]] = lambda flat: {},
+            length_of: Callable[[Any], str] = answer_text) -> dict[str, Any]:
     """Per variant: `weighted` and the `second` score's agreement, `before(flat)`, the costs per
     request (`requests(flat)` of them, at least 1) and per sample, `after(flat)`; `about[v]` is
     the variant's record with an `about` line."""
     got = {(r.variant, r.pair_id, r.side): r for r in records}
     common = [p for p in pairs if all((v, p.pair_id, s) in got for v in variants for s in SIDES)]
     out: dict[str, Any] = {"pairs": len(common), "pair_ids": [p.pair_id for p in common],
-                           "length": length_baseline(common, trap), "variants": {}}
+                           "length": length_baseline(common, trap, length_of), "variants": {}}
     for v in variants:
         rows = [(got[(v, p.pair_id, "good")], got[(v, p.pair_id, "bad")]) for p in common]
         flat = [r for pair in rows for r in pair]
@@ -82,8 +91,9 @@ def markdown(summary: dict[str, Any], what: str, second: str,
     columns = ["variant", "weighted (95 % CI)", "ties", second, "ties",
                *(c for c, _ in middle), "prompt tok/req", "read tok/req", "gen tok/req",
                "s/sample"]
+    of = "" if f["length"].get("of", "answer") == "answer" else f"{f['length']['of']}, "
     head = (f"{summary['set']} ({summary['language']}), {what}, {f['pairs']} pairs; "
-            f"length-only ({f['length']['baseline']} wins): {f['length']['agreement']:.3f}\n\n"
+            f"length-only ({of}{f['length']['baseline']} wins): {f['length']['agreement']:.3f}\n\n"
             f"| {' | '.join(columns)} |\n|{'---|' * len(columns)}\n")
     lines = []
     for name, v in f["variants"].items():
