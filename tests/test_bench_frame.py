@@ -49,6 +49,13 @@ def test_agreement_counts_wins_half_ties_and_unscored_pairs_as_losses() -> None:
     assert got["ci95"] is not None and got["ci95"][0] <= got["agreement"] <= got["ci95"][1]
 
 
+def test_agreement_of_a_score_no_sample_has_is_none_and_prints_a_dash() -> None:
+    got = bf.agreement([None, None], [None, None])
+    assert got == {"agreement": None, "ci95": None, "ties": 0, "unscored": 4}
+    assert bf.variant_table._cell(got, "–") == "–"
+    assert bf.variant_table._cell({"agreement": 0.75}, "0.50–0.92") == "0.750 (0.50–0.92)"
+
+
 def test_length_baseline_both_ways_and_the_sets_direction() -> None:
     pairs = [_pair("p1", "a long good answer", "short"), _pair("p2", "ok", "a long wrong one"),
              _pair("p3", "same", "SAME")]

@@ -18,8 +18,11 @@ SIDES = ("good", "bad")
 
 def agreement(good: Sequence[float | None], bad: Sequence[float | None]) -> dict[str, Any]:
     """Pairwise agreement (wins + ½ ties, an unscored pair a loss), its bootstrap 95 % interval
-    and the ties, of scores where the good answer of pair i is good[i]."""
+    and the ties, of scores where the good answer of pair i is good[i]; agreement None where no
+    sample has the score (a metric without it, e.g. no `.weighted`)."""
     outcomes = [pair_outcome(g, b) for g, b in zip(good, bad, strict=True)]
+    if all(x is None for x in (*good, *bad)):
+        return {"agreement": None, "ci95": None, "ties": 0, "unscored": 2 * len(outcomes)}
     ci = bootstrap_ci(mean, outcomes)
     return {"agreement": round(mean(outcomes) or 0.0, 4),
             "ci95": [round(c, 4) for c in ci] if ci else None,
@@ -99,9 +102,15 @@ def markdown(summary: dict[str, Any], what: str, second: str,
     for name, v in f["variants"].items():
         w, s = v["weighted"], v[second]
         ci = "–".join(f"{c:.2f}" for c in w["ci95"]) if w["ci95"] else "–"
-        cells = [name, f"{w['agreement']:.3f} ({ci})", w["ties"], f"{s['agreement']:.3f}",
-                 s["ties"], *(v[k] for _, k in middle), v["prompt_tokens_per_request"],
-                 v["prompt_tokens_read_per_request"], v["generated_tokens_per_request"],
-                 v["s_per_sample"]]
+        cells = [name, _cell(w, ci), w["ties"], _cell(s), s["ties"], *(v[k] for _, k in middle),
+                 v["prompt_tokens_per_request"], v["prompt_tokens_read_per_request"],
+                 v["generated_tokens_per_request"], v["s_per_sample"]]
         lines.append(f"| {' | '.join(map(str, cells))} |")
     return head + "\n".join(lines) + "\n"
+
+
+def _cell(score: dict[str, Any], ci: str | None = None) -> str:
+    """An agreement as a table cell: "–" where no sample has the score."""
+    if score["agreement"] is None:
+        return "–"
+    return f"{score['agreement']:.3f}" + (f" ({ci})" if ci is not None else "")
