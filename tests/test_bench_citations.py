@@ -3,29 +3,12 @@ from a record's details, and the variants' fact templates."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
 
 from localeval import prompts
-
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "bench" / "bench_citations.py"
-
-
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_citations", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_citations"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bc = _load()
+from scripts.bench import bench_citations as bc
 
 
 def test_each_correct_answer_is_judged_once_more_between_two_fillers() -> None:
