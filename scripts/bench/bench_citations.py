@@ -7,7 +7,8 @@ Beside it, two baselines on the same pairs: length-only (the longer answer score
 rule (a citation supports its sentence when the cited passages hold 60% of the sentence's
 content words, text.overlap_words; every sentence a fact; ALCE's arithmetic as the metric's).
 The fact question (`citations_fact`) is measured apart: each correct answer is judged once
-more between two filler sentences (FILLERS, written before any variant was measured), and the
+more between two filler sentences (FILLERS, written before any variant was measured; one
+changed after the first run: "Here is what I found:" joined the sentence after it), and the
 JSON's `facts` gives per language how many of the answers' own sentences and of the fillers the
 judge called a fact, and their mean P(fact). `--variant NAME` asks the fact question with the
 template `NAME/<lang>/citations_fact.j2` of scripts/bench/frame_builtin/ instead of the packaged
