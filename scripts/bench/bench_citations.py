@@ -12,7 +12,8 @@ changed after the first run: "Here is what I found:" joined the sentence after i
 JSON's `facts` gives per language how many of the answers' own sentences and of the fillers the
 judge called a fact, and their mean P(fact). `--variant NAME` asks the fact question with the
 template `NAME/<lang>/citations_fact.j2` of scripts/bench/frame_builtin/ instead of the packaged
-one (no cache: the answer cache keys on the template file).
+one, with the answer cache off (its requests are all the variant's own; run.json still names
+the packaged templates' sha256).
 Prints JSON.
 
     flock /tmp/localeval-cpu.lock env PYTHONPATH=. .venv/bin/python \
