@@ -34,6 +34,7 @@ from typing import Any
 import localeval
 from localeval import prompts
 from localeval.metrics.citations import (
+    FACT_STEP,
     Fact,
     Judged,
     citation_holds,
@@ -45,7 +46,6 @@ from localeval.text import overlap_words
 
 DEV = Path(__file__).resolve().parents[2] / "research" / "citations_dev.jsonl"
 TEXTS = Path(__file__).resolve().parent / "frame_builtin"
-FACT_STEP = "citations_fact"
 FILLERS = {
     "en": ["Great question!", "I hope this helps.", "Let me know if you need more details.",
            "Here is what I found.", "Thanks for asking.", "I am not completely sure about this.",
