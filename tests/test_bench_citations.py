@@ -37,5 +37,6 @@ def test_a_variant_replaces_the_fact_templates_and_an_unknown_one_stops() -> Non
     assert "Reply 1 or 0 per sentence" in messages[-1]["content"]
     packaged = prompts.render("en", "citations_fact", question="Q?", sentences=["Paris."])
     assert "Reply 1 or 0 per sentence" not in packaged[-1]["content"]
-    with pytest.raises(SystemExit, match=r"no citations_fact\.j2"):
+    with pytest.raises(SystemExit, match=r"no citations_fact\.j2") as stopped:
         bc.fact_template("no_such_variant")
+    assert str(stopped.value).endswith("one of bare, fact_first, no_example")

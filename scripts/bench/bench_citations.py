@@ -143,7 +143,9 @@ def fact_template(variant: str | None) -> contextlib.AbstractContextManager[None
              for lang in ("en", "zh")
              if (path := TEXTS / variant / lang / f"{FACT_STEP}.j2").is_file()}
     if not texts:
-        raise SystemExit(f"{TEXTS / variant}: no {FACT_STEP}.j2 there")
+        known = sorted({p.parent.parent.name for p in TEXTS.glob(f"*/*/{FACT_STEP}.j2")})
+        raise SystemExit(f"{TEXTS / variant}: no {FACT_STEP}.j2 there; --variant takes one of "
+                         f"{', '.join(known)}")
     return prompts.overridden(texts)
 
 
