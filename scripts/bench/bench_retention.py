@@ -44,7 +44,11 @@ from localeval.metrics.knowledge_retention import STEP
 from localeval.text import split_sentences
 
 VARIANTS = ("default", "no_reason", "bare", "bare_breaks", "fact_breaks", "fact_keeps",
-            "fact_template", "fact_template_reason")
+            "fact_template", "fact_template_reason", "fact_bears", "user_keeps", "user_bears",
+            "fact_respect", "fact_conflict")
+MIXES = {"fact_mix": ("fact_bears", "fact_keeps"), "user_mix": ("user_bears", "user_keeps")}
+"""A mix is computed from two variants' records, asking nothing: P(retained) = 1 − P(the
+user's words bear on the reply) × (1 − P(the reply is consistent with them))."""
 SYSTEM = {"en": "Answer with a single digit only.", "zh": "只用一个数字回答。"}
 QUESTION = {
     "bare": {"en": "Does the last reply keep to everything the user said about themselves? "
@@ -64,7 +68,29 @@ FACT_QUESTION = {
     "fact_keeps": {"en": "Is the reply consistent with what the user said? Reply 1 for yes, 0 "
                          "for no.",
                    "zh": "这条回复与用户说的话一致吗？是回复1，否回复0。"},
+    "fact_bears": {"en": "Does what the user said about themselves (their diet, health, budget, "
+                         "dates, place or name) matter for this reply? Reply 1 for yes, 0 for no.",
+                   "zh": "用户说的关于自己的情况（饮食、健康、预算、日期、地点或名字）与这条回复"
+                         "有关吗？是回复1，否回复0。"},
 }
+FACT_QUESTION["user_keeps"] = FACT_QUESTION["fact_keeps"]
+FACT_QUESTION["user_bears"] = FACT_QUESTION["fact_bears"]
+YES_NO = {
+    "fact_respect": {"en": 'A user told an assistant: "{fact}"\nLater the assistant replied: '
+                           '"{reply}"\n\nDoes this reply respect what the user told it? Answer '
+                           'Yes or No.',
+                     "zh": "用户对助手说：“{fact}”\n之后助手回复：“{reply}”\n\n这条回复照顾到了用户"
+                           "说的情况吗？只回答“是”或“否”。"},
+    "fact_conflict": {"en": 'A user told an assistant: "{fact}"\nLater the assistant replied: '
+                            '"{reply}"\n\nDoes this reply go against what the user told it, or '
+                            'ask for it again? Answer Yes or No.',
+                      "zh": "用户对助手说：“{fact}”\n之后助手回复：“{reply}”\n\n这条回复是否违背了"
+                            "用户说的情况，或者再次询问了它？只回答“是”或“否”。"},
+}
+"""Asked with the words Yes / No (是 / 否) as the answers, not digits; P(retained) is P(Yes) for
+`fact_respect`, P(No) for `fact_conflict`."""
+YES_NO_SYSTEM = {"en": "Answer Yes or No.", "zh": "只回答“是”或“否”。"}
+YES_NO_WORDS = {"en": ["Yes", "No"], "zh": ["是", "否"]}
 FACT_LABELS = {"en": ("The user said:", "The assistant replied:"),
                "zh": ("用户说：", "助手回复：")}
 """The `fact_*` variants show the judge one fact of the user's and one reply: the fact is the
@@ -75,9 +101,16 @@ LABELS = {"en": ("Conversation so far:", "The assistant's last reply:"),
 
 
 def request(variant: str, lang: str, history: str, reply: str, max_tokens: int,
-            fact: str = "") -> JudgeRequest:
+            fact: str = "", user_said: str = "") -> JudgeRequest:
+    if variant in YES_NO:
+        return JudgeRequest(step=STEP + "_" + variant, answer_schema=schema_json(BareRetained),
+                            messages=[{"role": "system", "content": YES_NO_SYSTEM[lang]},
+                                      {"role": "user", "content": YES_NO[variant][lang].format(
+                                          fact=fact, reply=reply)}],
+                            max_tokens=1, continuations=YES_NO_WORDS[lang])
     if variant in FACT_QUESTION:
         head, tail = FACT_LABELS[lang]
+        fact = user_said if variant.startswith("user_") else fact
         user = "\n".join([f"{head} {fact}", f"{tail} {reply}", "", FACT_QUESTION[variant][lang]])
         return JudgeRequest(step=STEP + "_" + variant, answer_schema=schema_json(BareRetained),
                             messages=[{"role": "system", "content": SYSTEM[lang]},
@@ -105,13 +138,34 @@ def request(variant: str, lang: str, history: str, reply: str, max_tokens: int,
                         max_tokens=1, continuations=["0", "1"])
 
 
-def p_retained(variant: str, reply: Any) -> float | None:
+def p_retained(variant: str, reply: Any, lang: str) -> float | None:
+    if variant in YES_NO:
+        p_yes = reply.choice_probs.get(YES_NO_WORDS[lang][0])
+        if p_yes is None:
+            return None
+        return 1.0 - p_yes if variant == "fact_conflict" else p_yes
     if variant in ("default", "no_reason") or variant.startswith("fact_template"):
         return judge_p_yes(reply.field_probs[0]) if reply.field_probs else None
     p1 = reply.choice_probs.get("1")
     if p1 is None:
         return None
     return 1.0 - p1 if variant.endswith("_breaks") else p1
+
+
+def mixed(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The MIXES' records, from the records of the variants they combine."""
+    by = {(r["variant"], r["id"], r["turn"]): r for r in records}
+    out = []
+    for name, (bears, keeps) in MIXES.items():
+        for (v, rid, turn), b in list(by.items()):
+            k = by.get((keeps, rid, turn))
+            if v != bears or k is None or b["p"] is None or k["p"] is None:
+                continue
+            out.append({"variant": name, "id": rid, "turn": turn,
+                        "p": round(1.0 - b["p"] * (1.0 - k["p"]), 6),
+                        "prompt_tokens": b["prompt_tokens"] + k["prompt_tokens"],
+                        "seconds": b["seconds"] + k["seconds"]})
+    return out
 
 
 def turns_to_judge(row: dict[str, Any]) -> list[dict[str, Any]]:
@@ -121,6 +175,7 @@ def turns_to_judge(row: dict[str, Any]) -> list[dict[str, Any]]:
     broken = row["labels"]["knowledge_retention"] < 1.0
     fact = split_sentences(turns[0].content)[0]
     return [{"turn": turns[k].number, "fact": fact,
+             "user_said": " ".join(t.content for t in turns[:k] if t.role == "user"),
              "history": transcript(turns[:k], row["language"]), "reply": turns[k].content,
              "label": 0 if broken and k == at[-1] else 1} for k in at]
 
@@ -210,9 +265,9 @@ async def run(args: argparse.Namespace, rows: list[dict[str, Any]], path: Path) 
             for i, (v, r, t) in enumerate(todo, 1):
                 t0 = time.perf_counter()
                 reply = await judge.complete(request(v, r["language"], t["history"], t["reply"],
-                                                     args.max_tokens, t["fact"]))
+                                                     args.max_tokens, t["fact"], t["user_said"]))
                 f.write(json.dumps({"variant": v, "id": r["id"], "turn": t["turn"],
-                                    "p": p_retained(v, reply), "prompt_tokens":
+                                    "p": p_retained(v, reply, r["language"]), "prompt_tokens":
                                     reply.prompt_tokens, "seconds":
                                     round(time.perf_counter() - t0, 3),
                                     "text": reply.text[:200]}, ensure_ascii=False) + "\n")
@@ -248,7 +303,9 @@ def main(argv: list[str] | None = None) -> int:
     path = args.out / "records.jsonl"
     if not args.report:
         asyncio.run(run(args, rows, path))
-    records = [r for r in read(path) if r["variant"] in args.variants]
+    records = read(path)
+    records = [r for r in records + mixed(records)
+               if r["variant"] in args.variants or r["variant"] in MIXES]
     print(json.dumps({"conversations": str(args.conversations), "profile": args.profile,
                       "figures": figures(records, rows)}, ensure_ascii=False, indent=1))
     return 0
