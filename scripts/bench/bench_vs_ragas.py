@@ -92,7 +92,8 @@ def run_ragas(rows: list[dict[str, Any]], metrics: list[str], model: Path, embed
         rows_file.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
         with err_file.open("w") as err:
             server = subprocess.Popen(
-                [str(python), "-m", "llama_cpp.server", "--model", str(model), "--host",
+                [str(python), str(Path(__file__).with_name("ragas_server.py")), "--model",
+                 str(model), "--host",
                  "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx)],
                 stdout=subprocess.DEVNULL, stderr=err)
         try:
@@ -105,6 +106,9 @@ def run_ragas(rows: list[dict[str, Any]], metrics: list[str], model: Path, embed
                                   capture_output=True, text=True, env=env)
             if done.returncode != 0:
                 sys.exit(f"ragas failed: {done.stderr[-3000:]}")
+            if server.poll() is not None:
+                sys.exit(f"llama_cpp.server stopped (exit status {server.returncode}) while ragas "
+                         f"ran: {err_file.read_text(encoding='utf-8')[-2000:]}")
             per_row = json.loads(out_file.read_text(encoding="utf-8"))
         finally:
             server.terminate()
