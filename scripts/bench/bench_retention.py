@@ -18,7 +18,10 @@ keep to everything the user said about themselves? 1 / 0) and `bare_breaks` (doe
 something the user said about themselves: contradict, forget or ask for it again? 1 / 0, so
 P(retained) is P(0)). The `fact_*` variants show one fact of the user's instead of the
 transcript (FACT_LABELS): `fact_keeps` / `fact_breaks` as the two bare ones, `fact_template` /
-`fact_template_reason` today's template and schema with the fact as its conversation.
+`fact_template_reason` today's template and schema with the fact as its conversation,
+`fact_bears` (does the fact matter for the reply?), `fact_respect` / `fact_conflict` (answered
+with the words Yes / No). The `user_*` variants ask `fact_keeps` / `fact_bears` of every earlier
+user message instead of the one fact; MIXES combine a bears and a keeps variant's records.
 
     flock /tmp/localeval-cpu.lock python scripts/bench/bench_retention.py \\
         --conversations research/conversations/train.jsonl --out runs/ret-train
