@@ -198,7 +198,7 @@ class LocalExecutor:
 
     def start(self, work: Work) -> None:
         backends = build_backends(work.settings, work.needed, judge=self.judge,
-                                  embedder=self.embedder)
+                                  embedder=self.embedder, preload=len(work.todo) > 0)
         self.backends = backends
         shield_meaning.note_in(backends, work.settings)
         if backends.judge is not None and work.log is not None:

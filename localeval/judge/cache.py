@@ -141,6 +141,11 @@ class AnswerCache:
             self._db.execute("INSERT OR REPLACE INTO answers (key, reply) VALUES (?, ?)",
                              (key, stored))
 
+    def holds_answers(self) -> bool:
+        with self._lock:
+            assert self._db is not None
+            return self._db.execute("SELECT 1 FROM answers LIMIT 1").fetchone() is not None
+
     def __len__(self) -> int:
         with self._lock:
             assert self._db is not None

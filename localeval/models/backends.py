@@ -55,10 +55,12 @@ class Backends:
 
 def build_backends(
     settings: Settings, metrics: list[Metric], judge: Any = None, embedder: Any = None,
-    tap: list[int] | None = None,
+    tap: list[int] | None = None, preload: bool = False,
 ) -> Backends:
     """Load only what the metrics need. `judge`/`embedder` objects override the settings;
-    `tap`: layers the judge reads at each verdict with no head to score them (verifier fit)."""
+    `tap`: layers the judge reads at each verdict with no head to score them (verifier fit);
+    `preload`: samples are waiting, so a judge no answer can come from the cache for (the cache
+    is off or empty) starts loading in a thread before the embedder loads."""
     from localeval.judge.cache import AnswerCache
 
     backends = Backends()
@@ -82,6 +84,9 @@ def build_backends(
         backends.info["cache"] = str(cache_path) if cache is not None else None
         backends.judge = JudgeClient(judge, cache, verifier)
         backends.judge.cache_error = unusable
+        if preload and hasattr(judge, "start_loading") and (
+                cache is None or not cache.holds_answers()):
+            judge.start_loading()
     if any(m.needs_embedder(settings) for m in metrics):
         if embedder is None:
             embedder, backends.info["embedder"] = make_embedder(settings)

@@ -1,8 +1,10 @@
 """The llama.cpp engine, behind one door: this module is what the rest of localeval imports.
 
 The judge as the runner gets it (`LazyJudge`): the engine is built on the first request that the
-answer cache cannot serve, so a rerun whose answers are all cached loads no model. Counting a
-prompt's tokens (for splitting long contexts) needs only the vocabulary, loaded on its own.
+answer cache cannot serve, so a rerun whose answers are all cached loads no model, or at once in
+a thread beside the embedder's load when no answer can come from the cache (`start_loading`).
+Counting a prompt's tokens (for splitting long contexts) needs only the vocabulary, loaded on its
+own.
 
 Inside (nothing outside this package imports these modules; pyproject.toml's import contracts
 check it): `engine` (the queue, the worker thread, the decode calls), `llama` (every llama.cpp
@@ -16,6 +18,9 @@ engine's own schedule without a model.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextlib
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -82,7 +87,8 @@ def open_engine(model_path: Path, fingerprint: str, *, parallel: int, n_ctx: int
 
 
 class LazyJudge:
-    """A judge whose model loads on the first request that reaches it."""
+    """A judge whose model loads on the first request that reaches it, or in a thread from
+    `start_loading` on; the first request waits for that load."""
 
     name = "llama.cpp"
 
@@ -98,6 +104,28 @@ class LazyJudge:
         self._tokenizer: Any = None
         self._vocab: Any = None
         self._lock = asyncio.Lock()
+        self._loading: concurrent.futures.Future[Engine] | None = None
+
+    def start_loading(self) -> None:
+        """Load the model now, in a thread, while the caller builds what else the run needs."""
+        if self.engine is not None or self._loading is not None:
+            return
+        loading: concurrent.futures.Future[Engine] = concurrent.futures.Future()
+
+        def load() -> None:
+            try:
+                loading.set_result(self._open())
+            except BaseException as exc:  # the first request raises it
+                loading.set_exception(exc)
+
+        self._loading = loading
+        threading.Thread(target=load, name="localeval-judge-load", daemon=True).start()
+
+    def _open(self) -> Engine:
+        started = time.perf_counter()
+        engine = open_engine(self.model_path, self.fingerprint, **self._engine_args)
+        self.load_seconds = round(time.perf_counter() - started, 3)
+        return engine
 
     @property
     def loaded(self) -> bool:
@@ -129,13 +157,17 @@ class LazyJudge:
         if self.engine is None:
             async with self._lock:
                 if self.engine is None:
-                    started = time.perf_counter()
-                    self.engine = await asyncio.to_thread(
-                        open_engine, self.model_path, self.fingerprint, **self._engine_args)
-                    self.load_seconds = round(time.perf_counter() - started, 3)
+                    self.engine = await (asyncio.to_thread(self._open) if self._loading is None
+                                         else asyncio.wrap_future(self._loading))
         return await self.engine.complete(request)
 
     def close(self) -> None:
+        if self._loading is not None:  # a load still under way cannot be stopped: wait for it
+            with contextlib.suppress(Exception):
+                engine = self._loading.result()
+                if self.engine is None:
+                    self.engine = engine
+            self._loading = None
         if self.engine is not None:
             self.engine.close()
             self.engine = None
