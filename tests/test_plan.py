@@ -222,3 +222,22 @@ def test_the_floor_is_each_judged_samples_own_tokens_once_plus_its_decisions() -
     client.count_floor(["never judged here"], "b")
     assert client.stats.floor() == {"own_tokens": 5, "decision_tokens": 8, "floor_tokens": 13,
                                     "work_tokens": 74, "work_over_floor": 5.692}
+
+
+def test_the_prompts_last_chunk_and_the_answers_first_stretch_are_one_call() -> None:
+    backend = FakeBackend()
+    judge = engine(backend, parallel=1, chunk=8)
+    text = "a claim of nineteen"  # 19 characters + END: chunks of 8, 8 and 4
+    try:
+        reply = run_all(judge, [request(text, probe_fields=["v"]).model_copy(
+            update={"answer_schema": DIGIT})])[0]
+    finally:
+        judge.close()
+    assert reply.text == expected(text)  # type: ignore[union-attr]
+    reads = [c for call in backend.calls for c in call]
+    assert [(c.start, len(c.tokens)) for c in reads[:2]] == [(0, 8), (8, 8)]
+    last = reads[2]  # the prompt's last 4 tokens, then '{"v": ' read in the same call
+    assert last.start == 16 and list(last.tokens[:4]) == list(backend.kv[0][16:20])
+    assert bytes(last.tokens[4:]).decode() == '{"v": '
+    assert list(last.outputs) == [len(last.tokens) - 1]  # the digit's logits
+    assert len(reads) == 3

@@ -119,9 +119,14 @@ def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reus
         if a.pending:
             n_prompt = len(a.load.tokens)
             chunk = a.pending[:next_cut(a.load.cuts, start, n_prompt) - start]
-            pool.extend(a.slot, chunk, prompt=True)
+            last = len(chunk) == len(a.pending)
             del a.pending[:len(chunk)]
             n = len(chunk)
+            if last and a.load.answer_with_prompt and a.todo and a.todo[0][0] == "read":
+                n += a.todo.popleft()[1]  # the engine reads the answer's first stretch along
+                pool.extend(a.slot, [*chunk, *[-1] * (n - len(chunk))], prompt=False)
+            else:
+                pool.extend(a.slot, chunk, prompt=True)
         else:
             n = a.todo.popleft()[1]
             pool.extend(a.slot, [-1] * n, prompt=False)

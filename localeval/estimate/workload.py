@@ -64,6 +64,9 @@ class RequestLoad:
     planned: bool = False
     choices: int = 0
     """Values the judge chooses (one token each) in a planned answer: the floor's decisions."""
+    answer_with_prompt: bool = False
+    """A planned answer whose first stretch the engine reads in one call with the prompt's last
+    chunk (judge/llamacpp/engine.py)."""
 
     @property
     def generated(self) -> int:
@@ -148,4 +151,5 @@ def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *
     parts = plan_for(request.answer_schema) if planned and not request.continuations else None
     choices = sum(isinstance(p, Choice) for p in parts or ())
     return RequestLoad(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
-                                                   min_chunk=MIN_CHUNK), answer, planned, choices)
+                                                   min_chunk=MIN_CHUNK), answer, planned, choices,
+                       answer_with_prompt=parts is not None)

@@ -47,7 +47,7 @@ from localeval.judge.llamacpp.schedule import admit, step
 def sampling_key(temperature: float, seed: int, max_chunk: int, min_chunk: int) -> str:
     """The engine settings that change answers, for the answer cache's key."""
     return (f"temperature={temperature};seed={seed};greedy;"
-            f"cuts={min_chunk}/{max_chunk};kv=per-sequence;planned=read")
+            f"cuts={min_chunk}/{max_chunk};kv=per-sequence;planned=read-with-prompt")
 
 
 class Engine:
@@ -216,7 +216,10 @@ class Engine:
             start = len(a.slot.tokens)
             chunk = a.pending[:next_cut(a.job.cuts, start, a.n_prompt) - start]
             last = len(chunk) == len(a.pending)
-            want = last and a.plan is None
+            if last and a.plan is not None:
+                self._read_plan(a, a.plan, prompt=chunk)
+                return
+            want = last
             outs = self._decode([DecodeChunk(a.slot.seq_id, start, chunk,
                                              [len(chunk) - 1] if want else [])], [a])
             self.pool.extend(a.slot, chunk, prompt=True)
@@ -243,14 +246,22 @@ class Engine:
         if not a.conts:
             self._finish(a, "stop")
 
-    def _read_plan(self, a: Active, plan: Reading) -> None:
+    def _read_plan(self, a: Active, plan: Reading, prompt: list[int] | None = None) -> None:
         """Read the planned answer's next stretch, choose its slots from the logits, cut back
         where a choice differs from the guess, or start its next free string
-        (judge/llamacpp/plan.py)."""
+        (judge/llamacpp/plan.py). `prompt`: the prompt's last chunk, read in the same call as
+        the answer's first stretch (one call fewer per request); its KV is then no prefix that
+        another request may reuse, since that request would read those tokens in a call of
+        another size."""
         start = len(a.slot.tokens)
-        tokens, outputs = plan.chunk(start - a.n_prompt)
+        head = prompt or []
+        tokens, outputs = plan.chunk(start + len(head) - a.n_prompt)
         tap = bool(a.job.request.hidden_layers)
-        outs = self._decode([DecodeChunk(a.slot.seq_id, start, tokens, outputs)], [a], hidden=tap)
+        outs = self._decode([DecodeChunk(a.slot.seq_id, start, head + tokens,
+                                         [len(head) + k for k in outputs])], [a], hidden=tap)
+        if head:
+            self.pool.extend(a.slot, head, prompt=False)
+            del a.pending[:len(head)]
         self.pool.extend(a.slot, tokens, prompt=False)
         a.forced += len(tokens)
         before = len(plan.probs)
