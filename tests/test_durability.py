@@ -118,7 +118,8 @@ def test_failing_fsync_of_the_summary_keeps_every_result_and_resume_writes_it(
     def sleepy_backends() -> None:  # the CLI's judge answers as SleepyJudge does
         monkeypatch.setattr(
             "localeval.executor.build_backends",
-            lambda s, m, judge=None, embedder=None: original(s, m, judge=SleepyJudge(0.0)),
+            lambda s, m, judge=None, embedder=None, **kw: original(s, m, judge=SleepyJudge(0.0),
+                                                                 **kw),
         )
 
     sleepy_backends()

@@ -144,8 +144,8 @@ def test_disk_full_stops_with_one_line_and_resume_completes(
         from localeval import cli, executor
 
         original = executor.build_backends
-        executor.build_backends = lambda s, m, judge=None, embedder=None: original(  # type: ignore[assignment]
-            s, m, judge=SleepyJudge(0.0), embedder=embedder
+        executor.build_backends = lambda s, m, judge=None, embedder=None, **kw: original(  # type: ignore[assignment]
+            s, m, judge=SleepyJudge(0.0), embedder=embedder, **kw
         )
         return cli.main(fake_run_args(data, answers, out, "--quiet"))
 
