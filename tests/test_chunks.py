@@ -5,7 +5,12 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from localeval.judge.llamacpp.chunks import cut_at_or_before, cuts, next_cut
+from localeval.judge.llamacpp.chunks import (
+    cut_at_or_before,
+    cuts,
+    last_chunk,
+    next_cut,
+)
 
 NL = 10
 
@@ -22,6 +27,11 @@ def test_cut_at_max_and_after_a_paragraph_break_past_min() -> None:
     assert cut_at_or_before([7, 17, 27], 6) == 0
     assert next_cut([7, 17, 27], 7, 30) == 17
     assert next_cut([7, 17, 27], 27, 30) == 30
+
+
+
+def test_the_last_chunk_is_what_follows_the_last_cut() -> None:
+    assert last_chunk([7, 13], 16) == 3 and last_chunk([], 16) == 16
 
 
 @given(st.lists(st.sampled_from([1, 2, NL]), max_size=300),

@@ -83,3 +83,38 @@ def test_generation_goes_in_groups_and_the_oldest_reader_reads() -> None:
     step(running, lambda g: groups.append([r.order for r in g]), lambda r: read.append(r.order))
     assert [len(g) for g in groups] == [MAX_INVARIANT_STEP, MAX_INVARIANT_STEP]
     assert read == [3]
+
+
+def test_the_replay_makes_the_calls_of_planned_answers() -> None:
+    """A planned answer's first stretch is read with the prompt's last chunk where both fit in
+    one call, else alone: workload.build lays them out as the engine reads them."""
+    from localeval.estimate.workload import build
+    from tests.test_plan import DIGIT
+
+    tokenizer = FakeTokenizer()
+    chunk = 96  # cuts after a paragraph break past MIN_CHUNK (64), as workload.build cuts
+    instructions = "i" * 70 + "\n\n"
+    claims = ["c" * (0, 20, 40, 60, 92)[i % 5] for i in range(9)]  # 92: no room for the answer
+    asked = [request(instructions + f"window {i % 2}" * (8 + i) + "\n\n" + claims[i]
+                     ).model_copy(update={"answer_schema": DIGIT})
+             for i in range(9)]
+    backend = FakeBackend(n_seq=2)
+    judge = engine(backend, chunk=chunk, min_chunk=64, parallel=1)
+
+    async def go() -> list[JudgeReply]:
+        return [await judge.complete(r) for r in asked]
+
+    try:
+        replies = asyncio.run(go())
+    finally:
+        judge.close()
+    loads = [build(r, i, tokenizer.prompt_tokens(r.messages), tokenizer,  # type: ignore[arg-type]
+                   max_chunk=chunk, free_tokens=8.0, temperature=0.0)
+             for i, r in enumerate(asked)]
+    assert {load.answer_with_prompt for load in loads} == {True, False}
+    per_token = Speed(chunk_s=0.0, token_s=1.0, step_s=0.0, gen_token_s=1.0)
+    totals = replay(loads, parallel=1, speed=per_token, keep=1)
+    assert totals.decode_calls == len(backend.calls)
+    assert totals.seconds == sum(len(c.tokens) for call in backend.calls for c in call)
+    assert totals.processed["t"] == sum(r.prompt_tokens_processed for r in replies)
+    assert max(len(c.tokens) for call in backend.calls for c in call) <= chunk

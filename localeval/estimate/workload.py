@@ -12,7 +12,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from localeval.judge.interface import JudgeRequest
-from localeval.judge.llamacpp import MIN_CHUNK, Choice, Free, Reading, cuts, plan_for
+from localeval.judge.llamacpp import (
+    MIN_CHUNK,
+    Choice,
+    Free,
+    Reading,
+    cuts,
+    last_chunk,
+    plan_for,
+)
 
 
 class Vocab(Protocol):
@@ -66,7 +74,7 @@ class RequestLoad:
     """Values the judge chooses (one token each) in a planned answer: the floor's decisions."""
     answer_with_prompt: bool = False
     """A planned answer whose first stretch the engine reads in one call with the prompt's last
-    chunk (judge/llamacpp/engine.py)."""
+    chunk, since both fit in max_chunk tokens (judge/llamacpp/engine.py)."""
 
     @property
     def generated(self) -> int:
@@ -150,6 +158,8 @@ def build(request: JudgeRequest, sample: int, tokens: list[int], vocab: Vocab, *
         answer, planned = answer_work(request.answer_schema, vocab, free_tokens, temperature)
     parts = plan_for(request.answer_schema) if planned and not request.continuations else None
     choices = sum(isinstance(p, Choice) for p in parts or ())
-    return RequestLoad(request.step, sample, tokens, cuts(tokens, vocab.piece, max_chunk=max_chunk,
-                                                   min_chunk=MIN_CHUNK), answer, planned, choices,
-                       answer_with_prompt=parts is not None)
+    cut_points = cuts(tokens, vocab.piece, max_chunk=max_chunk, min_chunk=MIN_CHUNK)
+    first = answer[0][1] if answer and answer[0][0] == "read" else 0
+    return RequestLoad(request.step, sample, tokens, cut_points, answer, planned, choices,
+                       answer_with_prompt=parts is not None and (
+                           last_chunk(cut_points, len(tokens)) + first <= max_chunk))

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from localeval.judge.interface import JudgeReply, JudgeRequest
-from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, next_cut
+from localeval.judge.llamacpp.chunks import MIN_CHUNK, cuts, last_chunk, next_cut
 from localeval.judge.llamacpp.engine import Engine, sampling_key
 from localeval.judge.llamacpp.llama import (
     DecodeChunk,
@@ -43,8 +43,8 @@ from localeval.judge.llamacpp.schedule import admit, step
 __all__ = [  # the judge a run uses and its engine; llama.cpp's model; what estimate replays
     "MIN_CHUNK", "Choice", "DecodeChunk", "Engine", "Free", "LazyJudge", "LlamaBackend", "NoMemory",
     "PrefixPool", "Reading", "Slot", "Tokenizer", "admit", "cuts", "default_parallel",
-    "default_threads", "gpu_offload", "load_model", "next_cut", "open_engine", "plan_for",
-    "resolve_parallel", "sampling_key", "step",
+    "default_threads", "gpu_offload", "last_chunk", "load_model", "next_cut", "open_engine",
+    "plan_for", "resolve_parallel", "sampling_key", "step",
 ]
 
 

@@ -31,6 +31,11 @@ def cuts(tokens: list[int], piece: Callable[[int], bytes], *, max_chunk: int,
     return out
 
 
+def last_chunk(cut_points: list[int], n: int) -> int:
+    """The length of the last chunk of a prompt of n tokens."""
+    return n - (cut_points[-1] if cut_points else 0)
+
+
 def cut_at_or_before(cut_points: list[int], n: int) -> int:
     """The last cut at or before position n (0 when none)."""
     i = bisect_right(cut_points, n)

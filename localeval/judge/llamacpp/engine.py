@@ -216,10 +216,11 @@ class Engine:
             start = len(a.slot.tokens)
             chunk = a.pending[:next_cut(a.job.cuts, start, a.n_prompt) - start]
             last = len(chunk) == len(a.pending)
-            if last and a.plan is not None:
+            if last and a.plan is not None and (
+                    len(chunk) + len(a.plan.chunk(0)[0]) <= self.max_chunk):
                 self._read_plan(a, a.plan, prompt=chunk)
                 return
-            want = last
+            want = last and a.plan is None
             outs = self._decode([DecodeChunk(a.slot.seq_id, start, chunk,
                                              [len(chunk) - 1] if want else [])], [a])
             self.pool.extend(a.slot, chunk, prompt=True)
@@ -250,9 +251,9 @@ class Engine:
         """Read the planned answer's next stretch, choose its slots from the logits, cut back
         where a choice differs from the guess, or start its next free string
         (judge/llamacpp/plan.py). `prompt`: the prompt's last chunk, read in the same call as
-        the answer's first stretch (one call fewer per request); its KV is then no prefix that
-        another request may reuse, since that request would read those tokens in a call of
-        another size."""
+        the answer's first stretch when both fit in `max_chunk` tokens (one call fewer per
+        request); its KV is then no prefix that another request may reuse, since that request
+        would read those tokens in a call of another size."""
         start = len(a.slot.tokens)
         head = prompt or []
         tokens, outputs = plan.chunk(start + len(head) - a.n_prompt)
