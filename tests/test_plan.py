@@ -224,17 +224,21 @@ def test_the_floor_is_each_judged_samples_own_tokens_once_plus_its_decisions() -
                                     "work_tokens": 74, "work_over_floor": 5.692}
 
 
-def test_the_prompts_last_chunk_and_the_answers_first_stretch_are_one_call() -> None:
+def _one_digit(text: str, chunk: int) -> tuple[FakeBackend, list]:
+    """The reads of one DIGIT request of `text` through an engine cutting every `chunk`."""
     backend = FakeBackend()
-    judge = engine(backend, parallel=1, chunk=12)
-    text = "a claim of twenty-seven char"[:27]  # 27 characters + END: chunks of 12, 12 and 4
+    judge = engine(backend, parallel=1, chunk=chunk)
     try:
         reply = run_all(judge, [request(text, probe_fields=["v"]).model_copy(
             update={"answer_schema": DIGIT})])[0]
     finally:
         judge.close()
     assert reply.text == expected(text)  # type: ignore[union-attr]
-    reads = [c for call in backend.calls for c in call]
+    return backend, [c for call in backend.calls for c in call]
+
+
+def test_the_prompts_last_chunk_and_the_answers_first_stretch_are_one_call() -> None:
+    backend, reads = _one_digit("c" * 27, 12)  # 27 characters + END: chunks of 12, 12 and 4
     assert [(c.start, len(c.tokens)) for c in reads[:2]] == [(0, 12), (12, 12)]
     last = reads[2]  # the prompt's last 4 tokens, then '{"v": ' read in the same call
     assert last.start == 24 and list(last.tokens[:4]) == list(backend.kv[0][24:28])
@@ -245,17 +249,6 @@ def test_the_prompts_last_chunk_and_the_answers_first_stretch_are_one_call() -> 
 
 def test_no_call_holds_more_than_max_chunk_tokens() -> None:
     """A last chunk that leaves no room for the answer's first stretch is read alone (the
-    real backend's batch holds max_chunk tokens: one more is an internal error)."""
-    backend = FakeBackend()
-    judge = engine(backend, parallel=1, chunk=8)
-    text = "a claim of nineteen"  # 19 characters + END: chunks of 8, 8 and 4; 4 + 6 > 8
-    try:
-        reply = run_all(judge, [request(text, probe_fields=["v"]).model_copy(
-            update={"answer_schema": DIGIT})])[0]
-    finally:
-        judge.close()
-    assert reply.text == expected(text)  # type: ignore[union-attr]
-    reads = [c for call in backend.calls for c in call]
+    real backend's batch holds max_chunk tokens: one more overflows it)."""
+    _, reads = _one_digit("c" * 19, 8)  # 19 characters + END: chunks of 8, 8 and 4; 4 + 6 > 8
     assert [(c.start, len(c.tokens)) for c in reads] == [(0, 8), (8, 8), (16, 4), (20, 6)]
-    assert max(len(c.tokens) for c in reads) <= 8
-
