@@ -29,7 +29,6 @@ def test_cut_at_max_and_after_a_paragraph_break_past_min() -> None:
     assert next_cut([7, 17, 27], 27, 30) == 30
 
 
-
 def test_the_last_chunk_is_what_follows_the_last_cut() -> None:
     assert last_chunk([7, 13], 16) == 3 and last_chunk([], 16) == 16
 

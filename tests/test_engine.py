@@ -198,7 +198,7 @@ def test_a_last_chunk_that_fills_the_batch_leaves_the_answer_its_own_call(
         tiny_path: Path) -> None:
     """The planned answer is read with the prompt's last chunk only where both fit in one
     batch: a prompt whose last chunk nearly filled it was an internal error."""
-    from localeval.judge.llamacpp.chunks import cuts
+    from localeval.judge.llamacpp.chunks import cuts, last_chunk
 
     judge = _engine(tiny_path, parallel=1, max_chunk=64)
     piece = judge.backend.tokenizer.piece
@@ -207,8 +207,7 @@ def test_a_last_chunk_that_fills_the_batch_leaves_the_answer_its_own_call(
         for n in range(40, 120):  # lengths whose last chunk leaves no room for the answer
             request = _verdicts("word " * n, ["A word is repeated."])
             tokens = judge.prompt_tokens(request.messages)
-            cut_points = cuts(tokens, piece, max_chunk=64)
-            if len(tokens) - (cut_points[-1] if cut_points else 0) >= 60:
+            if last_chunk(cuts(tokens, piece, max_chunk=64), len(tokens)) >= 60:
                 asked.append(request)
         replies = asyncio.run(_gather(judge, asked[:3]))
     finally:

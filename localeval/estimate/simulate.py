@@ -123,8 +123,9 @@ def replay(loads: list[RequestLoad], *, parallel: int, speed: Speed | None, reus
             del a.pending[:len(chunk)]
             n = len(chunk)
             if last and a.load.answer_with_prompt and a.todo and a.todo[0][0] == "read":
-                n += a.todo.popleft()[1]  # the engine reads the answer's first stretch along
-                pool.extend(a.slot, [*chunk, *[-1] * (n - len(chunk))], prompt=False)
+                answer = a.todo.popleft()[1]  # the engine reads the answer's first stretch along
+                pool.extend(a.slot, chunk + [-1] * answer, prompt=False)
+                n += answer
             else:
                 pool.extend(a.slot, chunk, prompt=True)
         else:
