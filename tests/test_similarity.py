@@ -181,3 +181,22 @@ def test_an_embedding_does_not_depend_on_its_batch(small_embedder) -> None:  # t
                 "ground_truth": r["right_answer"]} for i, r in enumerate(rows)]
     small, large = scores(samples[:4]), scores(samples[::-1])
     assert all(small[k] == large[k] for k in small)
+
+
+class Counting(HashEmbedder):
+    def __init__(self) -> None:
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return super().encode(texts)
+
+
+def test_cosines_encode_the_texts_not_yet_met_in_one_call_and_equal_cosine() -> None:
+    embedder = Counting()
+    store = EmbeddingStore(embedder)
+    others = ["a cat sat", "the dog ran", "a cat sat"]
+    together = asyncio.run(store.cosines("a cat", others))
+    assert embedder.calls == [["a cat", "a cat sat", "the dog ran"]]
+    alone = [asyncio.run(EmbeddingStore(HashEmbedder()).cosine("a cat", o)) for o in others]
+    assert together == alone and together[0] == together[2]

@@ -115,7 +115,7 @@ async def question_baseline(ctx: MetricContext, question: str) -> float:
 
     store = await ctx.embedder()
     others = SENTENCES.get(ctx.language, SENTENCES["en"])
-    cosines = [await store.cosine(question, s) for s in others]
+    cosines = await store.cosines(question, list(others))
     return min(0.99, sum(cosines) / len(cosines))
 
 
@@ -138,9 +138,10 @@ async def similarity(sample: Sample, ctx: MetricContext, options: AnswerRelevanc
             generated.append({**item.model_dump(), "clear": flag["verdict"], "p_clear": flag["p"]})
     question = sample.question or ""
     base = await question_baseline(ctx, question) if generated else 0.0
-    for g in generated:
-        g["cosine"] = await ctx.cosine(question, g["question"])
-        g["rescaled"] = rescale(g["cosine"], base)
+    cosines = await (await ctx.embedder()).cosines(question, [g["question"] for g in generated])
+    for g, cosine in zip(generated, cosines, strict=True):
+        g["cosine"] = cosine
+        g["rescaled"] = rescale(cosine, base)
     return generated, base
 
 

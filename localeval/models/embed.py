@@ -181,8 +181,13 @@ class EmbeddingStore:
         return np.stack([self._vectors[t] for t in texts])
 
     async def cosine(self, a: str, b: str) -> float:
-        va, vb = await self.vectors([a, b])
-        return float(np.clip(np.dot(va, vb), -1.0, 1.0))
+        return (await self.cosines(a, [b]))[0]
+
+    async def cosines(self, a: str, others: list[str]) -> list[float]:
+        """The cosine of `a` with each of `others`, the texts not yet met encoded in one batch
+        (a text's vector does not depend on the texts beside it)."""
+        vecs = await self.vectors([a, *others])
+        return [float(np.clip(np.dot(vecs[0], v), -1.0, 1.0)) for v in vecs[1:]]
 
     async def baseline(self, language: str) -> float:
         """Mean cosine this embedder gives two unrelated texts of `language`: over every pair
