@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 import numpy as np
 import pytest
@@ -200,3 +201,22 @@ def test_cosines_encode_the_texts_not_yet_met_in_one_call_and_equal_cosine() -> 
     assert embedder.calls == [["a cat", "a cat sat", "the dog ran"]]
     alone = [asyncio.run(EmbeddingStore(HashEmbedder()).cosine("a cat", o)) for o in others]
     assert together == alone and together[0] == together[2]
+
+
+class Slow(HashEmbedder):
+    def encode(self, texts: list[str]) -> np.ndarray:
+        time.sleep(0.02)  # long enough that the second request waits on the lock
+        return super().encode(texts)
+
+
+def test_a_store_serves_a_second_event_loop() -> None:
+    """A store outlives a run's event loop (the companion stores, two `localeval.evaluate`
+    calls in one process): requests that wait on each other in a second loop still run."""
+    store = EmbeddingStore(Slow())
+
+    async def two(tag: str) -> list[np.ndarray]:
+        return await asyncio.gather(store.vectors([f"a {tag}"]), store.vectors([f"b {tag}"]))
+
+    asyncio.run(two("first"))
+    second = asyncio.run(two("second"))
+    assert [v.shape for v in second] == [(1, HashEmbedder().encode(["x"]).shape[1])] * 2

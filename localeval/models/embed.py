@@ -8,6 +8,7 @@ import asyncio
 import hashlib
 import re
 import threading
+import weakref
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
@@ -142,7 +143,8 @@ class EmbeddingStore:
         self.embedder = embedder
         self.batch_size = batch_size
         self._vectors: dict[str, np.ndarray] = {}
-        self._lock = asyncio.Lock()
+        self._locks: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+            weakref.WeakKeyDictionary())  # one per event loop: a store outlives a run's loop
         self._encoder = threading.Lock()  # one encode at a time, prefetch or on demand
         self._prefetch: threading.Thread | None = None
         self.encoded = 0
@@ -173,9 +175,14 @@ class EmbeddingStore:
                 self._vectors.update(zip(missing, vecs, strict=True))
                 self.encoded += len(missing)
 
+    def _loop_lock(self) -> asyncio.Lock:
+        """The running event loop's lock: an asyncio.Lock serves one loop, and a store serves
+        several (the companion stores, two `localeval.evaluate` calls in one process)."""
+        return self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+
     async def vectors(self, texts: list[str]) -> np.ndarray:
         if any(t not in self._vectors for t in texts):
-            async with self._lock:
+            async with self._loop_lock():
                 if any(t not in self._vectors for t in texts):
                     await asyncio.to_thread(self._encode, list(texts))
         return np.stack([self._vectors[t] for t in texts])
