@@ -93,6 +93,36 @@ def test_close_waits_for_a_load_under_way_and_closes_what_it_loaded(
     assert opened and opened[0].closed and lazy.engine is None
 
 
+def test_a_request_cancelled_while_the_judge_loads_leaves_the_load_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run stopped (Ctrl-C, SIGTERM) while its first request waits for the load: the load
+    still finishes (no "InvalidStateError" from its thread) and close closes what it loaded."""
+    opened: list[StubEngine] = []
+    release = threading.Event()
+    failures: list[Any] = []
+    monkeypatch.setattr(threading, "excepthook", failures.append)
+
+    def open_engine(*args: Any, **kw: Any) -> StubEngine:
+        release.wait(5)
+        opened.append(StubEngine())
+        return opened[-1]
+
+    monkeypatch.setattr(llamacpp, "open_engine", open_engine)
+    lazy = judge()
+    lazy.start_loading()
+
+    async def stopped() -> None:
+        waiting = asyncio.ensure_future(lazy.complete(REQUEST))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        await asyncio.gather(waiting, return_exceptions=True)
+
+    asyncio.run(stopped())
+    release.set()
+    lazy.close()
+    assert failures == [] and opened and opened[0].closed
+
+
 @pytest.mark.parametrize(("cached", "no_cache", "loads"),
                          [(False, False, True), (True, False, False), (False, True, True)])
 def test_the_judge_starts_loading_when_no_answer_can_come_from_the_cache(

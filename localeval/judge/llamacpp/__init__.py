@@ -111,6 +111,7 @@ class LazyJudge:
         if self.engine is not None or self._loading is not None:
             return
         loading: concurrent.futures.Future[Engine] = concurrent.futures.Future()
+        loading.set_running_or_notify_cancel()  # a request's cancel must not cancel the load
 
         def load() -> None:
             try:
