@@ -10,9 +10,10 @@ which knows nothing else of where the samples are evaluated."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import os
-from collections.abc import Callable, Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -42,7 +43,12 @@ async def sample_language(sample: Sample, settings: Settings,
     the same language as the row."""
     if settings.language != "auto":
         return settings.language
-    also = frozenset(await meaning_flags(sample, settings, store))
+    return language_less(sample, frozenset(await meaning_flags(sample, settings, store)))
+
+
+def language_less(sample: Sample, also: frozenset[str] = frozenset()) -> str:
+    """The language the sample's material is written in, less the sentences a form flags and
+    those in `also`."""
     if planted(sample, also=also):
         sample = without(sample, also=also)
     first_context = sample.contexts[0][:500] if sample.contexts else None
@@ -53,14 +59,31 @@ async def evaluate_sample(
     sample: Sample, metrics: list[Metric], settings: Settings, backends: Backends
 ) -> SampleRecord:
     """Run every metric of one sample concurrently; failures become that metric's error. A
-    conversation is scored turn by turn, then as a whole (localeval/conversation.py)."""
+    conversation is scored turn by turn, then as a whole (localeval/conversation.py).
+
+    With `--language auto` the metrics start in the language the forms leave (no embedder
+    needed: the judge works while the embedder loads) as the meaning head reads the sample;
+    where its flags change the language, that start is set aside and the metrics run again in
+    the right one."""
     if sample.conversation:
         from localeval.conversation import evaluate_conversation
 
         return await evaluate_conversation(sample, metrics, settings, backends,
                                            evaluate_metrics)
-    return await evaluate_metrics(sample, metrics, settings, backends,
-                                  await sample_language(sample, settings, backends.embeddings))
+    if settings.language != "auto":
+        return await evaluate_metrics(sample, metrics, settings, backends, settings.language)
+    guess = language_less(sample)
+    early = asyncio.ensure_future(evaluate_metrics(sample, metrics, settings, backends, guess))
+    try:
+        language = await sample_language(sample, settings, backends.embeddings)
+    except BaseException:
+        early.cancel()
+        await asyncio.gather(early, return_exceptions=True)
+        raise
+    record = await early
+    if language == guess:
+        return record
+    return await evaluate_metrics(sample, metrics, settings, backends, language)
 
 
 async def evaluate_metrics(sample: Sample, metrics: list[Metric], settings: Settings,
@@ -144,6 +167,39 @@ async def evaluate_all(
     await asyncio.gather(*(worker() for _ in range(n)))
 
 
+async def kept_once_loaded(load: concurrent.futures.Future[Any],
+                           evaluate: Callable[[OnRecord], Awaitable[None]],
+                           on_record: OnRecord) -> None:
+    """Evaluate while a model loads (`load`), each record held until the load has finished. A
+    model that fails to load stops the evaluation with its one error, as a load before the run
+    would, rather than an error in every metric that met it: a record finished after the
+    failure is dropped (its judge answers are in the cache), one finished before it is kept."""
+    held: list[tuple[Sample, SampleRecord]] = []
+
+    def release() -> None:
+        for sample, record in held:
+            on_record(sample, record)
+        held.clear()
+
+    def keep(sample: Sample, record: SampleRecord) -> None:
+        if not load.done():
+            held.append((sample, record))
+        elif load.exception() is None:
+            release()
+            on_record(sample, record)
+
+    task = asyncio.ensure_future(evaluate(keep))
+    try:
+        await asyncio.wrap_future(load)
+    except BaseException:  # the load failed, or the run was stopped: keep what is held
+        release()
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        raise
+    release()
+    await task
+
+
 @dataclass(frozen=True)
 class Work:
     """What the runner hands an executor before the samples: the run's settings and metrics,
@@ -207,10 +263,19 @@ class LocalExecutor:
                 work.log(f"warning: {backends.judge.cache_error}")
         if backends.embeddings is not None:  # one batched pass over the texts known up front
             texts = (t for s in work.todo for t in known_texts(s))
-            backends.embeddings.prefetch(texts, background=(os.cpu_count() or 1) > 2)
+            load = getattr(backends.embeddings.embedder, "load", None)
+            loading = load is not None and not load.done()
+            backends.embeddings.prefetch(texts, background=loading or (os.cpu_count() or 1) > 2)
 
     async def evaluate(self, work: Work, on_record: OnRecord) -> None:
-        await evaluate_all(work.todo, work.metrics, work.settings, self.backends, on_record)
+        store = self.backends.embeddings
+        load = getattr(store.embedder, "load", None) if store is not None else None
+        if load is None:
+            await evaluate_all(work.todo, work.metrics, work.settings, self.backends, on_record)
+            return
+        await kept_once_loaded(
+            load, lambda keep: evaluate_all(work.todo, work.metrics, work.settings,
+                                            self.backends, keep), on_record)
 
     def judge_stats(self) -> JudgeStats | None:
         return self.backends.judge.stats if self.backends.judge is not None else None

@@ -60,7 +60,8 @@ def build_backends(
     """Load only what the metrics need. `judge`/`embedder` objects override the settings;
     `tap`: layers the judge reads at each verdict with no head to score them (verifier fit);
     `preload`: samples are waiting, so a judge no answer can come from the cache for (the cache
-    is off or empty) starts loading in a thread before the embedder loads."""
+    is off or empty) and the embedder start loading in threads; the caller waits for the
+    embedder's load (`ready()`) before it keeps a record (LocalExecutor)."""
     from localeval.judge.cache import AnswerCache
 
     backends = Backends()
@@ -89,7 +90,7 @@ def build_backends(
             judge.start_loading()
     if any(m.needs_embedder(settings) for m in metrics):
         if embedder is None:
-            embedder, backends.info["embedder"] = make_embedder(settings)
+            embedder, backends.info["embedder"] = make_embedder(settings, in_thread=preload)
         else:
             backends.info["embedder"] = {"name": embedder.name, "sha256": embedder.fingerprint}
         from localeval.models.embed import EmbeddingStore
@@ -151,9 +152,10 @@ def make_judge(settings: Settings, tap: list[int] | None = None) -> tuple[Any, d
     }
 
 
-def make_embedder(settings: Settings) -> tuple[Any, dict]:
+def make_embedder(settings: Settings, *, in_thread: bool = False) -> tuple[Any, dict]:
     """The run's embedder (the hash embedder with the fake judge) and what summary.json says of
-    it; the manifest is read only for the profile's embedder."""
+    it; the manifest is read only for the profile's embedder. `in_thread`: a sentence-transformers
+    model loads in a thread (SentenceTransformerEmbedder)."""
     from localeval import models
     from localeval.models.embed import HashEmbedder, SentenceTransformerEmbedder
 
@@ -161,7 +163,8 @@ def make_embedder(settings: Settings) -> tuple[Any, dict]:
         path = Path(settings.embedder)
         sha = models.sha256_of_user_path(path)
         return (
-            SentenceTransformerEmbedder(path, sha, batch_size=settings.embed_batch_size),
+            SentenceTransformerEmbedder(path, sha, batch_size=settings.embed_batch_size,
+                                        in_thread=in_thread),
             {"name": path.name, "path": str(path), "sha256": sha},
         )
     if settings.judge == "fake":
@@ -183,6 +186,6 @@ def make_embedder(settings: Settings) -> tuple[Any, dict]:
         if name != wanted:
             info["fallback"] = f"profile embedder {wanted} unavailable ({problems[0]}); used {name}"
         return SentenceTransformerEmbedder(
-            state.path, info["sha256"], batch_size=settings.embed_batch_size
+            state.path, info["sha256"], batch_size=settings.embed_batch_size, in_thread=in_thread
         ), info
     raise ModelError("no embedder available: " + "; ".join(problems))

@@ -5,13 +5,14 @@ never depends on the texts beside it), normalised."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import re
 import threading
 import weakref
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -73,7 +74,33 @@ class SentenceTransformerEmbedder:
     in another dataset or on Ray. `batch_size` is kept for the settings; the shapes are fixed."""
 
     def __init__(self, path: Path, fingerprint: str, *, batch_size: int = 32,
-                 device: str | None = None) -> None:
+                 device: str | None = None, in_thread: bool = False) -> None:
+        """Loads the model now, or with `in_thread` in a thread from now on (`load`)."""
+        self.path, self.device = Path(path), device
+        self.name = self.path.name
+        self.fingerprint = fingerprint
+        self.batch_size = batch_size
+        self.load: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        """The model once loaded, or the ModelError of a load that failed (the first encode
+        raises it). Running from the start: a waiter's cancel does not cancel the load."""
+        self.load.set_running_or_notify_cancel()
+        if in_thread:
+            threading.Thread(target=self._load_into, name="localeval-embedder-load",
+                             daemon=True).start()
+        else:
+            self.load.set_result(self._load())
+
+    def _load_into(self) -> None:
+        try:
+            self.load.set_result(self._load())
+        except BaseException as exc:
+            self.load.set_exception(exc)
+
+    @property
+    def model(self) -> Any:
+        return self.load.result()
+
+    def _load(self) -> Any:
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
@@ -87,15 +114,12 @@ class SentenceTransformerEmbedder:
         shown = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # its "Loading weights" bar is not ours to show
         try:
-            self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
+            return SentenceTransformer(str(self.path), device=self.device, local_files_only=True)
         except Exception as exc:  # torch/transformers raise many kinds
-            raise ModelError(f"could not load the embedder at {path}: {exc}") from None
+            raise ModelError(f"could not load the embedder at {self.path}: {exc}") from None
         finally:
             if shown:
                 hf_logging.enable_progress_bar()
-        self.name = Path(path).name
-        self.fingerprint = fingerprint
-        self.batch_size = batch_size
 
     def encode(self, texts: list[str]) -> np.ndarray:
         if not texts:
