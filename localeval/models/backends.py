@@ -61,7 +61,7 @@ def build_backends(
     `tap`: layers the judge reads at each verdict with no head to score them (verifier fit);
     `preload`: samples are waiting, so a judge no answer can come from the cache for (the cache
     is off or empty) and the embedder start loading in threads; the caller waits for the
-    embedder's load (`ready()`) before it keeps a record (LocalExecutor)."""
+    embedder's load (its `load`) before it keeps a record (executor.kept_once_loaded)."""
     from localeval.judge.cache import AnswerCache
 
     backends = Backends()
