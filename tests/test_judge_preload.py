@@ -37,8 +37,8 @@ def judge() -> llamacpp.LazyJudge:
     return llamacpp.LazyJudge(Path("m.gguf"), "sha", parallel=1)
 
 
-def test_a_started_load_serves_the_first_request_and_loads_once(
-        monkeypatch: pytest.MonkeyPatch) -> None:
+def held_load(monkeypatch: pytest.MonkeyPatch) -> tuple[list[StubEngine], threading.Event]:
+    """open_engine replaced by one that waits for the event, then opens a StubEngine (listed)."""
     opened: list[StubEngine] = []
     release = threading.Event()
 
@@ -48,6 +48,12 @@ def test_a_started_load_serves_the_first_request_and_loads_once(
         return opened[-1]
 
     monkeypatch.setattr(llamacpp, "open_engine", open_engine)
+    return opened, release
+
+
+def test_a_started_load_serves_the_first_request_and_loads_once(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    opened, release = held_load(monkeypatch)
     lazy = judge()
     lazy.start_loading()
     lazy.start_loading()  # a second call starts nothing
@@ -97,17 +103,9 @@ def test_a_request_cancelled_while_the_judge_loads_leaves_the_load_whole(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A run stopped (Ctrl-C, SIGTERM) while its first request waits for the load: the load
     still finishes (no "InvalidStateError" from its thread) and close closes what it loaded."""
-    opened: list[StubEngine] = []
-    release = threading.Event()
+    opened, release = held_load(monkeypatch)
     failures: list[Any] = []
     monkeypatch.setattr(threading, "excepthook", failures.append)
-
-    def open_engine(*args: Any, **kw: Any) -> StubEngine:
-        release.wait(5)
-        opened.append(StubEngine())
-        return opened[-1]
-
-    monkeypatch.setattr(llamacpp, "open_engine", open_engine)
     lazy = judge()
     lazy.start_loading()
 
