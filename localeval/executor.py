@@ -80,7 +80,7 @@ async def evaluate_sample(
         early.cancel()
         await asyncio.gather(early, return_exceptions=True)
         raise
-    record = await early
+    record = await early  # finished even when set aside: a run's requests never depend on timing
     if language == guess:
         return record
     return await evaluate_metrics(sample, metrics, settings, backends, language)
@@ -200,6 +200,16 @@ async def kept_once_loaded(load: concurrent.futures.Future[Any],
     await task
 
 
+def embedder_load(backends: Backends) -> concurrent.futures.Future[Any] | None:
+    """The embedder's load while it is under way or has failed (None: loaded, or no embedder
+    that loads in a thread)."""
+    store = backends.embeddings
+    load = getattr(store.embedder, "load", None) if store is not None else None
+    if load is None or (load.done() and load.exception() is None):
+        return None
+    return load
+
+
 @dataclass(frozen=True)
 class Work:
     """What the runner hands an executor before the samples: the run's settings and metrics,
@@ -263,13 +273,11 @@ class LocalExecutor:
                 work.log(f"warning: {backends.judge.cache_error}")
         if backends.embeddings is not None:  # one batched pass over the texts known up front
             texts = (t for s in work.todo for t in known_texts(s))
-            load = getattr(backends.embeddings.embedder, "load", None)
-            loading = load is not None and not load.done()
+            loading = embedder_load(backends) is not None
             backends.embeddings.prefetch(texts, background=loading or (os.cpu_count() or 1) > 2)
 
     async def evaluate(self, work: Work, on_record: OnRecord) -> None:
-        store = self.backends.embeddings
-        load = getattr(store.embedder, "load", None) if store is not None else None
+        load = embedder_load(self.backends)
         if load is None:
             await evaluate_all(work.todo, work.metrics, work.settings, self.backends, on_record)
             return

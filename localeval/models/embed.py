@@ -202,7 +202,11 @@ class EmbeddingStore:
     def _loop_lock(self) -> asyncio.Lock:
         """The running event loop's lock: an asyncio.Lock serves one loop, and a store serves
         several (the companion stores, two `localeval.evaluate` calls in one process)."""
-        return self._locks.setdefault(asyncio.get_running_loop(), asyncio.Lock())
+        loop = asyncio.get_running_loop()
+        lock = self._locks.get(loop)
+        if lock is None:
+            lock = self._locks[loop] = asyncio.Lock()
+        return lock
 
     async def vectors(self, texts: list[str]) -> np.ndarray:
         if any(t not in self._vectors for t in texts):
