@@ -222,6 +222,25 @@ def test_a_context_set_pairs_the_rows_own_passage_with_another_rows_near_miss(la
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_fit_pairs_share_no_row_with_the_reported_ones(lang: str) -> None:
+    """context_precision's τ is fitted on these (scripts/provenance/fit_useful_threshold.py)."""
+    from scripts.bench import context_pairs
+    from tests.conftest import shared_data
+
+    src = shared_data("dev/halluqa_dev.jsonl").parent
+    fit = bb.SETS[f"context_precision_{lang}_fit"].pairs(src)
+    report = bb.SETS[f"context_precision_{lang}"].pairs(src)
+    dev_ids = {r["id"] for r in context_pairs.rows(lang, src)}
+    assert len(fit) >= 15 and not {p.pair_id for p in fit} & {p.pair_id for p in report}
+    if lang == "en":  # HaluEval QA's train split, none of its passages a dev row's
+        dev_passages = {r["context"] for r in context_pairs.rows(lang, src)}
+        assert not {p.pair_id for p in fit} & dev_ids
+        assert not {c for p in fit for c in (*p.good.contexts, *p.bad.contexts)} & dev_passages
+    for p in fit:
+        assert p.good.contexts != p.bad.contexts
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
 def test_bare_and_ask_last_replace_the_steps_templates_they_have_a_file_for(lang: str) -> None:
     row = {"question": "Q?", "ground_truth": "G.", "context": ["the passage"]}
     step = "context_precision_useful"
@@ -240,3 +259,18 @@ def test_bare_and_ask_last_replace_the_steps_templates_they_have_a_file_for(lang
     assert bb.settings_of(bb.VARIANTS["bare"], lang)["explain"] is False
     with pytest.raises(bb.NotApplicable, match="texts"):
         bb.overrides(bb.VARIANTS["bare"], ["faithfulness_verdicts"])
+
+
+def test_the_useful_tau_is_the_middle_of_the_best_run(tmp_path: Path) -> None:
+    from scripts.provenance import fit_useful_threshold as fit
+
+    own, near = [0.3, 0.4, 0.5, 0.9], [0.05, 0.1, 0.12, 0.6]
+    points = fit.curve(own, near)
+    best = [p["tau"] for p in points if p["balanced_accuracy"] == 0.875]
+    assert best == [0.15, 0.2, 0.25, 0.3] and fit.choose(points) == 0.2
+    folder = tmp_path / "en"
+    folder.mkdir()
+    (folder / "records.jsonl").write_text("".join(json.dumps(
+        {"set": "context_precision_en_fit", "variant": "default", "side": side,
+         "weighted": p}) + "\n" for side, ps in (("good", own), ("bad", near)) for p in ps))
+    assert fit.load(folder) == ("en", own, near)

@@ -180,6 +180,61 @@ def test_context_precision_share_and_average_precision() -> None:
     assert p.index("Task:") < p.index("Reference answer") < p.index("Acme sells coffee.")
 
 
+def _useful(p: float) -> dict:
+    return {"verdict": int(p >= 0.5), "_probs": [["verdict", {"1": p, "0": 1 - p}]]}
+
+
+@pytest.mark.parametrize(("row", "below", "above"), [
+    # en: step τ 0.25, support τ 0.6; zh: step τ 0.15, support τ 0.45
+    ({**EN, "contexts": ["Ada founded Acme in 1990.", "Acme sells coffee."]}, 0.2, 0.3),
+    ({"id": "zh", "question": "谁创立了这家公司？", "answer": "艾达在1990年创立了它。",
+      "contexts": ["艾达于1990年创立了Acme公司。", "Acme卖咖啡。"],
+      "ground_truth": "艾达在1990年创立了Acme。"}, 0.1, 0.2),
+])
+def test_context_precision_decides_useful_by_its_own_fitted_tau(row: dict, below: float,
+                                                                 above: float) -> None:
+    """P(useful) is not P(supported): the passage that holds the answer gets P 0.2–0.8 from the
+    1.5B, so the support τ (0.6 / 0.45) called two in three of them not useful."""
+    from localeval.metrics.claims.verdicts import FITTED, FITTED_STEP
+
+    tau = FITTED_STEP["context_precision_useful"]
+    lang = "zh" if row["id"] == "zh" else "en"
+    assert below < tau[lang] <= above < FITTED[lang]
+    answers = {"context_precision_useful": [_useful(above), _useful(below)]}
+    rec, _ = run("context_precision", row, answers)
+    assert rec.scores["context_precision"] == 0.5
+    assert [c["verdict"] for c in rec.details["context_precision"]["contexts"]] == [1, 0]
+    assert rec.scores["context_precision.weighted"] == pytest.approx((above + below) / 2)
+    # a τ the user sets decides this step too
+    rec, _ = run("context_precision", row, {"context_precision_useful": [
+        _useful(above), _useful(below)]}, support_threshold=above + 0.01)
+    assert rec.scores["context_precision"] == 0.0
+
+
+def test_the_run_records_the_step_tau_it_applied(tmp_path) -> None:
+    """A change of context_precision's τ changes its scores: it is in the run's fingerprint
+    (resume refuses a folder scored with another) and in summary.json, only where it applies."""
+    from localeval.metrics.claims.verdicts import FITTED_STEP
+    from localeval.runner import run as run_folder
+
+    def one(out: str, metrics: list[str], **settings: Any) -> tuple[dict, dict]:
+        answers = {"context_precision_useful": [_useful(0.3)] * 2,
+                   "faithfulness_verdicts": [{"verdicts": [{"verdict": 1}] * 3}]}
+        run_folder([EN], tmp_path / out, Settings(judge="fake", no_cache=True, metrics=metrics,
+                                                  **settings),
+                   judge=FakeJudge(answers), embedder=HashEmbedder())
+        return (json.loads((tmp_path / out / "run.json").read_text())["inputs"],
+                json.loads((tmp_path / out / "summary.json").read_text()))
+
+    inputs, summary = one("cp", ["context_precision"])
+    want = {"context_precision_useful": FITTED_STEP["context_precision_useful"]}
+    assert inputs["step_thresholds"] == want and summary["step_thresholds"] == want
+    for out, settings in (("f", {"metrics": ["faithfulness"]}),
+                          ("set", {"metrics": ["context_precision"], "support_threshold": 0.5})):
+        inputs, summary = one(out, **settings)
+        assert "step_thresholds" not in inputs and "step_thresholds" not in summary
+
+
 def test_average_precision_edges() -> None:
     assert average_precision([1, 1, 0]) == 1.0
     assert average_precision([0, 0, 1]) == pytest.approx(1 / 3)

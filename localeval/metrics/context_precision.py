@@ -4,9 +4,10 @@
 - context_precision.average_precision = Σ_k precision@k · v_k / Σ_k v_k (rank-aware; 0 when no
   context is useful, as average precision is when nothing relevant was retrieved).
 
-One judge request per context, a bare verdict: "useful" is the judge's P(useful) against τ
-(metrics/claims/verdicts.threshold); `.weighted` is the mean P(useful). A context too long for the
-window is split (metrics/claims/evidence.py) and counts as useful if any piece is.
+One judge request per context, a bare verdict: "useful" is the judge's P(useful) against the
+step's own τ (metrics/claims/verdicts.FITTED_STEP); `.weighted` is the mean P(useful). A context
+too long for the window is split (metrics/claims/evidence.py) and counts as useful if any piece
+is.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from localeval.metrics.claims.verdicts import p_yes, threshold
 from localeval.names import GREEDY, WEIGHTED
 
 NAME = "context_precision"
+STEP = "context_precision_useful"
 
 
 def average_precision(useful: list[int]) -> float:
@@ -39,8 +41,8 @@ def average_precision(useful: list[int]) -> float:
 
 @metric(NAME, requires=("question", "contexts", "ground_truth"),
         order=40,
-        steps=("context_precision_useful",),
-        examples={"context_precision_useful": lambda ex: {
+        steps=(STEP,),
+        examples={STEP: lambda ex: {
             "question": ex.question, "ground_truth": ex.answer, "context": ex.contexts[:1]}},
         verdict_keys=("verdict",),
         description="share of the contexts useful for reaching the ground truth, and its "
@@ -53,7 +55,7 @@ async def context_precision(sample: Sample, ctx: MetricContext) -> MetricResult:
             per_context.append(Verdict(0, "empty context"))
             pieces.append(1)
             continue
-        answers = await ask_pieces(ctx, "context_precision_useful", BareVerdict,
+        answers = await ask_pieces(ctx, STEP, BareVerdict,
                                    split="context", probe=["verdict"], question=sample.question,
                                    ground_truth=sample.ground_truth, context=[context])
         decided = [_decide(sample, int(a.answer.verdict),  # type: ignore[attr-defined]
@@ -79,7 +81,7 @@ def _decide(sample: Sample, said: int, texts: list[str], probs: list[FieldProbs]
     """One piece's verdict: the judge's P(useful) against τ."""
     p = p_yes(probs[0]) if probs else None
     if p is not None:
-        said = int(p >= threshold(ctx))
+        said = int(p >= threshold(ctx, STEP))
     v = decide(sample.ground_truth or "", said, texts, sample.question,
                material_name="document", details=False)
     if p is None:

@@ -161,10 +161,12 @@ def read_json(path: Path) -> Any:
 
 
 def fingerprint_inputs(
-    settings: BaseModel, metric_names: list[str], prompt_hashes: Mapping[str, str], version: str
+    settings: BaseModel, metric_names: list[str], prompt_hashes: Mapping[str, str], version: str,
+    step_thresholds: Mapping[str, Mapping[str, float]] | None = None,
 ) -> dict[str, Any]:
     """Everything that can change a score: settings (bar speed/storage ones), metrics, prompts,
-    the verifier head the run takes (head_sha256)."""
+    the verifier head the run takes (head_sha256), the fitted τ of a step that has its own
+    (metrics/claims/verdicts.step_thresholds; absent when there is none)."""
     values = settings.model_dump(mode="json")
     inputs = {k: v for k, v in sorted(values.items()) if k not in NOT_IN_FINGERPRINT}
     fake = values.get("fake_answers")
@@ -178,6 +180,8 @@ def fingerprint_inputs(
         from localeval.metrics.shield_meaning import head_sha256 as shield_head_sha256
 
         inputs["shield_head_sha256"] = shield_head_sha256()
+    if step_thresholds:
+        inputs["step_thresholds"] = {k: dict(v) for k, v in sorted(step_thresholds.items())}
     inputs["metrics_run"] = list(metric_names)
     inputs["prompts"] = dict(sorted(prompt_hashes.items()))
     inputs["localeval_version"] = version

@@ -11,7 +11,12 @@ from localeval.config import Settings
 from localeval.data.dataset import Dataset
 from localeval.judge.client import JudgeStats
 from localeval.metrics import Metric
-from localeval.metrics.claims.verdicts import calibration_status, effective_thresholds
+from localeval.metrics.claims.verdicts import (
+    calibration_status,
+    effective_thresholds,
+    run_steps,
+    step_thresholds,
+)
 from localeval.results.tally import ScoreTally
 from localeval.version import __version__
 
@@ -50,6 +55,8 @@ def build_summary(
         "settings": settings.model_dump(mode="json"),
         "support_threshold": effective_thresholds(
             settings, (usage["models"].get("verifier") or {}).get("tau")),
+        **({"step_thresholds": steps} if (steps := step_thresholds(
+            settings, run_steps(metrics))) else {}),
         "elapsed_s": round(elapsed, 3),
         "judge": None
         if stats is None

@@ -331,12 +331,14 @@ def ragchecker_correctness(src: Path | None) -> list[Pair]:
     return out
 
 
-def context(lang: str) -> Callable[[Path | None], list[Pair]]:
+def context(lang: str, split: Literal["report", "fit"] = "report"
+            ) -> Callable[[Path | None], list[Pair]]:
     """scripts/bench/context_pairs.py's pairs: the row's own passage is the side scored higher."""
     def pairs(src: Path | None) -> list[Pair]:
         from scripts.bench import context_pairs
 
-        return [Pair(p.pair_id, p.good, p.bad) for p in context_pairs.pairs(lang, src)]
+        return [Pair(p.pair_id, p.good, p.bad)
+                for p in context_pairs.pairs(lang, src, split=split)]
     return pairs
 
 
@@ -376,6 +378,10 @@ SETS: dict[str, DevSet] = {
        for metric in ("context_precision", "context_recall", "context_relevance",
                       "context_entities_recall", "rerank_relevancy")
        for lang in ("en", "zh")},
+    **{f"context_precision_{lang}_fit": DevSet(
+        "context_precision", lang, "the same construction on rows never reported, to fit τ "
+        "on (en: HaluEval QA train; zh: HalluQA's fit half)", context(lang, "fit"), offset=0,
+        length_of=variant_table.contexts_text) for lang in ("en", "zh")},
 }
 
 

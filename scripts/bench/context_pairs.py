@@ -18,13 +18,20 @@ No dev set in ../shared/data/dev ranks retrieved passages, so these pairs are ma
 
     from scripts.bench.context_pairs import pairs
     pairs("en")  # one pair per row from row 20 on
+
+`pairs(lang, src, split="fit")` gives the same construction on rows that are never reported, to
+fit on (context_precision's τ: scripts/provenance/fit_useful_threshold.py): en, the first
+FIT_ROWS rows of HaluEval QA's train split (near misses among its first POOL_ROWS passages, the
+size of the dev file); zh, HalluQA's dev rows before START (no zh train split has questions with
+their passages; those rows are the fit half every zh τ was fitted on).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from localeval.bm25 import BM25
 from localeval.data.dataset import Sample
@@ -34,6 +41,10 @@ START = 20
 """The report half of the dev files (scripts/provenance/dev_sets.py --n 20 fits on the rows
 before)."""
 K1 = 1.2
+FIT_ROWS = 40
+"""en fit pairs: the first rows of HaluEval QA's train split."""
+POOL_ROWS = 200
+"""en fit pairs: the train passages a near miss is drawn from (as many as the dev file has)."""
 
 FIELDS = {
     "en": ("halueval", "question", "knowledge", "right_answer", "right_answer"),
@@ -61,6 +72,23 @@ def rows(lang: str, src: Path | None) -> list[dict[str, Any]]:
              "ground_truth": r[g]} for r in dev_rows(name, src)]
 
 
+def train_rows(src: Path | None) -> list[dict[str, Any]]:
+    """The first POOL_ROWS rows of HaluEval QA's train split, beside the dev folder `src`."""
+    from scripts.provenance.convert import default_src
+
+    path = Path(src or default_src()).parent / "train" / "halueval_qa_train.jsonl"
+    out = []
+    with path.open(encoding="utf-8") as f:
+        for line in f:
+            if len(out) == POOL_ROWS:
+                break
+            r = json.loads(line)
+            out.append({"id": f"halueval-qa-train-{r['row']}", "question": r["question"],
+                        "context": r["knowledge"], "answer": r["right_answer"],
+                        "ground_truth": r["right_answer"]})
+    return out
+
+
 def near_miss(all_rows: list[dict[str, Any]], bm25: BM25, i: int) -> int | None:
     """The index of the best other passage for row i's question (a different text), or None
     when no other passage, or the row's own, shares a content term with it."""
@@ -71,11 +99,16 @@ def near_miss(all_rows: list[dict[str, Any]], bm25: BM25, i: int) -> int | None:
     return next((j for j in bm25.top(query, 5) if j != i and all_rows[j]["context"] != own), None)
 
 
-def pairs(lang: str, src: Path | None = None) -> list[ContextPair]:
-    all_rows = rows(lang, src)
+def pairs(lang: str, src: Path | None = None,
+          split: Literal["report", "fit"] = "report") -> list[ContextPair]:
+    if split == "fit" and lang == "en":
+        all_rows, chosen = train_rows(src), range(FIT_ROWS)
+    else:
+        all_rows = rows(lang, src)
+        chosen = range(START, len(all_rows)) if split == "report" else range(START)
     bm25 = BM25([ranking_terms(r["context"]) for r in all_rows], k1=K1)
     out = []
-    for i in range(START, len(all_rows)):
+    for i in chosen:
         j = near_miss(all_rows, bm25, i)
         if j is None:
             continue

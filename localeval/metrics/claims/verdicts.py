@@ -28,7 +28,7 @@ the retries are counted and reported (`judge_retries`), never hidden.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -44,6 +44,7 @@ from localeval.text import Sentences, has_cjk, json_safe, sentences_of_all
 if TYPE_CHECKING:
     from localeval.config import Settings
     from localeval.judge.interface import FieldProbs
+    from localeval.metrics.base import Metric
 
 
 
@@ -94,6 +95,11 @@ the name is part of the cache key, so it stays."""
 
 FITTED = {"en": 0.6, "zh": 0.45}
 """τ per language, fitted on the dev sets' fit half (rows not reported)."""
+FITTED_STEP = {"context_precision_useful": {"en": 0.25, "zh": 0.15}}
+"""τ of a step whose P(yes) answers another question than "is this claim supported": P(useful)
+of a context (context_precision), fitted with scripts/provenance/fit_useful_threshold.py on
+rows never reported (research/frame-bench.md, *context_precision's own τ*); at the support τ
+the judge called a third of the passages that hold the answer useful."""
 FITTED_FOR = ("qwen2.5-coder-1.5b-instruct-q4_k_m",
               "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046")
 """The judge (manifest name, sha256) FITTED was fitted for."""
@@ -128,7 +134,8 @@ def calibration_status(settings: Settings, metric_names: list[str],
 
 def threshold(ctx: MetricContext, step: str | None = None) -> float:
     """τ for this sample: the setting, else the learned verifier's own τ when its head scores
-    the verdicts of `step`, else the value fitted for the judge's raw probability."""
+    the verdicts of `step`, else the value fitted for the judge's raw probability (the step's
+    own, FITTED_STEP, where it has one)."""
     chosen = ctx.settings.support_threshold
     if chosen is not None:
         return chosen
@@ -136,7 +143,8 @@ def threshold(ctx: MetricContext, step: str | None = None) -> float:
     head = getattr(verifier, "head", None)
     if head is not None and step in head.steps:
         return head.tau.get(ctx.language, head.tau.get("en", 0.5))
-    return FITTED.get(ctx.language, FITTED["en"])
+    fitted = FITTED_STEP.get(step or "", FITTED)
+    return fitted.get(ctx.language, fitted["en"])
 
 
 def effective_thresholds(settings: Settings, head_tau: dict[str, float] | None = None
@@ -146,6 +154,20 @@ def effective_thresholds(settings: Settings, head_tau: dict[str, float] | None =
     chosen = settings.support_threshold
     base = head_tau or FITTED
     return {lang: chosen if chosen is not None else tau for lang, tau in base.items()}
+
+
+def run_steps(metrics: Iterable[Metric]) -> set[str]:
+    """Every judge step the run's metrics declare."""
+    return {step for m in metrics for step in m.steps}
+
+
+def step_thresholds(settings: Settings, steps: Iterable[str]) -> dict[str, dict[str, float]]:
+    """The run's steps (its metrics' `steps`) that have their own fitted τ (FITTED_STEP), as the
+    run applies them (summary.json's `step_thresholds`, the run's fingerprint): empty when the
+    setting decides every step or the run asks no such step."""
+    if settings.support_threshold is not None:
+        return {}
+    return {step: dict(FITTED_STEP[step]) for step in sorted(set(steps) & FITTED_STEP.keys())}
 
 
 def p_yes(entry: FieldProbs | None) -> float | None:
