@@ -28,7 +28,7 @@ from localeval.data.dataset import Dataset, PickledList, Sample
 from localeval.errors import OutputError, RunInterrupted
 from localeval.executor import Executor, LocalExecutor, Work
 from localeval.metrics import Metric, resolve
-from localeval.metrics.claims.verdicts import run_steps, step_thresholds
+from localeval.metrics.claims.verdicts import step_thresholds
 from localeval.models.preflight import check_before_loading
 from localeval.results.folder import OrderedResults, OutputFolder, previous_models
 from localeval.results.records import SampleRecord
@@ -106,7 +106,7 @@ def run(
     if out_dir is not None:
         hashes = prompts.metric_prompt_hashes(metrics, conversations=bool(data.conversations))
         inputs = fingerprint_inputs(settings, [m.name for m in metrics], hashes, __version__,
-                                    step_thresholds(settings, run_steps(metrics)))
+                                    step_thresholds(settings, metrics))
         source_path = Path(source) if isinstance(source, str | Path) else None
         folder = OutputFolder.open(
             out_dir, inputs, data.hashes, resume=resume, overwrite=overwrite, log=log,

@@ -14,7 +14,6 @@ from localeval.metrics import Metric
 from localeval.metrics.claims.verdicts import (
     calibration_status,
     effective_thresholds,
-    run_steps,
     step_thresholds,
 )
 from localeval.results.tally import ScoreTally
@@ -56,7 +55,7 @@ def build_summary(
         "support_threshold": effective_thresholds(
             settings, (usage["models"].get("verifier") or {}).get("tau")),
         **({"step_thresholds": steps} if (steps := step_thresholds(
-            settings, run_steps(metrics))) else {}),
+            settings, metrics)) else {}),
         "elapsed_s": round(elapsed, 3),
         "judge": None
         if stats is None

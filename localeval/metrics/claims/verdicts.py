@@ -156,18 +156,14 @@ def effective_thresholds(settings: Settings, head_tau: dict[str, float] | None =
     return {lang: chosen if chosen is not None else tau for lang, tau in base.items()}
 
 
-def run_steps(metrics: Iterable[Metric]) -> set[str]:
-    """Every judge step the run's metrics declare."""
-    return {step for m in metrics for step in m.steps}
-
-
-def step_thresholds(settings: Settings, steps: Iterable[str]) -> dict[str, dict[str, float]]:
-    """The run's steps (its metrics' `steps`) that have their own fitted τ (FITTED_STEP), as the
-    run applies them (summary.json's `step_thresholds`, the run's fingerprint): empty when the
-    setting decides every step or the run asks no such step."""
+def step_thresholds(settings: Settings, metrics: Iterable[Metric]) -> dict[str, dict[str, float]]:
+    """The steps of the run's metrics that have their own fitted τ (FITTED_STEP), as the run
+    applies them (summary.json's `step_thresholds`, the run's fingerprint): empty when the
+    setting decides every step or no metric asks such a step."""
     if settings.support_threshold is not None:
         return {}
-    return {step: dict(FITTED_STEP[step]) for step in sorted(set(steps) & FITTED_STEP.keys())}
+    steps = {step for m in metrics for step in m.steps}
+    return {step: dict(FITTED_STEP[step]) for step in sorted(steps & FITTED_STEP.keys())}
 
 
 def p_yes(entry: FieldProbs | None) -> float | None:
