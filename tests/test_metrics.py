@@ -233,6 +233,12 @@ def test_the_run_records_the_step_tau_it_applied(tmp_path) -> None:
                           ("set", {"metrics": ["context_precision"], "support_threshold": 0.5})):
         inputs, summary = one(out, **settings)
         assert "step_thresholds" not in inputs and "step_thresholds" not in summary
+    from localeval.errors import UsageError  # a folder scored at another τ is not resumed
+
+    with pytest.raises(UsageError, match=r"cannot resume .* other settings \(step_thresholds"):
+        run_folder([EN], tmp_path / "set", Settings(judge="fake", no_cache=True,
+                                                    metrics=["context_precision"]),
+                   judge=FakeJudge({}), embedder=HashEmbedder(), resume=True)
 
 
 def test_average_precision_edges() -> None:
