@@ -223,7 +223,7 @@ def test_a_context_set_pairs_the_rows_own_passage_with_another_rows_near_miss(la
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_the_fit_pairs_share_no_row_with_the_reported_ones(lang: str) -> None:
-    """context_precision's τ is fitted on these (scripts/provenance/fit_useful_threshold.py)."""
+    """context_precision's τ is fitted on these (scripts/provenance/fit_step_threshold.py)."""
     from scripts.bench import context_pairs
     from tests.conftest import shared_data
 
@@ -262,7 +262,7 @@ def test_bare_and_ask_last_replace_the_steps_templates_they_have_a_file_for(lang
 
 
 def test_the_useful_tau_is_the_middle_of_the_best_run(tmp_path: Path) -> None:
-    from scripts.provenance import fit_useful_threshold as fit
+    from scripts.provenance import fit_step_threshold as fit
 
     own, near = [0.3, 0.4, 0.5, 0.9], [0.05, 0.1, 0.12, 0.6]
     points = fit.curve(own, near)
@@ -274,3 +274,16 @@ def test_the_useful_tau_is_the_middle_of_the_best_run(tmp_path: Path) -> None:
         {"set": "context_precision_en_fit", "variant": "default", "side": side,
          "weighted": p}) + "\n" for side, ps in (("good", own), ("bad", near)) for p in ps))
     assert fit.load(folder) == ("en", own, near)
+
+
+def test_a_claim_metric_is_fitted_on_its_claims_not_its_sample_mean(tmp_path: Path) -> None:
+    from scripts.provenance import fit_step_threshold as fit
+
+    folder = tmp_path / "zh"
+    folder.mkdir()
+    rows = [{"set": "context_recall_zh_fit", "variant": "default", "side": "good",
+             "weighted": 0.55, "claim_p": [0.9, None, 0.2]},
+            {"set": "context_recall_zh_fit", "variant": "default", "side": "bad",
+             "weighted": 0.1, "claim_p": [0.1]}]
+    (folder / "records.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert fit.load(folder) == ("zh", [0.9, 0.2], [0.1])

@@ -378,10 +378,11 @@ SETS: dict[str, DevSet] = {
        for metric in ("context_precision", "context_recall", "context_relevance",
                       "context_entities_recall", "rerank_relevancy")
        for lang in ("en", "zh")},
-    **{f"context_precision_{lang}_fit": DevSet(
-        "context_precision", lang, "the same construction on rows never reported, to fit τ "
-        "on (en: HaluEval QA train; zh: HalluQA's fit half)", context(lang, "fit"), offset=0,
-        length_of=variant_table.contexts_text) for lang in ("en", "zh")},
+    **{f"{metric}_{lang}_fit": DevSet(
+        metric, lang, "the same construction on rows never reported, to fit τ on (en: "
+        "HaluEval QA train; zh: HalluQA's fit half)", context(lang, "fit"), offset=0,
+        length_of=variant_table.contexts_text)
+       for metric in ("context_precision", "context_recall") for lang in ("en", "zh")},
 }
 
 
@@ -404,6 +405,9 @@ class Record:
     generated_tokens: int
     seconds: float
     unscored: str | None = None
+    claim_p: list[float | None] | None = None
+    """P(yes) of each claim the metric judged (claim metrics: context_recall's ground-truth
+    claims), for fit_step_threshold.py."""
 
     @property
     def key(self) -> tuple[str, str, str, str]:
@@ -451,10 +455,13 @@ def judge_one(judge: Counting, ds: DevSet, v: Variant, sample: Sample) -> dict[s
     record = results.records[0]
     headline = record.scores.get(ds.metric)
     why = record.errors.get(ds.metric) or record.skipped.get(ds.metric)
+    details = record.details.get(ds.metric) or {}
     if headline is None and why is None:
-        why = str((record.details.get(ds.metric) or {}).get("unscored_reason") or "unscored")
+        why = str(details.get("unscored_reason") or "unscored")
+    claims = details.get("statements")
     return {"weighted": record.scores.get(ds.metric + WEIGHTED), "headline": headline,
             "unscored": why[:200] if why else None,
+            "claim_p": [c.get("p_supported") for c in claims] if claims is not None else None,
             "seconds": round(seconds, 3), **{k: int(judge.figures[k]) for k in (
                 "requests", "prompt_tokens", "prompt_tokens_processed", "generated_tokens")}}
 

@@ -20,7 +20,7 @@ No dev set in ../shared/data/dev ranks retrieved passages, so these pairs are ma
     pairs("en")  # one pair per row from row 20 on
 
 `pairs(lang, src, split="fit")` gives the same construction on rows that are never reported, to
-fit on (context_precision's τ: scripts/provenance/fit_useful_threshold.py): en, the first
+fit on (context_precision's τ: scripts/provenance/fit_step_threshold.py): en, the first
 FIT_ROWS rows of HaluEval QA's train split (near misses among its first POOL_ROWS passages, the
 size of the dev file); zh, HalluQA's dev rows before START (no zh train split has questions with
 their passages; those rows are the fit half every zh τ was fitted on).

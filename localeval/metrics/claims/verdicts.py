@@ -97,7 +97,7 @@ FITTED = {"en": 0.6, "zh": 0.45}
 """τ per language, fitted on the dev sets' fit half (rows not reported)."""
 FITTED_STEP = {"context_precision_useful": {"en": 0.25, "zh": 0.15}}
 """τ of a step whose P(yes) answers another question than "is this claim supported": P(useful)
-of a context (context_precision), fitted with scripts/provenance/fit_useful_threshold.py on
+of a context (context_precision), fitted with scripts/provenance/fit_step_threshold.py on
 rows never reported (research/frame-bench.md, *context_precision's own τ*); at the support τ
 the judge called a third of the passages that hold the answer useful."""
 FITTED_FOR = ("qwen2.5-coder-1.5b-instruct-q4_k_m",

@@ -1,15 +1,18 @@
-"""Fit context_precision's τ (the P(useful) a context needs) on the frame bench's fit pairs, and
-print the curve as JSON.
+"""Fit a judge step's own τ (FITTED_STEP: the P(yes) a verdict needs) on the frame bench's fit
+pairs, and print the curve as JSON.
 
-Each folder holds `bench_builtin_frame.py --set context_precision_LANG_fit` records: per pair,
-the row's own passage (`good`, useful) and a BM25 near miss (`bad`, not useful), one context
-each, so a record's `weighted` is that context's P(useful) (0 when a mechanical check overruled
-the verdict). For each τ of the grid the greedy verdicts P ≥ τ are counted against those roles;
-τ is the grid value with the best balanced accuracy (the mean of the own passages called useful
-and the near misses called not useful), ties broken towards the middle of the tied run. Fit
-records only: the report half's records are not passed here.
+Each folder holds `bench_builtin_frame.py --set METRIC_LANG_fit` records (context_precision or
+context_recall): per pair, the row's own passage (`good`) and a BM25 near miss (`bad`), one
+context each. The items are the verdicts the step decides: for context_precision the context
+(its record's `weighted` is its P(useful)), for context_recall each ground-truth claim (the
+record's `claim_p`: every claim of the own passage's side is attributable, none of the near
+miss's). A P of 0 is a verdict a mechanical check overruled. For each τ of the grid the greedy
+verdicts P ≥ τ are counted against those roles; τ is the grid value with the best balanced
+accuracy (the mean of the own side's items called yes and the near side's called no), ties
+broken towards the middle of the tied run. Fit records only: the report half's records are not
+passed here.
 
-    python scripts/provenance/fit_useful_threshold.py /tmp/cpfit/en /tmp/cpfit/zh
+    python scripts/provenance/fit_step_threshold.py /tmp/cpfit/en /tmp/cpfit/zh
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ GRID = [round(0.05 * i, 2) for i in range(1, 20)]
 
 
 def load(folder: Path) -> tuple[str, list[float], list[float]]:
-    """The set's language and the P(useful) of its own passages and of its near misses."""
+    """The set's language and the P(yes) of the items of its own passages and of its near
+    misses: a record's claims (`claim_p`) where it has them, else its `weighted`."""
     own: list[float] = []
     near: list[float] = []
     language = "en"
@@ -32,7 +36,9 @@ def load(folder: Path) -> tuple[str, list[float], list[float]]:
         if r.get("variant") != "default" or r.get("weighted") is None:
             continue
         language = "zh" if "_zh" in r["set"] else "en"
-        (own if r["side"] == "good" else near).append(float(r["weighted"]))
+        items = r.get("claim_p")
+        items = [p for p in items if p is not None] if items is not None else [r["weighted"]]
+        (own if r["side"] == "good" else near).extend(float(p) for p in items)
     return language, own, near
 
 
